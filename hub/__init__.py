@@ -1,0 +1,1 @@
+"""TableTimer hub: the organizer laptop's service (installed as tabletimer.hub)."""

@@ -1,0 +1,118 @@
+"""MQTT brokers for the hub: the embedded zero-setup default (amqtt, run as a
+child process on 127.0.0.1) or an external broker given by URL (Mosquitto in
+production)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+
+@dataclass
+class BrokerAddress:
+    host: str
+    port: int
+    user: str | None = None
+    password: str | None = None
+
+
+def parse_broker_url(url: str) -> BrokerAddress:
+    """mqtt://[user[:password]@]host[:port]"""
+    u = urlsplit(url)
+    if u.scheme not in ("mqtt", "tcp") or not u.hostname:
+        raise ValueError(f"broker URL must look like mqtt://host:1883, not {url!r}")
+    return BrokerAddress(u.hostname, u.port or 1883,
+                         unquote(u.username) if u.username else None,
+                         unquote(u.password) if u.password else None)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def wait_port(host: str, port: int, timeout: float, proc: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return
+        except OSError:
+            if proc is not None and proc.poll() is not None:
+                raise RuntimeError(f"broker exited with code {proc.returncode}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nothing listens on {host}:{port} after {timeout} s")
+            time.sleep(0.05)   # polling a port: there is no event to await
+
+
+class EmbeddedBroker:
+    """amqtt in a child process.  Anonymous access, clean sessions only (the
+    hub and boards never ask for persistent sessions: delivery is guaranteed
+    by the board journal and the hub's application-level acks)."""
+
+    def __init__(self, workdir: str | Path, host: str = "127.0.0.1", port: int | None = None):
+        self.workdir = Path(workdir)
+        self.host = host
+        self.port = port or free_port(host)
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def address(self) -> BrokerAddress:
+        return BrokerAddress(self.host, self.port)
+
+    def start(self, timeout: float = 20.0) -> "EmbeddedBroker":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        with socket.socket() as probe:
+            try:
+                probe.bind((self.host, self.port))
+            except OSError as e:
+                raise RuntimeError(
+                    f"cannot listen on {self.host}:{self.port} ({e.strerror}); another broker "
+                    f"(Mosquitto?) may run there: use it with --broker mqtt://{self.host}:{self.port}, "
+                    "or pick another --port") from e
+        cfg = {
+            "listeners": {"default": {"type": "tcp", "bind": f"{self.host}:{self.port}",
+                                      "max_connections": 1000}},
+            "timeout_disconnect_delay": 2,
+            "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
+        }
+        conf = self.workdir / "amqtt.yaml"
+        conf.write_text(json.dumps(cfg, indent=2))   # JSON is valid YAML
+        logf = open(self.workdir / "broker.log", "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "amqtt.scripts.broker_script", "-c", str(conf)],
+            stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+        logf.close()
+        try:
+            wait_port(self.host, self.port, timeout, self.proc)
+        except (RuntimeError, TimeoutError) as e:
+            self.stop()
+            tail = (self.workdir / "broker.log").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"embedded broker did not start: {e}\n{tail}") from e
+        return self
+
+    def stop(self) -> None:
+        p, self.proc = self.proc, None
+        if p is None or p.poll() is not None:
+            return
+        p.terminate()
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+    def __enter__(self) -> "EmbeddedBroker":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+

@@ -1,0 +1,187 @@
+"""The `tabletimer` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .broker import BrokerAddress, EmbeddedBroker, parse_broker_url
+from .live_view import fmt_duration, render
+from .mqtt_adapter import HubMqtt
+from .service import HubService
+from .store import EventStore
+
+
+def _broker(args, data: Path) -> tuple[BrokerAddress, EmbeddedBroker | None]:
+    if args.broker:
+        return parse_broker_url(args.broker), None
+    emb = EmbeddedBroker(data / "broker", host=args.listen, port=args.port).start()
+    return emb.address, emb
+
+
+def _print_standings(service: HubService) -> None:
+    for s in service.standings():
+        print(f"{s.place:>4}  {s.entrant:<16} {s.status:<9} {fmt_duration(s.time_ms)}")
+
+
+def describe(service: HubService, ev: dict) -> str:
+    """One log line for a stored event."""
+    p = ev["payload"]
+    if ev["type"] == "press":
+        who = f"{ev['board']}/{p['station']}"
+        st = next((s for s in service.standings() if s.entrant == who), None)
+        rank = f" -> place {st.place}, {st.status}, {fmt_duration(st.time_ms)}" if st else ""
+        return f"press {who} (boot {p['boot']} seq {p['seq']}){rank}"
+    if ev["type"] == "status":
+        return f"board {ev['board']} {p['state']}"
+    return f"{ev['type']} {json.dumps(p)}"
+
+
+def cmd_run(args) -> int:
+    """Hub + broker (+ simulated boards) with a live view, until Ctrl-C."""
+    from rich.console import Console
+    from rich.live import Live
+
+    data = Path(args.data)
+    data.mkdir(parents=True, exist_ok=True)
+    stop = threading.Event()
+    failed = False
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    sims = []
+    broker = None
+    hub = None
+    store = EventStore(data / "events.sqlite")
+    service = HubService(store)
+    console = Console()
+    try:
+        address, broker = _broker(args, data)
+        console.print(f"broker on {address.host}:{address.port}"
+                      f"{' (embedded)' if broker else ''}; event log {store.path}")
+        hub = HubMqtt(service, address.host, address.port, address.user, address.password)
+        hub.start()
+        service.start_round()
+        if args.boards:
+            sims = _start_sims(args, address, data, service, stop)
+        deadline = time.monotonic() + args.duration if args.duration else None
+        if console.is_terminal:
+            with Live(render(service, "TableTimer hub"), console=console, refresh_per_second=4) as live:
+                while not stop.is_set() and not (deadline and time.monotonic() > deadline):
+                    stop.wait(0.25)
+                    live.update(render(service, "TableTimer hub"))
+        else:   # a log, not a screen: one line per event as it is stored
+            service.listeners.append(lambda ev: print(describe(service, ev), flush=True))
+            while not stop.is_set() and not (deadline and time.monotonic() > deadline):
+                stop.wait(0.25)
+    except KeyboardInterrupt:
+        pass
+    except (RuntimeError, ConnectionError, ValueError) as e:
+        console.print(f"[red]error:[/red] {e}")
+        failed = True
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)   # a second Ctrl-C must not leave strays
+        stop.set()
+        for sim in sims:
+            sim.stop()
+        if hub:
+            hub.stop()
+        if broker:
+            broker.stop()
+        store.close()
+    if failed:
+        return 2
+    console.print("\nstopped; final standings:")
+    _print_standings(service)
+    return 0
+
+
+def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, stop: threading.Event):
+    from tabletimer.tools.simulator import SimBoard
+
+    rng = random.Random(args.seed)
+    sims = []
+    for i in range(args.boards):
+        sim = SimBoard(f"sim{i + 1:02d}", address.host, address.port, data / "sim-boards",
+                       stations=args.stations, clock_offset_ms=rng.randint(-5, 5) * 3_600_000
+                       + rng.randint(0, 3_599_999), drift_ppm=rng.randint(-50, 50))
+        sims.append(sim.start())
+
+    def presser() -> None:
+        # each station finishes once, at a random moment of the first minute
+        plan = sorted((rng.uniform(3, args.press_window), sim, st)
+                      for sim in sims for st in range(1, args.stations + 1))
+        t0 = time.monotonic()
+        for at, sim, st in plan:
+            if stop.wait(max(0.0, t0 + at - time.monotonic())):
+                return
+            if sim.alive:
+                sim.press(st)
+
+    threading.Thread(target=presser, daemon=True).start()
+    return sims
+
+
+def cmd_standings(args) -> int:
+    store = EventStore(args.db)
+    service = HubService(store)
+    _print_standings(service)
+    store.close()
+    return 0
+
+
+def cmd_board_flash(args) -> int:
+    from tabletimer.tools import deploy
+
+    try:
+        cmd = deploy.deploy(args.device, Path(args.config), dry_run=args.dry_run)
+    except ValueError as e:          # firmware config.ConfigError
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        print(" ".join(cmd))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="tabletimer", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    r = sub.add_parser("run", help="run the hub (embedded broker, simulated boards by default) with a live view")
+    r.add_argument("--data", default="data", help="folder for the event log and the broker (default: ./data)")
+    r.add_argument("--broker", help="external broker URL, e.g. mqtt://192.168.1.10:1883 (default: embedded)")
+    r.add_argument("--listen", default="127.0.0.1",
+                   help="address the embedded broker binds (the boards' LAN address at an event)")
+    r.add_argument("--port", type=int, default=1883, help="embedded broker port (default 1883)")
+    r.add_argument("--boards", type=int, default=4, help="simulated boards to start (0 for real boards only)")
+    r.add_argument("--stations", type=int, default=2, help="stations (buttons) per simulated board")
+    r.add_argument("--press-window", type=float, default=30.0,
+                   help="simulated finishes happen within this many seconds of the start")
+    r.add_argument("--seed", type=int, default=None, help="random seed for the simulation")
+    r.add_argument("--duration", type=float, default=None, help="stop by itself after this many seconds")
+    r.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("standings", help="print the standings rebuilt from an event log")
+    s.add_argument("--db", default="data/events.sqlite")
+    s.set_defaults(func=cmd_standings)
+
+    b = sub.add_parser("board", help="board tools")
+    bsub = b.add_subparsers(dest="board_cmd", required=True)
+    f = bsub.add_parser("flash", help="copy the firmware and a configuration to a board (mpremote)")
+    f.add_argument("device", help="serial port of the board, e.g. /dev/ttyUSB0")
+    f.add_argument("config", help="the board's JSON configuration (see firmware/config.example.json)")
+    f.add_argument("--dry-run", action="store_true", help="check and print the mpremote command only")
+    f.set_defaults(func=cmd_board_flash)
+
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

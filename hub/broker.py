@@ -83,12 +83,16 @@ class EmbeddedBroker:
             "timeout_disconnect_delay": 2,
             "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
         }
-        conf = self.workdir / "amqtt.yaml"
-        conf.write_text(json.dumps(cfg, indent=2))   # JSON is valid YAML
+        conf = self.workdir / "amqtt.json"
+        conf.write_text(json.dumps(cfg, indent=2))
         logf = open(self.workdir / "broker.log", "ab")
+        # stdin is a pipe the child watches: when the hub goes away, however
+        # it dies, the pipe closes and the broker exits with it.  Its own
+        # session keeps a terminal's Ctrl-C away from it: the hub stops it
+        # after the boards.
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "amqtt.scripts.broker_script", "-c", str(conf)],
-            stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            [sys.executable, "-m", "tabletimer.hub.broker", str(conf)],
+            stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
             start_new_session=True)
         logf.close()
         try:
@@ -103,7 +107,7 @@ class EmbeddedBroker:
         p, self.proc = self.proc, None
         if p is None or p.poll() is not None:
             return
-        p.terminate()
+        p.stdin.close()
         try:
             p.wait(5)
         except subprocess.TimeoutExpired:
@@ -116,3 +120,27 @@ class EmbeddedBroker:
     def __exit__(self, *exc) -> None:
         self.stop()
 
+
+
+def _serve(config_path: str) -> None:
+    """The embedded broker's child process: amqtt until stdin closes."""
+    import asyncio
+    import threading
+
+    from amqtt.broker import Broker
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        parent_gone = asyncio.Event()
+        threading.Thread(target=lambda: (sys.stdin.buffer.read(), loop.call_soon_threadsafe(parent_gone.set)),
+                         daemon=True).start()
+        broker = Broker(json.loads(Path(config_path).read_text()))
+        await broker.start()
+        await parent_gone.wait()
+        await broker.shutdown()
+
+    asyncio.run(main())
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1])

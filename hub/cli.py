@@ -53,7 +53,8 @@ def cmd_run(args) -> int:
     data.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
     failed = False
-    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    for sig in (signal.SIGTERM, signal.SIGHUP):      # kill, closed terminal: stop cleanly
+        signal.signal(sig, lambda *a: stop.set())
     sims = []
     broker = None
     hub = None
@@ -74,11 +75,13 @@ def cmd_run(args) -> int:
             with Live(render(service, "TableTimer hub"), console=console, refresh_per_second=4) as live:
                 while not stop.is_set() and not (deadline and time.monotonic() > deadline):
                     stop.wait(0.25)
+                    _report_dead_sims(sims, service.activity.append)
                     live.update(render(service, "TableTimer hub"))
         else:   # a log, not a screen: one line per event as it is stored
             service.listeners.append(lambda ev: print(describe(service, ev), flush=True))
             while not stop.is_set() and not (deadline and time.monotonic() > deadline):
                 stop.wait(0.25)
+                _report_dead_sims(sims, print)
     except KeyboardInterrupt:
         pass
     except (RuntimeError, ConnectionError, ValueError) as e:
@@ -99,6 +102,15 @@ def cmd_run(args) -> int:
     console.print("\nstopped; final standings:")
     _print_standings(service)
     return 0
+
+
+def _report_dead_sims(sims: list, say) -> None:
+    """A simulated board that exits by itself is a bug or a broken set-up:
+    say so once, with what it printed last."""
+    for sim in sims:
+        if not sim.alive and not getattr(sim, "reported", False):
+            sim.reported = True
+            say(f"simulated board {sim.board_id} exited: {' | '.join(sim.stderr_tail[-3:])}")
 
 
 def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, stop: threading.Event):

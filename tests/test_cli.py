@@ -39,9 +39,10 @@ def test_run_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
     from brokers import free_port
 
     proc = subprocess.Popen(
-        [TT, "run", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--boards", "2",
+        [TT, "run", "--data", "data", "--port", str(free_port()), "--boards", "2",
          "--stations", "2", "--press-window", "4", "--duration", "30", "--seed", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        cwd=tmp_path)   # a relative data folder, as in the README's default
     lines: list[str] = []
     finished: set[str] = set()
     assert proc.stdout
@@ -61,3 +62,35 @@ def test_run_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
     # nothing left running: no broker, no board process of this run
     left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout
     assert left.strip() == "", left
+
+
+def _pids_mentioning(text: str) -> list[str]:
+    out = subprocess.run(["pgrep", "-f", text], capture_output=True, text=True).stdout
+    return out.split()
+
+
+def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path):
+    """SIGKILL gives the hub no chance to clean up: its broker and simulated
+    boards notice the closed pipe to it and exit by themselves."""
+    import time
+
+    from brokers import free_port
+
+    proc = subprocess.Popen(
+        [TT, "run", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--boards", "2",
+         "--press-window", "60", "--duration", "120"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout
+    online = 0
+    for line in proc.stdout:
+        online += line.startswith("board sim") and line.rstrip().endswith("online")
+        if online == 2:
+            break
+    assert online == 2
+    assert len(_pids_mentioning(str(tmp_path))) >= 3       # broker + 2 boards
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while _pids_mentioning(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.1)   # polling other processes' exit: nothing to await
+    assert _pids_mentioning(str(tmp_path)) == []

@@ -44,7 +44,7 @@ class SimBoard:
                  stations: int = 1, clock_offset_ms: int = 0, drift_ppm: int = 0,
                  on_record: Callable[["SimBoard", dict], None] | None = None) -> None:
         self.board_id = board_id
-        self.dir = Path(workdir) / board_id
+        self.dir = Path(workdir).resolve() / board_id   # the board runs with cwd=self.dir
         self.config = {
             "board": board_id,
             "broker": {"host": broker_host, "port": broker_port, "keepalive": 10},

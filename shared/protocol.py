@@ -19,19 +19,28 @@ PREFIX = "tt/v1"
 
 # Topic suffixes under tt/v1/b/<board>/
 STATUS = "status"   # board -> hub, retained: birth message / last will
-EVENT = "evt"       # board -> hub, QoS 1: journaled events (press, ...)
+EVENT = "evt"       # board -> hub, QoS 1: journaled events (press, confirm, ...)
 SYNC = "sync"       # board -> hub, QoS 0: clock-sync request
-CMD = "cmd"         # hub -> board, QoS 1 (acks) / QoS 0 (sync replies)
+CMD = "cmd"         # hub -> board: acks (QoS 1), sync replies (QoS 0), identify
+SCHED = "sched"     # hub -> board, retained: the board's signal schedule
 
-HUB_STATUS = PREFIX + "/hub/status"   # hub -> all, retained, with last will
-BROADCAST_CMD = PREFIX + "/all/cmd"   # hub -> all boards
+HUB_STATUS = PREFIX + "/hub/status"   # hub -> all, retained, with last will (unsigned)
 
 # Message types
 T_STATUS = "status"
-T_PRESS = "press"
+T_PRESS = "press"       # finish call: the competitor's raised hand
+T_CONFIRM = "confirm"   # referee confirmation of a call, with missing pieces
+T_VOID = "void"         # referee voids an accidental call
+T_STRAY = "stray"       # a press while the station is not running
 T_SYNC = "sync"
 T_ACK = "ack"
+T_SCHED = "sched"
+T_IDENTIFY = "identify"
 T_HUB = "hub"
+
+EVENT_TYPES = (T_PRESS, T_CONFIRM, T_VOID, T_STRAY)
+SIGNALS = ("start", "rotate", "warn", "time_up")
+STATION_STATES = ("idle", "running", "called", "done", "stopped")
 
 ONLINE = "online"
 OFFLINE = "offline"
@@ -60,7 +69,7 @@ def parse_board_topic(topic):
     if len(parts) != 5 or parts[0] + "/" + parts[1] != PREFIX or parts[2] != "b":
         raise ProtocolError("not a board topic: " + topic)
     check_board_id(parts[3])
-    if parts[4] not in (STATUS, EVENT, SYNC, CMD):
+    if parts[4] not in (STATUS, EVENT, SYNC, CMD, SCHED):
         raise ProtocolError("unknown topic kind: " + parts[4])
     return parts[3], parts[4]
 
@@ -106,16 +115,63 @@ def _v_status(m):
     if m["state"] == ONLINE:
         _str(m, "fw", 32)
         _int(m, "stations", 1, 64)
+        _int(m, "mem", 0, optional=True)
+        _int(m, "up", 0, optional=True)
+        _int(m, "rssi", -150, 0, optional=True)
 
 
-def _v_press(m):
+def _v_event(m):
+    # common to every journaled board event
     _int(m, "boot", 0)
     _int(m, "seq", 1)
     _int(m, "station", 1, 64)
-    # 'at' is the press instant in hub time; None when the board had no
-    # clock sync in the boot the press happened in (time unknown).
+    # 'at' is the instant in hub time; None when the board had no clock
+    # sync in the boot the event happened in (time unknown).
     _int(m, "at", 0, optional=True)
     _int(m, "err", 0, optional=True)
+
+
+def _call_ref(m):
+    c = m.get("call")
+    if not isinstance(c, list) or len(c) != 2 or not _is_int(c[0]) or not _is_int(c[1]):
+        raise ProtocolError("'call' must be [boot, seq] of the finish call")
+
+
+def _v_press(m):
+    _v_event(m)
+
+
+def _v_confirm(m):
+    _v_event(m)
+    _call_ref(m)
+    _int(m, "missing", 0, 999)
+
+
+def _v_void(m):
+    _v_event(m)
+    _call_ref(m)
+
+
+def _v_stray(m):
+    _v_event(m)
+    if m.get("state") not in STATION_STATES:
+        raise ProtocolError("'state' must be one of " + ", ".join(STATION_STATES))
+
+
+def _v_sched(m):
+    _int(m, "id", 0)
+    _int(m, "start", 0, optional=True)
+    _int(m, "end", 0, optional=True)
+    sig = m.get("signals")
+    if not isinstance(sig, list) or len(sig) > 64:
+        raise ProtocolError("'signals' must be a list of at most 64 [at, name] pairs")
+    for s in sig:
+        if not isinstance(s, list) or len(s) != 2 or not _is_int(s[0]) or s[1] not in SIGNALS:
+            raise ProtocolError("a signal must be [at, name] with name one of " + ", ".join(SIGNALS))
+
+
+def _v_identify(m):
+    _int(m, "exp", 0)
 
 
 def _v_sync(m):
@@ -139,8 +195,13 @@ def _v_hub(m):
 _VALIDATORS = {
     T_STATUS: _v_status,
     T_PRESS: _v_press,
+    T_CONFIRM: _v_confirm,
+    T_VOID: _v_void,
+    T_STRAY: _v_stray,
     T_SYNC: _v_sync,
     T_ACK: _v_ack,
+    T_SCHED: _v_sched,
+    T_IDENTIFY: _v_identify,
     T_HUB: _v_hub,
 }
 
@@ -151,17 +212,32 @@ def validate(msg):
     v = msg.get("v")
     if v != VERSION:
         raise ProtocolError("unsupported protocol version: %r (this side speaks %d)" % (v, VERSION))
-    check = _VALIDATORS.get(msg.get("type"))
+    check = _VALIDATORS.get(msg.get("type", ""))
     if check is None:
         raise ProtocolError("unknown message type: %r" % (msg.get("type"),))
     check(msg)
+    # replay-protection fields (see stamp()); their presence is checked by
+    # the receiver's authentication layer
+    _int(msg, "ctr", 0, optional=True)
+    _int(msg, "bt", 0, optional=True)
     return msg
 
 
 def encode(msg):
-    """Validate and serialise a message dict to bytes."""
+    """Validate and serialise a message dict to bytes (the body that
+    auth.Signer signs)."""
     validate(msg)
     return json.dumps(msg).encode()
+
+
+def stamp(msg, ctr, boot=None):
+    """Add the replay-protection fields: 'ctr', strictly increasing per
+    sender (per boot on a board), and on board messages 'bt', the sender's
+    current boot (which a retransmitted event's own 'boot' may predate)."""
+    msg["ctr"] = ctr
+    if boot is not None:
+        msg["bt"] = boot
+    return msg
 
 
 def decode(payload):
@@ -177,21 +253,36 @@ def decode(payload):
 
 # -------------------------------------------------------------- constructors
 
-def status_online(boot, fw, stations):
-    return {"v": VERSION, "type": T_STATUS, "state": ONLINE, "boot": boot,
-            "fw": fw, "stations": stations}
+def status_online(boot, fw, stations, mem=None, up=None, rssi=None):
+    m = {"v": VERSION, "type": T_STATUS, "state": ONLINE, "boot": boot,
+         "fw": fw, "stations": stations}
+    if mem is not None:
+        m["mem"] = mem
+    if up is not None:
+        m["up"] = up
+    if rssi is not None:
+        m["rssi"] = rssi
+    return m
 
 
 def status_offline(boot):
     return {"v": VERSION, "type": T_STATUS, "state": OFFLINE, "boot": boot}
 
 
-def press(boot, seq, station, at, err=None):
-    m = {"v": VERSION, "type": T_PRESS, "boot": boot, "seq": seq,
+def event(type_, boot, seq, station, at, err=None, **fields):
+    """A journaled board event: press, confirm (call, missing), void (call),
+    stray (state)."""
+    m = {"v": VERSION, "type": type_, "boot": boot, "seq": seq,
          "station": station, "at": at}
     if err is not None:
         m["err"] = err
+    for k in fields:
+        m[k] = fields[k]
     return m
+
+
+def press(boot, seq, station, at, err=None):
+    return event(T_PRESS, boot, seq, station, at, err)
 
 
 def sync_request(sync_id, t1):
@@ -205,6 +296,16 @@ def sync_reply(request, t2, t3):
 
 def ack(boot, seq):
     return {"v": VERSION, "type": T_ACK, "boot": boot, "seq": seq}
+
+
+def schedule(sched_id, start, end, signals):
+    """signals: [[hub ms, name], ...]; the station runs from start to end."""
+    return {"v": VERSION, "type": T_SCHED, "id": sched_id, "start": start, "end": end,
+            "signals": signals}
+
+
+def identify(exp):
+    return {"v": VERSION, "type": T_IDENTIFY, "exp": exp}
 
 
 def hub_status(state):

@@ -1,6 +1,7 @@
 # Portable tests of firmware/board.py: the board's pure logic.
 import protocol
 from board import RETRY_MAX_MS, RETRY_MIN_MS, Board
+from gestures import PRESSED, RELEASED
 
 OFF = 7200000
 
@@ -11,19 +12,99 @@ def synced(board, t=0):
     assert board.sync_reply(reply, t + 2) is not None
 
 
-def test_press_after_sync_carries_hub_time():
+def running(board, start_local=0, end_local=None):
+    synced(board)
+    end = None if end_local is None else board.hub_time(end_local)
+    assert board.set_schedule(protocol.schedule(1, board.hub_time(start_local), end, []))
+
+
+def events(actions):
+    return [a[1] for a in actions if a[0] == "event"]
+
+
+def sounds(actions):
+    return [a[1] for a in actions if a[0] == "sound"]
+
+
+def hold(board, st, t, ms):
+    return board.transition(st, PRESSED, t) + board.transition(st, RELEASED, t + ms)
+
+
+def test_press_while_running_is_a_finish_call_with_hub_time():
     b = Board("b1", 3, 2)
-    synced(b)
-    e = b.press(2, 1000)
-    assert e == {"boot": 3, "seq": 1, "station": 2, "at": 1000 + OFF, "err": 2}
-    m = Board.event_message(e)
+    running(b)
+    acts = b.transition(2, PRESSED, 1000)
+    assert events(acts) == [{"type": "press", "boot": 3, "seq": 1, "station": 2,
+                             "at": 1000 + OFF, "err": 2}]
+    assert sounds(acts) == ["call"]
+    assert b.state(2, b.hub_time(1001)) == "called"
+    assert b.state(1, b.hub_time(1001)) == "running"
+    assert b.transition(2, RELEASED, 4000) == []   # a long hand-raise is not a confirmation
+    m = Board.event_message(events(acts)[0])
     assert protocol.decode(protocol.encode(m)) == m
-    assert b.press(1, 1001)["seq"] == 2
+
+
+def test_referee_counts_missing_pieces_then_confirms():
+    b = Board("b1", 1, 1)
+    running(b)
+    call = events(b.press(1, 1000))[0]
+    assert sounds(hold(b, 1, 5000, 100)) == ["count"]
+    assert sounds(hold(b, 1, 6000, 300)) == ["count"]
+    acts = hold(b, 1, 7000, 2500)
+    (conf,) = events(acts)
+    assert sounds(acts) == ["confirmed"]
+    assert conf["type"] == "confirm" and conf["call"] == [1, call["seq"]] and conf["missing"] == 2
+    assert conf["at"] == 9500 + OFF                 # the release that confirmed
+    assert b.state(1, b.hub_time(9600)) == "done"
+    (stray,) = events(b.press(1, 10000))           # after the confirmation
+    assert stray["type"] == "stray" and stray["state"] == "done"
+
+
+def test_referee_voids_an_accidental_call():
+    b = Board("b1", 1, 1)
+    running(b)
+    call = events(b.press(1, 1000))[0]
+    hold(b, 1, 2000, 100)                           # a count, then the void
+    (void,) = events(hold(b, 1, 3000, 6500))
+    assert void["type"] == "void" and void["call"] == [1, call["seq"]]
+    assert b.state(1, b.hub_time(9600)) == "running"
+    again = events(b.press(1, 20000))[0]
+    assert again["type"] == "press" and again["seq"] == void["seq"] + 1
+    (conf,) = events(hold(b, 1, 21000, 2100))
+    assert conf["missing"] == 0                     # the void reset the count
+
+
+def test_hold_feedback_tells_the_referee_what_release_does():
+    b = Board("b1", 1, 1)
+    running(b)
+    b.press(1, 1000)
+    b.st[0].deb.stable = PRESSED                    # the debouncer saw the press
+    b.transition(1, PRESSED, 5000)
+    assert b.next_hold_ms(5000) == 7000
+    assert b.hold_feedback(6999) == []
+    assert sounds(b.hold_feedback(7000)) == ["confirm_armed"]
+    assert b.next_hold_ms(7000) == 11000
+    assert sounds(b.hold_feedback(11000)) == ["void_armed"]
+    assert b.hold_feedback(12000) == [] and b.next_hold_ms(12000) is None
+
+
+def test_presses_outside_the_round_are_reported_not_dropped():
+    b = Board("b1", 1, 2)
+    (e,) = events(b.press(1, 10))                   # no clock, no schedule
+    assert e["type"] == "stray" and e["state"] == "idle" and e["at"] is None
+    running(b, start_local=1000, end_local=5000)
+    (e,) = events(b.press(1, 500))
+    assert (e["type"], e["state"]) == ("stray", "idle")
+    b.press(2, 4000)                                # a call just before time-up
+    (e,) = events(b.press(1, 6000))
+    assert (e["type"], e["state"]) == ("stray", "stopped")
+    (conf,) = events(hold(b, 2, 7000, 2500))        # the call can still be confirmed
+    assert conf["type"] == "confirm"
 
 
 def test_press_before_sync_gets_time_later():
     b = Board("b1", 1, 1)
-    e = b.press(1, 500)
+    (e,) = events(b.press(1, 500))
     assert e["at"] is None and e["local"] == 500
     assert b.due(0) == []                   # held back until converted
     assert b.resolve_times() == []
@@ -39,13 +120,14 @@ def test_old_boot_entries_without_time_are_sent_as_unknown():
     assert b.due(0) == [old]
     synced(b)
     assert b.resolve_times() == []          # another boot's clock: cannot convert
-    assert Board.event_message(old)["at"] is None
+    m = Board.event_message(old)
+    assert m["at"] is None and m["type"] == "press"
 
 
 def test_retry_backoff_and_ack():
     b = Board("b1", 1, 1)
-    synced(b)
-    e = b.press(1, 10)
+    running(b)
+    (e,) = events(b.press(1, 10))
     assert b.due(0) == [e]
     assert b.due(RETRY_MIN_MS - 1) == []
     assert b.due(RETRY_MIN_MS) == [e]
@@ -67,6 +149,34 @@ def test_unknown_station_rejected():
         except ValueError:
             continue
         raise AssertionError("station %d accepted" % st)
+
+
+def test_schedule_newer_only_and_signals_in_order():
+    b = Board("b1", 1, 1)
+    assert b.next_signal(1000, 500) is None
+    assert b.set_schedule(protocol.schedule(2, 1000, 9000, [[5000, "warn"], [1000, "start"], [9000, "time_up"]]))
+    assert not b.set_schedule(protocol.schedule(2, 0, 0, []))
+    assert not b.set_schedule(protocol.schedule(1, 0, 0, []))
+    assert b.next_signal(900, 500) == [1000, "start"]
+    assert b.next_signal(1400, 500) == [1000, "start"]      # a little late: still played
+    assert b.next_signal(1600, 500) == [5000, "warn"]       # too late: skipped
+    b.mark_played([5000, "warn"])
+    assert b.next_signal(1600, 500) == [9000, "time_up"]
+    assert b.set_schedule(protocol.schedule(3, 1000, 9000, [[5000, "warn"], [7000, "rotate"]]))
+    assert b.next_signal(1600, 500) == [7000, "rotate"]     # played ones stay played
+
+
+def test_snapshot_restores_pending_call_across_reboot():
+    b = Board("b1", 1, 2)
+    running(b)
+    call = events(b.press(1, 1000))[0]
+    hold(b, 1, 2000, 100)
+    b2 = Board("b1", 2, 2)
+    b2.restore(b.snapshot())
+    synced(b2)
+    assert b2.state(1, b2.hub_time(3000)) == "called"
+    (conf,) = events(hold(b2, 1, 3000, 2500))
+    assert conf["call"] == [1, call["seq"]] and conf["missing"] == 1 and conf["boot"] == 2
 
 
 def test_sync_reply_must_match_request():

@@ -50,3 +50,72 @@ def test_negative_delay_rejected():
     except ValueError:
         return
     raise AssertionError("negative delay accepted")
+
+
+class Lcg:
+    """A tiny deterministic random source, the same on both interpreters."""
+
+    def __init__(self, seed):
+        self.x = seed
+
+    def below(self, n):
+        self.x = (self.x * 1103515245 + 12345) % 2147483648
+        return (self.x >> 16) % n      # the low bits of an LCG repeat quickly
+
+
+def drifting_board(ppm, offset):
+    # hub = local + offset + local * ppm / 1e6  (the board's crystal is slow
+    # by ppm when positive: the hub advances more per local ms)
+    return lambda local: local + offset + local * ppm // 1000000
+
+
+def run_syncs(est, hub_of, rng, start, minutes, every_ms=30000):
+    t = start
+    while t < start + minutes * 60000:
+        up, down, hold = 1 + rng.below(20), 1 + rng.below(20), rng.below(2)
+        t1 = t
+        t2 = hub_of(t1 + up)
+        t3 = t2 + hold
+        t4 = t1 + up + hold + down      # local ms pass ~ like hub ms here
+        est.add(t1, t2, t3, t4)
+        t += every_ms
+    return t
+
+
+def test_drift_is_learned_and_bridges_a_ten_minute_outage():
+    # 30 minutes of syncs every 30 s over a jittery link (1-20 ms each way,
+    # independently: up to +-9.5 ms of asymmetry per sample), then ten
+    # minutes without any sync.  What the outage costs is the error it adds.
+    for ppm in (50, -50, 20, 0):
+        for seed in (1, 2, 3, 4):
+            hub_of = drifting_board(ppm, HOURS)
+            est = OffsetEstimator()
+            t = run_syncs(est, hub_of, Lcg(ppm + 1000 * seed), 0, 30)
+            assert abs(est.drift_ppm() - ppm) <= 5, est.drift_ppm()
+            before = est.to_hub(t) - hub_of(t)
+            assert abs(before) <= 10, before    # within the link's asymmetry
+            later = t + 10 * 60000
+            cost = est.to_hub(later) - hub_of(later) - before
+            assert abs(cost) < 5, (ppm, seed, cost)
+
+
+def test_without_drift_model_the_outage_would_cost_more():
+    hub_of = drifting_board(50, HOURS)
+    est = OffsetEstimator(min_span_ms=10 ** 12)   # never fits the drift
+    t = run_syncs(est, hub_of, Lcg(7), 0, 30)
+    later = t + 10 * 60000
+    assert abs(est.to_hub(later) - hub_of(later)) > 20
+
+
+def test_to_local_inverts_to_hub():
+    hub_of = drifting_board(-40, -HOURS)
+    est = OffsetEstimator()
+    run_syncs(est, hub_of, Lcg(3), 0, 20)
+    for local in (0, 1234567, 98765432):
+        assert abs(est.to_local(est.to_hub(local)) - local) <= 1
+
+
+def test_epoch_conversion():
+    from clocksync import EPOCH_2000_MS, hub_to_epoch2000_ms
+    assert hub_to_epoch2000_ms(EPOCH_2000_MS) == 0
+    assert EPOCH_2000_MS == 30 * 365 * 86400000 + 7 * 86400000   # 7 leap days 1970-1999

@@ -2,7 +2,10 @@
 
 import json
 
+import auth
 import protocol
+
+TIMINGS = ("debounce_ms", "confirm_ms", "void_ms")
 
 
 class ConfigError(ValueError):
@@ -39,4 +42,24 @@ def check(cfg, where="config"):
     for p in buttons:
         if not isinstance(p, int) or p < 0:
             raise ConfigError(where + ": 'buttons' entries must be pin numbers")
+    try:
+        auth.parse_key(cfg.get("key"))
+    except auth.AuthError as e:
+        raise ConfigError(where + ": 'key': " + str(e))
+    bz = cfg.get("buzzer")
+    if bz is not None:
+        if not isinstance(bz, dict) or not isinstance(bz.get("pin"), int):
+            raise ConfigError(where + ": 'buzzer' must be an object with a 'pin'")
+        if bz.get("kind", "passive") not in ("passive", "active"):
+            raise ConfigError(where + ": 'buzzer.kind' must be 'passive' (PWM) or 'active'")
+    if cfg.get("led") is not None and not isinstance(cfg["led"], int):
+        raise ConfigError(where + ": 'led' must be a pin number or null")
+    t = cfg.get("timings") or {}
+    for k in t:
+        if k not in TIMINGS:
+            raise ConfigError(where + ": unknown 'timings' key " + k + " (known: " + ", ".join(TIMINGS) + ")")
+        if not isinstance(t[k], int) or t[k] <= 0:
+            raise ConfigError(where + ": 'timings." + k + "' must be a positive number of ms")
+    if t.get("confirm_ms", 2000) >= t.get("void_ms", 6000):
+        raise ConfigError(where + ": 'timings.confirm_ms' must be shorter than 'timings.void_ms'")
     return cfg

@@ -8,21 +8,21 @@ import time
 import machine
 import network
 
-DEBOUNCE_MS = 30
+DEFAULT_LED = 2     # the on-board LED of most ESP32 DevKits
 
 
 class Hardware:
     kind = "esp32"
 
     def __init__(self, cfg):
-        self.presses = []
+        self.edges = []          # (station, level, ticks), appended by the IRQs
         self.press_flag = asyncio.ThreadSafeFlag()
-        self._last = []
         self._pins = []
         for i, pin in enumerate(cfg["buttons"]):
+            # buttons close to GND; the internal pull-up holds the pin high
             p = machine.Pin(pin, machine.Pin.IN, machine.Pin.PULL_UP)
-            self._last.append(time.ticks_ms() - DEBOUNCE_MS)
-            p.irq(trigger=machine.Pin.IRQ_FALLING, handler=self._handler(i + 1))
+            p.irq(trigger=machine.Pin.IRQ_FALLING | machine.Pin.IRQ_RISING,
+                  handler=self._handler(i + 1))
             self._pins.append(p)
         bz = cfg.get("buzzer") or {}
         self._buzz_pin = None
@@ -36,18 +36,21 @@ class Hardware:
         led = cfg.get("led")
         self._led = machine.Pin(led, machine.Pin.OUT, value=0) if led is not None else None
         self._wlan = network.WLAN(network.STA_IF)
+        self._wifi = None
+
+    @classmethod
+    def fallback(cls):
+        """For signalling a configuration error: just the on-board LED."""
+        return cls({"buttons": [], "led": DEFAULT_LED})
 
     def _handler(self, station):
-        idx = station - 1
+        edges, flag = self.edges, self.press_flag
 
         def irq(pin):
-            t = time.ticks_ms()           # the press instant, read first
-            if time.ticks_diff(t, self._last[idx]) < DEBOUNCE_MS:
-                return
-            self._last[idx] = t
-            if pin.value() == 0:          # still pressed: not a bounce on release
-                self.presses.append((station, t))
-                self.press_flag.set()
+            t = time.ticks_ms()           # the edge instant, read first
+            # debouncing is gestures.Debouncer's job; here: record, wake
+            edges.append((station, 1 - pin.value(), t))
+            flag.set()
         return irq
 
     # -- clock ---------------------------------------------------------
@@ -84,8 +87,10 @@ class Hardware:
         w.active(True)
         try:
             w.config(pm=network.WLAN.PM_NONE)   # power save off: latency matters
+            w.config(reconnects=-1)             # the driver keeps reconnecting by itself
         except (AttributeError, ValueError):
             pass
+        self._wifi = cfg["wifi"]
         if not w.isconnected():
             wifi = cfg["wifi"]
             w.connect(wifi["ssid"], wifi.get("password", ""))
@@ -108,5 +113,13 @@ class Hardware:
         return "/data"
 
     async def run(self):
-        while True:       # nothing to poll: buttons are interrupts
-            await asyncio.sleep_ms(60000)
+        """Buttons are interrupts; this task only nudges WiFi back up if the
+        driver gave up (the MQTT client reconnects on its own)."""
+        while True:
+            await asyncio.sleep_ms(5000)
+            w = self._wlan
+            if not w.isconnected() and self._wifi is not None:
+                try:
+                    w.connect(self._wifi["ssid"], self._wifi.get("password", ""))
+                except OSError:
+                    pass

@@ -2,12 +2,17 @@
 # as hardware_esp32.py, driven through stdin and reporting on stdout, so a
 # simulator or a test can press buttons and watch the buzzer.
 #
-# stdin commands (one per line):  press <station>
+# stdin commands (one per line):
+#   press <station> [hold_ms]        a clean press, released after hold_ms (80)
+#   down <station> / up <station>    one clean edge
+#   edges <station> <ms>:<level> ... raw edges at offsets from now (bounce
+#                                    noise); level 1 = pressed, 0 = released
 # stdout: one JSON object per line; {"sim": ...} lines are hardware events:
 #   {"sim": "press", "station": 1, "true": <host ms>}   the true press instant
-#   {"sim": "buzz", "freq": 2000}, {"sim": "led", "on": 1}
+#   {"sim": "buzz", "freq": 2000, "true": <host ms>}, {"sim": "led", "on": 1}
 # The board's clock is the host clock shifted by clock_offset_ms and running
-# drift_ppm fast or slow, so clock sync has real work to do.
+# drift_ppm fast or slow, so clock sync has real work to do; an offset just
+# below 2**30 makes the ticks wrap soon after boot.
 
 import asyncio
 import json
@@ -31,8 +36,14 @@ class Hardware:
         self.root = sim.get("root", ".")
         self.stations = len(cfg["buttons"])
         self._t0 = _host_ms()
-        self.presses = []                   # (station, ticks) not yet handled
+        self.edges = []                     # (station, level, ticks) not yet handled
         self.press_flag = asyncio.ThreadSafeFlag()
+        self._buzz = 0
+
+    @classmethod
+    def fallback(cls):
+        """For signalling a configuration error: no configuration needed."""
+        return cls({"buttons": [0]})
 
     # -- clock ---------------------------------------------------------
     def ticks_ms(self):
@@ -48,10 +59,12 @@ class Hardware:
         print(json.dumps(obj))
 
     def buzzer(self, freq):
-        self.emit({"sim": "buzz", "freq": freq})
+        if freq != self._buzz:
+            self._buzz = freq
+            self.emit({"sim": "buzz", "freq": freq, "true": _host_ms()})
 
     def led(self, on):
-        self.emit({"sim": "led", "on": 1 if on else 0})
+        pass    # follows the buzzer; not reported, to keep the output short
 
     def log(self, msg):
         self.emit({"log": msg})
@@ -64,18 +77,31 @@ class Hardware:
         return True
 
     def rssi(self):
-        return None
+        return -55
 
     def storage_root(self):
         return self.root
 
     # -- inputs --------------------------------------------------------
-    def press(self, station):
+    def edge(self, station, level, report=True):
         """What the pin interrupt does on the real board."""
         t = self.ticks_ms()
-        self.emit({"sim": "press", "station": station, "true": _host_ms()})
-        self.presses.append((station, t))
+        if level and report:
+            self.emit({"sim": "press", "station": station, "true": _host_ms(), "ticks": t})
+        self.edges.append((station, level, t))
         self.press_flag.set()
+
+    async def _edges(self, station, plan, t0):
+        """Edges at offsets from t0 (host ticks); only the first press edge
+        of a command is reported as the true press instant."""
+        reported = False
+        for offset, level in plan:
+            wait = time.ticks_diff(time.ticks_add(t0, offset), time.ticks_ms())
+            if wait > 0:
+                await asyncio.sleep_ms(wait)
+            self.edge(station, level, report=not reported)
+            reported = reported or level == 1
+        self.emit({"sim": "edges_done", "station": station})
 
     async def run(self):
         """Read commands from stdin until EOF, then stop the board."""
@@ -86,8 +112,19 @@ class Hardware:
                 return
             words = line.decode().split()
             try:
-                if words[0] == "press":
-                    self.press(int(words[1]))
+                cmd, station = words[0], int(words[1])
+                t0 = time.ticks_ms()
+                if cmd == "press":
+                    hold = int(words[2]) if len(words) > 2 else 80
+                    asyncio.create_task(self._edges(station, [(0, 1), (hold, 0)], t0))
+                elif cmd in ("down", "up"):
+                    self.edge(station, 1 if cmd == "down" else 0)
+                elif cmd == "edges":
+                    plan = []
+                    for w in words[2:]:
+                        ms, level = w.split(":")
+                        plan.append((int(ms), int(level)))
+                    asyncio.create_task(self._edges(station, plan, t0))
                 else:
                     raise ValueError
             except (IndexError, ValueError):

@@ -69,7 +69,7 @@ class MQTTClient:
         self.client_id = _b(client_id)
         self.host, self.port, self.keepalive = host, port, keepalive
         self.user, self.password = user, password
-        self.will = will  # None or (topic, payload, qos, retain)
+        self.will = will  # None, (topic, payload, qos, retain), or a callable returning one
         self.on_message, self.on_connect = on_message, on_connect
         self.backoff_min_ms, self.backoff_max_ms = backoff_min_ms, backoff_max_ms
         self._log = log
@@ -78,13 +78,14 @@ class MQTTClient:
         self._pend = {}  # packet id -> [Event, acked]
         self._pid = 0
         self._r = self._w = self._lock = None
+        self._rx = b""
         self._session = False  # socket up, CONNACK ok, reader running
-        self._tasks = ()
+        self._tasks = ()  # type: tuple
         self._bg = set()  # running fire-and-forget tasks (CPython needs the refs)
         self._conn_ev = asyncio.Event()
         self._wake = asyncio.Event()  # set on connection loss and by stop()
         self._stopping = False
-        self._last_rx = 0
+        self._last_rx = ticks_ms()
         self.pings = 0  # PINGRESPs received (diagnostics)
 
     def _say(self, msg):
@@ -198,6 +199,7 @@ class MQTTClient:
     async def _open(self):
         r, w = await asyncio.open_connection(self.host, self.port)
         self._r, self._w, self._lock = r, w, asyncio.Lock()
+        self._rx = b""
         try:
             s = getattr(w, "s", None)  # MicroPython: the socket itself
             if s is None:
@@ -205,7 +207,8 @@ class MQTTClient:
             s.setsockopt(getattr(socket, "IPPROTO_TCP", 6), getattr(socket, "TCP_NODELAY", 1), 1)
         except Exception:
             pass
-        will, flags, fields = self.will, 0x02, [self.client_id]  # 0x02: clean session
+        will = self.will() if callable(self.will) else self.will   # may change per connection
+        flags, fields = 0x02, [self.client_id]  # 0x02: clean session
         if will:
             flags |= 0x04 | (will[2] & 3) << 3 | (0x20 if will[3] else 0)
             fields += (_b(will[0]), _b(will[1]))
@@ -229,28 +232,43 @@ class MQTTClient:
         if body[1]:
             raise OSError("CONNACK refused rc=%d" % body[1])
 
+    async def _fill(self, r, n):
+        """Make the receive buffer hold at least n bytes.  Reading whatever
+        has arrived (usually a whole packet, or several) costs one trip
+        through the event loop instead of one per header byte."""
+        while len(self._rx) < n:
+            data = await r.read(1024)
+            if not data:
+                raise EOFError("connection closed")
+            self._rx += data
+
     async def _read(self, r):
-        b0 = (await r.readexactly(1))[0]
+        await self._fill(r, 2)
         n = sh = 0
+        i = 1
         while True:
-            d = (await r.readexactly(1))[0]
+            await self._fill(r, i + 1)
+            d = self._rx[i]
+            i += 1
             n |= (d & 0x7F) << sh
             if not d & 0x80:
                 break
             sh += 7
             if sh > 21:
                 raise OSError("bad remaining length")
-        body = await r.readexactly(n) if n else b""
+        await self._fill(r, i + n)
+        b0, body = self._rx[0], bytes(self._rx[i:i + n])
+        self._rx = self._rx[i + n:]
         self._last_rx = ticks_ms()
         return b0, body
 
     async def _send(self, pkt):
-        w = self._w
-        if w is None:
+        w, lock = self._w, self._lock
+        if w is None or lock is None:
             return False
         try:
-            async with self._lock:
-                if w is not self._w:
+            async with lock:
+                if self._w is None or w is not self._w:
                     return False
                 w.write(pkt)
                 await w.drain()
@@ -261,11 +279,12 @@ class MQTTClient:
 
     async def _request(self, pid, pkt, timeout_ms):
         # Send pkt, wait for the PUBACK/SUBACK carrying pid; True if it came.
-        e = [asyncio.Event(), False]
+        ev = asyncio.Event()
+        e = [ev, False]
         self._pend[pid] = e
         try:
             if await self._send(pkt):
-                await asyncio.wait_for(e[0].wait(), timeout_ms / 1000)
+                await asyncio.wait_for(ev.wait(), timeout_ms / 1000)
         except Exception:  # timeout
             pass
         finally:
@@ -364,5 +383,6 @@ class MQTTClient:
                 self._down("keepalive timeout", w)
                 return
             n += 1
-            if not n & 1 and not self._lock.locked():  # never block on a stuck socket
+            lock = self._lock
+            if not n & 1 and lock is not None and not lock.locked():  # never block on a stuck socket
                 self._spawn(self._send(_PINGREQ))

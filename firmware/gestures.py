@@ -1,0 +1,60 @@
+# Button gestures, pure logic.  The pin interrupt reports raw edges (level
+# after the edge, raw ticks); a Debouncer turns bursts of edges into clean
+# transitions stamped with the FIRST edge of the burst -- the instant the
+# contact closed, which is the press instant.  Classify() names a completed
+# press by how long it was held.
+
+PRESSED = 1
+RELEASED = 0
+
+# defaults; config "timings" overrides them
+DEBOUNCE_MS = 30     # contact bounce settles within this
+CONFIRM_MS = 2000    # hold this long: referee confirms the call
+VOID_MS = 6000       # hold this long: referee voids the call
+
+SHORT = "short"
+CONFIRM = "confirm"
+VOID = "void"
+
+
+class Debouncer:
+    """One button.  edge() from the interrupt's record, poll() regularly;
+    poll returns (level, t_first_edge) once a burst has settled to a level
+    different from the last stable one, else None.  A glitch that settles
+    back to the stable level yields nothing."""
+
+    def __init__(self, settle_ms=DEBOUNCE_MS):
+        self.settle_ms = settle_ms
+        self.stable = RELEASED
+        self.level = RELEASED
+        self.first = None      # local time of the burst's first edge
+        self.last = None       # local time of its latest edge
+
+    def edge(self, level, t):
+        if self.first is None:
+            self.first = t
+        self.last = t
+        self.level = level
+
+    def pending(self):
+        return self.first is not None
+
+    def settles_at(self):
+        return self.last + self.settle_ms if self.first is not None else None
+
+    def poll(self, now):
+        if self.first is None or now - self.last < self.settle_ms:
+            return None
+        t, self.first = self.first, None
+        if self.level == self.stable:
+            return None
+        self.stable = self.level
+        return self.level, t
+
+
+def classify(held_ms, confirm_ms=CONFIRM_MS, void_ms=VOID_MS):
+    if held_ms >= void_ms:
+        return VOID
+    if held_ms >= confirm_ms:
+        return CONFIRM
+    return SHORT

@@ -70,6 +70,9 @@ class EmbeddedBroker:
     def start(self, timeout: float = 20.0) -> "EmbeddedBroker":
         self.workdir.mkdir(parents=True, exist_ok=True)
         with socket.socket() as probe:
+            # as the broker itself will: a port held only by closed
+            # connections (TIME_WAIT) is free
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind((self.host, self.port))
             except OSError as e:

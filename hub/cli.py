@@ -7,12 +7,14 @@ import json
 import logging
 import random
 import signal
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 from .broker import BrokerAddress, EmbeddedBroker, parse_broker_url
+from .keys import BoardKeys, KeyFileError
 from .live_view import fmt_duration, render
 from .mqtt_adapter import HubMqtt
 from .service import HubService
@@ -28,17 +30,24 @@ def _broker(args, data: Path) -> tuple[BrokerAddress, EmbeddedBroker | None]:
 
 def _print_standings(service: HubService) -> None:
     for s in service.standings():
-        print(f"{s.place:>4}  {s.entrant:<16} {s.status:<9} {fmt_duration(s.time_ms)}")
+        ref = ("confirmed" if s.confirmed else "provisional") if s.status == "finished" else ""
+        print(f"{s.place:>4}  {s.entrant:<16} {s.status:<9} {fmt_duration(s.time_ms)}  {ref}")
 
 
 def describe(service: HubService, ev: dict) -> str:
     """One log line for a stored event."""
     p = ev["payload"]
-    if ev["type"] == "press":
+    if ev["type"] in ("press", "confirm", "void"):
         who = f"{ev['board']}/{p['station']}"
         st = next((s for s in service.standings() if s.entrant == who), None)
-        rank = f" -> place {st.place}, {st.status}, {fmt_duration(st.time_ms)}" if st else ""
-        return f"press {who} (boot {p['boot']} seq {p['seq']}){rank}"
+        rank = ""
+        if st:
+            ref = ("confirmed" if st.confirmed else "provisional") if st.status == "finished" else ""
+            rank = f" -> place {st.place}, {st.status} {ref}, {fmt_duration(st.time_ms)}"
+        extra = f", {p['missing']} missing" if ev["type"] == "confirm" else ""
+        return f"{ev['type']} {who} (boot {p['boot']} seq {p['seq']}{extra}){rank}"
+    if ev["type"] == "stray":
+        return f"stray press {ev['board']}/{p['station']} while {p['state']}"
     if ev["type"] == "status":
         return f"board {ev['board']} {p['state']}"
     return f"{ev['type']} {json.dumps(p)}"
@@ -58,16 +67,24 @@ def cmd_run(args) -> int:
     sims = []
     broker = None
     hub = None
-    store = EventStore(data / "events.sqlite")
-    service = HubService(store)
     console = Console()
+    try:
+        keys = BoardKeys(Path(args.keys) if args.keys else data / "board-keys.json")
+    except KeyFileError as e:
+        console.print(f"[red]error:[/red] {e}")
+        return 2
+    for i in range(args.boards):
+        keys.ensure(_sim_id(i))
+    store = EventStore(data / "events.sqlite")
+    service = HubService(store, keys)
     try:
         address, broker = _broker(args, data)
         console.print(f"broker on {address.host}:{address.port}"
                       f"{' (embedded)' if broker else ''}; event log {store.path}")
         hub = HubMqtt(service, address.host, address.port, address.user, address.password)
         hub.start()
-        service.start_round()
+        service.start_round(duration_ms=int(args.limit * 60_000) if args.limit else None,
+                            warnings_ms=tuple(int(w * 60_000) for w in args.warn))
         if args.boards:
             sims = _start_sims(args, address, data, service, stop)
         deadline = time.monotonic() + args.duration if args.duration else None
@@ -113,27 +130,42 @@ def _report_dead_sims(sims: list, say) -> None:
             say(f"simulated board {sim.board_id} exited: {' | '.join(sim.stderr_tail[-3:])}")
 
 
+def _sim_id(i: int) -> str:
+    return f"sim{i + 1:02d}"
+
+
 def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, stop: threading.Event):
     from tabletimer.tools.simulator import SimBoard
 
     rng = random.Random(args.seed)
     sims = []
     for i in range(args.boards):
-        sim = SimBoard(f"sim{i + 1:02d}", address.host, address.port, data / "sim-boards",
+        sim = SimBoard(_sim_id(i), address.host, address.port, data / "sim-boards",
+                       key=service.keys.ensure(_sim_id(i)),
                        stations=args.stations, clock_offset_ms=rng.randint(-5, 5) * 3_600_000
                        + rng.randint(0, 3_599_999), drift_ppm=rng.randint(-50, 50))
         sims.append(sim.start())
 
     def presser() -> None:
-        # each station finishes once, at a random moment of the first minute
-        plan = sorted((rng.uniform(3, args.press_window), sim, st)
-                      for sim in sims for st in range(1, args.stations + 1))
+        # each station finishes once, at a random moment of the press window;
+        # a few seconds later a referee counts missing pieces (short presses)
+        # and confirms (a 2.5 s hold)
+        plan = []
+        for sim in sims:
+            for st in range(1, args.stations + 1):
+                at = rng.uniform(3, args.press_window)
+                plan.append((at, 0, sim, st, "press", 80))
+                ref = at + rng.uniform(2, 6)
+                for k in range(rng.choice((0, 0, 0, 1, 2))):
+                    plan.append((ref + 0.4 * k, 1, sim, st, "press", 100))
+                plan.append((ref + 1, 2, sim, st, "press", 2500))
+        plan.sort(key=lambda p: (p[0], p[1]))
         t0 = time.monotonic()
-        for at, sim, st in plan:
+        for at, _, sim, st, cmd, hold in plan:
             if stop.wait(max(0.0, t0 + at - time.monotonic())):
                 return
             if sim.alive:
-                sim.press(st)
+                sim.press(st, hold)
 
     threading.Thread(target=presser, daemon=True).start()
     return sims
@@ -141,23 +173,52 @@ def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, s
 
 def cmd_standings(args) -> int:
     store = EventStore(args.db)
-    service = HubService(store)
+    service = HubService(store, BoardKeys())
     _print_standings(service)
     store.close()
     return 0
 
 
 def cmd_board_flash(args) -> int:
+    from tabletimer import firmware_dir
     from tabletimer.tools import deploy
 
     try:
-        cmd = deploy.deploy(args.device, Path(args.config), dry_run=args.dry_run)
-    except ValueError as e:          # firmware config.ConfigError
+        keys = BoardKeys(Path(args.keys))
+        board = args.id
+        if board is None:
+            board = json.loads(Path(args.template).read_text()).get("board") if args.template else None
+        if not board:
+            raise deploy.DeployError("give the board's id with --id (e.g. --id T07)")
+        cfg = deploy.make_config(
+            Path(args.template) if args.template else firmware_dir() / "config.example.json",
+            key=keys.key(board) or "00" * 32, board=board, wifi_ssid=args.wifi_ssid,
+            wifi_password=args.wifi_password, broker_host=args.broker_host,
+            broker_port=args.broker_port,
+            buttons=[int(p) for p in args.buttons.split(",")] if args.buttons else None,
+            buzzer_pin=args.buzzer_pin, buzzer_kind=args.buzzer_kind, led=args.led)
+        if not args.dry_run:
+            cfg["key"] = keys.ensure(board)          # stored for the hub before flashing
+        cmd = deploy.deploy(args.device, cfg, dry_run=args.dry_run)
+    except (deploy.DeployError, KeyFileError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except subprocess.CalledProcessError as e:
+        print(f"error: mpremote failed ({e.returncode}); is the board on {args.device}?", file=sys.stderr)
+        return 1
+    shown = dict(cfg, key="<secret>")
+    print(json.dumps(shown, indent=2))
     if args.dry_run:
         print(" ".join(cmd))
+    else:
+        print(f"board {board} flashed; its key is in {keys.path}")
     return 0
+
+
+def cmd_board_check(args) -> int:
+    from tabletimer.tools import board_check
+
+    return board_check.main(["-v"] if args.verbose else [])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,6 +237,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="simulated finishes happen within this many seconds of the start")
     r.add_argument("--seed", type=int, default=None, help="random seed for the simulation")
     r.add_argument("--duration", type=float, default=None, help="stop by itself after this many seconds")
+    r.add_argument("--limit", type=float, default=None,
+                   help="round time limit in minutes: the boards sound time-up (default: none)")
+    r.add_argument("--warn", type=float, nargs="*", default=[1.0],
+                   help="warnings, in minutes before the limit (default: 1)")
+    r.add_argument("--keys", help="board keys file (default: DATA/board-keys.json)")
     r.set_defaults(func=cmd_run)
 
     s = sub.add_parser("standings", help="print the standings rebuilt from an event log")
@@ -184,11 +250,27 @@ def main(argv: list[str] | None = None) -> int:
 
     b = sub.add_parser("board", help="board tools")
     bsub = b.add_subparsers(dest="board_cmd", required=True)
-    f = bsub.add_parser("flash", help="copy the firmware and a configuration to a board (mpremote)")
+    f = bsub.add_parser("flash", help="copy the firmware and a generated configuration to a board (mpremote)")
     f.add_argument("device", help="serial port of the board, e.g. /dev/ttyUSB0")
-    f.add_argument("config", help="the board's JSON configuration (see firmware/config.example.json)")
-    f.add_argument("--dry-run", action="store_true", help="check and print the mpremote command only")
+    f.add_argument("--id", help="the board's id, e.g. T07 (letters, digits, - and _)")
+    f.add_argument("--template", help="configuration to start from (default: firmware/config.example.json)")
+    f.add_argument("--wifi-ssid")
+    f.add_argument("--wifi-password")
+    f.add_argument("--broker-host", help="the hub laptop's address on the hall network")
+    f.add_argument("--broker-port", type=int)
+    f.add_argument("--buttons", help="GPIO pins of the stations' buttons, comma-separated, e.g. 4,5")
+    f.add_argument("--buzzer-pin", type=int)
+    f.add_argument("--buzzer-kind", choices=("passive", "active"))
+    f.add_argument("--led", type=int, help="GPIO pin of the status LED")
+    f.add_argument("--keys", default="data/board-keys.json",
+                   help="the hub's board keys file (default: data/board-keys.json)")
+    f.add_argument("--dry-run", action="store_true",
+                   help="check the configuration and print the mpremote command; no key is stored")
     f.set_defaults(func=cmd_board_flash)
+    c = bsub.add_parser("check", help="compile the firmware with mpy-cross and type-check it "
+                                      "against the ESP32 stubs")
+    c.add_argument("-v", "--verbose", action="store_true")
+    c.set_defaults(func=cmd_board_check)
 
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -34,11 +34,12 @@ def render(service: HubService, title: str) -> Group:
         f"duplicates {service.duplicates}  rejected {sum(service.rejected.values())}")
 
     standings = Table(title="Standings", expand=True)
-    for col in ("place", "entrant", "status", "time"):
+    for col in ("place", "entrant", "status", "time", "referee"):
         standings.add_column(col)
     for s in service.standings():
-        standings.add_row(str(s.place), s.entrant, s.status, fmt_duration(s.time_ms),
-                          style="green" if s.status == "finished" else None)
+        ref = ("confirmed" if s.confirmed else "provisional") if s.status == "finished" else ""
+        standings.add_row(str(s.place), s.entrant, s.status, fmt_duration(s.time_ms), ref,
+                          style="green" if s.confirmed else ("yellow" if s.status == "finished" else None))
 
     boards = Table(title="Boards", expand=True)
     for col in ("board", "state", "fw", "boot", "stations", "sync ±ms", "last seen"):

@@ -40,6 +40,7 @@ class HubMqtt:
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
         c.on_message = self._on_message
+        service.publish = self.publish_all
 
     @staticmethod
     def _on_socket_open(client, userdata, sock) -> None:
@@ -57,6 +58,8 @@ class HubMqtt:
         client.subscribe([(t, 1) for t in protocol.hub_subscriptions()])
         client.publish(protocol.HUB_STATUS, protocol.encode(protocol.hub_status(protocol.ONLINE)),
                        qos=1, retain=True)
+        # a broker restarted without persistence has lost the retained schedules
+        self.publish_all(self.service.schedules())
         self.connected.set()
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
@@ -69,8 +72,11 @@ class HubMqtt:
         except Exception:   # never let one message kill the network thread
             log.exception("failed to handle a message on %s", msg.topic)
             return
+        self.publish_all(out)
+
+    def publish_all(self, out) -> None:
         for o in out:
-            client.publish(o.topic, o.payload, qos=o.qos, retain=o.retain)
+            self.client.publish(o.topic, o.payload, qos=o.qos, retain=o.retain)
 
     def start(self, timeout: float = 10.0) -> None:
         self.client.connect_async(self.host, self.port, keepalive=15)

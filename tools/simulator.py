@@ -33,25 +33,34 @@ def micropython_binary() -> str:
     return found
 
 
-def micropython_path() -> str:
+def micropython_path(code_dir: Path | None = None) -> str:
     """MICROPYPATH for host runs: built-in frozen modules (asyncio), then the
-    firmware and the shared protocol, as they sit side by side on a board."""
-    return ":".join([".frozen", str(firmware_dir()), str(repo_root() / "shared")])
+    firmware and the shared protocol, as they sit side by side on a board
+    (or one folder of compiled .mpy files, see firmware_build.build)."""
+    dirs = [str(code_dir)] if code_dir else [str(firmware_dir()), str(repo_root() / "shared")]
+    return ":".join([".frozen", *dirs])
 
 
 class SimBoard:
     def __init__(self, board_id: str, broker_host: str, broker_port: int, workdir: str | Path,
-                 stations: int = 1, clock_offset_ms: int = 0, drift_ppm: int = 0,
+                 key: str, stations: int = 1, clock_offset_ms: int = 0, drift_ppm: int = 0,
+                 timings: dict | None = None, heap_bytes: int | None = None,
+                 code_dir: Path | None = None,
                  on_record: Callable[["SimBoard", dict], None] | None = None) -> None:
         self.board_id = board_id
         self.dir = Path(workdir).resolve() / board_id   # the board runs with cwd=self.dir
         self.config = {
             "board": board_id,
+            "key": key,
             "broker": {"host": broker_host, "port": broker_port, "keepalive": 10},
             "buttons": list(range(1, stations + 1)),
             "sim": {"clock_offset_ms": clock_offset_ms, "drift_ppm": drift_ppm, "root": str(self.dir)},
         }
+        if timings:
+            self.config["timings"] = timings
         self.on_record = on_record
+        self.heap_bytes = heap_bytes      # MicroPython heap size (-X heapsize), like a board's RAM
+        self.code_dir = code_dir          # compiled firmware to run instead of the sources
         self.records: list[dict] = []
         self.stderr_tail: list[str] = []
         self.proc: subprocess.Popen | None = None
@@ -62,9 +71,11 @@ class SimBoard:
         self.dir.mkdir(parents=True, exist_ok=True)
         cfg = self.dir / "config.json"
         cfg.write_text(json.dumps(self.config))
-        env = dict(os.environ, MICROPYPATH=micropython_path())
+        env = dict(os.environ, MICROPYPATH=micropython_path(self.code_dir))
+        heap = ["-X", f"heapsize={self.heap_bytes}"] if self.heap_bytes else []
+        main = (self.code_dir or firmware_dir()) / "sim_main.py"
         self.proc = subprocess.Popen(
-            [micropython_binary(), str(firmware_dir() / "sim_main.py"), str(cfg)],
+            [micropython_binary(), *heap, str(main), str(cfg)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=env, cwd=self.dir, start_new_session=True)
         threading.Thread(target=self._read_stdout, daemon=True).start()
@@ -118,10 +129,14 @@ class SimBoard:
         return self.proc is not None and self.proc.poll() is None
 
     # ------------------------------------------------------------ use
-    def press(self, station: int = 1) -> None:
+    def command(self, line: str) -> None:
+        """One line to the simulated hardware (see firmware/hardware_sim.py)."""
         assert self.proc and self.proc.stdin
-        self.proc.stdin.write(f"press {station}\n".encode())
+        self.proc.stdin.write(line.encode() + b"\n")
         self.proc.stdin.flush()
+
+    def press(self, station: int = 1, hold_ms: int = 80) -> None:
+        self.command(f"press {station} {hold_ms}")
 
     def wait_for(self, pred: Callable[[dict], bool], timeout: float = 10.0, start: int = 0) -> dict:
         """The first record (from index `start` on) matching pred; waits for

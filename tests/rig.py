@@ -1,0 +1,93 @@
+"""A test rig: a real hub (store, keys, paho adapter) and simulated boards
+(the real firmware in real micropython processes) on a real broker."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from tabletimer.hub.keys import BoardKeys
+from tabletimer.hub.mqtt_adapter import HubMqtt
+from tabletimer.hub.service import HubService
+from tabletimer.hub.store import EventStore
+from tabletimer.tools.simulator import SimBoard
+
+HOUR = 3_600_000
+
+
+class Rig:
+    def __init__(self, tmp: Path, broker) -> None:
+        self.tmp = tmp
+        self.broker = broker
+        self.keys = BoardKeys(tmp / "board-keys.json")
+        self.db = tmp / "events.sqlite"
+        self.boards: list[SimBoard] = []
+        self.service: HubService | None = None
+        self.mqtt: HubMqtt | None = None
+        self.store: EventStore | None = None
+
+    # -------------------------------------------------------------- hub
+    def start_hub(self) -> HubService:
+        self.store = EventStore(self.db)
+        self.service = HubService(self.store, self.keys)
+        self.mqtt = HubMqtt(self.service, self.broker.host, self.broker.port)
+        self.mqtt.start()
+        return self.service
+
+    def stop_hub(self) -> None:
+        if self.mqtt:
+            self.mqtt.stop()
+            self.mqtt = None
+        if self.store:
+            self.store.close()
+            self.store = None
+
+    def wait_event(self, pred, timeout: float = 15.0) -> dict:
+        """Wait until the hub applies an event matching pred (or has one)."""
+        assert self.service
+        got: list[dict] = []
+        done = threading.Event()
+
+        def listen(ev: dict) -> None:
+            if not done.is_set() and pred(ev):
+                got.append(ev)
+                done.set()
+        self.service.listeners.append(listen)
+        try:
+            for ev in self.service.store.events():
+                if pred(ev):
+                    return ev
+            assert done.wait(timeout), "the hub did not get the expected event"
+            return got[0]
+        finally:
+            self.service.listeners.remove(listen)
+
+    # ----------------------------------------------------------- boards
+    def board(self, board_id: str, **kw) -> SimBoard:
+        b = SimBoard(board_id, self.broker.host, self.broker.port, self.tmp,
+                     key=self.keys.ensure(board_id), **kw).start()
+        self.boards.append(b)
+        return b
+
+    def close(self) -> None:
+        for b in self.boards:
+            b.kill()
+        self.stop_hub()
+
+
+def synced(sim: SimBoard, samples: int = 3) -> None:
+    """Wait for a few clock-sync samples (the board keeps the best one), as
+    a board has had long before a real round starts."""
+    n = 0
+
+    def count(rec: dict) -> bool:
+        nonlocal n
+        n += "sync" in rec
+        return n >= samples
+    sim.wait_for(count)
+
+
+def ready(sim: SimBoard) -> None:
+    """Synced and holding the round's schedule."""
+    sim.wait_for(lambda r: "sched" in r)
+    synced(sim)

@@ -1,0 +1,278 @@
+"""The competition as a deterministic fold of the event log: stored rows
+(board events, operator actions) become the ranking engine's facts, and the
+standings, the relay positions and each board's signal schedule follow from
+them.  Pure: no I/O.
+
+Rows are kept in log order (by id) and everything is recomputed from them,
+so a row that reaches this process late (an operator action written by
+another process) lands in its place and the result is the same as a replay.
+
+Board events map through the stations table: (board, button) -> (entrant,
+puzzle).  A station without a puzzle number means "the entrant's next
+puzzle" (one-at-a-time rounds): its n-th standing finish call is puzzle n.
+A press id is "board/boot/seq"; operator presses are "op/<row id>".
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from .event_folder import Station
+from .formats import Format
+from .standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow, Void,
+                        rank)
+
+# operator actions and the fields each takes (besides who/why)
+OPERATOR_ACTIONS = {
+    "round_start": ("at", "duration", "warnings"),
+    "press": ("entrant", "puzzle", "at"),                  # a finish the referee recorded by hand
+    "confirm": ("press_id", "entrant", "puzzle", "missing_found", "missing_lost", "missing_adjacent"),
+    "void": ("press_id",),
+    "correct": ("press_id", "at"),                         # = void + press at the corrected time
+    "count": ("entrant", "puzzle", "placed", "remaining"),
+    "start_offset": ("entrant", "offset_ms"),
+    "swap": ("entrant", "at", "packed", "opened"),
+    "dns": ("entrant",),
+    "dq": ("entrant", "reason"),
+    "reinstate": ("entrant",),
+}
+
+
+# actions that always name an entrant (confirm may name one instead of a press)
+ENTRANT_ACTIONS = ("press", "count", "start_offset", "swap", "dns", "dq", "reinstate")
+
+
+def press_id(board: str, boot: int, seq: int) -> str:
+    return f"{board}/{boot}/{seq}"
+
+
+@dataclass
+class Unassigned:
+    """A board event the stations table does not place (unknown board or
+    button): kept for the operator, never ranked."""
+    board: str
+    station: int
+    type: str
+    at: int | None
+
+
+@dataclass
+class Competition:
+    """auto_stations: every station of every board that reports is an
+    individual entrant named board/station (tests and quick trials without
+    an entrants list)."""
+    format: Format
+    entrants: list[Entrant]
+    stations: list[Station]
+    auto_stations: bool = False
+    rows: list[dict] = field(default_factory=list)
+    _ids: list[int] = field(default_factory=list)
+    _facts: list[Fact] | None = None
+
+    def __post_init__(self) -> None:
+        self._by_station = {(s.board, s.button): s for s in self.stations}
+        self._entrant_ids = {e.id for e in self.entrants}
+
+    def has(self, row_id: int) -> bool:
+        i = bisect.bisect_left(self._ids, row_id)
+        return i < len(self._ids) and self._ids[i] == row_id
+
+    def apply(self, row: dict) -> None:
+        """Add a stored row (any order; duplicates by id ignored)."""
+        i = bisect.bisect_left(self._ids, row["id"])
+        if i < len(self._ids) and self._ids[i] == row["id"]:
+            return
+        self._ids.insert(i, row["id"])
+        self.rows.insert(i, row)
+        self._facts = None
+
+    # ------------------------------------------------------------ facts
+    def facts(self) -> list[Fact]:
+        if self._facts is None:
+            self._facts, self.unassigned, self.strays = self._fold()
+        return self._facts
+
+    def _fold(self) -> tuple[list[Fact], list[Unassigned], list[dict]]:
+        facts: list[Fact] = []
+        unassigned: list[Unassigned] = []
+        strays: list[dict] = []
+        calls: dict[str, int] = {}          # entrant -> standing finish calls (next-puzzle stations)
+        voided: set[str] = set()
+        press_entrant: dict[str, str] = {}  # press id -> entrant (to give back a voided call)
+        for row in self.rows:
+            p = row["payload"]
+            src, typ = row["source"], row["type"]
+            if src == "board":
+                if typ == "status":
+                    if self.auto_stations and p["state"] == "online":
+                        for n in range(1, p["stations"] + 1):
+                            self._auto_station(row["board"], n)
+                    continue
+                st = self._by_station.get((row["board"], p["station"]))
+                if st is None and self.auto_stations:
+                    st = self._auto_station(row["board"], p["station"])
+                if st is None:
+                    unassigned.append(Unassigned(row["board"], p["station"], typ, p.get("at")))
+                    continue
+                if typ == "press":
+                    if p["at"] is None:
+                        unassigned.append(Unassigned(row["board"], p["station"], "untimed press", None))
+                        continue
+                    pid = press_id(row["board"], p["boot"], p["seq"])
+                    puzzle = st.puzzle
+                    if puzzle is None:
+                        calls[st.entrant] = calls.get(st.entrant, 0) + 1
+                        puzzle = min(calls[st.entrant], len(self.format.puzzles))
+                    press_entrant[pid] = st.entrant if st.puzzle is None else ""
+                    facts.append(Press(entrant=st.entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
+                elif typ == "confirm":
+                    pid = press_id(row["board"], p["call"][0], p["call"][1])
+                    facts.append(Confirm(press_id=pid, missing_found=p["missing"]))
+                elif typ == "void":
+                    pid = press_id(row["board"], p["call"][0], p["call"][1])
+                    self._void(pid, facts, voided, calls, press_entrant)
+                elif typ == "stray":
+                    strays.append(row)
+            elif src == "operator":
+                self._operator(row, facts, voided, calls, press_entrant)
+        return facts, unassigned, strays
+
+    def _auto_station(self, board: str, button: int) -> Station:
+        st = self._by_station.get((board, button))
+        if st is None:
+            eid = f"{board}/{button}"
+            st = Station(board, button, board, eid, 1 if len(self.format.puzzles) == 1 else None)
+            self.stations.append(st)
+            self._by_station[(board, button)] = st
+            if eid not in self._entrant_ids:
+                self.entrants.append(Entrant(eid, eid))
+                self._entrant_ids.add(eid)
+        return st
+
+    def _void(self, pid: str, facts: list[Fact], voided: set[str], calls: dict[str, int],
+              press_entrant: dict[str, str]) -> None:
+        if pid in voided:
+            return
+        voided.add(pid)
+        facts.append(Void(press_id=pid))
+        e = press_entrant.get(pid)
+        if e:                       # the next call is for the same puzzle again
+            calls[e] -= 1
+
+    def _operator(self, row: dict, facts: list[Fact], voided: set[str], calls: dict[str, int],
+                  press_entrant: dict[str, str]) -> None:
+        p, typ = row["payload"], row["type"]
+        if typ == "round_start":
+            facts.append(RoundStart(at_ms=p["at"]))
+        elif typ == "press":
+            facts.append(Press(entrant=p["entrant"], puzzle=p["puzzle"], at_ms=p["at"],
+                               press_id=f"op/{row['id']}"))
+        elif typ == "void":
+            self._void(p["press_id"], facts, voided, calls, press_entrant)
+        elif typ == "correct":
+            old = next((f for f in facts if isinstance(f, Press) and f.press_id == p["press_id"]), None)
+            if old is not None:
+                self._void(p["press_id"], facts, voided, calls, press_entrant)
+                if old.entrant in press_entrant.values() and press_entrant.get(p["press_id"]):
+                    calls[old.entrant] += 1    # the corrected press keeps its puzzle
+                facts.append(Press(entrant=old.entrant, puzzle=old.puzzle, at_ms=p["at"],
+                                   press_id=f"op/{row['id']}"))
+                # a confirmation of the old press carries over to the corrected one
+                for f in list(facts):
+                    if isinstance(f, Confirm) and f.press_id == p["press_id"]:
+                        facts.append(Confirm(press_id=f"op/{row['id']}", missing_found=f.missing_found,
+                                             missing_lost=f.missing_lost, missing_adjacent=f.missing_adjacent))
+        elif typ in FACT_KINDS:
+            cls = FACT_KINDS[typ]
+            kw = {k: v for k, v in p.items() if k in cls.__dataclass_fields__ and k != "kind"}
+            facts.append(cls(**kw))
+
+    def check_action(self, action: str, p: dict) -> None:
+        """Operator input errors, in words an operator understands."""
+        self.facts()                       # auto stations appear while folding
+        def int_field(k: str, lo: int = 0, hi: int | None = None) -> None:
+            v = p.get(k)
+            if v is None:
+                return
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise ValueError(f"{action}: {k} must be a whole number, not {v!r}")
+            if v < lo or (hi is not None and v > hi):
+                raise ValueError(f"{action}: {k} = {v} is outside {lo}..{hi if hi is not None else ''}")
+        if action in ENTRANT_ACTIONS or p.get("entrant") is not None:
+            if p.get("entrant") not in self._entrant_ids:
+                raise ValueError(f"{action}: no entrant {p.get('entrant')!r}")
+        n = len(self.format.puzzles)
+        int_field("puzzle", 1, n)
+        pieces = self.format.puzzles[p["puzzle"] - 1] if isinstance(p.get("puzzle"), int) and 1 <= p["puzzle"] <= n else None
+        for k in ("placed", "remaining"):
+            int_field(k, 0, pieces)
+        for k in ("missing_found", "missing_lost", "missing_adjacent", "at", "duration", "offset_ms",
+                  "packed", "opened"):
+            int_field(k, 0 if k != "offset_ms" else -10 ** 9)
+        if action == "count" and (p.get("placed") is None) == (p.get("remaining") is None):
+            raise ValueError("count: give either placed or remaining")
+        if action in ("press", "correct", "swap", "round_start") and p.get("at") is None:
+            raise ValueError(f"{action}: at (hub time, ms) is needed")
+        if action in ("void", "correct") or (action == "confirm" and p.get("press_id")):
+            ids = {f.press_id for f in self.facts() if isinstance(f, Press)}
+            if p.get("press_id") not in ids:
+                raise ValueError(f"{action}: no press {p.get('press_id')!r}")
+        if action == "dq" and not p.get("reason"):
+            raise ValueError("dq: a reason is needed")
+
+    # ------------------------------------------------------------ results
+    def standings(self, now_ms: int | None = None) -> list[StandingRow]:
+        return rank(self.format, self.entrants, self.facts(), now_ms)
+
+    @property
+    def start_ms(self) -> int | None:
+        for f in reversed(self.facts()):
+            if isinstance(f, RoundStart):
+                return f.at_ms
+        return None
+
+    def round_start_row(self) -> dict | None:
+        for row in reversed(self.rows):
+            if row["source"] == "operator" and row["type"] == "round_start":
+                return row
+        return None
+
+    def last_row_id(self) -> int:
+        return self._ids[-1] if self._ids else 0
+
+    def schedule(self, board: str, now_ms: int) -> tuple | None:
+        """(start, end, signals) for one board: start, warnings,
+        time-up; and for boards of relay teams, the rotation signals of their
+        team while its relay part is not complete."""
+        row = self.round_start_row()
+        if row is None:
+            return None
+        p = row["payload"]
+        start = p["at"]
+        duration = p.get("duration") or self.format.time_limit_ms
+        end = start + duration
+        signals = [[start, "start"]]
+        signals += [[end - w, "warn"] for w in p.get("warnings", ()) if 0 < w < duration]
+        signals.append([end, "time_up"])
+        relay = self.format.relay
+        if relay is not None:
+            teams = {s.entrant for s in self.stations if s.board == board}
+            if teams:
+                from .relay import relay_states
+                states = relay_states(self.format, [e for e in self.entrants if e.id in teams],
+                                      self.facts(), now_ms)
+                for team in sorted(teams):
+                    rs = states.get(team)
+                    interval = relay.rotation_interval_ms
+                    assert interval
+                    if rs is None:
+                        if relay.first == 1:        # the relay is the first part: starts with the round
+                            signals += [[start + k * interval, "rotate"]
+                                        for k in range(1, duration // interval + 1)]
+                    elif not rs.complete and rs.next_signal_at is not None:
+                        t = rs.next_signal_at
+                        while t < end:
+                            signals.append([t, "rotate"])
+                            t += interval
+        return (start, end, sorted(signals))

@@ -13,92 +13,89 @@ import threading
 import time
 from pathlib import Path
 
+from . import event_folder
 from .broker import BrokerAddress, EmbeddedBroker, parse_broker_url
+from .competition import OPERATOR_ACTIONS, Competition
+from .formats import FormatError, fmt_duration
 from .keys import BoardKeys, KeyFileError
-from .live_view import fmt_duration, render
+from .live_view import render
 from .mqtt_adapter import HubMqtt
 from .service import HubService
 from .store import EventStore
 
 
-def _broker(args, data: Path) -> tuple[BrokerAddress, EmbeddedBroker | None]:
-    if args.broker:
-        return parse_broker_url(args.broker), None
-    emb = EmbeddedBroker(data / "broker", host=args.listen, port=args.port).start()
-    return emb.address, emb
-
-
-def _print_standings(service: HubService) -> None:
-    for s in service.standings():
-        ref = ("confirmed" if s.confirmed else "provisional") if s.status == "finished" else ""
-        print(f"{s.place:>4}  {s.entrant:<16} {s.status:<9} {fmt_duration(s.time_ms)}  {ref}")
-
-
 def describe(service: HubService, ev: dict) -> str:
     """One log line for a stored event."""
     p = ev["payload"]
-    if ev["type"] in ("press", "confirm", "void"):
-        who = f"{ev['board']}/{p['station']}"
-        st = next((s for s in service.standings() if s.entrant == who), None)
+    if ev["source"] == "board" and ev["type"] in ("press", "confirm", "void"):
+        st = service.competition._by_station.get((ev["board"], p["station"]))
+        who = st.entrant if st else f"{ev['board']}/{p['station']} (no station)"
         rank = ""
-        if st:
-            ref = ("confirmed" if st.confirmed else "provisional") if st.status == "finished" else ""
-            rank = f" -> place {st.place}, {st.status} {ref}, {fmt_duration(st.time_ms)}"
+        row = next((r for r in service.standings() if st and r.entrant == st.entrant), None)
+        if row:
+            res = service.competition.format.resolution_ms
+            state = "provisional" if row.provisional else "confirmed"
+            rank = f" -> place {row.place}, {row.status} {state}, {fmt_duration(row.net_time_ms, res)}"
         extra = f", {p['missing']} missing" if ev["type"] == "confirm" else ""
         return f"{ev['type']} {who} (boot {p['boot']} seq {p['seq']}{extra}){rank}"
     if ev["type"] == "stray":
         return f"stray press {ev['board']}/{p['station']} while {p['state']}"
     if ev["type"] == "status":
         return f"board {ev['board']} {p['state']}"
-    return f"{ev['type']} {json.dumps(p)}"
+    return f"{ev['source']} {ev['type']} {json.dumps(p)}"
 
 
-def cmd_run(args) -> int:
-    """Hub + broker (+ simulated boards) with a live view, until Ctrl-C."""
+def _print_final(service: HubService) -> None:
+    from .cli_formats import standings_table
+
+    print(standings_table(service.standings(final=True), service.competition.format))
+
+
+# ------------------------------------------------------------------ serving
+
+def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
+    """Broker (embedded unless --broker), hub, live view (or a line per event
+    when not on a terminal), until Ctrl-C / SIGTERM / SIGHUP / --duration."""
     from rich.console import Console
     from rich.live import Live
 
-    data = Path(args.data)
-    data.mkdir(parents=True, exist_ok=True)
+    console = Console()
     stop = threading.Event()
-    failed = False
     for sig in (signal.SIGTERM, signal.SIGHUP):      # kill, closed terminal: stop cleanly
         signal.signal(sig, lambda *a: stop.set())
-    sims = []
-    broker = None
-    hub = None
-    console = Console()
+    sims: list = []
+    broker = hub = None
+    failed = False
+    title = f"TableTimer - {service.competition.format.title}"
     try:
-        keys = BoardKeys(Path(args.keys) if args.keys else data / "board-keys.json")
-    except KeyFileError as e:
-        console.print(f"[red]error:[/red] {e}")
-        return 2
-    for i in range(args.boards):
-        keys.ensure(_sim_id(i))
-    store = EventStore(data / "events.sqlite")
-    service = HubService(store, keys)
-    try:
-        address, broker = _broker(args, data)
-        console.print(f"broker on {address.host}:{address.port}"
-                      f"{' (embedded)' if broker else ''}; event log {store.path}")
+        if args.broker:
+            address = parse_broker_url(args.broker)
+        else:
+            broker = EmbeddedBroker(data / "broker", host=args.listen, port=args.port).start()
+            address = broker.address
+        console.print(f"broker on {address.host}:{address.port}{' (embedded)' if broker else ''}; "
+                      f"event log {service.store.path}")
         hub = HubMqtt(service, address.host, address.port, address.user, address.password)
         hub.start()
-        service.start_round(duration_ms=int(args.limit * 60_000) if args.limit else None,
-                            warnings_ms=tuple(int(w * 60_000) for w in args.warn))
-        if args.boards:
-            sims = _start_sims(args, address, data, service, stop)
+        if start_sims:
+            sims = start_sims(address, stop)
         deadline = time.monotonic() + args.duration if args.duration else None
+
+        def tick() -> None:
+            service.catch_up()                       # operator actions from `tabletimer act`
+            _report_dead_sims(sims, service.activity.append if console.is_terminal else print)
+
         if console.is_terminal:
-            with Live(render(service, "TableTimer hub"), console=console, refresh_per_second=4) as live:
+            with Live(render(service, title), console=console, refresh_per_second=4) as live:
                 while not stop.is_set() and not (deadline and time.monotonic() > deadline):
                     stop.wait(0.25)
-                    _report_dead_sims(sims, service.activity.append)
-                    live.update(render(service, "TableTimer hub"))
+                    tick()
+                    live.update(render(service, title))
         else:   # a log, not a screen: one line per event as it is stored
             service.listeners.append(lambda ev: print(describe(service, ev), flush=True))
             while not stop.is_set() and not (deadline and time.monotonic() > deadline):
                 stop.wait(0.25)
-                _report_dead_sims(sims, print)
+                tick()
     except KeyboardInterrupt:
         pass
     except (RuntimeError, ConnectionError, ValueError) as e:
@@ -113,11 +110,10 @@ def cmd_run(args) -> int:
             hub.stop()
         if broker:
             broker.stop()
-        store.close()
     if failed:
         return 2
-    console.print("\nstopped; final standings:")
-    _print_standings(service)
+    console.print("\nstopped; standings:")
+    _print_final(service)
     return 0
 
 
@@ -130,20 +126,50 @@ def _report_dead_sims(sims: list, say) -> None:
             say(f"simulated board {sim.board_id} exited: {' | '.join(sim.stderr_tail[-3:])}")
 
 
-def _sim_id(i: int) -> str:
-    return f"sim{i + 1:02d}"
+def cmd_demo(args) -> int:
+    """Hub + embedded broker + simulated boards playing a round."""
+    from .demo import demo_event, sim_board_id
+
+    data = Path(args.data)
+    data.mkdir(parents=True, exist_ok=True)
+    try:
+        fmt, entrants, stations = demo_event(args.preset, args.boards, args.stations)
+        keys = BoardKeys(data / "board-keys.json")
+    except (FormatError, KeyFileError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for i in range(args.boards):
+        keys.ensure(sim_board_id(i))
+    store = EventStore(data / "events.sqlite")
+    service = HubService(store, keys, Competition(fmt, entrants, stations))
+
+    def start_sims(address: BrokerAddress, stop: threading.Event):
+        service.start_round(duration_ms=int(args.limit * 60_000) if args.limit else None,
+                            warnings_ms=tuple(int(w * 60_000) for w in args.warn))
+        return _start_sims(args, address, data, service, stations, stop)
+
+    try:
+        return _serve(args, service, data, start_sims)
+    finally:
+        store.close()
 
 
-def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, stop: threading.Event):
+def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, stations, stop):
     from tabletimer.tools.simulator import SimBoard
 
+    from .demo import sim_board_id
+
     rng = random.Random(args.seed)
+    per_board: dict[str, int] = {}
+    for s in stations:
+        per_board[s.board] = max(per_board.get(s.board, 0), s.button)
     sims = []
     for i in range(args.boards):
-        sim = SimBoard(_sim_id(i), address.host, address.port, data / "sim-boards",
-                       key=service.keys.ensure(_sim_id(i)),
-                       stations=args.stations, clock_offset_ms=rng.randint(-5, 5) * 3_600_000
-                       + rng.randint(0, 3_599_999), drift_ppm=rng.randint(-50, 50))
+        b = sim_board_id(i)
+        sim = SimBoard(b, address.host, address.port, data / "sim-boards", key=service.keys.ensure(b),
+                       stations=per_board.get(b, 1),
+                       clock_offset_ms=rng.randint(-5, 5) * 3_600_000 + rng.randint(0, 3_599_999),
+                       drift_ppm=rng.randint(-50, 50))
         sims.append(sim.start())
 
     def presser() -> None:
@@ -152,16 +178,16 @@ def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, s
         # and confirms (a 2.5 s hold)
         plan = []
         for sim in sims:
-            for st in range(1, args.stations + 1):
+            for st in range(1, per_board.get(sim.board_id, 1) + 1):
                 at = rng.uniform(3, args.press_window)
-                plan.append((at, 0, sim, st, "press", 80))
+                plan.append((at, 0, sim, st, 80))
                 ref = at + rng.uniform(2, 6)
                 for k in range(rng.choice((0, 0, 0, 1, 2))):
-                    plan.append((ref + 0.4 * k, 1, sim, st, "press", 100))
-                plan.append((ref + 1, 2, sim, st, "press", 2500))
+                    plan.append((ref + 0.4 * k, 1, sim, st, 100))
+                plan.append((ref + 1, 2, sim, st, 2500))
         plan.sort(key=lambda p: (p[0], p[1]))
         t0 = time.monotonic()
-        for at, _, sim, st, cmd, hold in plan:
+        for at, _, sim, st, hold in plan:
             if stop.wait(max(0.0, t0 + at - time.monotonic())):
                 return
             if sim.alive:
@@ -171,13 +197,101 @@ def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, s
     return sims
 
 
-def cmd_standings(args) -> int:
-    store = EventStore(args.db)
-    service = HubService(store, BoardKeys())
-    _print_standings(service)
-    store.close()
+def _load_event(path: str):
+    ev = event_folder.load(path)
+    for w in ev.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    return ev
+
+
+def cmd_run(args) -> int:
+    """A real event from its folder: boards from stations.csv, keys from
+    board-keys.json, the log in events.sqlite."""
+    try:
+        ev = _load_event(args.dir)
+        keys = BoardKeys(ev.keys_file)
+    except (event_folder.EventFolderError, FormatError, KeyFileError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    missing = sorted({s.board for s in ev.stations} - set(keys.boards()))
+    if missing:
+        print(f"warning: no key for board(s) {', '.join(missing)}: flash them with "
+              f"`tabletimer board flash PORT --id ID --keys {ev.keys_file}`", file=sys.stderr)
+    store = EventStore(ev.db)
+    try:
+        service = HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations))
+        return _serve(args, service, ev.path)
+    finally:
+        store.close()
+
+
+def cmd_init(args) -> int:
+    try:
+        p = event_folder.init(args.dir, args.format)
+    except (event_folder.EventFolderError, FormatError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"event folder {p}: edit entrants.csv and stations.csv, flash the boards with "
+          f"--keys {p / 'board-keys.json'}, then `tabletimer run {p}`")
     return 0
 
+
+def _value(text: str):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def cmd_act(args) -> int:
+    """Append an operator action to an event's log; a running hub applies it
+    within a quarter of a second."""
+    try:
+        ev = _load_event(args.dir)
+        payload = {}
+        for kv in args.fields:
+            k, sep, v = kv.partition("=")
+            if not sep:
+                raise ValueError(f"expected key=value, not {kv!r}")
+            payload[k] = v if k in ("entrant", "press_id", "reason") else _value(v)
+        if args.action == "round_start" and "at" not in payload:
+            from .clock import HubClock
+            payload["at"] = HubClock().now_ms()
+        store = EventStore(ev.db)
+        try:
+            service = HubService(store, BoardKeys(ev.keys_file),
+                                 Competition(ev.format, ev.entrants, ev.stations))
+            row = service.act(args.action, payload, who=args.who, why=args.why)
+        finally:
+            store.close()
+    except (event_folder.EventFolderError, FormatError, KeyFileError, ValueError, TypeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"recorded #{row['id']}: {args.action} {json.dumps(row['payload'])}")
+    return 0
+
+
+def cmd_replay(args) -> int:
+    """The standings rebuilt offline from an event's log."""
+    try:
+        ev = _load_event(args.dir)
+    except (event_folder.EventFolderError, FormatError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    store = EventStore(ev.db)
+    try:
+        service = HubService(store, BoardKeys(ev.keys_file), Competition(ev.format, ev.entrants, ev.stations))
+        if args.json:
+            from .standings import row_dict
+            print(json.dumps([row_dict(r) for r in service.standings(final=True)], indent=2))
+        else:
+            _print_final(service)
+    finally:
+        store.close()
+    return 0
+
+
+# ------------------------------------------------------------------ boards
 
 def cmd_board_flash(args) -> int:
     from tabletimer import firmware_dir
@@ -221,32 +335,59 @@ def cmd_board_check(args) -> int:
     return board_check.main(["-v"] if args.verbose else [])
 
 
+# ------------------------------------------------------------------ parser
+
+def _serve_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--broker", help="external broker URL, e.g. mqtt://192.168.1.10:1883 (default: embedded)")
+    p.add_argument("--listen", default="127.0.0.1",
+                   help="address the embedded broker binds (0.0.0.0: reachable by boards on the LAN)")
+    p.add_argument("--port", type=int, default=1883, help="embedded broker port (default 1883)")
+    p.add_argument("--duration", type=float, default=None, help="stop by itself after this many seconds")
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="tabletimer", description=__doc__)
+    p = argparse.ArgumentParser(prog="tabletimer", description="Timing and ranking for jigsaw-puzzle "
+                                "speed competitions.")
     sub = p.add_subparsers(dest="cmd", required=True)
 
-    r = sub.add_parser("run", help="run the hub (embedded broker, simulated boards by default) with a live view")
-    r.add_argument("--data", default="data", help="folder for the event log and the broker (default: ./data)")
-    r.add_argument("--broker", help="external broker URL, e.g. mqtt://192.168.1.10:1883 (default: embedded)")
-    r.add_argument("--listen", default="127.0.0.1",
-                   help="address the embedded broker binds (the boards' LAN address at an event)")
-    r.add_argument("--port", type=int, default=1883, help="embedded broker port (default 1883)")
-    r.add_argument("--boards", type=int, default=4, help="simulated boards to start (0 for real boards only)")
-    r.add_argument("--stations", type=int, default=2, help="stations (buttons) per simulated board")
-    r.add_argument("--press-window", type=float, default=30.0,
+    d = sub.add_parser("demo", help="the hub with an embedded broker and simulated boards playing a round")
+    d.add_argument("--data", default="data", help="folder for the demo's event log and boards (default: ./data)")
+    d.add_argument("--preset", default="cz-championship-individuals", help="competition format preset")
+    d.add_argument("--boards", type=int, default=4, help="simulated boards")
+    d.add_argument("--stations", type=int, default=2, help="stations (buttons) per board (individual formats)")
+    d.add_argument("--press-window", type=float, default=30.0,
                    help="simulated finishes happen within this many seconds of the start")
-    r.add_argument("--seed", type=int, default=None, help="random seed for the simulation")
-    r.add_argument("--duration", type=float, default=None, help="stop by itself after this many seconds")
-    r.add_argument("--limit", type=float, default=None,
-                   help="round time limit in minutes: the boards sound time-up (default: none)")
-    r.add_argument("--warn", type=float, nargs="*", default=[1.0],
+    d.add_argument("--seed", type=int, default=None, help="random seed for the simulation")
+    d.add_argument("--limit", type=float, default=None,
+                   help="round time limit in minutes (default: the format's)")
+    d.add_argument("--warn", type=float, nargs="*", default=[1.0],
                    help="warnings, in minutes before the limit (default: 1)")
-    r.add_argument("--keys", help="board keys file (default: DATA/board-keys.json)")
+    _serve_options(d)
+    d.set_defaults(func=cmd_demo)
+
+    r = sub.add_parser("run", help="run an event from its folder (see `tabletimer init`)")
+    r.add_argument("dir", help="the event folder")
+    _serve_options(r)
     r.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("standings", help="print the standings rebuilt from an event log")
-    s.add_argument("--db", default="data/events.sqlite")
-    s.set_defaults(func=cmd_standings)
+    i = sub.add_parser("init", help="create an event folder from a format preset")
+    i.add_argument("dir")
+    i.add_argument("--format", required=True, help="preset name (see `tabletimer formats`)")
+    i.set_defaults(func=cmd_init)
+
+    a = sub.add_parser("act", help="record an operator action in an event's log "
+                                   "(a running hub applies it at once)")
+    a.add_argument("dir", help="the event folder")
+    a.add_argument("action", choices=sorted(OPERATOR_ACTIONS))
+    a.add_argument("fields", nargs="*", help="key=value, e.g. entrant=12 placed=311 (times in hub ms)")
+    a.add_argument("--who", default="operator", help="who acts (recorded)")
+    a.add_argument("--why", default="", help="the reason (recorded)")
+    a.set_defaults(func=cmd_act)
+
+    rp = sub.add_parser("replay", help="rebuild the standings offline from an event's log")
+    rp.add_argument("dir")
+    rp.add_argument("--json", action="store_true")
+    rp.set_defaults(func=cmd_replay)
 
     b = sub.add_parser("board", help="board tools")
     bsub = b.add_subparsers(dest="board_cmd", required=True)
@@ -263,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--buzzer-kind", choices=("passive", "active"))
     f.add_argument("--led", type=int, help="GPIO pin of the status LED")
     f.add_argument("--keys", default="data/board-keys.json",
-                   help="the hub's board keys file (default: data/board-keys.json)")
+                   help="the hub's board keys file (an event's: DIR/board-keys.json)")
     f.add_argument("--dry-run", action="store_true",
                    help="check the configuration and print the mpremote command; no key is stored")
     f.set_defaults(func=cmd_board_flash)
@@ -271,6 +412,9 @@ def main(argv: list[str] | None = None) -> int:
                                       "against the ESP32 stubs")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(func=cmd_board_check)
+
+    from . import cli_formats
+    cli_formats.add_subcommands(sub)
 
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

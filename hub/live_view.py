@@ -1,6 +1,6 @@
 """A plain live view of the hub for the terminal (Rich): round clock,
 standings, boards and recent activity.  The full organizer console is a
-later piece of work; this is what `tabletimer run` shows meanwhile."""
+later piece of work; this is what `tabletimer run` and `demo` show meanwhile."""
 
 from __future__ import annotations
 
@@ -8,38 +8,43 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from .formats import fmt_duration
 from .service import HubService
-
-
-def fmt_duration(ms: int | None) -> str:
-    if ms is None:
-        return "-"
-    sign = "-" if ms < 0 else ""
-    ms = abs(ms)
-    h, rest = divmod(ms, 3_600_000)
-    m, rest = divmod(rest, 60_000)
-    s, milli = divmod(rest, 1000)
-    return f"{sign}{h}:{m:02d}:{s:02d}.{milli:03d}"
 
 
 def render(service: HubService, title: str) -> Group:
     now = service.clock.now_ms()
-    start = service.state.start_ms
+    comp = service.competition
+    fmt = comp.format
+    start = comp.start_ms
     reg = service.registry.boards
     online = sum(1 for b in reg.values() if b.online)
-    head = Text.assemble(
-        (f"{title}  ", "bold"),
-        f"round clock {fmt_duration(now - start) if start is not None else 'not started'}  ",
-        f"boards online {online}/{len(reg)}  ",
-        f"duplicates {service.duplicates}  rejected {sum(service.rejected.values())}")
+    if start is None:
+        clock = "round not started"
+    else:
+        clock = (f"elapsed {fmt_duration(max(0, now - start))}  "
+                 f"left {fmt_duration(max(0, start + fmt.time_limit_ms - now))}")
+    rejected = sum(service.rejected.values())
+    head = Text.assemble((f"{title}  ", "bold"), f"{clock}  boards online {online}/{len(reg)}  ",
+                         (f"rejected {rejected}" if rejected else "rejected 0",
+                          "red" if rejected else ""),
+                         f"  duplicates {service.duplicates}")
 
+    res = fmt.resolution_ms
     standings = Table(title="Standings", expand=True)
-    for col in ("place", "entrant", "status", "time", "referee"):
+    for col in ("place", "award", "name", "status", "time", "penalty", "pieces", "referee"):
         standings.add_column(col)
-    for s in service.standings():
-        ref = ("confirmed" if s.confirmed else "provisional") if s.status == "finished" else ""
-        standings.add_row(str(s.place), s.entrant, s.status, fmt_duration(s.time_ms), ref,
-                          style="green" if s.confirmed else ("yellow" if s.status == "finished" else None))
+    for r in service.standings():
+        ref = ("provisional" if r.provisional else "confirmed") if r.status == "finished" else ""
+        standings.add_row(
+            str(r.place) if r.place is not None else "-",
+            str(r.award_place) if r.award_place is not None else ("unofficial" if not r.official else ""),
+            r.name or r.entrant, r.status + (f" ({r.reason})" if r.reason else ""),
+            fmt_duration(r.net_time_ms if r.net_time_ms is not None else r.time_ms, res),
+            fmt_duration(r.penalty_ms, res) if r.penalty_ms else "",
+            str(r.pieces) if r.pieces else "", ref,
+            style="green" if r.status == "finished" and not r.provisional
+            else ("yellow" if r.status == "finished" else None))
 
     boards = Table(title="Boards", expand=True)
     for col in ("board", "state", "fw", "boot", "stations", "sync ±ms", "last seen"):
@@ -47,7 +52,7 @@ def render(service: HubService, title: str) -> Group:
     for b in sorted(reg.values(), key=lambda b: b.board):
         boards.add_row(b.board, "online" if b.online else "OFFLINE", b.fw or "-", str(b.boot or "-"),
                        str(b.stations), str(b.sync_err_ms if b.sync_err_ms is not None else "-"),
-                       fmt_duration(now - b.last_seen_ms) + " ago" if b.last_seen_ms else "-",
+                       fmt_duration(now - b.last_seen_ms, 1) + " ago" if b.last_seen_ms else "-",
                        style=None if b.online else "red")
     activity = Text("\n".join(list(service.activity)[-8:]), style="dim")
     return Group(head, standings, boards, Text("Recent activity", style="bold"), activity)

@@ -16,14 +16,16 @@ from tabletimer.shared import protocol
 from tabletimer.shared.auth import AuthError
 
 from .clock import HubClock
+from .competition import OPERATOR_ACTIONS, Competition
 from .keys import BoardKeys
-from .ranking import Standing
 from .registry import BoardRegistry
 from .replay import ReplayGuard
-from .round_state import RoundState
+from .standings import StandingRow
 from .store import EventStore
 
 IDENTIFY_TTL_MS = 10_000
+# (topic kind, message type) a board may send; events are checked separately
+_ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STATUS)}
 
 
 class Outgoing(NamedTuple):
@@ -34,12 +36,13 @@ class Outgoing(NamedTuple):
 
 
 class HubService:
-    def __init__(self, store: EventStore, keys: BoardKeys, clock: HubClock | None = None) -> None:
+    def __init__(self, store: EventStore, keys: BoardKeys, competition: Competition,
+                 clock: HubClock | None = None) -> None:
         self.store = store
         self.keys = keys
         self.clock = clock or HubClock()
         self.registry = BoardRegistry()
-        self.state = RoundState()
+        self.competition = competition
         self.guard = ReplayGuard()
         self.rejected: Counter[str] = Counter()   # reason -> count
         self.duplicates = 0
@@ -48,11 +51,14 @@ class HubService:
         self.reject_listeners: list[Callable[[str, str], None]] = []   # (category, detail)
         self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
         self._hub_ctr = 0
+        self._sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
         self._lock = threading.RLock()
+        self._caught_up = 0      # every row with an id up to this one is applied
         for ev in store.events():                # resume: replay the log
             if ev["source"] == "board":
                 self.guard.check(ev["board"], ev["payload"])
             self._apply(ev)
+            self._caught_up = ev["id"]
 
     # ------------------------------------------------------------ input
     def handle(self, topic: str, payload: bytes, received_ms: int) -> list[Outgoing]:
@@ -63,6 +69,8 @@ class HubService:
             board, kind = protocol.parse_board_topic(topic)
         except protocol.ProtocolError as e:
             return self._reject("malformed", str(e), topic)
+        if len(payload) > protocol.MAX_PAYLOAD + 1 + 64:
+            return self._reject("malformed", f"payload too large: {len(payload)} bytes", topic)
         signer = self.keys.signer(board)
         if signer is None:
             self.keys.reload()                   # flashed since the hub started?
@@ -73,32 +81,38 @@ class HubService:
             msg = protocol.decode(signer.open(topic, payload))
         except AuthError as e:
             return self._reject("forged", str(e), topic)
-        except protocol.ProtocolError as e:
-            return self._reject("malformed", str(e), topic)
+        except (protocol.ProtocolError, RecursionError) as e:
+            return self._reject("malformed", str(e) or "nested too deep", topic)
+        typ = msg["type"]
+        if (kind, typ) not in _ACCEPTED and not (kind == protocol.EVENT and typ in protocol.EVENT_TYPES):
+            return self._reject("malformed", f"unexpected {typ} message on {kind}", topic)
+        if kind == protocol.SYNC and "t2" in msg:
+            return self._reject("malformed", "a sync reply from a board", topic)
         with self._lock:
             why = self.guard.check(board, msg)
             if why:
                 return self._reject("replayed", why, topic)
             self.registry.seen(board, received_ms)
-            typ = msg["type"]
-            if kind == protocol.SYNC and typ == protocol.T_SYNC and "t2" not in msg:
+            if kind == protocol.SYNC:
                 reply = protocol.sync_reply(msg, received_ms, self.clock.now_ms())
                 return [self._to_board(board, protocol.CMD, reply, 0)]
-            if kind == protocol.STATUS and typ == protocol.T_STATUS:
+            if kind == protocol.STATUS:
                 self._apply(self.store.append("board", "status", msg, received_ms, board))
                 if msg["state"] == protocol.ONLINE:
                     # a board flashed after the round began has no retained
                     # schedule yet; a rebooted one gets the current one again
-                    return self.schedules([board])
+                    return self.schedules([board], force=True)
                 return []
-            if kind == protocol.EVENT and typ in protocol.EVENT_TYPES:
-                row = self.store.append_board_event(board, msg, received_ms)   # committed here
-                if row is None:
-                    self.duplicates += 1
-                else:
-                    self._apply(row)
-                return [self._to_board(board, protocol.CMD, protocol.ack(msg["boot"], msg["seq"]), 1)]
-            return self._reject("malformed", f"unexpected {typ} message on {kind}", topic)
+            # an event
+            row = self.store.append_board_event(board, msg, received_ms)   # committed here
+            out = [self._to_board(board, protocol.CMD, protocol.ack(msg["boot"], msg["seq"]), 1)]
+            if row is None:
+                self.duplicates += 1
+            else:
+                self._apply(row)
+                if self.competition.format.relay is not None and typ in ("press", "void"):
+                    out += self.schedules()     # a relay finish changes the rotations
+            return out
 
     def _reject(self, category: str, detail: str, topic: str) -> list[Outgoing]:
         self.rejected[category] += 1
@@ -119,28 +133,63 @@ class HubService:
 
     # ------------------------------------------------------ operator actions
     def start_round(self, at_ms: int | None = None, duration_ms: int | None = None,
-                    warnings_ms: tuple[int, ...] = ()) -> dict:
-        """Start the round at at_ms (default now); with a duration, time-up
-        and the warnings (ms before the end) are scheduled too.  Every known
-        board gets the signed schedule (retained, so a board that reboots
-        gets it again)."""
+                    warnings_ms: tuple[int, ...] = (), who: str = "operator", why: str = "") -> dict:
+        """Start the round at at_ms (default now).  The limit defaults to the
+        format's; time-up and the warnings (ms before the end) are scheduled
+        on every board (signed, retained, so a board that reboots gets it
+        again)."""
+        now = self.clock.now_ms()
+        return self.act("round_start", {"at": at_ms if at_ms is not None else now,
+                                        "duration": duration_ms, "warnings": list(warnings_ms)},
+                        who, why)
+
+    def act(self, action: str, payload: dict, who: str = "operator", why: str = "") -> dict:
+        """Append an operator action (with who and why) and apply it."""
+        fields = OPERATOR_ACTIONS.get(action)
+        if fields is None:
+            raise ValueError(f"unknown action {action!r}; known: {', '.join(OPERATOR_ACTIONS)}")
+        unknown = set(payload) - set(fields)
+        if unknown:
+            raise ValueError(f"{action}: unknown field(s) {', '.join(sorted(unknown))}")
         with self._lock:
-            now = self.clock.now_ms()
-            at = at_ms if at_ms is not None else now
-            payload = {"at": at, "duration": duration_ms, "warnings": list(warnings_ms)}
-            row = self.store.append("operator", "round_start", payload, now)
+            self.competition.check_action(action, payload)
+            row = self.store.append("operator", action, dict(payload, who=who, why=why),
+                                    self.clock.now_ms())
             self._apply(row)
         self.publish(self.schedules())
         return row
 
-    def schedules(self, boards: list[str] | None = None) -> list[Outgoing]:
-        """The current schedule for the given boards (default: every board
-        with a key)."""
-        sched = self.state.schedule
-        if sched is None:
-            return []
-        return [self._to_board(b, protocol.SCHED, protocol.schedule(*sched), 1, retain=True)
-                for b in (boards if boards is not None else self.keys.boards())]
+    def catch_up(self) -> int:
+        """Apply rows another process appended (operator commands from the
+        command line); returns how many."""
+        with self._lock:
+            rows = self.store.events(after=self._caught_up)
+            new = [r for r in rows if not self.competition.has(r["id"])]
+            for row in new:
+                self._apply(row)
+            if rows:
+                self._caught_up = rows[-1]["id"]
+        if new:
+            self.publish(self.schedules())
+        return len(new)
+
+    def schedules(self, boards: list[str] | None = None, force: bool = False) -> list[Outgoing]:
+        """Signed schedules for the boards (default: every board with a key)
+        whose schedule changed since last published (all with force)."""
+        out = []
+        now = self.clock.now_ms()
+        with self._lock:
+            for b in (boards if boards is not None else self.keys.boards()):
+                content = self.competition.schedule(b, now)
+                if content is None or self.keys.signer(b) is None:
+                    continue
+                last = self._sched_sent.get(b)
+                if last is not None and last[0] == content and not force:
+                    continue
+                sid = max(self.competition.last_row_id(), last[1] + 1 if last and last[0] != content else 0)
+                self._sched_sent[b] = (content, sid)
+                out.append(self._to_board(b, protocol.SCHED, protocol.schedule(sid, *content), 1, retain=True))
+        return out
 
     def identify(self, board: str) -> None:
         msg = protocol.identify(self.clock.now_ms() + IDENTIFY_TTL_MS)
@@ -148,6 +197,8 @@ class HubService:
 
     # ------------------------------------------------------------ state
     def _apply(self, ev: dict) -> None:
+        if self.competition.has(ev["id"]):
+            return
         p = ev["payload"]
         if ev["source"] == "board" and ev["type"] == "status":
             self.registry.status(ev["board"], p, ev["received_ms"])
@@ -158,10 +209,16 @@ class HubService:
             self.activity.append(f"{ev['type']} {ev['board']}/{p['station']} at {p['at']}")
         elif ev["type"] == "round_start":
             self.activity.append(f"round started at {p['at']}")
-        self.state.apply(ev)
+        elif ev["source"] == "operator":
+            self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "
+                                 + " ".join(f"{k}={v}" for k, v in p.items() if k not in ("who", "why") and v is not None)
+                                 + (f" ({p['why']})" if p.get("why") else ""))
+        self.competition.apply(ev)
         for fn in self.listeners:
             fn(ev)
 
-    def standings(self) -> list[Standing]:
+    def standings(self, final: bool = False) -> list[StandingRow]:
+        """The standings now (entrants still within their time are
+        'running'), or as final results."""
         with self._lock:
-            return self.state.standings()
+            return self.competition.standings(None if final else self.clock.now_ms())

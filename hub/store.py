@@ -58,10 +58,12 @@ class EventStore:
                 (received_ms, source, type_, board, json.dumps(payload)))
             return self._row(cur.lastrowid, received_ms, source, type_, board, payload)
 
-    def events(self) -> list[dict]:
+    def events(self, after: int = 0) -> list[dict]:
+        """Stored rows in log order (those with id > after)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, received_ms, source, type, board, payload FROM events ORDER BY id").fetchall()
+                "SELECT id, received_ms, source, type, board, payload FROM events WHERE id > ? ORDER BY id",
+                (after,)).fetchall()
         return [self._row(i, r, s, t, b, json.loads(p)) for i, r, s, t, b, p in rows]
 
     @staticmethod

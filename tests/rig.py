@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from tabletimer.hub.competition import Competition
+from tabletimer.hub.formats import load_format
 from tabletimer.hub.keys import BoardKeys
 from tabletimer.hub.mqtt_adapter import HubMqtt
 from tabletimer.hub.service import HubService
@@ -27,12 +29,24 @@ class Rig:
         self.store: EventStore | None = None
 
     # -------------------------------------------------------------- hub
-    def start_hub(self) -> HubService:
+    def start_hub(self, preset: str = "cz-championship-individuals") -> HubService:
+        """Every station of every board is an individual entrant (board/station)."""
         self.store = EventStore(self.db)
-        self.service = HubService(self.store, self.keys)
+        self.service = HubService(self.store, self.keys, self.competition(preset))
         self.mqtt = HubMqtt(self.service, self.broker.host, self.broker.port)
         self.mqtt.start()
         return self.service
+
+    @staticmethod
+    def competition(preset: str = "cz-championship-individuals") -> Competition:
+        return Competition(load_format(preset), [], [], auto_stations=True)
+
+    def pressed_at(self, board: str, seq: int, boot: int = 1) -> int:
+        """The hub time the hub stored for a board's press."""
+        assert self.service
+        (ev,) = [e for e in self.service.store.events() if e["type"] == "press" and e["board"] == board
+                 and e["payload"]["boot"] == boot and e["payload"]["seq"] == seq]
+        return ev["payload"]["at"]
 
     def stop_hub(self) -> None:
         if self.mqtt:

@@ -58,14 +58,14 @@ def test_board_check_command_passes(capsys):
     assert cli.main(["board", "check"]) == 0
 
 
-def test_run_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
+def test_demo_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
     """The README's main job, shortened: embedded broker, hub, simulated
     boards; every simulated station finishes and is ranked; then a clean
     stop leaves no process behind."""
     from brokers import free_port
 
     proc = subprocess.Popen(
-        [TT, "run", "--data", "data", "--port", str(free_port()), "--boards", "2",
+        [TT, "demo", "--data", "data", "--port", str(free_port()), "--boards", "2",
          "--stations", "2", "--press-window", "4", "--duration", "30", "--seed", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         cwd=tmp_path)   # a relative data folder, as in the README's default
@@ -74,7 +74,7 @@ def test_run_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
     assert proc.stdout
     for line in proc.stdout:                  # the live view, as it happens
         lines.append(line)
-        if "finished" in line:
+        if line.startswith("confirm") and "finished confirmed" in line:
             finished |= {w for w in line.split() if w.startswith("sim0")}
         if len(finished) == 4:
             break
@@ -82,9 +82,9 @@ def test_run_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
     os.killpg(proc.pid, signal.SIGINT)        # Ctrl-C, to the whole group as a terminal does
     rest = proc.communicate(timeout=30)[0]
     assert proc.returncode == 0, rest
-    assert "final standings" in rest
-    final = rest.split("final standings:")[1].split("\n")
-    assert sum("finished" in l for l in final) == 4
+    assert "stopped; standings:" in rest
+    final = rest.split("stopped; standings:")[1].split("\n")
+    assert sum(" finished " in l and "provisional" not in l for l in final) == 4
     # nothing left running: no broker, no board process of this run
     left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout
     assert left.strip() == "", left
@@ -103,7 +103,7 @@ def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path):
     from brokers import free_port
 
     proc = subprocess.Popen(
-        [TT, "run", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--boards", "2",
+        [TT, "demo", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--boards", "2",
          "--press-window", "60", "--duration", "120"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout
@@ -120,3 +120,36 @@ def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path):
     while _pids_mentioning(str(tmp_path)) and time.monotonic() < deadline:
         time.sleep(0.1)   # polling other processes' exit: nothing to await
     assert _pids_mentioning(str(tmp_path)) == []
+
+
+def test_init_act_and_replay_an_event_folder(tmp_path, capsys):
+    ev = tmp_path / "event"
+    assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
+    (ev / "entrants.csv").write_text("id,name\n1,Anna\n2,Ben\n3,Cecilie\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n"
+                                     "T02,1,Table 2,3\n")
+    capsys.readouterr()
+    t0 = 1_796_000_000_000
+    assert cli.main(["act", str(ev), "round_start", f"at={t0}", "--who", "desk"]) == 0
+    assert cli.main(["act", str(ev), "press", "entrant=2", "puzzle=1", f"at={t0 + 3_600_000}",
+                     "--why", "button broken, referee's watch"]) == 0
+    assert cli.main(["act", str(ev), "confirm", "press_id=op/2", "missing_found=1"]) == 0
+    assert cli.main(["act", str(ev), "count", "entrant=1", "puzzle=1", "placed=420"]) == 0
+    assert cli.main(["act", str(ev), "dns", "entrant=3"]) == 0
+    assert cli.main(["act", str(ev), "count", "entrant=1", "colour=red"]) == 2
+    assert "unknown field(s) colour" in capsys.readouterr().err
+    assert cli.main(["replay", str(ev), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["entrant"], r["status"], r["place"]) for r in rows] == [
+        ("2", "finished", 1), ("1", "unfinished", 2), ("3", "dns", None)]
+    assert rows[0]["net_time_ms"] == 3_610_000 and rows[1]["pieces"] == 420
+
+
+def test_run_refuses_a_broken_event_folder(tmp_path, capsys):
+    assert cli.main(["run", str(tmp_path / "nothing")]) == 2
+    assert "no format.toml" in capsys.readouterr().err
+    ev = tmp_path / "ev"
+    cli.main(["init", str(ev), "--format", "czjpa-pairs"])
+    (ev / "stations.csv").write_text("board,button,entrant\nT01,1,nobody\n")
+    assert cli.main(["run", str(ev)]) == 2
+    assert "stations.csv:2: no entrant 'nobody'" in capsys.readouterr().err

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tabletimer.hub.competition import Competition
+from tabletimer.hub.formats import load_format
 from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.ranking import rank_single_round
 from tabletimer.hub.registry import BoardRegistry
 from tabletimer.hub.service import HubService
 from tabletimer.hub.store import EventStore
@@ -17,6 +18,10 @@ from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 
 KEYS = {"b1": "11" * 32, "b2": "22" * 32}
+
+
+def competition() -> Competition:
+    return Competition(load_format("cz-championship-individuals"), [], [], auto_stations=True)
 
 
 class FakeClock:
@@ -50,7 +55,7 @@ class Sender:
 @pytest.fixture
 def hub(tmp_path: Path):
     store = EventStore(tmp_path / "events.sqlite")
-    svc = HubService(store, BoardKeys(keys=KEYS), FakeClock())
+    svc = HubService(store, BoardKeys(keys=KEYS), competition(), FakeClock())
     svc.sender = Sender()
     yield svc
     store.close()
@@ -64,19 +69,6 @@ def press(svc, board="b1", boot=1, seq=1, station=1, at=None):
 def parse_cmd(out, board="b1"):
     """The body of a signed hub command, verified with the board's key."""
     return json.loads(Signer(KEYS[board]).open(out.topic, out.payload))
-
-
-def test_ranking_shares_places_and_puts_non_finishers_last():
-    st = rank_single_round(1000, ["a", "b", "c", "d", "e"],
-                           {"a": 5000, "b": 3000, "c": 5000, "e": 9000})
-    assert [(s.entrant, s.place, s.time_ms) for s in st] == [
-        ("b", 1, 2000), ("a", 2, 4000), ("c", 2, 4000), ("e", 4, 8000), ("d", 5, None)]
-    assert st[-1].status == "running"
-
-
-def test_ranking_before_start_has_no_times():
-    st = rank_single_round(None, ["a", "b"], {"a": 5})
-    assert all(s.time_ms is None and s.place == 1 for s in st)
 
 
 def test_press_is_committed_before_ack_and_duplicates_are_harmless(hub, tmp_path):
@@ -93,7 +85,7 @@ def test_press_is_committed_before_ack_and_duplicates_are_harmless(hub, tmp_path
     assert parse_cmd(again[0])["seq"] == 1 and hub.duplicates == 1
     assert other.execute("SELECT count(*) FROM events WHERE type='press'").fetchone() == (1,)
     s = hub.standings()[0]
-    assert (s.entrant, s.status, s.time_ms) == ("b1/1", "finished", 61_000)
+    assert (s.entrant, s.status, s.time_ms, s.provisional) == ("b1/1", "finished", 61_000, True)
 
 
 def test_earliest_press_counts_whatever_the_arrival_order(hub):
@@ -108,15 +100,16 @@ def test_press_before_the_start_is_kept_but_not_a_finish(hub):
     t0 = hub.clock.t
     hub.start_round(t0 + 5000)
     press(hub, at=t0 + 1000)
-    assert hub.standings()[0].status == "running"
-    assert len(hub.state.early) == 1
+    assert hub.standings(final=True)[0].status == "unfinished"
+    assert len([e for e in hub.store.events() if e["type"] == "press"]) == 1
 
 
 def test_press_without_time_is_stored_and_acked_but_not_ranked(hub):
     hub.start_round()
     out = hub.sender.send(hub, "b1", P.EVENT, P.press(1, 1, 1, None))
     assert len(out) == 1
-    assert hub.standings()[0].status == "running" and len(hub.state.untimed) == 1
+    assert hub.standings(final=True)[0].status == "unfinished"
+    assert [u.type for u in hub.competition.unassigned] == ["untimed press"]
 
 
 def signed(body: bytes, topic: str = "tt/v1/b/b1/evt") -> bytes:
@@ -145,7 +138,7 @@ def test_bad_messages_are_rejected_and_change_nothing(hub, topic, payload, categ
     assert hub.handle(topic, payload, hub.clock.t) == []
     assert dict(hub.rejected) == {category: 1}
     assert hub.store.events() == before
-    assert all(s.status == "running" for s in hub.standings())
+    assert all(s.status != "finished" for s in hub.standings())
 
 
 def test_sync_reply_carries_receive_and_send_times(hub):
@@ -194,6 +187,10 @@ def test_round_start_sends_signed_retained_schedules(hub):
     assert (body["start"], body["end"]) == (t0 + 5000, end)
     assert body["signals"] == [[t0 + 5000, "start"], [end - 600_000, "warn"], [end - 60_000, "warn"],
                                [end, "time_up"]]
+    sent.clear()
+    hub.publish([])
+    assert hub.schedules() == []                    # unchanged: nothing to resend
+    assert len(hub.schedules(["b1"], force=True)) == 1
 
 
 def test_confirm_and_void_follow_the_call(hub):
@@ -204,11 +201,44 @@ def test_confirm_and_void_follow_the_call(hub):
     s.send(hub, "b1", P.EVENT, P.event("void", 1, 2, 1, t0 + 6000, call=[1, 1]))
     assert hub.standings()[0].status == "running"
     press(hub, seq=3, at=t0 + 9000)
-    assert not hub.standings()[0].confirmed
+    assert hub.standings()[0].provisional
     s.send(hub, "b1", P.EVENT, P.event("confirm", 1, 4, 1, t0 + 12000, call=[1, 3], missing=2))
     st = hub.standings()[0]
-    assert st.confirmed and st.time_ms == 9000
-    assert hub.state.finishes()["b1/1"].missing == 2
+    assert not st.provisional and st.time_ms == 9000
+    assert st.penalty_ms == 20_000 and st.net_time_ms == 29_000
+
+
+def test_operator_actions_are_logged_with_who_and_why(hub):
+    hub.start_round()
+    t0 = hub.clock.t
+    press(hub, at=t0 + 30_000)
+    row = hub.act("confirm", {"press_id": "b1/1/1", "missing_found": 1, "missing_lost": 2},
+                  who="head referee", why="two pieces on the floor")
+    assert row["payload"]["who"] == "head referee" and row["payload"]["why"] == "two pieces on the floor"
+    assert hub.standings()[0].penalty_ms == 30_000     # Czech rules: 10 s for every missing piece, found or lost
+    hub.act("correct", {"press_id": "b1/1/1", "at": t0 + 20_000}, why="referee's watch")
+    st = hub.standings()[0]
+    assert st.time_ms == 20_000 and not st.provisional   # the confirmation carries over
+    with pytest.raises(ValueError, match="unknown action"):
+        hub.act("teleport", {})
+    with pytest.raises(ValueError, match="unknown field"):
+        hub.act("dns", {"entrant": "b1/1", "colour": "red"})
+    hub.act("dq", {"entrant": "b1/1", "reason": "touched another table"})
+    assert hub.standings()[-1].status == "dq" and hub.standings()[-1].reason == "touched another table"
+
+
+def test_rows_from_another_process_are_caught_up_in_log_order(hub, tmp_path):
+    hub.start_round()
+    hub.sender.send(hub, "b1", P.STATUS, P.status_online(1, "0.2.0", 2))
+    other = EventStore(tmp_path / "events.sqlite")
+    other.append("operator", "dns", {"entrant": "b1/2", "who": "desk", "why": ""}, hub.clock.t)
+    press(hub, at=hub.clock.t + 3000)                # applied here before the other row is seen
+    assert hub.catch_up() == 1
+    assert hub.catch_up() == 0
+    assert {s.entrant: s.status for s in hub.standings(final=True)}["b1/2"] == "dns"
+    again = HubService(EventStore(tmp_path / "events.sqlite"), BoardKeys(keys=KEYS), competition(), FakeClock())
+    assert [(s.entrant, s.status) for s in again.standings(final=True)] == \
+        [(s.entrant, s.status) for s in hub.standings(final=True)]
 
 
 def test_board_status_and_late_last_will():
@@ -225,7 +255,27 @@ def test_restart_replays_the_log_to_the_same_state(hub, tmp_path):
     hub.sender.send(hub, "b1", P.STATUS, P.status_online(1, "0.1.0", 2))
     press(hub, station=2, at=hub.clock.t + 4000)
     press(hub, board="b2", at=hub.clock.t + 3000)
-    again = HubService(EventStore(tmp_path / "events.sqlite"), BoardKeys(keys=KEYS), FakeClock())
-    assert again.standings() == hub.standings()
-    assert [s.entrant for s in again.standings()] == ["b2/1", "b1/2", "b1/1"]
+    again = HubService(EventStore(tmp_path / "events.sqlite"), BoardKeys(keys=KEYS), competition(), FakeClock())
+    assert [s.entrant for s in again.standings(final=True)] == ["b2/1", "b1/2", "b1/1"]
+    assert [(s.place, s.time_ms) for s in again.standings(final=True)] == \
+        [(s.place, s.time_ms) for s in hub.standings(final=True)]
     assert again.registry.boards["b1"].online
+
+
+@pytest.mark.parametrize("action,payload,message", [
+    ("count", {"entrant": "b1/1", "puzzle": 1, "placed": 501}, "placed = 501 is outside 0..500"),
+    ("count", {"entrant": "b1/1", "puzzle": 1}, "either placed or remaining"),
+    ("count", {"entrant": "nobody", "puzzle": 1, "placed": 3}, "no entrant 'nobody'"),
+    ("press", {"entrant": "b1/1", "puzzle": 2, "at": 5}, "puzzle = 2 is outside 1..1"),
+    ("press", {"entrant": "b1/1", "puzzle": 1}, r"at \(hub time, ms\) is needed"),
+    ("void", {"press_id": "b9/1/1"}, "no press 'b9/1/1'"),
+    ("confirm", {"press_id": "b1/1/1", "missing_found": -1}, "missing_found = -1"),
+    ("dq", {"entrant": "b1/1"}, "a reason is needed"),
+])
+def test_operator_input_is_checked_with_clear_messages(hub, action, payload, message):
+    hub.start_round()
+    press(hub, at=hub.clock.t + 5000)
+    before = len(hub.store.events())
+    with pytest.raises(ValueError, match=message):
+        hub.act(action, payload)
+    assert len(hub.store.events()) == before

@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     ensure_venv()
     cmd, rest = argv[0], argv[1:]
     if cmd == "run":
-        args = [str(BIN / "tabletimer"), "run", *rest]
+        args = [str(BIN / "tabletimer"), "demo", *rest]
     else:
         args = [str(BIN / "python"), "-m", "pytest", *rest]
     os.chdir(ROOT)

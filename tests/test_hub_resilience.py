@@ -1,0 +1,124 @@
+"""The hub as organizers run it (`tabletimer run DIR`, its own process)
+against a real broker and real board processes: killing the hub with
+SIGKILL, or restarting the broker, in the middle of a burst of presses loses
+nothing, and the standings are those the true press instants demand."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rig import synced
+from tabletimer.hub import event_folder
+from tabletimer.hub.keys import BoardKeys
+from tabletimer.hub.standings import Press, RoundStart, rank
+from tabletimer.tools.simulator import SimBoard
+
+TT = str(Path(sys.executable).parent / "tabletimer")
+BOARDS, STATIONS = 4, 4
+
+
+def make_event(tmp: Path) -> Path:
+    ev = event_folder.init(tmp / "event", "czjpa-individuals")
+    fmt = (ev / "format.toml").read_text().replace('resolution = "1s"', 'resolution = "1ms"')
+    (ev / "format.toml").write_text(fmt)
+    ids = [f"{b}{s}" for b in range(1, BOARDS + 1) for s in range(1, STATIONS + 1)]
+    (ev / "entrants.csv").write_text("id,name\n" + "".join(f"{i},Puzzler {i}\n" for i in ids))
+    (ev / "stations.csv").write_text("board,button,table,entrant\n" + "".join(
+        f"B{b},{s},Table {b},{b}{s}\n" for b in range(1, BOARDS + 1) for s in range(1, STATIONS + 1)))
+    keys = BoardKeys(ev / "board-keys.json")
+    for b in range(1, BOARDS + 1):
+        keys.ensure(f"B{b}")
+    return ev
+
+
+class Hub:
+    """`tabletimer run DIR --broker ...` as a child process."""
+
+    def __init__(self, ev: Path, port: int) -> None:
+        self.proc = subprocess.Popen([TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        assert self.proc.stdout
+        for line in self.proc.stdout:            # wait until it is connected
+            self.lines.append(line)
+            if line.startswith("broker on"):
+                break
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.communicate(timeout=30)[0]
+
+
+def acked_all(sim: SimBoard, n: int, timeout: float = 40) -> None:
+    got: set = set()
+    sim.wait_for(lambda r: "acked" in r and (got.add(tuple(r["acked"])) or len(got) >= n), timeout=timeout)
+
+
+@pytest.mark.parametrize("fault", ["hub SIGKILL", "broker restart"])
+def test_burst_survives_a_fault(tmp_path, embedded_broker, fault):
+    ev = make_event(tmp_path)
+    t0 = int(time.time() * 1000)
+    subprocess.run([TT, "act", str(ev), "round_start", f"at={t0}"], check=True, capture_output=True)
+    hub = Hub(ev, embedded_broker.port)
+    keys = BoardKeys(ev / "board-keys.json")
+    sims = [SimBoard(f"B{b}", "127.0.0.1", embedded_broker.port, tmp_path, key=keys.key(f"B{b}"),
+                     stations=STATIONS).start() for b in range(1, BOARDS + 1)]
+    try:
+        for sim in sims:
+            sim.wait_for(lambda r: "sched" in r)
+            synced(sim, 6)
+        # the burst: 16 presses, 30 ms apart; the fault strikes in the middle
+        order = [(sim, st) for st in range(STATIONS, 0, -1) for sim in sims]
+        for i, (sim, st) in enumerate(order):
+            if i == len(order) // 2:
+                if fault == "hub SIGKILL":
+                    hub.kill()
+                else:
+                    embedded_broker.stop()
+            sim.press(st)
+            time.sleep(0.03)   # pacing the burst (not synchronisation): 30 ms between presses
+        if fault == "hub SIGKILL":
+            hub = Hub(ev, embedded_broker.port)
+        else:
+            embedded_broker.start()
+        for sim in sims:
+            acked_all(sim, STATIONS)
+    finally:
+        out = hub.stop()
+        for sim in sims:
+            sim.stop()
+    # every press exactly once, at its true instant
+    true = {}
+    for sim in sims:
+        for r in sim.records:
+            if r.get("sim") == "press":
+                true[f"{sim.board_id[1:]}{r['station']}"] = r["true"]
+    assert len(true) == BOARDS * STATIONS
+    replay = subprocess.run([TT, "replay", str(ev), "--json"], capture_output=True, text=True, check=True)
+    rows = json.loads(replay.stdout)
+    loaded = event_folder.load(ev)
+    expected = rank(loaded.format, loaded.entrants,
+                    [RoundStart(at_ms=t0)] + [Press(entrant=e, puzzle=1, at_ms=at, press_id=e)
+                                             for e, at in true.items()])
+    assert [r["entrant"] for r in rows] == [r.entrant for r in expected], out
+    for r, x in zip(rows, expected):
+        assert r["status"] == "finished" and abs(r["time_ms"] - x.time_ms) <= 10
+    from tabletimer.hub.store import EventStore
+    store = EventStore(ev / "events.sqlite")
+    presses = [e for e in store.events() if e["type"] == "press"]
+    store.close()
+    assert len(presses) == BOARDS * STATIONS
+    assert len({(e["board"], e["payload"]["boot"], e["payload"]["seq"]) for e in presses}) == len(presses)

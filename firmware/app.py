@@ -25,6 +25,7 @@ SYNC_INTERVAL_MS = 30000
 SEND_POLL_MS = 250
 INPUT_IDLE_MS = 1000
 SIGNAL_LEAD_MS = 15       # wake this early, then sleep the exact rest
+SPIN_MS = 2               # ... and spin through the last of it
 
 
 class App:
@@ -98,7 +99,9 @@ class App:
         now = self.clock.now()            # t4 of a sync reply: read first
         try:
             if topic == protocol.HUB_STATUS:
-                msg = protocol.decode(payload)     # broadcast, unsigned
+                msg = protocol.decode(payload)     # broadcast, unsigned: nothing but that
+                if msg["type"] != protocol.T_HUB:
+                    raise AuthError("only the hub's status may come unsigned")
             else:
                 msg = protocol.decode(self.signer.open(topic, payload))
                 if msg["type"] != protocol.T_SCHED:   # schedules are ordered by id
@@ -183,8 +186,14 @@ class App:
                 except asyncio.TimeoutError:
                     pass
                 continue
-            if wait > 0:
-                await asyncio.sleep_ms(wait)
+            if wait > SPIN_MS:
+                await asyncio.sleep_ms(wait - SPIN_MS)
+            target = now + wait
+            while self.clock.now() < target:   # the last ms: spin, a sleep may overshoot
+                pass
+            first = signals.PATTERNS[sig[1]][0][0]
+            self.hw.buzzer(first)              # sound first, book-keeping after
+            self.hw.led(first > 0)
             b.mark_played(sig)
             self.hw.emit({"signal": sig[1], "at": sig[0]})
             await self.pattern(sig[1])

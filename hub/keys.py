@@ -85,3 +85,17 @@ class BoardKeys:
         tmp.write_text(json.dumps(self._keys, indent=2, sort_keys=True))
         os.chmod(tmp, 0o600)
         tmp.replace(self.path)
+
+
+def mqtt_password(key_hex: str) -> str:
+    """The board's MQTT password, derived from its signing key: hex of the
+    first 16 bytes of HMAC-SHA256(key, b"tabletimer mqtt password").
+    Deterministic, so the hub stores no second secret per board (the broker's
+    password file is generated from the keys file); one-way, so a leaked
+    broker password does not give away the signing key.  A board could derive
+    it too (shared/auth.py's Signer.mac computes the same HMAC)."""
+    import hashlib
+    import hmac
+
+    key = parse_key(key_hex)             # AuthError (a ValueError) if not 64 hex digits
+    return hmac.new(key, b"tabletimer mqtt password", hashlib.sha256).digest()[:16].hex()

@@ -48,8 +48,11 @@ class Signer:
         if cut < 0 or len(payload) - cut - 1 != MAC_HEX:
             raise AuthError("unsigned or malformed signature")
         body = payload[:cut]
+        hexmac = payload[cut + 1:]
+        if hexmac != hexmac.lower():
+            raise AuthError("signature must be lowercase hex")
         try:
-            got = binascii.unhexlify(payload[cut + 1:])
+            got = binascii.unhexlify(hexmac)
         except ValueError:
             raise AuthError("signature is not hex")
         if not equal(got, self.mac(topic.encode() + b"\n" + body)):

@@ -74,12 +74,16 @@ def parse_board_topic(topic):
     return parts[3], parts[4]
 
 
+_ID_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+MAX_INT = (1 << 53) - 1      # JSON-safe, and far inside SQLite's 64 bits
+
+
 def check_board_id(board):
     if not isinstance(board, str) or not 0 < len(board) <= MAX_BOARD_ID:
         raise ProtocolError("board id must be 1..%d characters" % MAX_BOARD_ID)
     for c in board:
-        if not (c.isalpha() or c.isdigit() or c in "-_"):
-            raise ProtocolError("board id may hold only letters, digits, '-' and '_': " + board)
+        if c not in _ID_CHARS:
+            raise ProtocolError("board id may hold only ASCII letters, digits, '-' and '_': " + board)
     return board
 
 
@@ -95,7 +99,7 @@ def _int(msg, key, lo=None, hi=None, optional=False):
         return None
     if not _is_int(x):
         raise ProtocolError("'%s' must be an integer" % key)
-    if (lo is not None and x < lo) or (hi is not None and x > hi):
+    if (lo is not None and x < lo) or x > (MAX_INT if hi is None else hi) or x < -MAX_INT:
         raise ProtocolError("'%s' out of range: %d" % (key, x))
     return x
 
@@ -210,9 +214,10 @@ def validate(msg):
     if not isinstance(msg, dict):
         raise ProtocolError("message must be a JSON object")
     v = msg.get("v")
-    if v != VERSION:
+    if not _is_int(v) or v != VERSION:
         raise ProtocolError("unsupported protocol version: %r (this side speaks %d)" % (v, VERSION))
-    check = _VALIDATORS.get(msg.get("type", ""))
+    t = msg.get("type", "")
+    check = _VALIDATORS.get(t) if isinstance(t, str) else None
     if check is None:
         raise ProtocolError("unknown message type: %r" % (msg.get("type"),))
     check(msg)
@@ -245,9 +250,13 @@ def decode(payload):
     if len(payload) > MAX_PAYLOAD:
         raise ProtocolError("payload too large: %d bytes" % len(payload))
     try:
+        if not isinstance(payload, str):
+            payload = payload.decode("utf-8")      # JSON on the wire is UTF-8, nothing else
+        if payload[:1] != "{":
+            raise ValueError
         msg = json.loads(payload)
-    except (ValueError, UnicodeError):
-        raise ProtocolError("payload is not JSON")
+    except (ValueError, UnicodeError, RuntimeError):   # RuntimeError: nesting too deep
+        raise ProtocolError("payload is not a JSON object in UTF-8")
     return validate(msg)
 
 

@@ -17,7 +17,7 @@ from . import event_folder
 from .broker import BrokerAddress, EmbeddedBroker, parse_broker_url
 from .competition import OPERATOR_ACTIONS, Competition
 from .formats import FormatError, fmt_duration
-from .keys import BoardKeys, KeyFileError
+from .keys import BoardKeys, KeyFileError, mqtt_password
 from .live_view import render
 from .mqtt_adapter import HubMqtt
 from .service import HubService
@@ -70,6 +70,9 @@ def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
     try:
         if args.broker:
             address = parse_broker_url(args.broker)
+            pw = _hub_password(data)
+            if address.user is None and pw.exists():    # from `tabletimer broker config`
+                address.user, address.password = HUB_USER, pw.read_text().strip()
         else:
             broker = EmbeddedBroker(data / "broker", host=args.listen, port=args.port).start()
             address = broker.address
@@ -253,7 +256,7 @@ def cmd_act(args) -> int:
             k, sep, v = kv.partition("=")
             if not sep:
                 raise ValueError(f"expected key=value, not {kv!r}")
-            payload[k] = v if k in ("entrant", "press_id", "reason") else _value(v)
+            payload[k] = v if k in ("entrant", "press_id", "reason", "board") else _value(v)
         if args.action == "round_start" and "at" not in payload:
             from .clock import HubClock
             payload["at"] = HubClock().now_ms()
@@ -313,6 +316,8 @@ def cmd_board_flash(args) -> int:
             buzzer_pin=args.buzzer_pin, buzzer_kind=args.buzzer_kind, led=args.led)
         if not args.dry_run:
             cfg["key"] = keys.ensure(board)          # stored for the hub before flashing
+        # the board's broker login (used by a broker from `tabletimer broker config`)
+        cfg["broker"]["user"], cfg["broker"]["password"] = board, mqtt_password(cfg["key"])
         cmd = deploy.deploy(args.device, cfg, dry_run=args.dry_run)
     except (deploy.DeployError, KeyFileError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -320,12 +325,49 @@ def cmd_board_flash(args) -> int:
     except subprocess.CalledProcessError as e:
         print(f"error: mpremote failed ({e.returncode}); is the board on {args.device}?", file=sys.stderr)
         return 1
-    shown = dict(cfg, key="<secret>")
+    shown = dict(cfg, key="<secret>", broker=dict(cfg["broker"], password="<secret>"))
     print(json.dumps(shown, indent=2))
     if args.dry_run:
         print(" ".join(cmd))
     else:
         print(f"board {board} flashed; its key is in {keys.path}")
+    return 0
+
+
+HUB_USER = "hub"
+
+
+def _hub_password(ev_path: Path) -> Path:
+    return ev_path / "mosquitto" / "hub-password"
+
+
+def cmd_broker_config(args) -> int:
+    """A Mosquitto configuration for the event: a login per board (password
+    derived from its key), the hub's login, an ACL, persistence."""
+    import secrets
+
+    from .mosquitto_config import write_mosquitto_config
+
+    try:
+        ev = _load_event(args.dir)
+        keys = BoardKeys(ev.keys_file)
+        missing = sorted({s.board for s in ev.stations} - set(keys.boards()))
+        if missing:
+            print(f"warning: no key yet for {', '.join(missing)} (flash them with --keys "
+                  f"{ev.keys_file}, then run this again)", file=sys.stderr)
+        pw_file = _hub_password(ev.path)
+        pw_file.parent.mkdir(parents=True, exist_ok=True)
+        if not pw_file.exists():
+            pw_file.write_text(secrets.token_hex(16))
+            pw_file.chmod(0o600)
+        conf = write_mosquitto_config(ev.path / "mosquitto", keys, HUB_USER, pw_file.read_text().strip(),
+                                      listen_host=args.listen, port=args.port)
+    except (event_folder.EventFolderError, FormatError, KeyFileError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {conf}\nstart it:  mosquitto -c {conf}\nthen:      tabletimer run {ev.path} "
+          f"--broker mqtt://127.0.0.1:{args.port}   (the hub logs in as '{HUB_USER}' with "
+          f"{pw_file})")
     return 0
 
 
@@ -408,6 +450,14 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--dry-run", action="store_true",
                    help="check the configuration and print the mpremote command; no key is stored")
     f.set_defaults(func=cmd_board_flash)
+    bk = sub.add_parser("broker", help="broker tools")
+    bksub = bk.add_subparsers(dest="broker_cmd", required=True)
+    bc = bksub.add_parser("config", help="write a Mosquitto configuration for an event "
+                                         "(logins per board, ACL, persistence)")
+    bc.add_argument("dir", help="the event folder")
+    bc.add_argument("--listen", default="0.0.0.0", help="address Mosquitto listens on (default 0.0.0.0)")
+    bc.add_argument("--port", type=int, default=1883)
+    bc.set_defaults(func=cmd_broker_config)
     c = bsub.add_parser("check", help="compile the firmware with mpy-cross and type-check it "
                                       "against the ESP32 stubs")
     c.add_argument("-v", "--verbose", action="store_true")

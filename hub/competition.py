@@ -36,6 +36,7 @@ OPERATOR_ACTIONS = {
     "dns": ("entrant",),
     "dq": ("entrant", "reason"),
     "reinstate": ("entrant",),
+    "identify": ("board",),                                 # make a board buzz and blink (no fact)
 }
 
 
@@ -123,7 +124,8 @@ class Competition:
                     puzzle = st.puzzle
                     if puzzle is None:
                         calls[st.entrant] = calls.get(st.entrant, 0) + 1
-                        puzzle = min(calls[st.entrant], len(self.format.puzzles))
+                        free = self._free_puzzles(st.entrant)
+                        puzzle = free[min(calls[st.entrant], len(free)) - 1]
                     press_entrant[pid] = st.entrant if st.puzzle is None else ""
                     facts.append(Press(entrant=st.entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
                 elif typ == "confirm":
@@ -137,6 +139,12 @@ class Competition:
             elif src == "operator":
                 self._operator(row, facts, voided, calls, press_entrant)
         return facts, unassigned, strays
+
+    def _free_puzzles(self, entrant: str) -> list[int]:
+        """The puzzles an entrant's 'next puzzle' stations count through: all
+        of the round's, less those that have a station of their own."""
+        own = {s.puzzle for s in self.stations if s.entrant == entrant and s.puzzle is not None}
+        return [n for n in range(1, len(self.format.puzzles) + 1) if n not in own] or [1]
 
     def _auto_station(self, board: str, button: int) -> Station:
         st = self._by_station.get((board, button))
@@ -218,8 +226,29 @@ class Competition:
             ids = {f.press_id for f in self.facts() if isinstance(f, Press)}
             if p.get("press_id") not in ids:
                 raise ValueError(f"{action}: no press {p.get('press_id')!r}")
+        if action == "identify" and not isinstance(p.get("board"), str):
+            raise ValueError("identify: board is needed")
         if action == "dq" and not p.get("reason"):
             raise ValueError("dq: a reason is needed")
+
+    def open_calls(self) -> list[tuple[int, str, str, int, str]]:
+        """Finish calls waiting for a referee, oldest first:
+        (press time, press id, entrant, puzzle, table)."""
+        facts = self.facts()
+        closed = {f.press_id for f in facts if isinstance(f, (Confirm, Void))}
+        tables = {(s.board, s.button): s.table for s in self.stations}
+        station_of = {}
+        for row in self.rows:
+            if row["source"] == "board" and row["type"] == "press":
+                p = row["payload"]
+                station_of[press_id(row["board"], p["boot"], p["seq"])] = (row["board"], p["station"])
+        out = []
+        for f in facts:
+            if isinstance(f, Press) and f.press_id not in closed:
+                bs = station_of.get(f.press_id)
+                table = f"{tables.get(bs, bs[0])} #{bs[1]}" if bs else "by hand"
+                out.append((f.at_ms, f.press_id, f.entrant, f.puzzle, table))
+        return sorted(out)
 
     # ------------------------------------------------------------ results
     def standings(self, now_ms: int | None = None) -> list[StandingRow]:

@@ -54,5 +54,15 @@ def render(service: HubService, title: str) -> Group:
                        str(b.stations), str(b.sync_err_ms if b.sync_err_ms is not None else "-"),
                        fmt_duration(now - b.last_seen_ms, 1) + " ago" if b.last_seen_ms else "-",
                        style=None if b.online else "red")
+    calls = Table(title="Calls waiting for a referee (oldest first)", expand=True)
+    for col in ("waiting", "table", "entrant", "puzzle", "press"):
+        calls.add_column(col)
+    for at, pid, entrant, puzzle, table in comp.open_calls()[:15]:
+        wait = now - at
+        calls.add_row(fmt_duration(wait), table, entrant, str(puzzle), pid,
+                      style="bold red" if wait > 60_000 else None)
+    alerts = service.alerts()
+    alert_text = Text("\n".join(alerts) if alerts else "none", style="red" if alerts else "dim")
     activity = Text("\n".join(list(service.activity)[-8:]), style="dim")
-    return Group(head, standings, boards, Text("Recent activity", style="bold"), activity)
+    return Group(head, calls, standings, boards, Text("Alerts", style="bold"), alert_text,
+                 Text("Recent activity", style="bold"), activity)

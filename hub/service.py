@@ -54,11 +54,13 @@ class HubService:
         self._sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
         self._lock = threading.RLock()
         self._caught_up = 0      # every row with an id up to this one is applied
+        self._live = False       # replaying the log at start: no commands go out
         for ev in store.events():                # resume: replay the log
             if ev["source"] == "board":
                 self.guard.check(ev["board"], ev["payload"])
             self._apply(ev)
             self._caught_up = ev["id"]
+        self._live = True
 
     # ------------------------------------------------------------ input
     def handle(self, topic: str, payload: bytes, received_ms: int) -> list[Outgoing]:
@@ -191,7 +193,13 @@ class HubService:
                 out.append(self._to_board(b, protocol.SCHED, protocol.schedule(sid, *content), 1, retain=True))
         return out
 
-    def identify(self, board: str) -> None:
+    def identify(self, board: str, who: str = "operator") -> dict:
+        """Make a board show itself (buzz and blink), recorded in the log."""
+        return self.act("identify", {"board": board}, who)
+
+    def _identify_now(self, board: str) -> None:
+        if self.keys.signer(board) is None:
+            return
         msg = protocol.identify(self.clock.now_ms() + IDENTIFY_TTL_MS)
         self.publish([self._to_board(board, protocol.CMD, msg, 1)])
 
@@ -210,12 +218,41 @@ class HubService:
         elif ev["type"] == "round_start":
             self.activity.append(f"round started at {p['at']}")
         elif ev["source"] == "operator":
+            if ev["type"] == "identify" and self._live and self.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
+                self._identify_now(p["board"])
             self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "
                                  + " ".join(f"{k}={v}" for k, v in p.items() if k not in ("who", "why") and v is not None)
                                  + (f" ({p['why']})" if p.get("why") else ""))
         self.competition.apply(ev)
         for fn in self.listeners:
             fn(ev)
+
+    def alerts(self, sync_limit_ms: int = 20) -> list[str]:
+        """What needs the head referee's attention, besides waiting calls."""
+        out = []
+        comp, reg = self.competition, self.registry.boards
+        running = comp.start_ms is not None
+        for b in sorted({s.board for s in comp.stations}):
+            info = reg.get(b)
+            if info is None:
+                out.append(f"board {b} (stations.csv) has not been seen")
+            elif not info.online and running:
+                out.append(f"board {b} is OFFLINE during the round")
+            elif info.sync_err_ms is not None and info.sync_err_ms > sync_limit_ms:
+                out.append(f"board {b}: clock sync ±{info.sync_err_ms} ms (poor WiFi?)")
+        known = {s.board for s in comp.stations}
+        if not comp.auto_stations:
+            for b in sorted(set(reg) - known):
+                out.append(f"board {b} is not in stations.csv")
+        if self.rejected.get("unknown board"):
+            out.append(f"{self.rejected['unknown board']} message(s) from boards without a key")
+        comp.facts()
+        for u in comp.unassigned[-5:]:
+            out.append(f"{u.type} from {u.board} button {u.station}: no station for it")
+        for row in comp.strays[-5:]:
+            p = row["payload"]
+            out.append(f"stray press {row['board']} button {p['station']} while {p['state']}")
+        return out
 
     def standings(self, final: bool = False) -> list[StandingRow]:
         """The standings now (entrants still within their time are

@@ -279,3 +279,30 @@ def test_operator_input_is_checked_with_clear_messages(hub, action, payload, mes
     with pytest.raises(ValueError, match=message):
         hub.act(action, payload)
     assert len(hub.store.events()) == before
+
+
+def test_call_queue_and_alerts(tmp_path):
+    from tabletimer.hub.event_folder import Station
+    from tabletimer.hub.standings import Entrant
+
+    store = EventStore(tmp_path / "e.sqlite")
+    comp = Competition(load_format("czjpa-individuals"), [Entrant("1", "A"), Entrant("2", "B")],
+                       [Station("b1", 1, "Table 1", "1", None), Station("b2", 1, "Table 2", "2", None)])
+    svc = HubService(store, BoardKeys(keys=KEYS), comp, FakeClock())
+    svc.sender = Sender()
+    assert "board b1 (stations.csv) has not been seen" in svc.alerts()
+    svc.start_round()
+    t0 = svc.clock.t
+    svc.sender.send(svc, "b1", P.STATUS, P.status_online(1, "0.2.0", 1))
+    press(svc, board="b2", at=t0 + 9000)
+    press(svc, board="b1", at=t0 + 5000)
+    press(svc, board="b1", seq=2, station=2, at=t0 + 6000)        # a button without a station
+    calls = svc.competition.open_calls()
+    assert [(c[2], c[4]) for c in calls] == [("1", "Table 1 #1"), ("2", "Table 2 #1")]
+    svc.sender.send(svc, "b1", P.EVENT, P.event("confirm", 1, 3, 1, t0 + 12000, call=[1, 1], missing=0))
+    assert [c[2] for c in svc.competition.open_calls()] == ["2"]
+    svc.sender.send(svc, "b1", P.STATUS, P.status_offline(1), ctr=0)   # its will (signed before its birth)
+    alerts = svc.alerts()
+    assert "board b1 is OFFLINE during the round" in alerts
+    assert "press from b1 button 2: no station for it" in alerts
+    store.close()

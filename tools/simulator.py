@@ -45,7 +45,8 @@ class SimBoard:
     def __init__(self, board_id: str, broker_host: str, broker_port: int, workdir: str | Path,
                  key: str, stations: int = 1, clock_offset_ms: int = 0, drift_ppm: int = 0,
                  timings: dict | None = None, heap_bytes: int | None = None,
-                 code_dir: Path | None = None,
+                 code_dir: Path | None = None, broker_user: str | None = None,
+                 broker_password: str | None = None,
                  on_record: Callable[["SimBoard", dict], None] | None = None) -> None:
         self.board_id = board_id
         self.dir = Path(workdir).resolve() / board_id   # the board runs with cwd=self.dir
@@ -58,6 +59,8 @@ class SimBoard:
         }
         if timings:
             self.config["timings"] = timings
+        if broker_user:
+            self.config["broker"].update(user=broker_user, password=broker_password)
         self.on_record = on_record
         self.heap_bytes = heap_bytes      # MicroPython heap size (-X heapsize), like a board's RAM
         self.code_dir = code_dir          # compiled firmware to run instead of the sources

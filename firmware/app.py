@@ -133,6 +133,10 @@ class App:
                 self.save_state()
                 self.hw.emit({"sched": msg["id"]})
                 self.sched_changed.set()
+        elif typ == protocol.T_RECORDED:
+            # what the hub recorded for a call: for a display at the station
+            # (the competitor confirms the time); the board only reports it
+            self.hw.emit({"recorded": [msg["station"], msg["time"], msg["confirmed"]]})
         elif typ == protocol.T_IDENTIFY:
             hub_now = self.board.hub_time(now)
             if hub_now is None or hub_now <= msg["exp"]:

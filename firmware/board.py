@@ -29,6 +29,7 @@ class Station:
         self.armed = 0           # hold feedback given: 1 confirm, 2 void
         self.call = None         # [boot, seq] of the pending finish call
         self.missing = 0
+        self.confirmed = 0       # finish calls confirmed so far
         self.done = False
 
 
@@ -70,14 +71,20 @@ class Board:
             return "stopped"
         return "running"
 
+    def calls_of(self, number):
+        """How many finish calls the station makes (puzzles one at a time)."""
+        calls = self.sched.get("calls") if self.sched else None
+        return calls[number - 1] if calls and number <= len(calls) else 1
+
     def snapshot(self):
         """What must survive a reboot mid-round (pending calls, finished
         stations, the schedule), as JSON-able data."""
-        return {"st": [[s.call, s.missing, s.done] for s in self.st], "sched": self.sched}
+        return {"st": [[s.call, s.missing, s.done, s.confirmed] for s in self.st], "sched": self.sched}
 
     def restore(self, snap):
-        for s, (call, missing, done) in zip(self.st, snap.get("st", ())):
-            s.call, s.missing, s.done = call, missing, done
+        for s, rec in zip(self.st, snap.get("st", ())):
+            s.call, s.missing, s.done = rec[0], rec[1], rec[2]
+            s.confirmed = rec[3] if len(rec) > 3 else 0
         if snap.get("sched"):
             self.sched = snap["sched"]
 
@@ -109,7 +116,8 @@ class Board:
             return [("sound", "count")]
         call, s.call = s.call, None
         if kind == gestures.CONFIRM:
-            s.done = True
+            s.confirmed += 1
+            s.done = s.confirmed >= self.calls_of(number)   # else: the next puzzle runs
             e = self._event(protocol.T_CONFIRM, number, t, call=call, missing=s.missing)
             return [("event", e), ("sound", "confirmed")]
         s.missing = 0
@@ -216,8 +224,19 @@ class Board:
         """Accept a newer schedule; returns True if it replaced the old."""
         if self.sched is not None and msg["id"] <= self.sched["id"]:
             return False
-        self.sched = {"id": msg["id"], "start": msg["start"], "end": msg["end"],
-                      "signals": sorted([s[0], s[1]] for s in msg["signals"])}
+        signals = [[s[0], s[1]] for s in msg["signals"]]
+        rot = msg.get("rot")
+        if rot is not None:
+            t = rot[0]
+            while t < rot[2]:
+                signals.append([t, "rotate"])
+                t += rot[1]
+        signals.sort()
+        self.sched = {"id": msg["id"], "start": msg["start"], "end": msg["end"], "signals": signals,
+                      "calls": msg.get("calls")}
+        for s in self.st:                 # more puzzles than thought: run again
+            if s.done and s.confirmed < self.calls_of(s.number):
+                s.done = False
         return True
 
     def next_signal(self, hub_now, late_ms):

@@ -271,9 +271,11 @@ class Competition:
         return self._ids[-1] if self._ids else 0
 
     def schedule(self, board: str, now_ms: int) -> tuple | None:
-        """(start, end, signals) for one board: start, warnings,
-        time-up; and for boards of relay teams, the rotation signals of their
-        team while its relay part is not complete."""
+        """(start, end, signals, rot, calls) for one board: start, warnings
+        and time-up; for the board of a relay team, rot = [next rotation,
+        interval, end] while its relay part is not complete, else None;
+        calls: per button, the puzzles it calls one after the other (None:
+        one each)."""
         row = self.round_start_row()
         if row is None:
             return None
@@ -284,6 +286,7 @@ class Competition:
         signals = [[start, "start"]]
         signals += [[end - w, "warn"] for w in p.get("warnings", ()) if 0 < w < duration]
         signals.append([end, "time_up"])
+        rot = None
         relay = self.format.relay
         if relay is not None:
             teams = {s.entrant for s in self.stations if s.board == board}
@@ -291,17 +294,18 @@ class Competition:
                 from .relay import relay_states
                 states = relay_states(self.format, [e for e in self.entrants if e.id in teams],
                                       self.facts(), now_ms)
-                for team in sorted(teams):
+                interval = relay.rotation_interval_ms
+                assert interval
+                for team in sorted(teams)[:1]:      # one relay team per board
                     rs = states.get(team)
-                    interval = relay.rotation_interval_ms
-                    assert interval
                     if rs is None:
                         if relay.first == 1:        # the relay is the first part: starts with the round
-                            signals += [[start + k * interval, "rotate"]
-                                        for k in range(1, duration // interval + 1)]
+                            rot = [start + interval, interval, end]
                     elif not rs.complete and rs.next_signal_at is not None:
-                        t = rs.next_signal_at
-                        while t < end:
-                            signals.append([t, "rotate"])
-                            t += interval
-        return (start, end, sorted(signals))
+                        rot = [rs.next_signal_at, interval, end]
+        buttons = {s.button: s for s in self.stations if s.board == board}
+        calls = None
+        if any(s.puzzle is None for s in buttons.values()):
+            calls = [len(self._free_puzzles(buttons[n].entrant)) if n in buttons and buttons[n].puzzle is None
+                     else 1 for n in range(1, max(buttons) + 1)]
+        return (start, end, sorted(signals), rot, calls)

@@ -47,11 +47,13 @@ def render(service: HubService, title: str) -> Group:
             else ("yellow" if r.status == "finished" else None))
 
     boards = Table(title="Boards", expand=True)
-    for col in ("board", "state", "fw", "boot", "stations", "sync ±ms", "last seen"):
+    for col in ("board", "state", "fw", "boot", "stations", "sync ±ms", "free mem", "WiFi dBm", "last seen"):
         boards.add_column(col)
     for b in sorted(reg.values(), key=lambda b: b.board):
         boards.add_row(b.board, "online" if b.online else "OFFLINE", b.fw or "-", str(b.boot or "-"),
                        str(b.stations), str(b.sync_err_ms if b.sync_err_ms is not None else "-"),
+                       str(b.mem_free) if b.mem_free is not None else "-",
+                       str(b.rssi) if b.rssi is not None else "-",
                        fmt_duration(now - b.last_seen_ms, 1) + " ago" if b.last_seen_ms else "-",
                        style=None if b.online else "red")
     calls = Table(title="Calls waiting for a referee (oldest first)", expand=True)

@@ -15,6 +15,9 @@ class BoardInfo:
     stations: int = 0
     last_seen_ms: int | None = None
     sync_err_ms: int | None = None   # the board's own error bound, from its last press
+    mem_free: int | None = None      # from its birth message
+    rssi: int | None = None
+    uptime_s: int | None = None
 
 
 class BoardRegistry:
@@ -34,6 +37,7 @@ class BoardRegistry:
             info.boot = msg["boot"]
             info.fw = msg["fw"]
             info.stations = msg["stations"]
+            info.mem_free, info.rssi, info.uptime_s = msg.get("mem"), msg.get("rssi"), msg.get("up")
         elif info.boot is None or msg["boot"] >= info.boot:
             # a last will of an earlier boot arriving late must not mark a
             # rebooted board offline

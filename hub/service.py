@@ -114,7 +114,20 @@ class HubService:
                 self._apply(row)
                 if self.competition.format.relay is not None and typ in ("press", "void"):
                     out += self.schedules()     # a relay finish changes the rotations
+                if typ in ("press", "confirm"):
+                    out += self._recorded(board, msg)
             return out
+
+    def _recorded(self, board: str, msg: dict) -> list[Outgoing]:
+        """The time the standings now show for the call, back to its station."""
+        call = [msg["boot"], msg["seq"]] if msg["type"] == "press" else msg["call"]
+        pid = f"{board}/{call[0]}/{call[1]}"
+        for row in self.competition.standings(self.clock.now_ms()):
+            for sp in row.splits:
+                if sp.press_id == pid:
+                    m = protocol.recorded(msg["station"], call, sp.time_ms, sp.confirmed)
+                    return [self._to_board(board, protocol.CMD, m, 1)]
+        return []
 
     def _reject(self, category: str, detail: str, topic: str) -> list[Outgoing]:
         self.rejected[category] += 1

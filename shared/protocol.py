@@ -36,6 +36,7 @@ T_SYNC = "sync"
 T_ACK = "ack"
 T_SCHED = "sched"
 T_IDENTIFY = "identify"
+T_RECORDED = "recorded"  # the time the hub recorded for a call, back to its station
 T_HUB = "hub"
 
 EVENT_TYPES = (T_PRESS, T_CONFIRM, T_VOID, T_STRAY)
@@ -46,6 +47,7 @@ ONLINE = "online"
 OFFLINE = "offline"
 
 MAX_BOARD_ID = 32
+MAX_ROTATIONS = 200
 MAX_PAYLOAD = 1024
 
 
@@ -172,10 +174,28 @@ def _v_sched(m):
     for s in sig:
         if not isinstance(s, list) or len(s) != 2 or not _is_int(s[0]) or s[1] not in SIGNALS:
             raise ProtocolError("a signal must be [at, name] with name one of " + ", ".join(SIGNALS))
+    calls = m.get("calls")
+    if calls is not None and (not isinstance(calls, list) or not 0 < len(calls) <= 64
+                              or not all(_is_int(c) and 1 <= c <= 99 for c in calls)):
+        raise ProtocolError("'calls' must list, per button, how many finish calls it makes (1..99)")
+    rot = m.get("rot")
+    if rot is not None:
+        if (not isinstance(rot, list) or len(rot) != 3 or not all(_is_int(x) for x in rot)
+                or rot[1] < 1000 or rot[2] < rot[0] or (rot[2] - rot[0]) // rot[1] > MAX_ROTATIONS):
+            raise ProtocolError("'rot' must be [first, interval >= 1000, until], at most %d signals"
+                                % MAX_ROTATIONS)
 
 
 def _v_identify(m):
     _int(m, "exp", 0)
+
+
+def _v_recorded(m):
+    _int(m, "station", 1, 64)
+    _call_ref(m)
+    _int(m, "time", 0, optional=True)
+    if not isinstance(m.get("confirmed"), bool):
+        raise ProtocolError("'confirmed' must be true or false")
 
 
 def _v_sync(m):
@@ -206,6 +226,7 @@ _VALIDATORS = {
     T_ACK: _v_ack,
     T_SCHED: _v_sched,
     T_IDENTIFY: _v_identify,
+    T_RECORDED: _v_recorded,
     T_HUB: _v_hub,
 }
 
@@ -307,14 +328,31 @@ def ack(boot, seq):
     return {"v": VERSION, "type": T_ACK, "boot": boot, "seq": seq}
 
 
-def schedule(sched_id, start, end, signals):
-    """signals: [[hub ms, name], ...]; the station runs from start to end."""
-    return {"v": VERSION, "type": T_SCHED, "id": sched_id, "start": start, "end": end,
-            "signals": signals}
+def schedule(sched_id, start, end, signals, rot=None, calls=None):
+    """signals: [[hub ms, name], ...]; the station runs from start to end.
+    rot: [first, interval, until]: relay rotation signals at first,
+    first + interval, ... while < until (sent compactly: a 5 h relay has
+    dozens).  calls: per button, how many puzzles it calls in turn (one at
+    a time formats; default 1): after a confirmation the station runs again
+    until that many are confirmed."""
+    m = {"v": VERSION, "type": T_SCHED, "id": sched_id, "start": start, "end": end,
+         "signals": signals}
+    if rot is not None:
+        m["rot"] = rot
+    if calls is not None:
+        m["calls"] = calls
+    return m
 
 
 def identify(exp):
     return {"v": VERSION, "type": T_IDENTIFY, "exp": exp}
+
+
+def recorded(station, call, time_ms, confirmed):
+    """time_ms: the finish as the standings show it (since the entrant's
+    start, at the format's resolution; None if not a finish)."""
+    return {"v": VERSION, "type": T_RECORDED, "station": station, "call": call, "time": time_ms,
+            "confirmed": confirmed}
 
 
 def hub_status(state):

@@ -63,6 +63,9 @@ def test_gestures_with_bounce_noise(rig):
     assert [(r["journaled"][1], r["type"]) for r in sim.records if "journaled" in r] == [
         (1, "press"), (2, "confirm"), (3, "press"), (4, "void")]
     conf = rig.wait_event(lambda ev: ev["type"] == "confirm")
+    # the station hears back what was recorded: provisional, then confirmed
+    sim.wait_for(lambda r: r.get("recorded", [0])[0] == 1 and r["recorded"][2] is False)
+    sim.wait_for(lambda r: r.get("recorded", [0])[0] == 1 and r["recorded"][2] is True)
     assert conf["payload"]["call"] == [1, 1] and conf["payload"]["missing"] == 2
     rig.wait_event(lambda ev: ev["type"] == "void")
     st = {s.entrant: s for s in hub.standings()}

@@ -74,15 +74,18 @@ def parse_cmd(out, board="b1"):
 def test_press_is_committed_before_ack_and_duplicates_are_harmless(hub, tmp_path):
     hub.start_round()
     out = press(hub, at=hub.clock.t + 61_000)
-    assert [o.topic for o in out] == ["tt/v1/b/b1/cmd"]
+    assert [o.topic for o in out] == ["tt/v1/b/b1/cmd", "tt/v1/b/b1/cmd"]
     body = parse_cmd(out[0])
     assert {k: body[k] for k in ("type", "boot", "seq")} == {"type": "ack", "boot": 1, "seq": 1}
     assert out[0].qos == 1
+    rec = parse_cmd(out[1])            # the recorded time, back to the station
+    assert {k: rec[k] for k in ("type", "station", "call", "time", "confirmed")} == \
+        {"type": "recorded", "station": 1, "call": [1, 1], "time": 61_000, "confirmed": False}
     # committed: another connection sees it the moment the ack exists
     other = sqlite3.connect(tmp_path / "events.sqlite")
     assert other.execute("SELECT count(*) FROM events WHERE type='press'").fetchone() == (1,)
     again = press(hub, at=hub.clock.t + 61_000)     # a retransmission: new counter
-    assert parse_cmd(again[0])["seq"] == 1 and hub.duplicates == 1
+    assert len(again) == 1 and parse_cmd(again[0])["seq"] == 1 and hub.duplicates == 1
     assert other.execute("SELECT count(*) FROM events WHERE type='press'").fetchone() == (1,)
     s = hub.standings()[0]
     assert (s.entrant, s.status, s.time_ms, s.provisional) == ("b1/1", "finished", 61_000, True)
@@ -153,7 +156,7 @@ def test_sync_reply_carries_receive_and_send_times(hub):
 def test_replayed_message_is_rejected(hub):
     hub.start_round()
     payload = hub.sender.payload("b1", P.EVENT, P.press(1, 1, 1, hub.clock.t + 5))
-    assert len(hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t)) == 1
+    assert len(hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t)) == 2     # ack + recorded
     assert hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t) == []        # the very same bytes
     assert dict(hub.rejected) == {"replayed": 1} and hub.duplicates == 0
     old_boot = hub.sender.payload("b1", P.EVENT, P.press(1, 2, 1, hub.clock.t + 5), boot=0, ctr=99)

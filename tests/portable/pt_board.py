@@ -190,3 +190,30 @@ def test_sync_reply_must_match_request():
     for i in range(20):                     # lost replies do not pile up
         b.sync_request(i)
     assert len(b.sync_sent) <= 8
+
+
+def test_compact_rotation_schedule_expands():
+    b = Board("b1", 1, 4)
+    assert b.set_schedule(protocol.decode(protocol.encode(
+        protocol.schedule(5, 1000, 30000, [[1000, "start"], [30000, "time_up"]], rot=[9000, 8000, 30000]))))
+    assert b.sched["signals"] == [[1000, "start"], [9000, "rotate"], [17000, "rotate"],
+                                  [25000, "rotate"], [30000, "time_up"]]
+    try:
+        protocol.encode(protocol.schedule(6, 0, 0, [], rot=[0, 10, 100]))
+    except protocol.ProtocolError:
+        return
+    raise AssertionError("a rotation every 10 ms accepted")
+
+
+def test_one_at_a_time_station_runs_again_after_each_confirmation():
+    b = Board("b1", 1, 1)
+    synced(b)
+    assert b.set_schedule(protocol.schedule(1, b.hub_time(0), None, [], calls=[3]))
+    for n in range(3):
+        (call,) = events(b.press(1, 1000 + 10000 * n))
+        assert call["type"] == "press"
+        (conf,) = events(hold(b, 1, 5000 + 10000 * n, 2500))
+        assert conf["type"] == "confirm"
+        assert b.state(1, b.hub_time(9000 + 10000 * n)) == ("running" if n < 2 else "done")
+    (stray,) = events(b.press(1, 40000))
+    assert stray["type"] == "stray"

@@ -38,7 +38,9 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def wait_port(host: str, port: int, timeout: float, proc: subprocess.Popen | None = None) -> None:
+def wait_port(host: str, port: int, timeout: float = 5.0, proc: subprocess.Popen | None = None) -> None:
+    """Return once host:port accepts a connection; TimeoutError after
+    timeout; RuntimeError at once if proc (the server) exits meanwhile."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -46,7 +48,7 @@ def wait_port(host: str, port: int, timeout: float, proc: subprocess.Popen | Non
                 return
         except OSError:
             if proc is not None and proc.poll() is not None:
-                raise RuntimeError(f"broker exited with code {proc.returncode}")
+                raise RuntimeError(f"process exited with code {proc.returncode} before {host}:{port} opened")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"nothing listens on {host}:{port} after {timeout} s")
             time.sleep(0.05)   # polling a port: there is no event to await

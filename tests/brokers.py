@@ -4,12 +4,12 @@ Plain helpers (not a conftest): import with ``from brokers import ...``.
 """
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 
 import pytest
+
+from tabletimer.hub import broker as _broker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
@@ -20,30 +20,9 @@ def in_ci():
     return os.environ.get("CI") == "true"
 
 
-def free_port():
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(host, port, timeout=5.0, proc=None):
-    """Block until host:port accepts a TCP connection (or raise TimeoutError).
-
-    If proc (a Popen) is given and exits meanwhile, raise RuntimeError at once.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection((host, port), timeout=0.5):
-                return
-        except OSError:
-            pass
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError("process exited with %s before %s:%s opened" % (proc.returncode, host, port))
-        if time.monotonic() > deadline:
-            raise TimeoutError("%s:%s not accepting connections after %ss" % (host, port, timeout))
-        time.sleep(0.02)  # polling interval, not synchronisation
+# one implementation of these, the hub's (re-exported for the tests)
+free_port = _broker.free_port
+wait_port = _broker.wait_port
 
 
 def mosquitto_path():

@@ -301,8 +301,10 @@ class Competition:
                     if rs is None:
                         if relay.first == 1:        # the relay is the first part: starts with the round
                             rot = [start + interval, interval, end]
-                    elif not rs.complete and rs.next_signal_at is not None:
-                        rot = [rs.next_signal_at, interval, end]
+                    elif not rs.complete:
+                        # from the part's start, not from now: the schedule only
+                        # changes when the relay does (boards skip past signals)
+                        rot = [rs.start_ms + interval, interval, end]
         buttons = {s.button: s for s in self.stations if s.board == board}
         calls = None
         if any(s.puzzle is None for s in buttons.values()):

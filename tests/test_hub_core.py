@@ -309,3 +309,36 @@ def test_call_queue_and_alerts(tmp_path):
     assert "board b1 is OFFLINE during the round" in alerts
     assert "press from b1 button 2: no station for it" in alerts
     store.close()
+
+
+def test_relay_schedule_changes_only_when_the_relay_does(tmp_path):
+    """The rotations of a team's board: sent once, unchanged while time
+    passes, dropped (a newer schedule) when the team's part 1 is done."""
+    from tabletimer.hub.event_folder import Station
+    from tabletimer.hub.standings import Entrant
+
+    fmt = load_format("cz-championship-teams")
+    stations = [Station("b1", n, "T1", "A", n) for n in range(1, 9)]
+    store = EventStore(tmp_path / "e.sqlite")
+    svc = HubService(store, BoardKeys(keys={"b1": KEYS["b1"]}), Competition(fmt, [Entrant("A", "Alfa")], stations),
+                     FakeClock())
+    svc.sender = Sender()
+    sent = []
+    svc.publish = sent.extend
+    t0 = svc.clock.t
+    svc.start_round(t0)
+    (first,) = sent
+    body = parse_cmd(first)
+    assert body["rot"] == [t0 + 480_000, 480_000, t0 + 5 * 3_600_000]
+    svc.clock.t += 20 * 60_000                        # three rotations later
+    assert svc.schedules() == []                      # nothing changed
+    for n, minute in ((1, 21), (2, 22), (3, 23)):
+        svc.clock.t = t0 + minute * 60_000
+        out = press(svc, station=n, seq=n, at=svc.clock.t)
+        assert all(not o.topic.endswith("/sched") for o in out)   # still rotating
+    svc.clock.t = t0 + 24 * 60_000
+    out = press(svc, station=4, seq=4, at=svc.clock.t)            # part 1 complete
+    (sched,) = [o for o in out if o.topic.endswith("/sched")]
+    new = parse_cmd(sched)
+    assert "rot" not in new and new["id"] > body["id"]
+    store.close()

@@ -21,6 +21,8 @@ def render(service: HubService, title: str) -> Group:
     online = sum(1 for b in reg.values() if b.online)
     if start is None:
         clock = "round not started"
+    elif now < start:                      # armed: the boards will sound the start
+        clock = f"starts in {fmt_duration(start - now)}"
     else:
         clock = (f"elapsed {fmt_duration(max(0, now - start))}  "
                  f"left {fmt_duration(max(0, start + fmt.time_limit_ms - now))}")

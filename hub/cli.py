@@ -257,9 +257,11 @@ def cmd_act(args) -> int:
             if not sep:
                 raise ValueError(f"expected key=value, not {kv!r}")
             payload[k] = v if k in ("entrant", "press_id", "reason", "board") else _value(v)
-        if args.action == "round_start" and "at" not in payload:
-            from .clock import HubClock
-            payload["at"] = HubClock().now_ms()
+        if args.action == "round_start":
+            if "at" not in payload:
+                from .clock import HubClock
+                payload["at"] = HubClock().now_ms()
+            payload.setdefault("warnings", [600_000, 60_000])    # 10 min and 1 min left
         store = EventStore(ev.db)
         try:
             service = HubService(store, BoardKeys(ev.keys_file),
@@ -421,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
                                    "(a running hub applies it at once)")
     a.add_argument("dir", help="the event folder")
     a.add_argument("action", choices=sorted(OPERATOR_ACTIONS))
-    a.add_argument("fields", nargs="*", help="key=value, e.g. entrant=12 placed=311 (times in hub ms)")
+    a.add_argument("fields", nargs="*", help="key=value, e.g. entrant=12 placed=311 (times in hub ms; "
+                                             "round_start warns at 10 and 1 min left unless warnings=[...] ms)")
     a.add_argument("--who", default="operator", help="who acts (recorded)")
     a.add_argument("--why", default="", help="the reason (recorded)")
     a.set_defaults(func=cmd_act)

@@ -18,7 +18,6 @@ from .broker import BrokerAddress, EmbeddedBroker, parse_broker_url
 from .competition import OPERATOR_ACTIONS, Competition
 from .formats import FormatError, fmt_duration
 from .keys import BoardKeys, KeyFileError, mqtt_password
-from .live_view import render
 from .mqtt_adapter import HubMqtt
 from .service import HubService
 from .store import EventStore
@@ -57,7 +56,6 @@ def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
     """Broker (embedded unless --broker), hub, live view (or a line per event
     when not on a terminal), until Ctrl-C / SIGTERM / SIGHUP / --duration."""
     from rich.console import Console
-    from rich.live import Live
 
     console = Console()
     stop = threading.Event()
@@ -88,12 +86,14 @@ def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
             service.catch_up()                       # operator actions from `tabletimer act`
             _report_dead_sims(sims, service.activity.append if console.is_terminal else print)
 
-        if console.is_terminal:
-            with Live(render(service, title), console=console, refresh_per_second=4) as live:
-                while not stop.is_set() and not (deadline and time.monotonic() > deadline):
-                    stop.wait(0.25)
-                    tick()
-                    live.update(render(service, title))
+        if console.is_terminal:               # the organizer console (Textual)
+            from .console import run_console
+
+            if args.duration:
+                timer = threading.Timer(args.duration, stop.set)
+                timer.daemon = True
+                timer.start()
+            run_console(service, title, stop, tick)
         else:   # a log, not a screen: one line per event as it is stored
             service.listeners.append(lambda ev: print(describe(service, ev), flush=True))
             while not stop.is_set() and not (deadline and time.monotonic() > deadline):

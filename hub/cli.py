@@ -466,8 +466,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(func=cmd_board_check)
 
-    from . import cli_formats
+    from . import cli_formats, results
     cli_formats.add_subcommands(sub)
+    results.add_subcommands(sub)
 
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

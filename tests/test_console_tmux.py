@@ -1,0 +1,100 @@
+"""The real console in a real terminal (tmux), against a running hub with a
+simulated board: a press appears in the calls queue; confirming it with the
+console's keys makes the entrant's finish confirmed in the standings."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rig import synced
+from tabletimer.hub import event_folder
+from tabletimer.hub.keys import BoardKeys
+from tabletimer.hub.store import EventStore
+from tabletimer.tools.simulator import SimBoard
+
+TT = str(Path(sys.executable).parent / "tabletimer")
+
+
+def tmux() -> str:
+    path = shutil.which("tmux")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("tmux is not installed")
+        pytest.skip("tmux is not installed")
+    return path
+
+
+def screen(session: str) -> str:
+    return subprocess.run([tmux(), "capture-pane", "-p", "-t", session], capture_output=True,
+                          text=True).stdout
+
+
+def until(session: str, pred, timeout: float = 20.0) -> str:
+    """Poll the terminal until its text satisfies pred (a screen has no event to await)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = screen(session)
+        if pred(text):
+            return text
+        if time.monotonic() > deadline:
+            raise AssertionError(f"screen never matched; last screen:\n{text}")
+        time.sleep(0.2)
+
+
+def calls_region(text: str) -> str:
+    """The screen from the calls queue's title to the standings' (the hall
+    table sits beside it, but never shows press ids)."""
+    return text.split("Calls waiting")[1].split("Standings")[0] if "Standings" in text else ""
+
+
+def line_with(text: str, word: str, section: str) -> str:
+    """The first line containing word below the line starting with section."""
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.strip().startswith(section))
+    return next((l for l in lines[start:] if word in l), "")
+
+
+def test_press_shows_in_the_queue_and_console_confirmation_moves_standings(tmp_path, embedded_broker):
+    tm = tmux()
+    ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    (ev / "entrants.csv").write_text("id,name\n1,Alice\n2,Bob\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nB1,1,Table 1,1\nB1,2,Table 1,2\n")
+    key = BoardKeys(ev / "board-keys.json").ensure("B1")
+    subprocess.run([TT, "act", str(ev), "round_start"], check=True, capture_output=True)
+    session = f"tt-console-{os.getpid()}"
+    # a shell first, so the console starts in a terminal that already has its size
+    subprocess.run([tm, "new-session", "-d", "-s", session, "-x", "160", "-y", "48", "sh"], check=True)
+    subprocess.run([tm, "send-keys", "-t", session,
+                    f"env -u COLUMNS -u LINES {TT} run {ev} --broker mqtt://127.0.0.1:{embedded_broker.port}",
+                    "Enter"], check=True)      # (pytest exports COLUMNS/LINES; a terminal has its own)
+    sim = SimBoard("B1", "127.0.0.1", embedded_broker.port, tmp_path, key=key, stations=2)
+    try:
+        until(session, lambda t: "boards online 0/0" in t or "boards online" in t)
+        sim.start()
+        sim.wait_for(lambda r: "sched" in r)
+        synced(sim)
+        sim.press(2)
+        until(session, lambda t: "B1/1/1" in calls_region(t)
+              and "provisional" in line_with(t, "Bob", "Standings"))
+        subprocess.run([tm, "send-keys", "-t", session, "c"], check=True)     # confirm the selected call
+        until(session, lambda t: "missing" in t.lower())                        # the form is open
+        subprocess.run([tm, "send-keys", "-t", session, "Enter"], check=True)
+        text = until(session, lambda t: "confirmed" in line_with(t, "Bob", "Standings"))
+        assert "B1/1/1" not in calls_region(text)                           # the queue is empty
+        subprocess.run([tm, "send-keys", "-t", session, "q"], check=True)
+        until(session, lambda t: "standings:" in t, timeout=30)
+    finally:
+        subprocess.run([tm, "kill-session", "-t", session], capture_output=True)
+        sim.kill()
+    store = EventStore(ev / "events.sqlite")
+    ops = [e for e in store.events() if e["source"] == "operator" and e["type"] == "confirm"]
+    store.close()
+    assert len(ops) == 1 and ops[0]["payload"]["press_id"] == "B1/1/1"
+    assert ops[0]["payload"]["who"] == "head referee"

@@ -136,9 +136,9 @@ def cmd_demo(args) -> int:
     data = Path(args.data)
     data.mkdir(parents=True, exist_ok=True)
     try:
-        fmt, entrants, stations = demo_event(args.preset, args.boards, args.stations)
+        fmt, entrants, stations = demo_event(args.preset, args.boards, args.stations, args.speed)
         keys = BoardKeys(data / "board-keys.json")
-    except (FormatError, KeyFileError) as e:
+    except (FormatError, KeyFileError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     for i in range(args.boards):
@@ -148,7 +148,7 @@ def cmd_demo(args) -> int:
 
     def start_sims(address: BrokerAddress, stop: threading.Event):
         service.start_round(duration_ms=int(args.limit * 60_000) if args.limit else None,
-                            warnings_ms=tuple(int(w * 60_000) for w in args.warn))
+                            warnings_ms=tuple(int(w * 60_000 / args.speed) for w in args.warn))
         return _start_sims(args, address, data, service, stations, stop)
 
     try:
@@ -175,19 +175,33 @@ def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, s
                        drift_ppm=rng.randint(-50, 50))
         sims.append(sim.start())
 
+    comp = service.competition
+    window = args.press_window or comp.format.time_limit_ms / 1000 * 0.8
+
     def presser() -> None:
-        # each station finishes once, at a random moment of the press window;
-        # a few seconds later a referee counts missing pieces (short presses)
-        # and confirms (a 2.5 s hold)
+        # every entrant works through its puzzles in order within the window:
+        # a finish call, a referee a few seconds later (short presses count
+        # missing pieces, a 2.5 s hold confirms); an entrant that runs out of
+        # time stays unfinished
         plan = []
-        for sim in sims:
-            for st in range(1, per_board.get(sim.board_id, 1) + 1):
-                at = rng.uniform(3, args.press_window)
-                plan.append((at, 0, sim, st, 80))
-                ref = at + rng.uniform(2, 6)
+        by_entrant: dict[str, list] = {}
+        for s in stations:
+            by_entrant.setdefault(s.entrant, []).append(s)
+        for sts in by_entrant.values():
+            calls = [(s, k) for s in sorted(sts, key=lambda s: s.puzzle or 0) for k in range(comp.calls_of(s))]
+            at = min(3.0, window / 4)               # the boards sync first
+            step = (window - at) / (len(calls) + rng.uniform(0, 1.5))
+            for s, _ in calls:
+                at += rng.uniform(0.4, 1.0) * step
+                if at > window:
+                    break
+                sim = next(x for x in sims if x.board_id == s.board)
+                plan.append((at, 0, sim, s.button, 80))
+                ref = at + rng.uniform(0.3, 0.6) * min(step, 6)
                 for k in range(rng.choice((0, 0, 0, 1, 2))):
-                    plan.append((ref + 0.4 * k, 1, sim, st, 100))
-                plan.append((ref + 1, 2, sim, st, 2500))
+                    plan.append((ref + 0.4 * k, 1, sim, s.button, 100))
+                plan.append((ref + 1, 2, sim, s.button, 2500))
+                at = ref + 4
         plan.sort(key=lambda p: (p[0], p[1]))
         t0 = time.monotonic()
         for at, _, sim, st, hold in plan:
@@ -226,6 +240,32 @@ def cmd_run(args) -> int:
         return _serve(args, service, ev.path)
     finally:
         store.close()
+
+
+def cmd_console(args) -> int:
+    """The console on an event's log, beside the running hub (a second
+    screen): it follows the log, and its operator actions go into the log,
+    where the hub picks them up."""
+    from .console import run_console
+
+    try:
+        ev = _load_event(args.dir)
+        keys = BoardKeys(ev.keys_file)
+    except (event_folder.EventFolderError, FormatError, KeyFileError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not ev.db.exists():
+        print(f"error: {ev.db} does not exist yet: start the hub with `tabletimer run {ev.path}`",
+              file=sys.stderr)
+        return 2
+    store = EventStore(ev.db)
+    try:
+        service = HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations))
+        run_console(service, f"TableTimer - {ev.format.title} (watching {ev.path.name})",
+                    tick=service.catch_up)
+    finally:
+        store.close()
+    return 0
 
 
 def cmd_init(args) -> int:
@@ -399,13 +439,16 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--preset", default="cz-championship-individuals", help="competition format preset")
     d.add_argument("--boards", type=int, default=4, help="simulated boards")
     d.add_argument("--stations", type=int, default=2, help="stations (buttons) per board (individual formats)")
-    d.add_argument("--press-window", type=float, default=30.0,
-                   help="simulated finishes happen within this many seconds of the start")
+    d.add_argument("--speed", type=float, default=60.0,
+                   help="play the format this many times faster (time limit, relay rotations; default 60)")
+    d.add_argument("--press-window", type=float, default=None,
+                   help="simulated finishes happen within this many seconds of the start "
+                        "(default: most of the sped-up time limit)")
     d.add_argument("--seed", type=int, default=None, help="random seed for the simulation")
     d.add_argument("--limit", type=float, default=None,
                    help="round time limit in minutes (default: the format's)")
-    d.add_argument("--warn", type=float, nargs="*", default=[1.0],
-                   help="warnings, in minutes before the limit (default: 1)")
+    d.add_argument("--warn", type=float, nargs="*", default=[10.0, 1.0],
+                   help="warnings, in the format's minutes before the limit (sped up like it; default: 10 1)")
     _serve_options(d)
     d.set_defaults(func=cmd_demo)
 
@@ -413,6 +456,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("dir", help="the event folder")
     _serve_options(r)
     r.set_defaults(func=cmd_run)
+
+    cs = sub.add_parser("console", help="open the organizer console on an event the hub is running "
+                                        "(a second screen on the same machine or folder)")
+    cs.add_argument("dir", help="the event folder")
+    cs.set_defaults(func=cmd_console)
 
     i = sub.add_parser("init", help="create an event folder from a format preset")
     i.add_argument("dir")

@@ -146,6 +146,11 @@ class Competition:
         own = {s.puzzle for s in self.stations if s.entrant == entrant and s.puzzle is not None}
         return [n for n in range(1, len(self.format.puzzles) + 1) if n not in own] or [1]
 
+    def calls_of(self, station: Station) -> int:
+        """How many finish calls a station makes: one for its own puzzle,
+        or one per puzzle it counts through ('next puzzle' stations)."""
+        return 1 if station.puzzle is not None else len(self._free_puzzles(station.entrant))
+
     def _auto_station(self, board: str, button: int) -> Station:
         st = self._by_station.get((board, button))
         if st is None:
@@ -308,6 +313,5 @@ class Competition:
         buttons = {s.button: s for s in self.stations if s.board == board}
         calls = None
         if any(s.puzzle is None for s in buttons.values()):
-            calls = [len(self._free_puzzles(buttons[n].entrant)) if n in buttons and buttons[n].puzzle is None
-                     else 1 for n in range(1, max(buttons) + 1)]
+            calls = [self.calls_of(buttons[n]) if n in buttons else 1 for n in range(1, max(buttons) + 1)]
         return (start, end, sorted(signals), rot, calls)

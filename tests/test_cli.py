@@ -153,3 +153,23 @@ def test_run_refuses_a_broken_event_folder(tmp_path, capsys):
     (ev / "stations.csv").write_text("board,button,entrant\nT01,1,nobody\n")
     assert cli.main(["run", str(ev)]) == 2
     assert "stations.csv:2: no entrant 'nobody'" in capsys.readouterr().err
+
+
+def test_console_needs_a_running_event_and_demo_speed_is_checked(tmp_path, capsys):
+    ev = tmp_path / "ev"
+    cli.main(["init", str(ev), "--format", "czjpa-individuals"])
+    capsys.readouterr()
+    assert cli.main(["console", str(ev)]) == 2
+    assert "does not exist yet" in capsys.readouterr().err
+    assert cli.main(["demo", "--data", str(tmp_path / "d"), "--preset", "cz-championship-teams",
+                     "--speed", "1000"]) == 2
+    assert "rotate more than once a second" in capsys.readouterr().err
+
+
+def test_demo_format_is_sped_up():
+    from tabletimer.hub.demo import demo_event
+
+    fmt, entrants, stations = demo_event("cz-championship-teams", 2, 2, speed=60)
+    assert fmt.time_limit_ms == 5 * 3_600_000 // 60 and fmt.relay.rotation_interval_ms == 8_000
+    assert [s.puzzle for s in stations if s.board == "sim01"] == list(range(1, 9))
+    assert len(entrants) == 2

@@ -74,6 +74,23 @@ class Competition:
     def __post_init__(self) -> None:
         self._by_station = {(s.board, s.button): s for s in self.stations}
         self._entrant_ids = {e.id for e in self.entrants}
+        self._start_row: dict | None = None     # the latest round start
+        self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
+
+    def recorded_time(self, board: str, button: int, at: int | None) -> int | None:
+        """A finish call's time as the standings show it (since the
+        entrant's start, at the format's resolution), without re-ranking:
+        for the station's display right after the call."""
+        st = self._by_station.get((board, button))
+        if st is None and self.auto_stations:
+            st = self._auto_station(board, button)
+        if st is None or at is None or self._start_row is None:
+            return None
+        t = at - self._start_row["payload"]["at"] - self._offsets.get(st.entrant, 0)
+        if t < 0:
+            return None
+        res = self.format.resolution_ms
+        return t // res * res
 
     def has(self, row_id: int) -> bool:
         i = bisect.bisect_left(self._ids, row_id)
@@ -87,6 +104,11 @@ class Competition:
         self._ids.insert(i, row["id"])
         self.rows.insert(i, row)
         self._facts = None
+        if row["source"] == "operator":
+            if row["type"] == "round_start" and (self._start_row is None or row["id"] > self._start_row["id"]):
+                self._start_row = row
+            elif row["type"] == "start_offset" and self.format.start_offsets:
+                self._offsets[row["payload"]["entrant"]] = row["payload"]["offset_ms"]
 
     # ------------------------------------------------------------ facts
     def facts(self) -> list[Fact]:
@@ -267,10 +289,7 @@ class Competition:
         return None
 
     def round_start_row(self) -> dict | None:
-        for row in reversed(self.rows):
-            if row["source"] == "operator" and row["type"] == "round_start":
-                return row
-        return None
+        return self._start_row
 
     def last_row_id(self) -> int:
         return self._ids[-1] if self._ids else 0

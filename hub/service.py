@@ -119,15 +119,21 @@ class HubService:
             return out
 
     def _recorded(self, board: str, msg: dict) -> list[Outgoing]:
-        """The time the standings now show for the call, back to its station."""
-        call = [msg["boot"], msg["seq"]] if msg["type"] == "press" else msg["call"]
-        pid = f"{board}/{call[0]}/{call[1]}"
-        for row in self.competition.standings(self.clock.now_ms()):
-            for sp in row.splits:
-                if sp.press_id == pid:
-                    m = protocol.recorded(msg["station"], call, sp.time_ms, sp.confirmed)
-                    return [self._to_board(board, protocol.CMD, m, 1)]
-        return []
+        """The time recorded for the call, back to its station (cheap: no
+        re-ranking in the path of the ack)."""
+        if msg["type"] == "press":
+            call, at = [msg["boot"], msg["seq"]], msg["at"]
+        else:
+            call = msg["call"]
+            pid = f"{board}/{call[0]}/{call[1]}"
+            at = next((r["payload"]["at"] for r in reversed(self.competition.rows)
+                       if r["source"] == "board" and r["type"] == "press" and r["board"] == board
+                       and f"{board}/{r['payload']['boot']}/{r['payload']['seq']}" == pid), None)
+        t = self.competition.recorded_time(board, msg["station"], at)
+        if t is None:
+            return []
+        m = protocol.recorded(msg["station"], call, t, msg["type"] == "confirm")
+        return [self._to_board(board, protocol.CMD, m, 1)]
 
     def _reject(self, category: str, detail: str, topic: str) -> list[Outgoing]:
         self.rejected[category] += 1

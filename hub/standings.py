@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from typing import Any, Iterable, NamedTuple, Sequence, Union
 
 from .formats import Format, fmt_duration
@@ -243,8 +244,12 @@ def rank(fmt: Format, entrants: Sequence[Entrant], facts: Iterable[Fact],
     paused = gc.isenabled()
     gc.disable()
     try:
+        if not isinstance(facts, (list, tuple)):
+            facts = list(facts)
         st = Standings(fmt, entrants)
-        st.extend(facts)
+        if not st._fold_fresh(facts):
+            st = Standings(fmt, entrants)       # the general fold (see _fold_fresh)
+            st.extend(facts)
         return st.rows(now_ms)
     finally:
         if paused:
@@ -254,6 +259,8 @@ def rank(fmt: Format, entrants: Sequence[Entrant], facts: Iterable[Fact],
 _TIE_SPAN = 1 << 42             # tie-break times (ms) below this; beyond = no whole puzzle
 _NEVER = _TIE_SPAN - 1
 _new = tuple.__new__
+_at_ms = attrgetter("at_ms")
+_first = itemgetter(0)
 
 
 class _Config:
@@ -278,6 +285,8 @@ class _Config:
         self.parts = [(p.work, p.first - 1, p.first - 1 + len(p.puzzles)) for p in fmt.parts]
         self.one_at_a_time = any(w in ("fixed", "chosen") for w, _, _ in self.parts)
         self.check_order = len(self.parts) > 1 or self.one_at_a_time
+        self.valid = frozenset(range(1, self.n + 1))          # puzzle numbers
+        self.pz_pieces = (0,) + tuple(self.pieces)             # puzzle number -> pieces
         self.untouched = tuple(PuzzleSplit(i + 1, n, "unfinished", None, None, False, None, 0, 0, 0,
                                            0, 0, 0) for i, n in enumerate(self.pieces))
         # integer sort keys: equal keys <=> equal compared results
@@ -325,7 +334,10 @@ class Standings:
     def __init__(self, fmt: Format, entrants: Iterable[Entrant]):
         self.fmt = fmt
         self.cfg = _Config(fmt)
-        self._states = [_State(i, e, is_official(fmt, e)) for i, e in enumerate(entrants)]
+        if fmt.eligible_members_min == 0:
+            self._states = [_State(i, e, True) for i, e in enumerate(entrants)]
+        else:
+            self._states = [_State(i, e, is_official(fmt, e)) for i, e in enumerate(entrants)]
         self._by_entrant = {s.entrant.id: s for s in self._states}
         if len(self._by_entrant) != len(self._states):
             raise ValueError("entrant ids must be unique")
@@ -333,6 +345,8 @@ class Standings:
         self._voided: set[str] = set()
         self._press: dict[str, Press] = {}             # press id -> press
         self._pending: dict[str, list[Confirm]] = {}   # confirmations of presses not seen yet
+        self._no_facts = False          # after _fold_fresh: the entrants' facts are not collected yet
+        self._log: Sequence[Fact] = ()  # the facts _fold_fresh folded
 
     def apply(self, fact: Fact) -> None:
         self.extend((fact,))
@@ -437,6 +451,116 @@ class Standings:
                 elif t is Reinstated:
                     s.out, s.reason = None, ""
 
+    def _fold_fresh(self, facts: Sequence[Fact]) -> bool:
+        """`extend(facts)` on fresh standings, for `rank()`.  Knowing every
+        fact at once, the voided press ids are collected first, so a press
+        that is voided anywhere in the log is never a finish, and a
+        confirmation of a voided press has no finish to confirm: the result
+        `_rebuild` gives, without rebuilding everyone who had a void.  The
+        entrants' facts are collected only when needed (`_collect_facts`:
+        an entrant with a press before its start is rebuilt).  False, and
+        these standings are not to be used, when press ids are not unique
+        or a confirmation waited for its press: then only the general fold
+        gives the same result."""
+        self._no_facts = True
+        self._log = facts
+        V = Void
+        voided = {f.press_id for f in facts if type(f) is V}
+        self._voided = voided
+        by_id = self._by_entrant
+        get = by_id.get
+        press, pending = self._press, self._pending
+        P, C, K = Press, Confirm, Count
+        offsets = self.cfg.offsets
+        npid = 0
+        f: Any
+        for f in facts:
+            t = type(f)
+            if t is P:
+                s = get(f.entrant)
+                if s is None:
+                    continue
+                pid = f.press_id
+                if pid:
+                    npid += 1
+                    press[pid] = f
+                    if pending and pid in pending:
+                        return False        # confirmations waited for it: see above
+                    if pid in voided:
+                        continue
+                best = s.best
+                pz = f.puzzle
+                b = best.get(pz)
+                if b is None or f.at_ms < b.at_ms:
+                    best[pz] = f
+            elif t is C:
+                pid = f.press_id
+                if pid:
+                    p = press.get(pid)
+                    if p is None:   # its press is not in yet: the confirmation waits for it
+                        pending.setdefault(pid, []).append(f)
+                        continue
+                    e = f.entrant
+                    if e:
+                        s = get(e)
+                        if s is None:
+                            continue
+                        ok = e == p.entrant and pid not in voided
+                    else:
+                        s = by_id[p.entrant]    # (a press of an entrant not in the list is not kept)
+                        ok = pid not in voided
+                    if not ok:
+                        if s.scan_notes is None:
+                            s.scan_notes = []
+                        s.scan_notes.append(f"confirmation of press {pid} has no finish to confirm")
+                        continue
+                else:
+                    s = get(f.entrant)
+                    if s is None:
+                        continue
+                    p = s.best.get(f.puzzle)
+                    if p is None:
+                        if s.scan_notes is None:
+                            s.scan_notes = []
+                        s.scan_notes.append(f"confirmation of puzzle {f.puzzle} has no finish to confirm")
+                        continue
+                s.conf[p.puzzle] = (p, f)
+            elif t is K:
+                s = get(f.entrant)
+                if s is not None:
+                    counts = s.counts
+                    if counts is None:
+                        s.counts = {f.puzzle: f}
+                    else:
+                        counts.pop(f.puzzle, None)
+                        counts[f.puzzle] = f
+            elif t is V:
+                pass
+            elif t is RoundStart:
+                self._start = f.at_ms
+            else:
+                s = get(f.entrant)      # type: ignore[union-attr]
+                if s is None:
+                    continue
+                if t is StartOffset:
+                    if offsets:
+                        s.offset = f.offset_ms
+                    else:
+                        if s.notes is None:
+                            s.notes = []
+                        s.notes.append("start offset ignored: this format has no per-entrant start")
+                elif t is Swap:
+                    if s.swaps is None:
+                        s.swaps = []
+                    s.swaps.append(f)
+                elif t is DidNotStart:
+                    s.out, s.reason = "dns", ""
+                elif t is Disqualified:
+                    s.out, s.reason = "dq", f.reason
+                elif t is Reinstated:
+                    s.out, s.reason = None, ""
+        return npid == len(press)
+
     def rows(self, now_ms: int | None = None) -> list[StandingRow]:
         ranked: list[tuple] = []
         outs: list[_State] = []
@@ -449,7 +573,7 @@ class Standings:
                 outs.append(s)
             else:
                 ranked.append(sm)
-        ranked.sort(key=_first)
+        ranked.sort(key=_first)         # stable: equal keys in entrant order
         awards = self.fmt.awards
         result: list[StandingRow] = []
         append = result.append
@@ -492,11 +616,38 @@ class Standings:
 
     # -- one entrant --
 
+    def _collect_facts(self) -> None:
+        """After `_fold_fresh`: every entrant's presses and confirmations, as
+        `extend` keeps them (no confirmation waited for its press there, so
+        each confirmation by press id goes with a press already in)."""
+        get, press = self._by_entrant.get, self._press
+        f: Any
+        for f in self._log:
+            t = type(f)
+            if t is Press:
+                s = get(f.entrant)
+            elif t is Confirm:
+                if f.press_id:
+                    p = press.get(f.press_id)
+                    if p is None:
+                        continue
+                    s = get(f.entrant or p.entrant)
+                else:
+                    s = get(f.entrant)
+            else:
+                continue
+            if s is not None:
+                s.facts.append(f)
+        self._no_facts = False
+        self._log = ()
+
     def _rebuild(self, s: _State, estart: int, start: int) -> None:
         """The finishes and confirmations from the entrant's facts: a
         puzzle's finish is its earliest press that is not voided and not
         before the entrant's start; a confirmation goes with the press it
         names, or with the puzzle's finish at the moment it is applied."""
+        if self._no_facts:
+            self._collect_facts()
         voided, press = self._voided, self._press
         eid = s.entrant.id
         best: dict[int, Press] = {}
@@ -539,6 +690,8 @@ class Standings:
         cfg = self.cfg
         start = self._start
         if start is None:
+            if self._no_facts:
+                self._collect_facts()
             waiting = list(s.notes or ())
             if s.facts:
                 waiting.append("presses before the round start are not timed")
@@ -557,7 +710,42 @@ class Standings:
         last = -1
         unconfirmed = False
         subtract, pen_lost, pen_adj, credit_full = cfg.subtract, cfg.pen_lost, cfg.pen_adj, cfg.credit_full
-        for pz, p in best.items():
+        todo: Any = best.items()
+        if best:
+            ats = list(map(_at_ms, best.values()))
+            if min(ats) < estart:       # an early press: rebuild without it, then start over
+                self._rebuild(s, estart, start)
+                return self._evaluate(s)
+            last = (max(ats) - estart) // res * res
+            if last <= deadline and cfg.valid.issuperset(best):
+                # the usual case, the same sums as the loop below: every press counts
+                nfin = len(best)
+                total = cfg.maxp if nfin == n else sum(map(cfg.pz_pieces.__getitem__, best))
+                matched = 0
+                get = best.get
+                for pz, (p, c) in conf.items():
+                    if get(pz) is not p:
+                        continue
+                    matched += 1
+                    mf, ml, ma = c.missing_found, c.missing_lost, c.missing_adjacent
+                    if not (mf or ml or ma):
+                        continue
+                    m = mf + (ml if pen_lost else 0) + (ma if pen_adj else 0)
+                    if subtract:
+                        deducted += m
+                    else:
+                        penalty += m
+                        if credit_full:
+                            continue
+                        m = mf + ml + ma
+                    k = pieces[pz - 1]
+                    k2 = k - m
+                    total += (k2 if k2 > 0 else 0) - k
+                unconfirmed = matched != nfin
+                todo = ()               # done
+            else:
+                last = -1
+        for pz, p in todo:
             if p.at_ms < estart:        # an early press: rebuild without it, then start over
                 self._rebuild(s, estart, start)
                 return self._evaluate(s)
@@ -641,10 +829,6 @@ class Standings:
                 deducted, unconfirmed, bool(placed), estart + deadline,
                 tuple(notes) if notes else (),
                 (cfg, best, conf, placed, packed, s.swaps, estart, deadline))
-
-
-def _first(t: tuple) -> Any:
-    return t[0]
 
 
 def _finishes(best: dict[int, Press], estart: int, res: int, deadline: int, n: int) -> dict[int, int]:

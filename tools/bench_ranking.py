@@ -3,9 +3,11 @@ facts each.
 
     .venv/bin/python -m tabletimer.tools.bench_ranking [--entrants 5000] [--repeat 15]
 
-Prints the best and median wall time of `rank()` from scratch, and of what
-the live hub does after each stored event (apply one fact to a `Standings`
-that holds all the others, then `rows()`), for two mixes:
+Prints the best and median wall time of `rank()` from scratch (then, timed
+separately, its phases: folding the facts, evaluating each entrant, sorting
+and building the rows), and of what the live hub does after each stored
+event (apply one fact to a `Standings` that holds all the others, then
+`rows()`), for two mixes:
 - the team championship (8 puzzles in four parts): per team presses,
   confirmations, double presses, a voided press for one team in five, and
   piece counts for the teams that do not finish;
@@ -101,6 +103,25 @@ def bench(label: str, fmt_name: str, make, n: int, repeat: int) -> tuple[float, 
         rows = rank(fmt, entrants, facts)
         times.append((time.perf_counter() - t0) * 1000)
     assert len(rows) == n
+    fold, evaluate, order = [], [], []
+    for _ in range(repeat):     # the same work as rank(), phase by phase
+        gc.collect()
+        gc.disable()
+        t0 = time.perf_counter()
+        st = Standings(fmt, entrants)
+        fresh = st._fold_fresh(facts)
+        t1 = time.perf_counter()
+        for s in st._states:
+            if s.summary is None:
+                s.summary = st._evaluate(s)
+        t2 = time.perf_counter()
+        st.rows()
+        t3 = time.perf_counter()
+        gc.enable()
+        assert fresh
+        fold.append((t1 - t0) * 1000)
+        evaluate.append((t2 - t1) * 1000)
+        order.append((t3 - t2) * 1000)
     live = Standings(fmt, entrants)
     live.extend(facts)
     live.rows()
@@ -113,6 +134,9 @@ def bench(label: str, fmt_name: str, make, n: int, repeat: int) -> tuple[float, 
         inc.append((time.perf_counter() - t0) * 1000)
     print(f"{label}: {n} entrants, {len(facts) - 1} facts ({(len(facts) - 1) / n:.0f} each)\n"
           f"  rank() from scratch:             best {min(times):6.1f} ms, median {statistics.median(times):6.1f} ms\n"
+          f"    of which fold (best/median):   {min(fold):5.1f} / {statistics.median(fold):5.1f} ms, "
+          f"evaluate {min(evaluate):5.1f} / {statistics.median(evaluate):5.1f} ms, "
+          f"sort + rows {min(order):5.1f} / {statistics.median(order):5.1f} ms\n"
           f"  live: one more fact, re-rank:    best {min(inc):6.1f} ms, median {statistics.median(inc):6.1f} ms")
     return min(times), min(inc)
 

@@ -221,23 +221,34 @@ def _load_event(path: str):
     return ev
 
 
+def _open_event(path: str):
+    """(event folder, board keys), or None after saying what is wrong."""
+    try:
+        ev = _load_event(path)
+        return ev, BoardKeys(ev.keys_file)
+    except (event_folder.EventFolderError, FormatError, KeyFileError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+
+
+def _service_for(ev, keys: BoardKeys, store: EventStore) -> HubService:
+    return HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations))
+
+
 def cmd_run(args) -> int:
     """A real event from its folder: boards from stations.csv, keys from
     board-keys.json, the log in events.sqlite."""
-    try:
-        ev = _load_event(args.dir)
-        keys = BoardKeys(ev.keys_file)
-    except (event_folder.EventFolderError, FormatError, KeyFileError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    opened = _open_event(args.dir)
+    if opened is None:
         return 2
+    ev, keys = opened
     missing = sorted({s.board for s in ev.stations} - set(keys.boards()))
     if missing:
         print(f"warning: no key for board(s) {', '.join(missing)}: flash them with "
               f"`tabletimer board flash PORT --id ID --keys {ev.keys_file}`", file=sys.stderr)
     store = EventStore(ev.db)
     try:
-        service = HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations))
-        return _serve(args, service, ev.path)
+        return _serve(args, _service_for(ev, keys, store), ev.path)
     finally:
         store.close()
 
@@ -248,19 +259,17 @@ def cmd_console(args) -> int:
     where the hub picks them up."""
     from .console import run_console
 
-    try:
-        ev = _load_event(args.dir)
-        keys = BoardKeys(ev.keys_file)
-    except (event_folder.EventFolderError, FormatError, KeyFileError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    opened = _open_event(args.dir)
+    if opened is None:
         return 2
+    ev, keys = opened
     if not ev.db.exists():
         print(f"error: {ev.db} does not exist yet: start the hub with `tabletimer run {ev.path}`",
               file=sys.stderr)
         return 2
     store = EventStore(ev.db)
     try:
-        service = HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations))
+        service = _service_for(ev, keys, store)
         run_console(service, f"TableTimer - {ev.format.title} (watching {ev.path.name})",
                     tick=service.catch_up)
     finally:
@@ -289,8 +298,11 @@ def _value(text: str):
 def cmd_act(args) -> int:
     """Append an operator action to an event's log; a running hub applies it
     within a quarter of a second."""
+    opened = _open_event(args.dir)
+    if opened is None:
+        return 2
+    ev, keys = opened
     try:
-        ev = _load_event(args.dir)
         payload = {}
         for kv in args.fields:
             k, sep, v = kv.partition("=")
@@ -304,12 +316,10 @@ def cmd_act(args) -> int:
             payload.setdefault("warnings", [600_000, 60_000])    # 10 min and 1 min left
         store = EventStore(ev.db)
         try:
-            service = HubService(store, BoardKeys(ev.keys_file),
-                                 Competition(ev.format, ev.entrants, ev.stations))
-            row = service.act(args.action, payload, who=args.who, why=args.why)
+            row = _service_for(ev, keys, store).act(args.action, payload, who=args.who, why=args.why)
         finally:
             store.close()
-    except (event_folder.EventFolderError, FormatError, KeyFileError, ValueError, TypeError) as e:
+    except (ValueError, TypeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"recorded #{row['id']}: {args.action} {json.dumps(row['payload'])}")
@@ -318,14 +328,13 @@ def cmd_act(args) -> int:
 
 def cmd_replay(args) -> int:
     """The standings rebuilt offline from an event's log."""
-    try:
-        ev = _load_event(args.dir)
-    except (event_folder.EventFolderError, FormatError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    opened = _open_event(args.dir)
+    if opened is None:
         return 2
+    ev, keys = opened
     store = EventStore(ev.db)
     try:
-        service = HubService(store, BoardKeys(ev.keys_file), Competition(ev.format, ev.entrants, ev.stations))
+        service = _service_for(ev, keys, store)
         if args.json:
             from .standings import row_dict
             print(json.dumps([row_dict(r) for r in service.standings(final=True)], indent=2))

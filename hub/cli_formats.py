@@ -5,7 +5,6 @@ code: 0 fine, 1 a scenario's expectations differ, 2 bad input."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
@@ -170,17 +169,3 @@ def standings_table(rows: list[StandingRow], fmt: Format, splits: bool = False) 
         for line in extra.get(i, ()):
             out.append("      " + line)
     return "\n".join(out)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (python -m tabletimer.hub.cli_formats ...), until
-    hub/cli.py registers the subcommands."""
-    p = argparse.ArgumentParser(prog="tabletimer")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    add_subcommands(sub)
-    args = p.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -60,7 +60,6 @@ explains the marks.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import html
 import io
@@ -498,16 +497,3 @@ def add_subcommands(sub) -> None:
     c.add_argument("--html", metavar="FILE", required=True, help="the cards page to write ('-': stdout)")
     c.add_argument("--title", help="the event's title on the cards (default: the folder's name)")
     c.set_defaults(func=cmd_cards)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (python -m tabletimer.hub.results ...)."""
-    p = argparse.ArgumentParser(prog="tabletimer")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    add_subcommands(sub)
-    args = p.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub import event_folder, results, table_cards
+from tabletimer.hub import cli, event_folder, results, table_cards
 from tabletimer.hub.competition import Competition
 from tabletimer.hub.keys import BoardKeys
 from tabletimer.hub.service import HubService
@@ -334,7 +334,7 @@ def test_subcommands_register_on_a_parser(tmp_path, capsys):
     with pytest.raises(SystemExit):
         p.parse_args(["cards", "ev"])                         # --html is required
     ev = czech_event(tmp_path / "mcr")
-    assert results.main(["results", str(ev), "--json", str(tmp_path / "r.json")]) == 0
+    assert cli.main(["results", str(ev), "--json", str(tmp_path / "r.json")]) == 0
     assert json.loads((tmp_path / "r.json").read_text())["rows"][0]["name"] == "Jana Nováková"
 
 

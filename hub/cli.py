@@ -53,7 +53,7 @@ def _print_final(service: HubService) -> None:
 # ------------------------------------------------------------------ serving
 
 def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
-    """Broker (embedded unless --broker), hub, live view (or a line per event
+    """Broker (embedded unless --broker), hub, the console (or a line per event
     when not on a terminal), until Ctrl-C / SIGTERM / SIGHUP / --duration."""
     from rich.console import Console
 

@@ -457,14 +457,21 @@ class MainScreen(Screen):
 def sync_table(table: DataTable, rows: list[tuple[str, list[Any]]]) -> None:
     """Show rows (key, cells), keeping the selected row (by key) and the
     scroll position when only the cells changed."""
+    # plain strings become Text: no markup parsing per cell (slow, and a
+    # name like "[x]" would be taken for markup)
+    rows = [(k, [Text(c) if isinstance(c, str) else c for c in cells]) for k, cells in rows]
     keys = [k for k, _ in rows]
     current = [rk.value for rk in table.rows]
     if keys == current:
+        columns = table.ordered_columns
         for y, (_, cells) in enumerate(rows):
             old = table.get_row_at(y)
             for x, cell in enumerate(cells):
                 if old[x] != cell:
-                    table.update_cell_at(Coordinate(y, x), cell, update_width=True)
+                    # widen a column when needed, never re-measure it to shrink:
+                    # that measures every cell of the column (300 rows), per update
+                    wider = len(cell.plain if isinstance(cell, Text) else str(cell)) > columns[x].content_width
+                    table.update_cell_at(Coordinate(y, x), cell, update_width=wider)
         return
     selected = selected_key(table)
     table.clear()

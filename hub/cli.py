@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import random
 import signal
 import subprocess
@@ -65,6 +66,29 @@ def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
     broker = hub = None
     failed = False
     title = f"TableTimer - {service.competition.format.title}"
+    done = threading.Lock()
+
+    def shut_down() -> bool:
+        """Stop boards, hub and broker, once (False if already done)."""
+        if not done.acquire(blocking=False):
+            return False
+        stop.set()
+        for sim in sims:
+            sim.stop()
+        if hub:
+            hub.stop()
+        if broker:
+            broker.stop()
+        return True
+
+    def watchdog() -> None:
+        # a console whose terminal has gone (closed window, killed tmux) may
+        # never return: once asked to stop, give it a few seconds, then shut
+        # everything down from here and leave
+        stop.wait()
+        time.sleep(3)           # grace for the normal way out; not synchronisation
+        if shut_down():
+            os._exit(0)
     try:
         if args.broker:
             address = parse_broker_url(args.broker)
@@ -93,6 +117,7 @@ def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
                 timer = threading.Timer(args.duration, stop.set)
                 timer.daemon = True
                 timer.start()
+            threading.Thread(target=watchdog, daemon=True).start()
             run_console(service, title, stop, tick)
         else:   # a log, not a screen: one line per event as it is stored
             service.listeners.append(lambda ev: print(describe(service, ev), flush=True))
@@ -106,13 +131,7 @@ def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
         failed = True
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)   # a second Ctrl-C must not leave strays
-        stop.set()
-        for sim in sims:
-            sim.stop()
-        if hub:
-            hub.stop()
-        if broker:
-            broker.stop()
+        shut_down()
     if failed:
         return 2
     console.print("\nstopped; standings:")

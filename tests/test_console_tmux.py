@@ -98,3 +98,27 @@ def test_press_shows_in_the_queue_and_console_confirmation_moves_standings(tmp_p
     store.close()
     assert len(ops) == 1 and ops[0]["payload"]["press_id"] == "B1/1/1"
     assert ops[0]["payload"]["who"] == "head referee"
+
+
+def test_closing_the_terminal_stops_hub_and_broker(tmp_path):
+    """A closed window (tmux session killed) leaves no hub or broker behind."""
+    from brokers import free_port
+
+    tm = tmux()
+    ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    (ev / "entrants.csv").write_text("id,name\n1,Alice\n")
+    (ev / "stations.csv").write_text("board,button,entrant\nB1,1,1\n")
+    session = f"tt-close-{os.getpid()}"
+    subprocess.run([tm, "new-session", "-d", "-s", session, "-x", "160", "-y", "48", "sh"], check=True)
+    subprocess.run([tm, "send-keys", "-t", session,
+                    f"env -u COLUMNS -u LINES {TT} run {ev} --port {free_port()}", "Enter"], check=True)
+    try:
+        until(session, lambda t: "Standings" in t)
+        running = subprocess.run(["pgrep", "-f", str(ev)], capture_output=True, text=True).stdout.split()
+        assert len(running) >= 2                       # the hub and its broker
+    finally:
+        subprocess.run([tm, "kill-session", "-t", session], capture_output=True)
+    deadline = time.monotonic() + 20
+    while subprocess.run(["pgrep", "-f", str(ev)], capture_output=True).returncode == 0:
+        assert time.monotonic() < deadline, "hub or broker still running after the terminal closed"
+        time.sleep(0.2)   # polling other processes' exit: nothing to await

@@ -431,25 +431,30 @@ class Standings:
                 if s is None:
                     continue
                 s.summary = None
-                if t is StartOffset:
-                    if self.cfg.offsets:
-                        s.offset = f.offset_ms
-                        if s.early:
-                            s.stale = True
-                    else:
-                        if s.notes is None:
-                            s.notes = []
-                        s.notes.append("start offset ignored: this format has no per-entrant start")
-                elif t is Swap:
-                    if s.swaps is None:
-                        s.swaps = []
-                    s.swaps.append(f)
-                elif t is DidNotStart:
-                    s.out, s.reason = "dns", ""
-                elif t is Disqualified:
-                    s.out, s.reason = "dq", f.reason
-                elif t is Reinstated:
-                    s.out, s.reason = None, ""
+                self._entrant_fact(s, f, t)
+                if t is StartOffset and self.cfg.offsets and s.early:
+                    s.stale = True
+
+    def _entrant_fact(self, s: _State, f: Fact, t: type) -> None:
+        """Start offsets, swaps, DNS, DQ and reinstatements: the same in both
+        folds (rare facts, so one call each costs nothing)."""
+        if t is StartOffset:
+            if self.cfg.offsets:
+                s.offset = f.offset_ms          # type: ignore[union-attr]
+            else:
+                if s.notes is None:
+                    s.notes = []
+                s.notes.append("start offset ignored: this format has no per-entrant start")
+        elif t is Swap:
+            if s.swaps is None:
+                s.swaps = []
+            s.swaps.append(f)                   # type: ignore[arg-type]
+        elif t is DidNotStart:
+            s.out, s.reason = "dns", ""
+        elif t is Disqualified:
+            s.out, s.reason = "dq", f.reason    # type: ignore[union-attr]
+        elif t is Reinstated:
+            s.out, s.reason = None, ""
 
     def _fold_fresh(self, facts: Sequence[Fact]) -> bool:
         """`extend(facts)` on fresh standings, for `rank()`.  Knowing every
@@ -471,7 +476,6 @@ class Standings:
         get = by_id.get
         press, pending = self._press, self._pending
         P, C, K = Press, Confirm, Count
-        offsets = self.cfg.offsets
         npid = 0
         f: Any
         for f in facts:
@@ -540,25 +544,8 @@ class Standings:
                 self._start = f.at_ms
             else:
                 s = get(f.entrant)      # type: ignore[union-attr]
-                if s is None:
-                    continue
-                if t is StartOffset:
-                    if offsets:
-                        s.offset = f.offset_ms
-                    else:
-                        if s.notes is None:
-                            s.notes = []
-                        s.notes.append("start offset ignored: this format has no per-entrant start")
-                elif t is Swap:
-                    if s.swaps is None:
-                        s.swaps = []
-                    s.swaps.append(f)
-                elif t is DidNotStart:
-                    s.out, s.reason = "dns", ""
-                elif t is Disqualified:
-                    s.out, s.reason = "dq", f.reason
-                elif t is Reinstated:
-                    s.out, s.reason = None, ""
+                if s is not None:
+                    self._entrant_fact(s, f, t)
         return npid == len(press)
 
     def rows(self, now_ms: int | None = None) -> list[StandingRow]:

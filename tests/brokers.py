@@ -52,10 +52,11 @@ def require_micropython():
 
 
 def micropython_env():
-    """Environment for running firmware modules under MicroPython."""
-    env = dict(os.environ)
-    env["MICROPYPATH"] = ".frozen:" + FIRMWARE
-    return env
+    """Environment for running firmware modules under MicroPython (the
+    simulator's module path: frozen asyncio, firmware/, shared/)."""
+    from tabletimer.tools.simulator import micropython_path
+
+    return dict(os.environ, MICROPYPATH=micropython_path())
 
 
 class MosquittoBroker:

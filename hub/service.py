@@ -212,11 +212,8 @@ class HubService:
                 out.append(self._to_board(b, protocol.SCHED, protocol.schedule(sid, *content), 1, retain=True))
         return out
 
-    def identify(self, board: str, who: str = "operator") -> dict:
-        """Make a board show itself (buzz and blink), recorded in the log."""
-        return self.act("identify", {"board": board}, who)
-
     def _identify_now(self, board: str) -> None:
+        """An 'identify' action applied live: the board buzzes and blinks."""
         if self.keys.signer(board) is None:
             return
         msg = protocol.identify(self.clock.now_ms() + IDENTIFY_TTL_MS)

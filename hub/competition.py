@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from .event_folder import Station
 from .formats import Format
-from .standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow, Void,
-                        rank)
+from .standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow,
+                        Standings, Void)
 
 # operator actions and the fields each takes (besides who/why)
 OPERATOR_ACTIONS = {
@@ -70,12 +70,17 @@ class Competition:
     rows: list[dict] = field(default_factory=list)
     _ids: list[int] = field(default_factory=list)
     _facts: list[Fact] | None = None
+    _live: Standings | None = None
 
     def __post_init__(self) -> None:
         self._by_station = {(s.board, s.button): s for s in self.stations}
         self._entrant_ids = {e.id for e in self.entrants}
         self._start_row: dict | None = None     # the latest round start
         self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
+        self._reset_fold()
+        rows, self.rows, self._ids = self.rows, [], []
+        for row in rows:
+            self.apply(row)
 
     def recorded_time(self, board: str, button: int, at: int | None) -> int | None:
         """A finish call's time as the standings show it (since the
@@ -97,70 +102,105 @@ class Competition:
         return i < len(self._ids) and self._ids[i] == row_id
 
     def apply(self, row: dict) -> None:
-        """Add a stored row (any order; duplicates by id ignored)."""
+        """Add a stored row (any order; duplicates by id ignored).  A row
+        after all the others (the live case) is folded on top of the facts
+        and the standings so far; one that lands among them (an action
+        another process wrote, seen late) makes both be folded again."""
         i = bisect.bisect_left(self._ids, row["id"])
         if i < len(self._ids) and self._ids[i] == row["id"]:
             return
         self._ids.insert(i, row["id"])
         self.rows.insert(i, row)
-        self._facts = None
         if row["source"] == "operator":
             if row["type"] == "round_start" and (self._start_row is None or row["id"] > self._start_row["id"]):
                 self._start_row = row
             elif row["type"] == "start_offset" and self.format.start_offsets:
                 self._offsets[row["payload"]["entrant"]] = row["payload"]["offset_ms"]
+        if i < len(self._ids) - 1 or self._facts is None:
+            self._facts = self._live = None
+            return
+        n, entrants = len(self._facts), len(self.entrants)
+        self._fold_row(row)
+        if self._live is not None:
+            if len(self.entrants) != entrants:      # an auto station appeared
+                self._live = None
+            elif len(self._facts) > n:
+                self._live.extend(self._facts[n:])
 
     # ------------------------------------------------------------ facts
     def facts(self) -> list[Fact]:
         if self._facts is None:
-            self._facts, self.unassigned, self.strays = self._fold()
-        return self._facts
+            self._reset_fold()
+            for row in self.rows:
+                self._fold_row(row)
+        return self._facts          # type: ignore[return-value]
 
-    def _fold(self) -> tuple[list[Fact], list[Unassigned], list[dict]]:
-        facts: list[Fact] = []
-        unassigned: list[Unassigned] = []
-        strays: list[dict] = []
-        calls: dict[str, int] = {}          # entrant -> standing finish calls (next-puzzle stations)
-        voided: set[str] = set()
-        press_entrant: dict[str, str] = {}  # press id -> entrant (to give back a voided call)
-        for row in self.rows:
-            p = row["payload"]
-            src, typ = row["source"], row["type"]
-            if src == "board":
-                if typ == "status":
-                    if self.auto_stations and p["state"] == "online":
-                        for n in range(1, p["stations"] + 1):
-                            self._auto_station(row["board"], n)
-                    continue
-                st = self._by_station.get((row["board"], p["station"]))
-                if st is None and self.auto_stations:
-                    st = self._auto_station(row["board"], p["station"])
-                if st is None:
-                    unassigned.append(Unassigned(row["board"], p["station"], typ, p.get("at")))
-                    continue
-                if typ == "press":
-                    if p["at"] is None:
-                        unassigned.append(Unassigned(row["board"], p["station"], "untimed press", None))
-                        continue
-                    pid = press_id(row["board"], p["boot"], p["seq"])
-                    puzzle = st.puzzle
-                    if puzzle is None:
-                        calls[st.entrant] = calls.get(st.entrant, 0) + 1
-                        free = self._free_puzzles(st.entrant)
-                        puzzle = free[min(calls[st.entrant], len(free)) - 1]
-                    press_entrant[pid] = st.entrant if st.puzzle is None else ""
-                    facts.append(Press(entrant=st.entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
-                elif typ == "confirm":
-                    pid = press_id(row["board"], p["call"][0], p["call"][1])
-                    facts.append(Confirm(press_id=pid, missing_found=p["missing"]))
-                elif typ == "void":
-                    pid = press_id(row["board"], p["call"][0], p["call"][1])
-                    self._void(pid, facts, voided, calls, press_entrant)
-                elif typ == "stray":
-                    strays.append(row)
-            elif src == "operator":
-                self._operator(row, facts, voided, calls, press_entrant)
-        return facts, unassigned, strays
+    def _reset_fold(self) -> None:
+        self._facts = []
+        self._live = None
+        self.unassigned: list[Unassigned] = []
+        self.strays: list[dict] = []
+        self._calls: dict[str, int] = {}          # entrant -> standing finish calls (next-puzzle stations)
+        self._voided: set[str] = set()
+        self._press_entrant: dict[str, str] = {}  # press id -> entrant (to give back a voided call)
+        self._presses: dict[str, Press] = {}      # press id -> press
+        self._confirms: dict[str, list[Confirm]] = {}   # press id -> its confirmations
+        self._press_station: dict[str, tuple[str, int]] = {}   # board press id -> (board, button)
+        self._open: dict[str, Press] = {}         # presses without confirmation or void, log order
+        self._closed: set[str] = set()            # press ids confirmed or voided
+
+    def _add(self, f: Fact) -> None:
+        self._facts.append(f)       # type: ignore[union-attr]
+        t = type(f)
+        if t is Press:
+            self._presses[f.press_id] = f       # type: ignore[union-attr]
+            if f.press_id not in self._closed:  # type: ignore[union-attr]
+                self._open[f.press_id] = f      # type: ignore[union-attr]
+        elif t is Confirm or t is Void:
+            if t is Confirm:
+                self._confirms.setdefault(f.press_id, []).append(f)     # type: ignore[union-attr]
+            self._closed.add(f.press_id)        # type: ignore[union-attr]
+            self._open.pop(f.press_id, None)    # type: ignore[union-attr]
+
+    def _fold_row(self, row: dict) -> None:
+        p = row["payload"]
+        src, typ = row["source"], row["type"]
+        if src == "operator":
+            self._operator(row)
+            return
+        if src != "board":
+            return
+        if typ == "status":
+            if self.auto_stations and p["state"] == "online":
+                for n in range(1, p["stations"] + 1):
+                    self._auto_station(row["board"], n)
+            return
+        st = self._by_station.get((row["board"], p["station"]))
+        if st is None and self.auto_stations:
+            st = self._auto_station(row["board"], p["station"])
+        if st is None:
+            self.unassigned.append(Unassigned(row["board"], p["station"], typ, p.get("at")))
+            return
+        if typ == "press":
+            if p["at"] is None:
+                self.unassigned.append(Unassigned(row["board"], p["station"], "untimed press", None))
+                return
+            pid = press_id(row["board"], p["boot"], p["seq"])
+            puzzle = st.puzzle
+            if puzzle is None:
+                calls = self._calls[st.entrant] = self._calls.get(st.entrant, 0) + 1
+                free = self._free_puzzles(st.entrant)
+                puzzle = free[min(calls, len(free)) - 1]
+            self._press_entrant[pid] = st.entrant if st.puzzle is None else ""
+            self._press_station[pid] = (row["board"], p["station"])
+            self._add(Press(entrant=st.entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
+        elif typ == "confirm":
+            pid = press_id(row["board"], p["call"][0], p["call"][1])
+            self._add(Confirm(press_id=pid, missing_found=p["missing"]))
+        elif typ == "void":
+            self._void(press_id(row["board"], p["call"][0], p["call"][1]))
+        elif typ == "stray":
+            self.strays.append(row)
 
     def _free_puzzles(self, entrant: str) -> list[int]:
         """The puzzles an entrant's 'next puzzle' stations count through: all
@@ -185,43 +225,40 @@ class Competition:
                 self._entrant_ids.add(eid)
         return st
 
-    def _void(self, pid: str, facts: list[Fact], voided: set[str], calls: dict[str, int],
-              press_entrant: dict[str, str]) -> None:
-        if pid in voided:
+    def _void(self, pid: str) -> None:
+        if pid in self._voided:
             return
-        voided.add(pid)
-        facts.append(Void(press_id=pid))
-        e = press_entrant.get(pid)
+        self._voided.add(pid)
+        self._add(Void(press_id=pid))
+        e = self._press_entrant.get(pid)
         if e:                       # the next call is for the same puzzle again
-            calls[e] -= 1
+            self._calls[e] -= 1
 
-    def _operator(self, row: dict, facts: list[Fact], voided: set[str], calls: dict[str, int],
-                  press_entrant: dict[str, str]) -> None:
+    def _operator(self, row: dict) -> None:
         p, typ = row["payload"], row["type"]
         if typ == "round_start":
-            facts.append(RoundStart(at_ms=p["at"]))
+            self._add(RoundStart(at_ms=p["at"]))
         elif typ == "press":
-            facts.append(Press(entrant=p["entrant"], puzzle=p["puzzle"], at_ms=p["at"],
-                               press_id=f"op/{row['id']}"))
+            self._add(Press(entrant=p["entrant"], puzzle=p["puzzle"], at_ms=p["at"],
+                            press_id=f"op/{row['id']}"))
         elif typ == "void":
-            self._void(p["press_id"], facts, voided, calls, press_entrant)
+            self._void(p["press_id"])
         elif typ == "correct":
-            old = next((f for f in facts if isinstance(f, Press) and f.press_id == p["press_id"]), None)
+            old = self._presses.get(p["press_id"])
             if old is not None:
-                self._void(p["press_id"], facts, voided, calls, press_entrant)
-                if old.entrant in press_entrant.values() and press_entrant.get(p["press_id"]):
-                    calls[old.entrant] += 1    # the corrected press keeps its puzzle
-                facts.append(Press(entrant=old.entrant, puzzle=old.puzzle, at_ms=p["at"],
-                                   press_id=f"op/{row['id']}"))
+                self._void(p["press_id"])
+                if self._press_entrant.get(p["press_id"]):
+                    self._calls[old.entrant] += 1    # the corrected press keeps its puzzle
+                new = f"op/{row['id']}"
+                self._add(Press(entrant=old.entrant, puzzle=old.puzzle, at_ms=p["at"], press_id=new))
                 # a confirmation of the old press carries over to the corrected one
-                for f in list(facts):
-                    if isinstance(f, Confirm) and f.press_id == p["press_id"]:
-                        facts.append(Confirm(press_id=f"op/{row['id']}", missing_found=f.missing_found,
-                                             missing_lost=f.missing_lost, missing_adjacent=f.missing_adjacent))
+                for c in list(self._confirms.get(p["press_id"], ())):
+                    self._add(Confirm(press_id=new, missing_found=c.missing_found,
+                                      missing_lost=c.missing_lost, missing_adjacent=c.missing_adjacent))
         elif typ in FACT_KINDS:
             cls = FACT_KINDS[typ]
             kw = {k: v for k, v in p.items() if k in cls.__dataclass_fields__ and k != "kind"}
-            facts.append(cls(**kw))
+            self._add(cls(**kw))
 
     def check_action(self, action: str, p: dict) -> None:
         """Operator input errors, in words an operator understands."""
@@ -250,8 +287,7 @@ class Competition:
         if action in ("press", "correct", "swap", "round_start") and p.get("at") is None:
             raise ValueError(f"{action}: at (hub time, ms) is needed")
         if action in ("void", "correct") or (action == "confirm" and p.get("press_id")):
-            ids = {f.press_id for f in self.facts() if isinstance(f, Press)}
-            if p.get("press_id") not in ids:
+            if p.get("press_id") not in self._presses:
                 raise ValueError(f"{action}: no press {p.get('press_id')!r}")
         if action == "identify" and not isinstance(p.get("board"), str):
             raise ValueError("identify: board is needed")
@@ -261,32 +297,47 @@ class Competition:
     def open_calls(self) -> list[tuple[int, str, str, int, str]]:
         """Finish calls waiting for a referee, oldest first:
         (press time, press id, entrant, puzzle, table)."""
-        facts = self.facts()
-        closed = {f.press_id for f in facts if isinstance(f, (Confirm, Void))}
-        tables = {(s.board, s.button): s.table for s in self.stations}
-        station_of = {}
-        for row in self.rows:
-            if row["source"] == "board" and row["type"] == "press":
-                p = row["payload"]
-                station_of[press_id(row["board"], p["boot"], p["seq"])] = (row["board"], p["station"])
+        self.facts()
         out = []
-        for f in facts:
-            if isinstance(f, Press) and f.press_id not in closed:
-                bs = station_of.get(f.press_id)
-                table = f"{tables.get(bs, bs[0])} #{bs[1]}" if bs else "by hand"
-                out.append((f.at_ms, f.press_id, f.entrant, f.puzzle, table))
+        for f in self._open.values():
+            bs = self._press_station.get(f.press_id)
+            if bs is None:
+                table = "by hand"
+            else:
+                st = self._by_station.get(bs)
+                table = f"{st.table if st else bs[0]} #{bs[1]}"
+            out.append((f.at_ms, f.press_id, f.entrant, f.puzzle, table))
         return sorted(out)
+
+    def team_boards(self, board: str, button: int) -> list[str]:
+        """The boards that hold stations of the entrant at (board, button):
+        those whose relay schedule a finish there can change."""
+        st = self._by_station.get((board, button))
+        if st is None:
+            return [board]
+        return sorted({s.board for s in self.stations if s.entrant == st.entrant} | {board})
+
+    def press_at(self, pid: str) -> int | None:
+        """The time of a press (by press id), if it is in the log."""
+        self.facts()
+        p = self._presses.get(pid)
+        return p.at_ms if p is not None else None
 
     # ------------------------------------------------------------ results
     def standings(self, now_ms: int | None = None) -> list[StandingRow]:
-        return rank(self.format, self.entrants, self.facts(), now_ms)
+        """The standings, kept up to date as rows arrive (only entrants with
+        new facts are evaluated again)."""
+        facts = self.facts()
+        if self._live is None:
+            live = Standings(self.format, self.entrants)
+            live.extend(facts)
+            self._live = live
+        return self._live.rows(now_ms)
 
     @property
     def start_ms(self) -> int | None:
-        for f in reversed(self.facts()):
-            if isinstance(f, RoundStart):
-                return f.at_ms
-        return None
+        row = self._start_row
+        return row["payload"]["at"] if row is not None else None
 
     def round_start_row(self) -> dict | None:
         return self._start_row

@@ -113,7 +113,8 @@ class HubService:
             else:
                 self._apply(row)
                 if self.competition.format.relay is not None and typ in ("press", "void"):
-                    out += self.schedules()     # a relay finish changes the rotations
+                    # a relay finish changes its team's rotations
+                    out += self.schedules(self.competition.team_boards(board, msg["station"]))
                 if typ in ("press", "confirm"):
                     out += self._recorded(board, msg)
             return out
@@ -126,9 +127,7 @@ class HubService:
         else:
             call = msg["call"]
             pid = f"{board}/{call[0]}/{call[1]}"
-            at = next((r["payload"]["at"] for r in reversed(self.competition.rows)
-                       if r["source"] == "board" and r["type"] == "press" and r["board"] == board
-                       and f"{board}/{r['payload']['boot']}/{r['payload']['seq']}" == pid), None)
+            at = self.competition.press_at(pid)
         t = self.competition.recorded_time(board, msg["station"], at)
         if t is None:
             return []

@@ -25,12 +25,11 @@ from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.coordinate import Coordinate
 from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Input, Label, Static
+from textual.widgets import Button, DataTable, Footer, Input, Label, Log, Static
 
 from .formats import fmt_duration
 from .service import HubService
@@ -40,6 +39,7 @@ CALL_LATE_MS = 60_000        # a call waiting longer than this is highlighted
 POOR_SYNC_MS = 20            # as HubService.alerts
 DEFAULT_WHO = "head referee"
 REFRESH_S = 0.25
+LOG_LINES = 200             # event log lines the console shows
 
 
 # ------------------------------------------------------------------ snapshot
@@ -416,7 +416,7 @@ class MainScreen(Screen):
             with Horizontal(id="logbar"):
                 yield Label("Event log  ", classes="title")
                 yield Input(placeholder="filter (/): text the lines must contain", id="filter")
-            yield VerticalScroll(Static(id="log"), id="log-scroll")
+            yield Log(id="log", max_lines=LOG_LINES)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -454,31 +454,63 @@ class MainScreen(Screen):
         self.query_one("#calls", DataTable).focus()
 
 
-def sync_table(table: DataTable, rows: list[tuple[str, list[Any]]]) -> None:
-    """Show rows (key, cells), keeping the selected row (by key) and the
-    scroll position when only the cells changed."""
+def _appended(old: list[str], new: list[str]) -> list[str] | None:
+    """The lines a bounded log (oldest lines drop off the front) gained from
+    old to new; None when new does not continue old."""
+    for dropped in range(len(old)):
+        kept = old[dropped:]
+        if new[:len(kept)] == kept:
+            return new[len(kept):]
+    return None         # nothing in common: more lines came than the log keeps
+
+
+def _cell(c: Any) -> Any:
     # plain strings become Text: no markup parsing per cell (slow, and a
     # name like "[x]" would be taken for markup)
-    rows = [(k, [Text(c) if isinstance(c, str) else c for c in cells]) for k, cells in rows]
-    keys = [k for k, _ in rows]
-    current = [rk.value for rk in table.rows]
-    if keys == current:
-        columns = table.ordered_columns
-        for y, (_, cells) in enumerate(rows):
-            old = table.get_row_at(y)
-            for x, cell in enumerate(cells):
-                if old[x] != cell:
-                    # widen a column when needed, never re-measure it to shrink:
-                    # that measures every cell of the column (300 rows), per update
-                    wider = len(cell.plain if isinstance(cell, Text) else str(cell)) > columns[x].content_width
-                    table.update_cell_at(Coordinate(y, x), cell, update_width=wider)
-        return
+    return Text(c) if isinstance(c, str) else c
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, Text) and isinstance(b, Text):     # Text's == ignores the style
+        return a.plain == b.plain and a.style == b.style and a.spans == b.spans
+    return type(a) is type(b) and a == b
+
+
+def sync_table(table: DataTable, rows: list[tuple[str, list[Any]]]) -> None:
+    """Show rows (key, cells) with as little work for the table as possible:
+    changed cells are updated in place, new rows added, gone rows removed,
+    and a new order is a sort of the rows (no rebuild: a 300-row table
+    that is cleared and refilled costs tens of ms).  The selected row (by
+    key) stays selected."""
+    last: dict[str, list[Any]] = getattr(table, "_tt_rows", {})     # key -> cells as last shown
     selected = selected_key(table)
-    table.clear()
-    for k, cells in rows:
-        table.add_row(*cells, key=k)
-    if selected in keys:
-        table.move_cursor(row=keys.index(selected), animate=False)
+    columns = table.ordered_columns
+    shown: dict[str, list[Any]] = {}
+    for key, cells in rows:
+        shown[key] = cells
+        old = last.get(key)
+        if old is None:
+            table.add_row(*[_cell(c) for c in cells], key=key)
+            continue
+        for x, cell in enumerate(cells):
+            if not _same(old[x], cell):
+                cell = _cell(cell)
+                # widen a column when needed, never re-measure it to shrink:
+                # that measures every cell of the column (300 rows), per update
+                wider = len(cell.plain if isinstance(cell, Text) else str(cell)) > columns[x].content_width
+                table.update_cell(key, columns[x].key, cell, update_width=wider)
+    for key in last.keys() - shown.keys():
+        table.remove_row(key)
+    table._tt_rows = shown                                    # type: ignore[attr-defined]
+    keys = list(shown)
+    if [r.key.value for r in table.ordered_rows] != keys:
+        # the sort key sees the stored cells of the first column: map them
+        # (by identity: equal texts are not equal rows) to the new positions
+        first = columns[0].key
+        pos = {id(table.get_cell(k, first)): i for i, k in enumerate(keys)}
+        table.sort(first, key=lambda cell: pos[id(cell)])
+        if selected in shown:
+            table.move_cursor(row=keys.index(selected), animate=False)
 
 
 def selected_key(table: DataTable) -> str | None:
@@ -506,7 +538,7 @@ class ConsoleApp(App):
     #logbox { height: 12; }
     #logbar { height: 1; }
     #filter { height: 1; border: none; width: 1fr; padding: 0; }
-    #log-scroll { height: 1fr; }
+    #log { height: 1fr; }
     FormScreen, ConfirmScreen, NameScreen { align: center middle; }
     #dialog { width: 72; height: auto; max-height: 90%; border: thick $primary; background: $surface;
               padding: 1 2; }
@@ -531,6 +563,7 @@ class ConsoleApp(App):
         self.who = who
         self.snap: Snapshot | None = None
         self._pending = threading.Event()       # a Stored message is on its way
+        self._log_shown: tuple[str, list[str]] = ("", [])     # (filter, lines) in the event log
         self._listening = False
 
     # ---------------------------------------------------------- life cycle
@@ -648,12 +681,19 @@ class ConsoleApp(App):
 
         needle = main.query_one("#filter", Input).value.strip().lower()
         lines = [ln for ln in s.activity if needle in ln.lower()] if needle else s.activity
-        log = main.query_one("#log", Static)
-        text = "\n".join(lines[-200:]) or ("(nothing matches)" if needle else "(nothing yet)")
-        if getattr(log, "_shown", None) != text:
-            log._shown = text                                     # type: ignore[attr-defined]
-            log.update(Text(text))
-            main.query_one("#log-scroll", VerticalScroll).scroll_end(animate=False)
+        lines = lines[-LOG_LINES:]
+        last_needle, last_lines = self._log_shown
+        if (needle, lines) != (last_needle, last_lines):
+            # append what is new (a log widget draws only what it shows; a
+            # 200-line text redrawn on every event costs a full layout)
+            log = main.query_one("#log", Log)
+            added = _appended(last_lines, lines) if needle == last_needle and last_lines else None
+            if added is None:
+                log.clear()
+                log.write_lines(lines or ["(nothing matches)" if needle else "(nothing yet)"])
+            else:
+                log.write_lines(added)
+            self._log_shown = (needle, lines)
 
     # ---------------------------------------------------------- actions
     def selected(self, table_id: str) -> str | None:

@@ -371,3 +371,42 @@ def test_main_screen_in_four_states(hub, tmp_path):
         up = svg_text(app, tmp_path, "time-up")
         assert "TIME UP" in up and "next signal: none" in up and "unfinished" in up
     drive(hub, script, size=SHOT_SIZE)
+
+
+def test_sync_table_updates_moves_adds_and_removes_rows() -> None:
+    """The tables follow new rows without being rebuilt: cells change in
+    place, a new order is a sort, gone rows go, the selected row (by key)
+    stays selected, and a change of style alone is shown."""
+    from rich.text import Text
+    from textual.app import App
+
+    from tabletimer.hub.console import sync_table
+
+    class One(App):
+        def compose(self):
+            yield DataTable(id="t", cursor_type="row")
+
+    def shown(t: DataTable) -> list[tuple]:
+        return [(r.key.value, *[c.plain if isinstance(c, Text) else c for c in t.get_row(r.key)])
+                for r in t.ordered_rows]
+
+    async def run() -> None:
+        app = One()
+        async with app.run_test() as pilot:
+            t = app.query_one(DataTable)
+            t.add_columns("place", "name")
+            sync_table(t, [("a", ["1", "Alfa"]), ("b", ["2", "Bravo"]), ("c", ["3", "Charlie"])])
+            t.move_cursor(row=2)                  # select c
+            await pilot.pause()
+            sync_table(t, [("c", ["1", "Charlie"]), ("a", ["2", "Alfa"]), ("b", ["3", "Bravo"])])
+            assert shown(t) == [("c", "1", "Charlie"), ("a", "2", "Alfa"), ("b", "3", "Bravo")]
+            assert t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value == "c"
+            sync_table(t, [("d", ["1", "Delta"]), ("c", ["2", "Charlie"]), ("b", ["3", "Bravo"])])
+            assert shown(t) == [("d", "1", "Delta"), ("c", "2", "Charlie"), ("b", "3", "Bravo")]
+            assert t.row_count == 3
+            assert t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value == "c"
+            sync_table(t, [("d", ["1", Text("Delta", "green")]), ("c", ["2", "Charlie"]),
+                           ("b", ["3", "Bravo"])])
+            assert t.get_cell("d", t.ordered_columns[1].key).style == "green"
+
+    asyncio.run(run())

@@ -26,6 +26,23 @@ def _host_ms():
     return time.time_ns() // 1000000
 
 
+class _Flag:
+    """ThreadSafeFlag's behaviour (wait() clears it) on an asyncio.Event: the
+    edges come from this board's own event loop, not from an interrupt, and
+    on the unix port a ThreadSafeFlag makes the loop poll every millisecond
+    (it is not a file descriptor), which costs 1-2 % of a core per board."""
+
+    def __init__(self):
+        self._ev = asyncio.Event()
+
+    def set(self):
+        self._ev.set()
+
+    async def wait(self):
+        await self._ev.wait()
+        self._ev.clear()
+
+
 class Hardware:
     kind = "sim"
 
@@ -37,7 +54,7 @@ class Hardware:
         self.stations = len(cfg["buttons"])
         self._t0 = _host_ms()
         self.edges = []                     # (station, level, ticks) not yet handled
-        self.press_flag = asyncio.ThreadSafeFlag()
+        self.press_flag = _Flag()
         self._buzz = 0
 
     @classmethod

@@ -53,17 +53,20 @@ def _print_final(service: HubService) -> None:
 
 # ------------------------------------------------------------------ serving
 
-def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
-    """Broker (embedded unless --broker), hub, the console (or a line per event
-    when not on a terminal), until Ctrl-C / SIGTERM / SIGHUP / --duration."""
+def _serve(args, service: HubService, data: Path, start_sims=None, event: dict | None = None) -> int:
+    """Broker (embedded unless --broker), hub, the API for remote consoles
+    (event: its /event), the console (or a line per event when not on a
+    terminal), until Ctrl-C / SIGTERM / SIGHUP / --duration."""
     from rich.console import Console
+
+    from .console_server import parse_listen
 
     console = Console()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGHUP):      # kill, closed terminal: stop cleanly
         signal.signal(sig, lambda *a: stop.set())
     sims: list = []
-    broker = hub = None
+    broker = hub = remote = None
     failed = False
     title = f"TableTimer - {service.competition.format.title}"
     done = threading.Lock()
@@ -75,6 +78,8 @@ def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
         stop.set()
         for sim in sims:
             sim.stop()
+        if remote:
+            remote.stop()
         if hub:
             hub.stop()
         if broker:
@@ -90,6 +95,7 @@ def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
         if shut_down():
             os._exit(0)
     try:
+        console_listen = parse_listen(args.console_listen)
         if args.broker:
             address = parse_broker_url(args.broker)
             pw = _hub_password(data)
@@ -102,6 +108,9 @@ def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
                       f"event log {service.store.path}")
         hub = HubMqtt(service, address.host, address.port, address.user, address.password)
         hub.start()
+        if console_listen and event:
+            remote = _console_server(service, event, data, console_listen, lambda text: console.print(
+                text, markup=False, highlight=False, soft_wrap=True))     # a command to copy: no wrapping
         if start_sims:
             sims = start_sims(address, stop)
         deadline = time.monotonic() + args.duration if args.duration else None
@@ -139,6 +148,25 @@ def _serve(args, service: HubService, data: Path, start_sims=None) -> int:
     return 0
 
 
+def _console_server(service: HubService, event: dict, data: Path, listen: tuple[str, int], say):
+    """The API for consoles on other laptops (None if its port is taken:
+    the hub runs without it)."""
+    from .console_server import DEFAULT_PORT, ConsoleServer, console_token
+
+    host, port = listen
+    try:
+        server = ConsoleServer(service, event, console_token(data), host, port).start()
+    except OSError as e:
+        say(f"warning: no remote consoles: cannot listen on {host}:{port} "
+            f"({e.strerror or e}); choose another with --console-listen HOST:PORT")
+        return None
+    where = ("" if server.address[0] not in ("127.0.0.1", "localhost") else
+             f" (this machine only; for another laptop: --console-listen 0.0.0.0:{port or DEFAULT_PORT})")
+    say(f"remote console{where}:\n  {server.command()}")
+    service.activity.append(f"remote console: {server.command()}")
+    return server
+
+
 def _report_dead_sims(sims: list, say) -> None:
     """A simulated board that exits by itself is a bug or a broken set-up:
     say so once, with what it printed last."""
@@ -150,13 +178,17 @@ def _report_dead_sims(sims: list, say) -> None:
 
 def cmd_demo(args) -> int:
     """Hub + embedded broker + simulated boards playing a round."""
+    from .console_server import demo_description
     from .demo import demo_event, sim_board_id
+    from .formats import format_text
 
     data = Path(args.data)
     data.mkdir(parents=True, exist_ok=True)
     try:
         fmt, entrants, stations = demo_event(args.preset, args.boards, args.stations, args.speed)
         keys = BoardKeys(data / "board-keys.json")
+        event = demo_description(Path(fmt.path).name, format_text(args.preset), args.boards,
+                                 args.stations, args.speed)     # for remote consoles
     except (FormatError, KeyFileError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -171,7 +203,7 @@ def cmd_demo(args) -> int:
         return _start_sims(args, address, data, service, stations, stop)
 
     try:
-        return _serve(args, service, data, start_sims)
+        return _serve(args, service, data, start_sims, event)
     finally:
         store.close()
 
@@ -265,9 +297,12 @@ def cmd_run(args) -> int:
     if missing:
         print(f"warning: no key for board(s) {', '.join(missing)}: flash them with "
               f"`tabletimer board flash PORT --id ID --keys {ev.keys_file}`", file=sys.stderr)
+    from .console_server import folder_event
+
+    event = folder_event(ev.path)        # what the hub loaded, for remote consoles
     store = EventStore(ev.db)
     try:
-        return _serve(args, _service_for(ev, keys, store), ev.path)
+        return _serve(args, _service_for(ev, keys, store), ev.path, event=event)
     finally:
         store.close()
 
@@ -275,9 +310,12 @@ def cmd_run(args) -> int:
 def cmd_console(args) -> int:
     """The console on an event's log, beside the running hub (a second
     screen): it follows the log, and its operator actions go into the log,
-    where the hub picks them up."""
+    where the hub picks them up.  Given the hub's address (http://...), the
+    same over the network, from another laptop."""
     from .console import run_console
 
+    if "://" in args.dir:
+        return _remote_console(args)
     opened = _open_event(args.dir)
     if opened is None:
         return 2
@@ -293,6 +331,27 @@ def cmd_console(args) -> int:
                     tick=service.catch_up)
     finally:
         store.close()
+    return 0
+
+
+def _remote_console(args) -> int:
+    from .console import run_console
+    from .console_client import connect
+
+    if not args.token:
+        print("error: give the hub's console token: --token TOKEN (the hub prints it when it "
+              "starts; it is also in the event folder's console-token file)", file=sys.stderr)
+        return 2
+    try:
+        service = connect(args.dir, args.token)
+    except ValueError as e:          # unreachable, refused, an event that does not load here
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        run_console(service, f"TableTimer - {service.competition.format.title} (remote: {service.log.path})",
+                    tick=service.catch_up)
+    finally:
+        service.log.close()
     return 0
 
 
@@ -455,6 +514,11 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
                    help="address the embedded broker binds (0.0.0.0: reachable by boards on the LAN)")
     p.add_argument("--port", type=int, default=1883, help="embedded broker port (default 1883)")
     p.add_argument("--duration", type=float, default=None, help="stop by itself after this many seconds")
+    p.add_argument("--console-listen", default=os.environ.get("TABLETIMER_CONSOLE_LISTEN", "127.0.0.1:8765"),
+                   metavar="HOST:PORT",
+                   help="address of the API for consoles on other laptops (default 127.0.0.1:8765, "
+                        "this machine only, or $TABLETIMER_CONSOLE_LISTEN; 0.0.0.0:8765: reachable "
+                        "on the LAN; port 0: any free port; off: none)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -486,8 +550,14 @@ def main(argv: list[str] | None = None) -> int:
     r.set_defaults(func=cmd_run)
 
     cs = sub.add_parser("console", help="open the organizer console on an event the hub is running "
-                                        "(a second screen on the same machine or folder)")
-    cs.add_argument("dir", help="the event folder")
+                                        "(a second screen: the event folder on this machine, or the "
+                                        "hub's address from another laptop)")
+    cs.add_argument("dir", metavar="DIR|URL",
+                    help="the event folder, or the hub's console address http://HOST:PORT "
+                         "(the hub prints it when it starts)")
+    cs.add_argument("--token", default=os.environ.get("TABLETIMER_CONSOLE_TOKEN"),
+                    help="with a URL: the hub's console token (printed by the hub; the event folder's "
+                         "console-token file; default: $TABLETIMER_CONSOLE_TOKEN)")
     cs.set_defaults(func=cmd_console)
 
     i = sub.add_parser("init", help="create an event folder from a format preset")

@@ -1,13 +1,35 @@
-"""Shared fixtures: real brokers on free 127.0.0.1 ports."""
+"""Shared fixtures: real brokers on free 127.0.0.1 ports; slow tests run
+only in CI (CI=true), with -m slow, or with TT_SLOW=1."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from brokers import MosquittoBroker
 from tabletimer.hub.broker import EmbeddedBroker
+
+
+# hubs the tests start (also as child processes) serve remote consoles on a
+# free port, never on the fixed default one
+os.environ["TABLETIMER_CONSOLE_LISTEN"] = "127.0.0.1:0"
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Slow tests (the chaos rehearsal at hall scale) are part of CI's run of
+    the suite but not of the quick local one, unless asked for."""
+    wanted = (os.environ.get("CI", "").lower() == "true" or os.environ.get("TT_SLOW") == "1"
+              or "slow" in (config.getoption("markexpr") or ""))
+    if wanted:
+        return
+    keep, skipped = [], []
+    for item in items:
+        (skipped if item.get_closest_marker("slow") else keep).append(item)
+    if skipped:
+        config.hook.pytest_deselected(items=skipped)
+        items[:] = keep
 
 
 class BrokerHandle:

@@ -8,8 +8,10 @@
 import asyncio
 import gc
 import json
+import sys
 
-import config
+from micropython import const
+
 import protocol
 import signals
 from auth import AuthError, Signer
@@ -19,13 +21,15 @@ from localclock import LocalClock
 from mqtt_client import MQTTClient
 
 FW_VERSION = "0.2.0"
-SYNC_BURST = 6            # requests right after (re)connecting
-SYNC_BURST_GAP_MS = 100
-SYNC_INTERVAL_MS = 30000
-SEND_POLL_MS = 250
-INPUT_IDLE_MS = 1000
-SIGNAL_LEAD_MS = 15       # wake this early, then sleep the exact rest
-SPIN_MS = 2               # ... and spin through the last of it
+# const() with a leading underscore: folded into the bytecode, no global
+# (each module-level name costs RAM on the board)
+_SYNC_BURST = const(6)            # requests right after (re)connecting
+_SYNC_BURST_GAP_MS = const(100)
+_SYNC_INTERVAL_MS = const(30000)
+_SEND_POLL_MS = const(250)
+_INPUT_IDLE_MS = const(1000)
+_SIGNAL_LEAD_MS = const(15)       # wake this early, then sleep the exact rest
+_SPIN_MS = const(2)               # ... and spin through the last of it
 
 
 class App:
@@ -91,7 +95,7 @@ class App:
                                      mem=gc.mem_free(), up=self.clock.now() // 1000,
                                      rssi=self.hw.rssi())
         await self.send(self.t_status, msg, qos=1, retain=True)
-        self.sync_burst = SYNC_BURST
+        self.sync_burst = _SYNC_BURST
         self.sync_now.set()
         self.kick.set()
 
@@ -145,7 +149,7 @@ class App:
             online = msg["state"] == protocol.ONLINE
             if online and not self.hub_online:
                 self.board.retry_all_now()
-                self.sync_burst = SYNC_BURST
+                self.sync_burst = _SYNC_BURST
                 self.sync_now.set()
                 self.kick.set()
             self.hub_online = online
@@ -157,7 +161,7 @@ class App:
 
     async def pattern(self, name, led_only=False):
         hw = self.hw
-        for freq, ms in signals.PATTERNS[name]:
+        for freq, ms in signals.steps(name):
             if not led_only:
                 hw.buzzer(freq)
             hw.led(freq > 0)
@@ -180,22 +184,22 @@ class App:
             now = self.clock.now()
             sig = b.next_signal(b.hub_time(now), signals.LATE_MS)
             if sig is None:
-                wait = INPUT_IDLE_MS
+                wait = _INPUT_IDLE_MS
             else:
                 wait = b.sync.to_local(sig[0]) - now
-            if sig is None or wait > SIGNAL_LEAD_MS:
+            if sig is None or wait > _SIGNAL_LEAD_MS:
                 try:
                     await asyncio.wait_for_ms(self.sched_changed.wait(),
-                                              min(INPUT_IDLE_MS, max(1, wait - SIGNAL_LEAD_MS)))
+                                              min(_INPUT_IDLE_MS, max(1, wait - _SIGNAL_LEAD_MS)))
                 except asyncio.TimeoutError:
                     pass
                 continue
-            if wait > SPIN_MS:
-                await asyncio.sleep_ms(wait - SPIN_MS)
+            if wait > _SPIN_MS:
+                await asyncio.sleep_ms(wait - _SPIN_MS)
             target = now + wait
             while self.clock.now() < target:   # the last ms: spin, a sleep may overshoot
                 pass
-            first = signals.PATTERNS[sig[1]][0][0]
+            first = signals.PATTERNS[sig[1]][0] * 100
             self.hw.buzzer(first)              # sound first, book-keeping after
             self.hw.led(first > 0)
             b.mark_played(sig)
@@ -212,7 +216,7 @@ class App:
                 t = s.deb.settles_at()
                 if t is not None and (due is None or t < due):
                     due = t
-            timeout = INPUT_IDLE_MS if due is None else max(1, min(INPUT_IDLE_MS, due - now))
+            timeout = _INPUT_IDLE_MS if due is None else max(1, min(_INPUT_IDLE_MS, due - now))
             try:
                 await asyncio.wait_for_ms(hw.press_flag.wait(), timeout)
             except asyncio.TimeoutError:
@@ -247,7 +251,7 @@ class App:
     async def sender(self):
         while True:
             try:
-                await asyncio.wait_for_ms(self.kick.wait(), SEND_POLL_MS)
+                await asyncio.wait_for_ms(self.kick.wait(), _SEND_POLL_MS)
             except asyncio.TimeoutError:
                 pass
             self.kick.clear()
@@ -259,7 +263,7 @@ class App:
 
     async def syncer(self):
         while True:
-            gap = SYNC_BURST_GAP_MS if self.sync_burst > 0 else SYNC_INTERVAL_MS
+            gap = _SYNC_BURST_GAP_MS if self.sync_burst > 0 else _SYNC_INTERVAL_MS
             try:
                 await asyncio.wait_for_ms(self.sync_now.wait(), gap)
             except asyncio.TimeoutError:
@@ -301,16 +305,22 @@ async def config_error(hw_module, err):
     hw.log("configuration error: %s" % err)
     hw.emit({"config_error": str(err)})
     while True:
-        for freq, ms in signals.PATTERNS["config_error"]:
+        for freq, ms in signals.steps("config_error"):
             hw.buzzer(freq)
             hw.led(freq > 0)
             await asyncio.sleep_ms(ms)
 
 
 def main(hardware, config_path):
+    import config     # needed only here: unloaded after, so its code frees RAM
     try:
         cfg = config.load(config_path)
     except config.ConfigError as e:
         asyncio.run(config_error(hardware, e))
         return
-    asyncio.run(App(hardware.Hardware(cfg), cfg).run())
+    finally:
+        del config
+        sys.modules.pop("config", None)
+    app = App(hardware.Hardware(cfg), cfg)
+    gc.collect()      # boot's garbage (config text, module loading) before the tasks start
+    asyncio.run(app.run())

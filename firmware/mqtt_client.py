@@ -23,6 +23,15 @@ except ImportError:  # CPython
         return a - b
 
 CONNECT_TIMEOUT_MS = 5000
+# The receive buffer on MicroPython: one bytearray for the client's life,
+# filled with readinto, so reading allocates nothing but each packet's body
+# (and a heap too small for it fails at boot, not in the middle of a round).
+# 1152 bytes hold any packet a board accepts: a signed payload of at most
+# protocol.MAX_PAYLOAD (1024) + 65, a topic of at most 46, and the headers.
+# A larger packet gets a buffer of its own while it is read.  CPython's
+# streams have no readinto: there it is a bytes object that grows and shrinks.
+RX_BUF = 1152
+_READINTO = hasattr(getattr(asyncio, "StreamReader", None), "readinto")
 SUBSCRIBE_TIMEOUT_MS = 5000
 _PINGREQ = b"\xc0\x00"
 _DISCONNECT = b"\xe0\x00"
@@ -78,7 +87,9 @@ class MQTTClient:
         self._pend = {}  # packet id -> [Event, acked]
         self._pid = 0
         self._r = self._w = self._lock = None
-        self._rx = b""
+        self._buf = bytearray(RX_BUF) if _READINTO else None
+        self._rx = self._buf or b""
+        self._rxn = 0  # bytes received and not yet consumed, at the start of _rx
         self._session = False  # socket up, CONNACK ok, reader running
         self._tasks = ()  # type: tuple
         self._bg = set()  # running fire-and-forget tasks (CPython needs the refs)
@@ -199,7 +210,7 @@ class MQTTClient:
     async def _open(self):
         r, w = await asyncio.open_connection(self.host, self.port)
         self._r, self._w, self._lock = r, w, asyncio.Lock()
-        self._rx = b""
+        self._rx, self._rxn = self._buf or b"", 0
         try:
             s = getattr(w, "s", None)  # MicroPython: the socket itself
             if s is None:
@@ -236,11 +247,20 @@ class MQTTClient:
         """Make the receive buffer hold at least n bytes.  Reading whatever
         has arrived (usually a whole packet, or several) costs one trip
         through the event loop instead of one per header byte."""
-        while len(self._rx) < n:
-            data = await r.read(1024)
-            if not data:
+        while self._rxn < n:
+            if _READINTO:
+                if n > len(self._rx):  # larger than RX_BUF: a buffer of its own
+                    big = bytearray(n)
+                    big[:self._rxn] = memoryview(self._rx)[:self._rxn]
+                    self._rx = big
+                k = await r.readinto(memoryview(self._rx)[self._rxn:])
+            else:
+                data = await r.read(1024)
+                self._rx += data
+                k = len(data)
+            if not k:
                 raise EOFError("connection closed")
-            self._rx += data
+            self._rxn += k
 
     async def _read(self, r):
         await self._fill(r, 2)
@@ -256,9 +276,22 @@ class MQTTClient:
             sh += 7
             if sh > 21:
                 raise OSError("bad remaining length")
-        await self._fill(r, i + n)
-        b0, body = self._rx[0], bytes(self._rx[i:i + n])
-        self._rx = self._rx[i + n:]
+        end = i + n
+        await self._fill(r, end)
+        rx = self._rx
+        b0, body = rx[0], bytes(memoryview(rx)[i:end])
+        rest = self._rxn - end
+        if not _READINTO:
+            self._rx = rx[end:]
+        elif rx is not self._buf and self._buf is not None:  # an oversized packet's own buffer,
+            self._rx = self._buf                                # read exactly to its end
+        else:  # move what follows to the front, in pieces that do not overlap
+            mv, k = memoryview(rx), 0
+            while k < rest:
+                c = min(end, rest - k)
+                mv[k:k + c] = mv[end + k:end + k + c]
+                k += c
+        self._rxn = rest
         self._last_rx = ticks_ms()
         return b0, body
 

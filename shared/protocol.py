@@ -113,122 +113,90 @@ def _str(msg, key, maxlen=64):
     return x
 
 
-# A validator per message type: checks fields beyond 'v' and 'type'.
-def _v_status(m):
-    if m.get("state") not in (ONLINE, OFFLINE):
-        raise ProtocolError("'state' must be 'online' or 'offline'")
-    _int(m, "boot", 0)
-    if m["state"] == ONLINE:
-        _str(m, "fw", 32)
-        _int(m, "stations", 1, 64)
-        _int(m, "mem", 0, optional=True)
-        _int(m, "up", 0, optional=True)
-        _int(m, "rssi", -150, 0, optional=True)
-
-
-def _v_event(m):
-    # common to every journaled board event
-    _int(m, "boot", 0)
-    _int(m, "seq", 1)
-    _int(m, "station", 1, 64)
-    # 'at' is the instant in hub time; None when the board had no clock
-    # sync in the boot the event happened in (time unknown).
-    _int(m, "at", 0, optional=True)
-    _int(m, "err", 0, optional=True)
-
-
 def _call_ref(m):
     c = m.get("call")
     if not isinstance(c, list) or len(c) != 2 or not _is_int(c[0]) or not _is_int(c[1]):
         raise ProtocolError("'call' must be [boot, seq] of the finish call")
 
 
-def _v_press(m):
-    _v_event(m)
-
-
-def _v_confirm(m):
-    _v_event(m)
-    _call_ref(m)
-    _int(m, "missing", 0, 999)
-
-
-def _v_void(m):
-    _v_event(m)
-    _call_ref(m)
-
-
-def _v_stray(m):
-    _v_event(m)
-    if m.get("state") not in STATION_STATES:
-        raise ProtocolError("'state' must be one of " + ", ".join(STATION_STATES))
-
-
-def _v_sched(m):
-    _int(m, "id", 0)
-    _int(m, "start", 0, optional=True)
-    _int(m, "end", 0, optional=True)
-    sig = m.get("signals")
-    if not isinstance(sig, list) or len(sig) > 64:
-        raise ProtocolError("'signals' must be a list of at most 64 [at, name] pairs")
-    for s in sig:
-        if not isinstance(s, list) or len(s) != 2 or not _is_int(s[0]) or s[1] not in SIGNALS:
-            raise ProtocolError("a signal must be [at, name] with name one of " + ", ".join(SIGNALS))
-    calls = m.get("calls")
-    if calls is not None and (not isinstance(calls, list) or not 0 < len(calls) <= 64
-                              or not all(_is_int(c) and 1 <= c <= 99 for c in calls)):
-        raise ProtocolError("'calls' must list, per button, how many finish calls it makes (1..99)")
-    rot = m.get("rot")
-    if rot is not None:
-        if (not isinstance(rot, list) or len(rot) != 3 or not all(_is_int(x) for x in rot)
-                or rot[1] < 1000 or rot[2] < rot[0] or (rot[2] - rot[0]) // rot[1] > MAX_ROTATIONS):
-            raise ProtocolError("'rot' must be [first, interval >= 1000, until], at most %d signals"
-                                % MAX_ROTATIONS)
-
-
-def _v_identify(m):
-    _int(m, "exp", 0)
-
-
-def _v_recorded(m):
-    _int(m, "station", 1, 64)
-    _call_ref(m)
-    _int(m, "time", 0, optional=True)
-    if not isinstance(m.get("confirmed"), bool):
-        raise ProtocolError("'confirmed' must be true or false")
-
-
-def _v_sync(m):
-    _int(m, "id", 0)
-    _int(m, "t1")
-    if "t2" in m or "t3" in m:   # the hub's reply
-        _int(m, "t2")
-        _int(m, "t3")
-
-
-def _v_ack(m):
-    _int(m, "boot", 0)
-    _int(m, "seq", 1)
-
-
-def _v_hub(m):
-    if m.get("state") not in (ONLINE, OFFLINE):
+def _state(m, allowed):
+    if m.get("state") not in allowed:
+        if allowed is STATION_STATES:
+            raise ProtocolError("'state' must be one of " + ", ".join(STATION_STATES))
         raise ProtocolError("'state' must be 'online' or 'offline'")
 
 
-_VALIDATORS = {
-    T_STATUS: _v_status,
-    T_PRESS: _v_press,
-    T_CONFIRM: _v_confirm,
-    T_VOID: _v_void,
-    T_STRAY: _v_stray,
-    T_SYNC: _v_sync,
-    T_ACK: _v_ack,
-    T_SCHED: _v_sched,
-    T_IDENTIFY: _v_identify,
-    T_RECORDED: _v_recorded,
-    T_HUB: _v_hub,
-}
+def _check(m, t):
+    """The fields of a message of type t beyond 'v' and 'type'; False if t
+    is no message type.  One function rather than one per type: on a board
+    every function of a loaded module costs RAM."""
+    if t in EVENT_TYPES:
+        # common to every journaled board event
+        _int(m, "boot", 0)
+        _int(m, "seq", 1)
+        _int(m, "station", 1, 64)
+        # 'at' is the instant in hub time; None when the board had no clock
+        # sync in the boot the event happened in (time unknown).
+        _int(m, "at", 0, optional=True)
+        _int(m, "err", 0, optional=True)
+        if t == T_CONFIRM:
+            _call_ref(m)
+            _int(m, "missing", 0, 999)
+        elif t == T_VOID:
+            _call_ref(m)
+        elif t == T_STRAY:
+            _state(m, STATION_STATES)
+    elif t == T_STATUS:
+        _state(m, (ONLINE, OFFLINE))
+        _int(m, "boot", 0)
+        if m["state"] == ONLINE:
+            _str(m, "fw", 32)
+            _int(m, "stations", 1, 64)
+            _int(m, "mem", 0, optional=True)
+            _int(m, "up", 0, optional=True)
+            _int(m, "rssi", -150, 0, optional=True)
+    elif t == T_SYNC:
+        _int(m, "id", 0)
+        _int(m, "t1")
+        if "t2" in m or "t3" in m:   # the hub's reply
+            _int(m, "t2")
+            _int(m, "t3")
+    elif t == T_ACK:
+        _int(m, "boot", 0)
+        _int(m, "seq", 1)
+    elif t == T_SCHED:
+        _int(m, "id", 0)
+        _int(m, "start", 0, optional=True)
+        _int(m, "end", 0, optional=True)
+        sig = m.get("signals")
+        if not isinstance(sig, list) or len(sig) > 64:
+            raise ProtocolError("'signals' must be a list of at most 64 [at, name] pairs")
+        for s in sig:
+            if not isinstance(s, list) or len(s) != 2 or not _is_int(s[0]) or s[1] not in SIGNALS:
+                raise ProtocolError("a signal must be [at, name] with name one of " + ", ".join(SIGNALS))
+        calls = m.get("calls")
+        if calls is not None and (not isinstance(calls, list) or not 0 < len(calls) <= 64
+                                  or not all(_is_int(c) and 1 <= c <= 99 for c in calls)):
+            raise ProtocolError("'calls' must list, per button, how many finish calls it makes (1..99)")
+        rot = m.get("rot")
+        if rot is not None:
+            if (not isinstance(rot, list) or len(rot) != 3 or not all(_is_int(x) for x in rot)
+                    or rot[1] < 1000 or rot[2] < rot[0] or (rot[2] - rot[0]) // rot[1] > MAX_ROTATIONS):
+                raise ProtocolError("'rot' must be [first, interval >= 1000, until], at most %d signals"
+                                    % MAX_ROTATIONS)
+    elif t == T_IDENTIFY:
+        _int(m, "exp", 0)
+    elif t == T_RECORDED:
+        _int(m, "station", 1, 64)
+        _call_ref(m)
+        _int(m, "time", 0, optional=True)
+        if not isinstance(m.get("confirmed"), bool):
+            raise ProtocolError("'confirmed' must be true or false")
+    elif t == T_HUB:
+        _state(m, (ONLINE, OFFLINE))
+    else:
+        return False
+    return True
 
 
 def validate(msg):
@@ -238,10 +206,8 @@ def validate(msg):
     if not _is_int(v) or v != VERSION:
         raise ProtocolError("unsupported protocol version: %r (this side speaks %d)" % (v, VERSION))
     t = msg.get("type", "")
-    check = _VALIDATORS.get(t) if isinstance(t, str) else None
-    if check is None:
+    if not isinstance(t, str) or not _check(msg, t):
         raise ProtocolError("unknown message type: %r" % (msg.get("type"),))
-    check(msg)
     # replay-protection fields (see stamp()); their presence is checked by
     # the receiver's authentication layer
     _int(msg, "ctr", 0, optional=True)

@@ -6,28 +6,83 @@ Python).  For each it prints the heap in use after boot and at steady state
 (after calls, counts, voids, confirmations and a periodic clock sync), and
 the smallest heap the firmware runs in.
 
-The unix port is 64-bit: its objects (pointers, small ints, dict slots) take
-about twice the bytes of the 32-bit ESP32's, so these figures are an upper
-bound for a board, not its measurement.
+Then where the heap goes: gc.mem_alloc() after importing each module and
+after building the App (2 stations), on the same unix port and, where node
+and npm are at hand, on MicroPython's WebAssembly port (32-bit, as an ESP32:
+npm package @micropython/micropython-webassembly-pyscript, installed into
+~/.cache/tabletimer; no sockets there, so imports and App only), and with the
+modules imported in place from a ROMFS image (code in flash on a board that
+has a ROMFS partition; the image itself excluded).
 
-    .venv/bin/python -m tabletimer.tools.bench_firmware_heap
+The unix port is 64-bit: its objects (pointers, small ints, dict slots) and
+its GC blocks (32 bytes, 16 on 32-bit) are twice the size of the ESP32's;
+bytecode is not, so the 32-bit figures are only about 10 % lower.
+
+    .venv/bin/python -m tabletimer.tools.bench_firmware_heap [--no-wasm]
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from tabletimer.hub.broker import EmbeddedBroker
+from tabletimer.hub.competition import Competition
+from tabletimer.hub.formats import load_format
 from tabletimer.hub.keys import BoardKeys
 from tabletimer.hub.mqtt_adapter import HubMqtt
 from tabletimer.hub.service import HubService
 from tabletimer.hub.store import EventStore
 from tabletimer.tools import firmware_build
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.tools.simulator import SimBoard, micropython_binary, micropython_path
 
-SIZES_KB = (192, 160, 128, 112, 96, 80, 64)
+SIZES_KB = (160, 128, 112, 104, 96, 88, 80, 72, 64)
+MODULES = ("localclock", "gestures", "signals", "auth", "clocksync", "protocol", "journal", "board",
+           "config", "mqtt_client", "hardware_sim", "app")
+WASM_PACKAGE = "@micropython/micropython-webassembly-pyscript@1.29.0-6"
+
+# Runs in MicroPython: the heap after each import and after building the App
+# (as app.main does, but without running it).  Prints one JSON line.
+MEASURE = """
+import gc, sys, json
+try:
+    import socket
+except ImportError:
+    pass
+import asyncio, hashlib, binascii, os, time
+asyncio.Event; asyncio.wait_for_ms; asyncio.Lock     # asyncio's lazily loaded parts
+if not hasattr(asyncio, "ThreadSafeFlag"):           # the WebAssembly port has none
+    asyncio.ThreadSafeFlag = asyncio.Event
+asyncio.ThreadSafeFlag
+gc.collect()
+base = gc.mem_alloc()
+out = []
+for m in MODULES:
+    __import__(m)
+    gc.collect()
+    out.append([m, gc.mem_alloc() - base])
+import app, config, hardware_sim
+cfg = config.load(CFG)
+a = app.App(hardware_sim.Hardware(cfg), cfg)
+gc.collect()
+out.append(["App built", gc.mem_alloc() - base])
+print(json.dumps(out))
+"""
+
+WASM_RUNNER = """
+import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
+import fs from "fs";
+const [codeDir, script] = process.argv.slice(2);
+const mp = await loadMicroPython({ stdout: (l) => console.log(l), linebuffer: true });
+mp.FS.mkdir("/code");
+for (const f of fs.readdirSync(codeDir)) mp.FS.writeFile("/code/" + f, fs.readFileSync(codeDir + "/" + f));
+mp.runPython(fs.readFileSync(script, "utf8"));
+"""
 FAST = {"debounce_ms": 30, "confirm_ms": 300, "void_ms": 900}
 
 
@@ -52,12 +107,99 @@ def exercise(sim: SimBoard) -> int:
     return len(sim.records)
 
 
+def _measure_script(modules_dir: str, cfg_path: str) -> str:
+    return (f"import sys\nsys.path.insert(0, {modules_dir!r})\nMODULES = {MODULES!r}\nCFG = {cfg_path!r}\n"
+            + MEASURE)
+
+
+def _config(path: Path, root: str, key: str) -> None:
+    path.write_text(json.dumps({"board": "heap", "key": key, "broker": {"host": "127.0.0.1", "port": 1},
+                                "buttons": [1, 2], "sim": {"root": root}}))
+
+
+def measure_unix(code: Path, tmp: Path, key: str) -> list | None:
+    """Imports and App on the unix port (.mpy files loaded into the heap)."""
+    _config(tmp / "m-unix.json", str(tmp / "m-unix"), key)
+    (tmp / "m-unix.py").write_text(_measure_script(str(code), str(tmp / "m-unix.json")))
+    r = subprocess.run([micropython_binary(), str(tmp / "m-unix.py")], capture_output=True, text=True,
+                       env=dict(os.environ, MICROPYPATH=micropython_path(code)), timeout=60)
+    return json.loads(r.stdout.splitlines()[-1]) if r.returncode == 0 else None
+
+
+def measure_romfs(code: Path, tmp: Path, key: str) -> list | None:
+    """The same with the modules in a ROMFS image (mpremote romfs build),
+    imported in place: what a board with a ROMFS partition keeps in RAM.  On
+    the unix port the image is a bytes object in the heap; the figures
+    exclude it (on a board it is flash)."""
+    src = tmp / "romsrc"
+    src.mkdir(exist_ok=True)
+    for f in code.glob("*.mpy"):
+        shutil.copy(f, src / f.name)
+    mpremote = Path(sys.executable).parent / "mpremote"
+    r = subprocess.run([str(mpremote), "romfs", "--no-mpy", "-o", str(tmp / "fw.romfs"), "build", str(src)],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        return None
+    _config(tmp / "m-rom.json", str(tmp / "m-rom"), key)
+    script = (f"import vfs\nf = open({str(tmp / 'fw.romfs')!r}, 'rb')\nimg = f.read()\nf.close()\n"
+              "vfs.mount(vfs.VfsRom(img), '/rom')\n" + _measure_script("/rom", str(tmp / "m-rom.json")))
+    (tmp / "m-rom.py").write_text(script)
+    r = subprocess.run([micropython_binary(), str(tmp / "m-rom.py")], capture_output=True, text=True,
+                       env=dict(os.environ, MICROPYPATH=".frozen"), timeout=60)
+    return json.loads(r.stdout.splitlines()[-1]) if r.returncode == 0 else None
+
+
+def measure_wasm(code: Path, tmp: Path, key: str) -> tuple[list | None, str]:
+    """Imports and App on MicroPython's WebAssembly port (32-bit pointers and
+    objects, as on an ESP32), under node; (None, why) when it cannot run."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node or not npm:
+        return None, "no node/npm"
+    cache = Path.home() / ".cache" / "tabletimer" / "mp-wasm"
+    pkg = cache / "node_modules" / "@micropython" / "micropython-webassembly-pyscript"
+    if not pkg.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run([npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund", WASM_PACKAGE],
+                           capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            return None, "npm install failed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
+    wcode = tmp / "wasm-code"
+    wcode.mkdir(exist_ok=True)
+    for f in code.glob("*.mpy"):
+        shutil.copy(f, wcode / f.name)
+    (wcode / "socket.py").write_text("IPPROTO_TCP = 6\n")   # the port has no sockets; mqtt_client imports it
+    _config(wcode / "config.json", "/tmp/m-wasm", key)
+    (tmp / "m-wasm.py").write_text(_measure_script("/code", "/code/config.json"))
+    (cache / "run.mjs").write_text(WASM_RUNNER)
+    r = subprocess.run([node, str(cache / "run.mjs"), str(wcode), str(tmp / "m-wasm.py")],
+                       capture_output=True, text=True, timeout=120)
+    try:
+        return json.loads(r.stdout.splitlines()[-1]), ""
+    except (ValueError, IndexError):
+        return None, "failed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
+
+
+def print_modules(columns: list[tuple[str, list | None]]) -> None:
+    cols = [(name, dict(rows)) for name, rows in columns if rows]
+    print("\nheap in use (gc.mem_alloc() - before, bytes) after each import and after building the App:")
+    print(f"{'':>14}" + "".join(f"{name:>24}" for name, _ in cols))
+    prev = {name: 0 for name, _ in cols}
+    for m in (*MODULES, "App built"):
+        line = f"{m:>14}"
+        for name, d in cols:
+            line += f"{d[m]:>14} (+{d[m] - prev[name]:>6})"
+            prev[name] = d[m]
+        print(line)
+
+
 def main() -> int:
+    wasm = "--no-wasm" not in sys.argv[1:]
     tmp = Path(tempfile.mkdtemp(prefix="tt-heap-"))
     with EmbeddedBroker(tmp / "broker") as broker:
         keys = BoardKeys(tmp / "keys.json")
         store = EventStore(tmp / "events.sqlite")
-        service = HubService(store, keys)
+        service = HubService(store, keys, Competition(load_format("cz-championship-individuals"), [], [],
+                                                          auto_stations=True))
         hub = HubMqtt(service, broker.host, broker.port)
         hub.start()
         service.start_round()
@@ -100,8 +242,19 @@ def main() -> int:
             works.append(kb)
             print(f"{kb:>6}KB {r[0]:>12} {r[1]:>10} {r[2]:>10}  yes")
     smallest = min(works) if works else None
-    print(f"smallest heap it runs in: {smallest} KB (of {', '.join(map(str, SIZES_KB))} KB); "
+    print(f"smallest heap it runs in: {smallest} KB (tried {', '.join(map(str, SIZES_KB))} KB); "
           "target: runs in 64 KB")
+    key = "00" * 31 + "01"
+    columns = [("unix 64-bit", measure_unix(code, tmp, key)), ("unix, ROMFS", measure_romfs(code, tmp, key))]
+    why = "skipped (--no-wasm)"
+    if wasm:
+        rows, why = measure_wasm(code, tmp, key)
+        columns.append(("wasm 32-bit", rows))
+    print_modules(columns)
+    if not wasm or not columns[-1][1]:
+        print(f"(32-bit WebAssembly port: {why})")
+    print("ROMFS: modules imported in place from a ROMFS image (code stays in flash on a board "
+          "with a ROMFS partition); the image itself is not counted")
     return 0 if smallest is not None and smallest <= 64 else 1
 
 

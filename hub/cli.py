@@ -521,7 +521,15 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
                         "on the LAN; port 0: any free port; off: none)")
 
 
+def _bench(argv: list[str]) -> int:
+    from tabletimer.tools import bench
+    return bench.main(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:            # its own options (argparse would take them for ours)
+        return _bench(argv[1:])
     p = argparse.ArgumentParser(prog="tabletimer", description="Timing and ranking for jigsaw-puzzle "
                                 "speed competitions.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -611,6 +619,11 @@ def main(argv: list[str] | None = None) -> int:
                                       "against the ESP32 stubs")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(func=cmd_board_check)
+
+    bn = sub.add_parser("bench", add_help=False,
+                        help="hall-scale benchmarks: press latency, timing error, signal skew, ingest, "
+                             "restart, ranking, heap (see `tabletimer bench --help`)")
+    bn.set_defaults(func=lambda a: _bench([]))
 
     from . import cli_formats, results
     cli_formats.add_subcommands(sub)

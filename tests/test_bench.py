@@ -1,0 +1,26 @@
+"""`tabletimer bench` runs (a small hall: the real firmware, the hub as its
+own process, the embedded broker) and prints its table with nothing lost."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+TT = str(Path(sys.executable).parent / "tabletimer")
+
+
+def test_bench_prints_its_figures_and_loses_nothing() -> None:
+    out = subprocess.run([TT, "bench", "--only", "floor,press,skew", "--sizes", "1,3"],
+                         capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    table = out.stdout[out.stdout.index("figure"):]
+    for figure in ("broker round trip (floor)", "press -> ack, 3 board(s)", "event -> durable -> ack, 3",
+                   "finish-time error, clean, 3", "signal skew, 3 boards", "hub idle, 3 boards"):
+        assert figure in table, table
+    assert "events lost in this run: 0" in out.stdout
+
+
+def test_bench_refuses_unknown_names() -> None:
+    out = subprocess.run([TT, "bench", "--only", "speed"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "unknown benchmark(s) speed" in out.stderr

@@ -5,23 +5,19 @@ nothing, and the standings are those the true press instants demand."""
 
 from __future__ import annotations
 
-import json
-import os
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from hall import TT, Hub, acked_all, replay_json, stored_presses
 from rig import synced
 from tabletimer.hub import event_folder
 from tabletimer.hub.keys import BoardKeys
 from tabletimer.hub.standings import Press, RoundStart, rank
 from tabletimer.tools.simulator import SimBoard
 
-TT = str(Path(sys.executable).parent / "tabletimer")
 BOARDS, STATIONS = 4, 4
 
 
@@ -37,34 +33,6 @@ def make_event(tmp: Path) -> Path:
     for b in range(1, BOARDS + 1):
         keys.ensure(f"B{b}")
     return ev
-
-
-class Hub:
-    """`tabletimer run DIR --broker ...` as a child process."""
-
-    def __init__(self, ev: Path, port: int) -> None:
-        self.proc = subprocess.Popen([TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: list[str] = []
-        assert self.proc.stdout
-        for line in self.proc.stdout:            # wait until it is connected
-            self.lines.append(line)
-            if line.startswith("broker on"):
-                break
-
-    def kill(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-
-    def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        return self.proc.communicate(timeout=30)[0]
-
-
-def acked_all(sim: SimBoard, n: int, timeout: float = 40) -> None:
-    got: set = set()
-    sim.wait_for(lambda r: "acked" in r and (got.add(tuple(r["acked"])) or len(got) >= n), timeout=timeout)
 
 
 @pytest.mark.parametrize("fault", ["hub SIGKILL", "broker restart"])
@@ -107,8 +75,7 @@ def test_burst_survives_a_fault(tmp_path, embedded_broker, fault):
             if r.get("sim") == "press":
                 true[f"{sim.board_id[1:]}{r['station']}"] = r["true"]
     assert len(true) == BOARDS * STATIONS
-    replay = subprocess.run([TT, "replay", str(ev), "--json"], capture_output=True, text=True, check=True)
-    rows = json.loads(replay.stdout)
+    rows = replay_json(ev)
     loaded = event_folder.load(ev)
     expected = rank(loaded.format, loaded.entrants,
                     [RoundStart(at_ms=t0)] + [Press(entrant=e, puzzle=1, at_ms=at, press_id=e)
@@ -116,9 +83,6 @@ def test_burst_survives_a_fault(tmp_path, embedded_broker, fault):
     assert [r["entrant"] for r in rows] == [r.entrant for r in expected], out
     for r, x in zip(rows, expected):
         assert r["status"] == "finished" and abs(r["time_ms"] - x.time_ms) <= 10
-    from tabletimer.hub.store import EventStore
-    store = EventStore(ev / "events.sqlite")
-    presses = [e for e in store.events() if e["type"] == "press"]
-    store.close()
+    presses = stored_presses(ev)
     assert len(presses) == BOARDS * STATIONS
     assert len({(e["board"], e["payload"]["boot"], e["payload"]["seq"]) for e in presses}) == len(presses)

@@ -9,6 +9,7 @@ try:
     import asyncio
 except ImportError:  # old MicroPython
     import uasyncio as asyncio
+import random
 import socket
 
 try:
@@ -175,10 +176,14 @@ class MQTTClient:
                 await self._teardown()
                 if self._stopping:
                     break
-                self._say("reconnect in %d ms" % delay)
+                # half the back-off plus a random part of the other half: boards
+                # that lost the broker together (a restart, the hall's WiFi) must
+                # not all come back in the same instant, again and again
+                wait = delay // 2 + random.getrandbits(16) % (delay // 2 + 1)
+                self._say("reconnect in %d ms" % wait)
                 self._wake.clear()  # from here only stop() cuts the back-off short
                 try:
-                    await asyncio.wait_for(self._wake.wait(), delay / 1000)
+                    await asyncio.wait_for(self._wake.wait(), wait / 1000)
                 except Exception:
                     pass
                 delay = min(delay * 2, self.backoff_max_ms)

@@ -127,6 +127,38 @@ class EmbeddedBroker:
 
 
 
+class _SnapshotDict(dict):
+    """A dict whose iteration runs over a copy: amqtt iterates its
+    subscriptions with awaits inside the loop, so another client subscribing
+    meanwhile raised "dictionary changed size during iteration" and dropped
+    the connecting client."""
+
+    def __iter__(self):
+        return iter(list(dict.keys(self)))
+
+    def items(self):                                 # type: ignore[override]
+        return list(dict.items(self))
+
+
+def _patch_amqtt(broker) -> None:
+    """Two faults of amqtt 0.12.1 that a hall of boards connecting at once
+    runs into (a connect storm made boards time out and retry for minutes):
+    on every connection it sent the new client the retained messages of every
+    topic filter *any* client had subscribed to (here: every board's schedule
+    and status to every board), and it iterated its subscriptions unsafely."""
+    cls = type(broker)
+    if not getattr(cls, "_tt_patched", False):
+        orig = cls._publish_retained_messages_for_subscription
+
+        async def own_subscriptions_only(self, subscription, session) -> None:
+            subscribers = self._subscriptions.get(subscription[0], ())
+            if any(s.client_id == session.client_id for s, _ in subscribers):
+                await orig(self, subscription, session)
+        cls._publish_retained_messages_for_subscription = own_subscriptions_only
+        cls._tt_patched = True
+    broker._subscriptions = _SnapshotDict(broker._subscriptions)
+
+
 def _serve(config_path: str) -> None:
     """The embedded broker's child process: amqtt until stdin closes."""
     import asyncio
@@ -140,6 +172,7 @@ def _serve(config_path: str) -> None:
         threading.Thread(target=lambda: (sys.stdin.buffer.read(), loop.call_soon_threadsafe(parent_gone.set)),
                          daemon=True).start()
         broker = Broker(json.loads(Path(config_path).read_text()))
+        _patch_amqtt(broker)
         await broker.start()
         await parent_gone.wait()
         await broker.shutdown()

@@ -1,0 +1,52 @@
+"""The embedded broker (amqtt, patched in hub/broker.py): a client gets the
+retained messages of its own subscriptions only (amqtt 0.12.1 sent every
+connecting client those of every topic anyone had subscribed to)."""
+
+from __future__ import annotations
+
+import threading
+
+import paho.mqtt.client as mqtt
+
+
+def _client(cid: str, port: int, on_message=None) -> mqtt.Client:
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cid)
+    connected = threading.Event()
+    c.on_connect = lambda *a: connected.set()
+    if on_message:
+        c.on_message = on_message
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    assert connected.wait(10), f"{cid} did not connect"
+    return c
+
+
+def _subscribe(c: mqtt.Client, topic: str) -> None:
+    done = threading.Event()
+    c.on_subscribe = lambda *a: done.set()
+    c.subscribe(topic, 1)
+    assert done.wait(10)
+
+
+def test_a_client_gets_only_its_own_subscriptions_retained_messages(embedded_broker) -> None:
+    port = embedded_broker.port
+    a = _client("a", port)
+    _subscribe(a, "tt/test/a/sched")
+    a.publish("tt/test/a/sched", b"for a only", qos=1, retain=True).wait_for_publish(10)
+
+    got: list[str] = []
+    own = threading.Event()
+
+    def on_message(c, u, m) -> None:
+        got.append(m.topic)
+        if m.topic == "tt/test/b/sched":
+            own.set()
+    b = _client("b", port, on_message)
+    b.publish("tt/test/b/sched", b"for b", qos=1, retain=True).wait_for_publish(10)
+    _subscribe(b, "tt/test/b/sched")
+    assert own.wait(10), "b did not get the retained message of its own subscription"
+    # a's retained message would have come before b's own (it is sent on connect)
+    assert got == ["tt/test/b/sched"]
+    for c in (a, b):
+        c.loop_stop()
+        c.disconnect()

@@ -26,6 +26,8 @@ FW_VERSION = "0.2.0"
 _SYNC_BURST = const(6)            # requests right after (re)connecting
 _SYNC_BURST_GAP_MS = const(100)
 _SYNC_INTERVAL_MS = const(30000)
+_SYNC_GOOD_MS = const(20)           # a trusted exchange's round trip at most this...
+_SYNC_POOR_GAP_MS = const(2000)     # ...else ask again this soon
 _SEND_POLL_MS = const(250)
 _INPUT_IDLE_MS = const(1000)
 _SIGNAL_LEAD_MS = const(15)       # wake this early, then sleep the exact rest
@@ -263,7 +265,15 @@ class App:
 
     async def syncer(self):
         while True:
-            gap = _SYNC_BURST_GAP_MS if self.sync_burst > 0 else _SYNC_INTERVAL_MS
+            d = self.board.sync.delay
+            if self.sync_burst > 0:
+                gap = _SYNC_BURST_GAP_MS
+            elif d is None or d > _SYNC_GOOD_MS:
+                # no exchange with a short round trip among the last few (busy
+                # WiFi, a hub that was slow to answer): keep asking, more often
+                gap = _SYNC_POOR_GAP_MS
+            else:
+                gap = _SYNC_INTERVAL_MS
             try:
                 await asyncio.wait_for_ms(self.sync_now.wait(), gap)
             except asyncio.TimeoutError:

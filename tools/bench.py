@@ -376,7 +376,7 @@ def bench_impaired(port: int, root: Path, n: int, outage_s: float, report: Repor
             hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
             hall.start_hub()
             hall.start_boards()
-            hall.wait_synced(timeout=180, good_ms=40)
+            hall.wait_synced(timeout=180)
             marks = press_all(hall, 1.0, random.Random(11))
             lat, err, lost, _ = press_results(hall, marks)
             report.lost += lost

@@ -255,10 +255,13 @@ class NetImpair:
 
     def stop(self) -> None:
         """Cut every connection, close every port, end the loop thread."""
-        loop, self._loop = self._loop, None
+        loop = self._loop
         if loop is None:
             return
+        # cut everything while the loop is still ours: pumps that are still
+        # running use it until their sockets are closed
         asyncio.run_coroutine_threadsafe(self._close_all(), loop).result(10)
+        self._loop = None
         loop.call_soon_threadsafe(loop.stop)
         assert self._thread is not None
         self._thread.join(10)
@@ -421,9 +424,11 @@ class NetImpair:
             await self._cut(link, count=False)
             await link.server.wait_closed()
 
-    def _now_ms(self) -> float:
-        assert self._loop is not None
-        return self._loop.time() * 1000.0
+    @staticmethod
+    def _now_ms() -> float:
+        # called in the proxy's loop only: its own clock, even while stop()
+        # is letting go of it
+        return asyncio.get_running_loop().time() * 1000.0
 
     async def _serve(self, link: ImpairedLink, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> None:

@@ -116,7 +116,7 @@ class Competition:
                 self._start_row = row
             elif row["type"] == "start_offset" and self.format.start_offsets:
                 self._offsets[row["payload"]["entrant"]] = row["payload"]["offset_ms"]
-        if i < len(self._ids) - 1 or self._facts is None:
+        if i < len(self._ids) - 1 or self._facts is None or self._overtakes(row):
             self._facts = self._live = None
             return
         n, entrants = len(self._facts), len(self.entrants)
@@ -131,9 +131,43 @@ class Competition:
     def facts(self) -> list[Fact]:
         if self._facts is None:
             self._reset_fold()
-            for row in self.rows:
+            for row in self._board_order(self.rows):
                 self._fold_row(row)
         return self._facts          # type: ignore[return-value]
+
+    @staticmethod
+    def _event_key(row: dict) -> tuple[int, int] | None:
+        """(boot, seq) of a board event, the order the board made them in."""
+        if row["source"] != "board" or row["type"] == "status":
+            return None
+        p = row["payload"]
+        return (p["boot"], p["seq"])
+
+    def _overtakes(self, row: dict) -> bool:
+        """A board event that arrives after a later one of the same board (it
+        waited for a retransmission meanwhile): folding it on top would give
+        it the place of the later one, e.g. a next-puzzle call another
+        puzzle."""
+        key = self._event_key(row)
+        if key is None:
+            return False
+        last = self._board_last.get(row["board"])
+        return last is not None and key < last
+
+    def _board_order(self, rows: list[dict]) -> list[dict]:
+        """The log with each board's events in the order the board made them
+        (by boot and sequence number), each in one of its own events' slots:
+        what the log would be had no event waited for a retransmission.
+        Operator actions and status messages keep their places."""
+        slots: dict[str, list[int]] = {}
+        for i, row in enumerate(rows):
+            if self._event_key(row) is not None:
+                slots.setdefault(row["board"], []).append(i)
+        out = list(rows)
+        for idx in slots.values():
+            for i, row in zip(idx, sorted((rows[i] for i in idx), key=self._event_key)):  # type: ignore[arg-type, return-value]
+                out[i] = row
+        return out
 
     def _reset_fold(self) -> None:
         self._facts = []
@@ -148,6 +182,7 @@ class Competition:
         self._press_station: dict[str, tuple[str, int]] = {}   # board press id -> (board, button)
         self._open: dict[str, Press] = {}         # presses without confirmation or void, log order
         self._closed: set[str] = set()            # press ids confirmed or voided
+        self._board_last: dict[str, tuple[int, int]] = {}   # board -> latest (boot, seq) folded
 
     def _add(self, f: Fact) -> None:
         self._facts.append(f)       # type: ignore[union-attr]
@@ -165,6 +200,9 @@ class Competition:
     def _fold_row(self, row: dict) -> None:
         p = row["payload"]
         src, typ = row["source"], row["type"]
+        key = self._event_key(row)
+        if key is not None:
+            self._board_last[row["board"]] = max(key, self._board_last.get(row["board"], key))
         if src == "operator":
             self._operator(row)
             return

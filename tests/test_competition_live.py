@@ -134,3 +134,32 @@ def test_a_late_row_lands_in_its_place() -> None:
     assert late.facts() == ordered.facts()
     assert _view(late.standings()) == _view(ordered.standings())
     assert late.open_calls() == ordered.open_calls()
+
+
+def test_a_call_that_arrives_late_keeps_its_puzzle() -> None:
+    """A next-puzzle station's calls count in the order the board made them
+    (boot, seq), not the order they reached the hub: a call retransmitted
+    after a later one is still the earlier puzzle (found by the chaos
+    rehearsal: laps went negative)."""
+    from tabletimer.hub.standings import Entrant
+    fmt = load_format("cz-championship-teams")
+    stations = [Station("T01", b, "Table 1", "team1", b if b < 4 else None) for b in (1, 2, 3, 4)]
+    comp = Competition(fmt, [Entrant("team1", "Team 1")], stations)
+    t0 = 1_000_000
+
+    def press(row_id: int, seq: int, at_s: int, button: int) -> dict:
+        return {"id": row_id, "received_ms": t0 + row_id, "source": "board", "type": "press", "board": "T01",
+                "payload": {"type": "press", "boot": 1, "seq": seq, "station": button,
+                            "at": t0 + at_s * 1000, "err": 3}}
+    comp.apply({"id": 1, "received_ms": t0, "source": "operator", "type": "round_start", "board": None,
+                "payload": {"at": t0, "duration": None, "warnings": []}})
+    for row in (press(2, 1, 50, 1), press(3, 2, 60, 2), press(4, 3, 70, 3)):
+        comp.apply(row)
+    comp.standings(t0)                          # live from here on
+    comp.apply(press(5, 5, 200, 4))             # the later call reaches the hub first ...
+    comp.apply(press(6, 4, 100, 4))             # ... the earlier one after its retransmission
+    calls = {f.press_id: f.puzzle for f in comp.facts() if isinstance(f, Press)}
+    assert calls["T01/1/4"] == 4 and calls["T01/1/5"] == 5
+    (row,) = comp.standings()
+    laps = {sp.puzzle: sp.lap_ms for sp in row.splits if sp.time_ms is not None}
+    assert laps[5] == 100_000 and all(lap >= 0 for lap in laps.values())

@@ -31,16 +31,23 @@ def offset_delay(t1, t2, t3, t4):
 
 
 class OffsetEstimator:
-    """Trusts the minimum-delay sample among the last `window` ones, and
-    corrects for drift fitted over up to `max_points` interval-best samples
-    (one per `point_ms`) once they span at least `min_span_ms`."""
+    """Trusts the sample with the smallest worst-case error: half its round
+    trip plus what its age may have cost at `drift_bound_ppm` -- among the
+    last `window` ones and the one trusted so far, so that a burst of slow
+    exchanges (every board re-syncing at once after a hub restart) does not
+    push a good sample out.  Corrects for drift fitted over up to
+    `max_points` interval-best samples (one per `point_ms`) once they span at
+    least `min_span_ms`."""
 
-    def __init__(self, window=8, point_ms=60000, max_points=32, min_span_ms=120000):
+    def __init__(self, window=8, point_ms=60000, max_points=32, min_span_ms=120000,
+                 drift_bound_ppm=100):
         self.window = window
+        self.drift_bound_ppm = drift_bound_ppm
         self.point_ms = point_ms
         self.max_points = max_points
         self.min_span_ms = min_span_ms
         self.samples = []    # [(delay, offset, t4)], oldest first
+        self._best = None    # the trusted (delay, offset, t4)
         self.points = []     # [(t4, offset, delay)], one per interval
         self._cand = None    # best sample of the current interval
         self._cand_t0 = None
@@ -60,11 +67,15 @@ class OffsetEstimator:
         if len(self.samples) > self.window:
             self.samples.pop(0)
         self._track_points(dly, off, t4)
-        # the trusted sample: minimum delay, its age's drift accounted for
-        best = self.samples[0]
+        # the trusted sample: least delay / 2 + age * drift bound (in ms * 1e6)
+        ppm = self.drift_bound_ppm
+        best = self._best
+        score = (best[0] * 500000 + (t4 - best[2]) * ppm) if best is not None else None
         for s in self.samples:
-            if s[0] < best[0]:
-                best = s
+            sc = s[0] * 500000 + (t4 - s[2]) * ppm
+            if score is None or sc < score:
+                best, score = s, sc
+        self._best = best
         self.delay = best[0]
         self._anchor = (best[2], best[1])
         if self._line is not None:

@@ -35,12 +35,30 @@ def test_minimum_delay_sample_wins():
     assert est.error_bound() == 2
 
 
-def test_window_forgets_old_best():
+def test_an_old_best_gives_way_as_drift_may_have_moved_it():
+    # trusted: the least half round trip + age x 100 ppm
     est = OffsetEstimator(window=2)
     est.add(*exchange(HOURS, 1, 1, 0))
-    est.add(*exchange(HOURS + 3, 5, 5, 100))
-    est.add(*exchange(HOURS + 3, 6, 6, 200))
-    assert est.delay == 10 and est.offset == HOURS + 3
+    est.add(*exchange(HOURS + 3, 5, 5, 30000))
+    assert est.delay == 2 and est.offset == HOURS       # 30 s old: 1 + 3 ms, still better than 5
+    est.add(*exchange(HOURS + 3, 6, 6, 200000))
+    # now: the old one 1 + 20 ms, the 30 s one 5 + 17 ms, the fresh one 6 ms
+    assert est.delay == 12 and est.offset == HOURS + 3
+
+
+def test_a_burst_of_slow_exchanges_does_not_push_out_a_good_one():
+    # every board re-syncs at once after a hub restart: the hub's queue holds
+    # the requests ~700 ms, the replies ~150 ms -- 8 and more such exchanges
+    # must not replace the 10 ms one from a few seconds before
+    est = OffsetEstimator()
+    t = 0
+    for _ in range(8):
+        est.add(*exchange(HOURS, 5, 5, t))
+        t += 1000
+    for _ in range(12):
+        est.add(*exchange(HOURS, 700, 150, t))
+        t += 1000
+    assert est.delay == 10 and est.offset == HOURS
 
 
 def test_negative_delay_rejected():

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 from tabletimer.tools.simulator import SimBoard
@@ -90,15 +89,12 @@ def stored_presses(ev: Path) -> list[dict]:
 
 
 def acked_all(sim: SimBoard, n: int, timeout: float = 40) -> None:
+    """Until the board has had n different events acknowledged."""
     got: set = set()
-    sim.wait_for(lambda r: "acked" in r and (got.add(tuple(r["acked"])) or len(got) >= n), timeout=timeout)
 
+    def count(rec: dict) -> bool:
+        if "acked" in rec:
+            got.add(tuple(rec["acked"]))
+        return len(got) >= n
+    sim.wait_for(count, timeout=timeout)
 
-def wait_until(cond, timeout: float, what: str, poll: float = 0.05) -> None:
-    """Poll cond() until it holds (for state with no event to await, such
-    as a set of child processes); TimeoutError naming what after timeout."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not reached in {timeout} s")
-        time.sleep(poll)      # polling: there is no event to await

@@ -65,7 +65,14 @@ class Board:
         if s.done:
             return "done"
         sc = self.sched
-        if sc is None or sc["start"] is None or hub_now is None or hub_now < sc["start"]:
+        if sc is None or sc["start"] is None:
+            return "idle"
+        if hub_now is None:
+            # no clock yet this boot (rebooted mid-round; WiFi or hub away) but
+            # a round on the schedule: a finish must not be lost -- it is timed
+            # at the first sync, and a false call is voided by the referee
+            return "running"
+        if hub_now < sc["start"]:
             return "idle"
         if sc["end"] is not None and hub_now >= sc["end"]:
             return "stopped"

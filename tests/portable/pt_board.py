@@ -114,6 +114,17 @@ def test_press_before_sync_gets_time_later():
     assert b.due(0) == [e]
 
 
+def test_rebooted_mid_round_without_clock_a_press_is_still_a_finish_call():
+    # found by the chaos rehearsal: it used to be a stray ('idle'), never ranked
+    b = Board("T01", 2, 4)
+    b.restore({"st": [[None, 0, False, 0]] * 4,
+               "sched": {"id": 9, "start": 1000000, "end": 9000000, "signals": [], "calls": None}})
+    (e,) = events(b.press(1, 5000))
+    assert e["type"] == "press" and e["at"] is None and e["local"] == 5000
+    synced(b, 6000)
+    assert b.resolve_times() == [e] and e["at"] == 5000 + OFF
+
+
 def test_old_boot_entries_without_time_are_sent_as_unknown():
     old = {"boot": 1, "seq": 4, "station": 1, "at": None, "local": 5}
     b = Board("b1", 2, 1, [old])

@@ -141,11 +141,13 @@ class _SnapshotDict(dict):
 
 
 def _patch_amqtt(broker) -> None:
-    """Two faults of amqtt 0.12.1 that a hall of boards connecting at once
-    runs into (a connect storm made boards time out and retry for minutes):
-    on every connection it sent the new client the retained messages of every
-    topic filter *any* client had subscribed to (here: every board's schedule
-    and status to every board), and it iterated its subscriptions unsafely."""
+    """Faults of amqtt 0.12.1 that a hall of boards connecting at once runs
+    into (a connect storm made boards time out and retry for minutes, some
+    stayed connected without their subscription): on every connection it
+    sent the new client the retained messages of every topic filter *any*
+    client had subscribed to (here: every board's schedule and status to
+    every board); a late SUBSCRIBE of a replaced connection kept the new one
+    from subscribing; and it iterated its subscriptions unsafely."""
     cls = type(broker)
     if not getattr(cls, "_tt_patched", False):
         orig = cls._publish_retained_messages_for_subscription
@@ -155,6 +157,23 @@ def _patch_amqtt(broker) -> None:
             if any(s.client_id == session.client_id for s, _ in subscribers):
                 await orig(self, subscription, session)
         cls._publish_retained_messages_for_subscription = own_subscriptions_only
+
+        add = cls.add_subscription
+
+        async def current_session_only(self, subscription, session) -> int:
+            # a board that gave up waiting for a SUBACK reconnects (same client
+            # id, clean session) while the broker still works through the old
+            # connection's SUBSCRIBE: that subscription of a replaced session
+            # used to win, and the new connection never got a message
+            current = self._sessions.get(session.client_id, (None, None))[0]
+            if current is not None and current is not session:
+                return 0x80                 # a replaced connection's late request
+            subscribers = self._subscriptions.get(subscription[0])
+            if subscribers:
+                subscribers[:] = [(s, q) for s, q in subscribers
+                                  if s is session or s.client_id != session.client_id]
+            return await add(self, subscription, session)
+        cls.add_subscription = current_session_only
         cls._tt_patched = True
     broker._subscriptions = _SnapshotDict(broker._subscriptions)
 

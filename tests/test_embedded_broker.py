@@ -50,3 +50,29 @@ def test_a_client_gets_only_its_own_subscriptions_retained_messages(embedded_bro
     for c in (a, b):
         c.loop_stop()
         c.disconnect()
+
+
+def test_a_replaced_connection_cannot_take_the_new_ones_subscription() -> None:
+    """A client that reconnects (same id, clean session) while the broker
+    still handles the old connection's SUBSCRIBE: the new connection's
+    subscription counts, the old one's is refused (it was the new one that
+    went without messages)."""
+    import asyncio
+
+    from amqtt.broker import Broker
+    from amqtt.session import Session
+
+    from tabletimer.hub.broker import _patch_amqtt
+
+    async def main() -> None:
+        broker = Broker({"listeners": {"default": {"type": "tcp", "bind": "127.0.0.1:0"}}})
+        _patch_amqtt(broker)
+        old, new = Session(), Session()
+        old.client_id = new.client_id = "B092"
+        broker._sessions["B092"] = (new, None)
+        broker._subscriptions["tt/v1/b/B092/cmd"] = [(old, 1)]      # from before the reconnect
+        assert await broker.add_subscription(("tt/v1/b/B092/cmd", 1), new) == 1
+        assert broker._subscriptions["tt/v1/b/B092/cmd"] == [(new, 1)]
+        assert await broker.add_subscription(("tt/v1/b/B092/cmd", 1), old) == 0x80
+        assert broker._subscriptions["tt/v1/b/B092/cmd"] == [(new, 1)]
+    asyncio.run(main())

@@ -7,7 +7,8 @@
 #   down <station> / up <station>    one clean edge
 #   edges <station> <ms>:<level> ... raw edges at offsets from now (bounce
 #                                    noise); level 1 = pressed, 0 = released
-# stdout: one JSON object per line; {"sim": ...} lines are hardware events:
+# stdout: one JSON object per line, each with "t" (host ms when emitted);
+# {"sim": ...} lines are hardware events:
 #   {"sim": "press", "station": 1, "true": <host ms>}   the true press instant
 #   {"sim": "buzz", "freq": 2000, "true": <host ms>}, {"sim": "led", "on": 1}
 # The board's clock is the host clock shifted by clock_offset_ms and running
@@ -73,6 +74,9 @@ class Hardware:
 
     # -- outputs -------------------------------------------------------
     def emit(self, obj):
+        # "t": when the board said it, in host ms (what a benchmark measures by:
+        # when the reading process gets to the line depends on its own load)
+        obj["t"] = _host_ms()
         print(json.dumps(obj))
 
     def buzzer(self, freq):

@@ -15,7 +15,7 @@ Figures (each with its floor measured in the same run, where there is one):
 - broker round trip (floor): a paho client publishes, another answers, QoS 1;
 - press -> durable in the hub -> ack back on the board, for 1/100/300 boards all
   pressing within one second: true press instant (simulated pin edge) to the
-  board's "acked" line, read by this process;
+  board's "acked" line (host time stamped by the board's simulated hardware);
 - finish-time error (stored press time minus true instant), clean, under
   jitter with asymmetry, and for presses made during an outage of the boards'
   network;
@@ -160,14 +160,12 @@ class Hall:
 
     # -- boards
     def start_boards(self, **kw) -> None:
-        def stamp(_sim: SimBoard, rec: dict) -> None:
-            rec["_rx"] = now_ms()          # when this process read the line
         for b in self.ids:
             port = self.proxy.port_for(b) if self.proxy else self.broker_port
             sim = SimBoard(b, "127.0.0.1", port, self.root / "boards", key=self.keys.key(b) or "",
                            stations=self.stations,
                            clock_offset_ms=self.rng.randint(1, 10) * 3_600_000 + self.rng.randint(0, 999),
-                           drift_ppm=self.rng.randint(-50, 50), on_record=stamp, **kw)
+                           drift_ppm=self.rng.randint(-50, 50), **kw)
             self.boards.append(sim.start())
 
     def wait_synced(self, samples: int = 6, timeout: float = 120, good_ms: int = 20) -> None:
@@ -231,8 +229,8 @@ def press_results(hall: Hall, marks: list[tuple[SimBoard, int]], timeout: float 
         except TimeoutError:
             lost += 1
             continue
-        lat.append(ack["_rx"] - press["true"])
-        sys_lat.append(ack["_rx"] - j["_rx"])
+        lat.append(ack["t"] - press["true"])
+        sys_lat.append(ack["t"] - j["t"])
         acked[sim.board_id] = (press, j)
     stored = hall.stored_presses()
     for b, (press, j) in acked.items():
@@ -306,35 +304,37 @@ def bench_press(port: int, root: Path, n: int, floor: tuple[float, float], repor
     buzzer instants measured; hub RSS/CPU idle and in the burst."""
     hall = Hall(root / f"press{n}", port, n, seed=n)
     try:
-        # the round starts now, or (signal skew) once every board is up and synced:
-        # a press outside a round is a stray, not a finish
-        start_at = int(now_ms()) + (8_000 + n * 150 if signal_skew else 0)
-        hall.act("round_start", f"at={start_at}", "warnings=[]")
         hall.start_hub()
         hall.start_boards()
         hall.wait_synced()
         assert hall.hub is not None
+        rss, cpu = proc_usage(hall.hub.pid, 5.0)
+        report.add(f"hub idle, {n} boards online", f"RSS {rss:.0f} MB, CPU {cpu:.1f} %")
+        # the round starts once every board is up and synced (a press outside a
+        # round is a stray, not a finish): now, or, for the signal skew, in 10 s
+        marks0 = [len(sim.records) for sim in hall.boards]
+        start_at = int(now_ms()) + (10_000 if signal_skew else 0)
+        hall.act("round_start", f"at={start_at}", "warnings=[]")
+        for sim, k in zip(hall.boards, marks0):             # every board has the schedule
+            sim.wait_for(lambda r: "sched" in r, start=k, timeout=60)
         if signal_skew:
-            left = start_at - now_ms()
-            if left < 2000:
-                report.add(f"signal skew, {n} boards", "not measured", "boards were not ready in time")
+            played = []
+            for sim, k in zip(hall.boards, marks0):
+                try:
+                    sig = sim.wait_for(lambda r: r.get("signal") == "start", start=k,
+                                       timeout=max(0.0, start_at - now_ms()) / 1000 + 30)
+                    i = sim.records.index(sig)
+                    buzz = next(r for r in reversed(sim.records[:i + 1])
+                                if r.get("sim") == "buzz" and r["freq"] > 0)
+                    played.append(buzz["true"] - start_at)
+                except (TimeoutError, StopIteration):
+                    pass
+            if played:
+                report.add(f"signal skew, {n} boards (played - scheduled)", spread(played),
+                           f"spread max-min {max(played) - min(played):.1f} ms, "
+                           f"{n - len(played)} not played")
             else:
-                rss, cpu = proc_usage(hall.hub.pid, min(5.0, left / 1000 - 1))
-                report.add(f"hub idle, {n} boards online", f"RSS {rss:.0f} MB, CPU {cpu:.1f} %")
-                played = []
-                for sim in hall.boards:
-                    try:
-                        sig = sim.wait_for(lambda r: r.get("signal") == "start", timeout=left / 1000 + 30)
-                        i = sim.records.index(sig)
-                        buzz = next(r for r in reversed(sim.records[:i + 1])
-                                    if r.get("sim") == "buzz" and r["freq"] > 0)
-                        played.append(buzz["true"] - start_at)
-                    except (TimeoutError, StopIteration):
-                        pass
-                if played:
-                    report.add(f"signal skew, {n} boards (played - scheduled)", spread(played),
-                               f"spread max-min {max(played) - min(played):.1f} ms, "
-                               f"{n - len(played)} not played")
+                report.add(f"signal skew, {n} boards", "not measured", "no board played the start")
         usage: list[tuple[float, float]] = []
         th = threading.Thread(target=lambda: usage.append(proc_usage(hall.hub.pid, 2.0)))  # type: ignore[union-attr]
         th.start()
@@ -399,12 +399,15 @@ def bench_impaired(port: int, root: Path, n: int, outage_s: float, report: Repor
 
 
 def bench_ingest(port: int, root: Path, n: int, per_board: int, report: Report) -> None:
-    """Signed events from n board identities, as fast as the hub acks them."""
+    """Signed events from n board identities (one CPython client: no board
+    firmware, so what is measured is the broker and the hub), per_board
+    events each, as fast as the hub acknowledges them."""
     from tabletimer.shared import protocol as P
     from tabletimer.shared.auth import Signer
     hall = Hall(root / "ingest", port, n, seed=3)
     total = n * per_board
     acks: set[tuple[str, int]] = set()
+    scheduled: set[str] = set()
     done = threading.Event()
     lock = threading.Lock()
     try:
@@ -421,14 +424,17 @@ def bench_ingest(port: int, root: Path, n: int, per_board: int, report: Report) 
                 msg = P.decode(hubkey[board].open(m.topic, m.payload))
             except Exception:
                 return
-            if msg.get("type") == "ack":
+            if m.topic.endswith("/sched"):
+                with lock:
+                    scheduled.add(board)
+            elif msg.get("type") == "ack":
                 with lock:
                     acks.add((board, msg["seq"]))
                     if len(acks) >= total:
                         done.set()
         gen.on_message = on_message
         sub = threading.Event()
-        gen.on_connect = lambda c, u, f, rc, p: c.subscribe("tt/v1/b/+/cmd", 1)
+        gen.on_connect = lambda c, u, f, rc, p: c.subscribe([("tt/v1/b/+/cmd", 1), ("tt/v1/b/+/sched", 1)])
         gen.on_subscribe = lambda *a: sub.set()
         gen.connect("127.0.0.1", port)
         gen.loop_start()
@@ -442,6 +448,9 @@ def bench_ingest(port: int, root: Path, n: int, per_board: int, report: Report) 
             gen.publish(topic, signers[b].sign(topic, P.encode(msg)), 1)
         for b in hall.ids:
             send(b, P.STATUS, P.status_online(1, "bench", 1))
+        deadline = time.monotonic() + 60
+        while len(scheduled) < n and time.monotonic() < deadline:
+            time.sleep(0.05)        # until the hub has answered every board coming online
         msgs = []
         for k in range(per_board):
             for b in hall.ids:
@@ -460,8 +469,9 @@ def bench_ingest(port: int, root: Path, n: int, per_board: int, report: Report) 
         stored = len(hall.stored_presses())
         lost = total - stored
         report.lost += max(0, lost)
-        report.add(f"hub durable ingest, {n} boards x {per_board} events", f"{len(acks) / dt:.0f} events/s",
-                   f"{len(acks)} acked in {dt:.1f} s, {stored} stored, lost {lost}")
+        burst = len(acks)
+        report.add(f"hub durable ingest, {n} boards x {per_board} events", f"{burst / dt:.0f} events/s",
+                   f"{burst} acked in {dt:.1f} s, {stored} stored in all, lost {lost}")
         if usage:
             report.add("hub during the ingest burst", f"RSS {usage[0][0]:.0f} MB, CPU {usage[0][1]:.0f} %")
     finally:
@@ -484,14 +494,12 @@ def bench_restart(port: int, root: Path, n: int, outage_s: float, report: Report
         hall.start_hub()
         lat, err, lost, _ = press_results(hall, marks, timeout=300)
         report.lost += lost
-        last_ack = max((sim.records[-1].get("_rx", t0) for sim in hall.boards), default=t0)
         acked_at = []
         for sim, start in marks:
-            a = [r["_rx"] for r in sim.records[start:] if "acked" in r]
+            a = [r["t"] for r in sim.records[start:] if "acked" in r]
             if a:
                 acked_at.append(max(a))
         done = (max(acked_at) - t0) / 1000 if acked_at else float("nan")
-        del last_ack
         report.add(f"hub restart -> caught up, {n} boards, hub down {outage_s:.0f} s",
                    f"{done:.2f} s", f"{n} journaled presses; finish-time error max "
                    f"{max(abs(e) for e in err):.1f} ms; lost {lost}" if err else f"lost {lost}")
@@ -516,6 +524,33 @@ def bench_heap(report: Report) -> None:
 
 
 # ---------------------------------------------------------------- main
+class Mosquitto:
+    """A Mosquitto of this machine on a free 127.0.0.1 port, configured as
+    `tabletimer broker config` does in the points that matter for timing
+    (TCP_NODELAY, queue limits), without logins."""
+
+    def __init__(self, root: Path) -> None:
+        from tabletimer.hub.broker import free_port
+        exe = shutil.which("mosquitto") or ("/usr/sbin/mosquitto" if Path("/usr/sbin/mosquitto").exists() else None)
+        if exe is None:
+            raise SystemExit("--broker mosquitto: no mosquitto on this machine (apt-get install mosquitto)")
+        self.port = free_port()
+        conf = root / "mosquitto.conf"
+        conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\nset_tcp_nodelay true\n"
+                        "persistence false\nmax_queued_messages 10000\nmax_inflight_messages 100\n")
+        self.proc = subprocess.Popen([exe, "-c", str(conf)], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)
+        from tabletimer.hub.broker import wait_port
+        wait_port("127.0.0.1", self.port, 10, self.proc)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
 ALL = ("floor", "press", "skew", "impaired", "ingest", "restart", "rank", "heap")
 
 
@@ -524,7 +559,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a smaller hall and short outages")
     ap.add_argument("--only", default=",".join(ALL), help=f"comma-separated subset of {','.join(ALL)}")
     ap.add_argument("--sizes", help="board counts for the press benchmark (default 1,100,300; --quick: 1,20)")
-    ap.add_argument("--broker-url", help="an external broker (e.g. Mosquitto) instead of the embedded one")
+    ap.add_argument("--broker", choices=("embedded", "mosquitto"), default="embedded",
+                    help="the broker to start: the hub's embedded one (amqtt) or this machine's Mosquitto")
+    ap.add_argument("--broker-url", help="a running broker instead (e.g. mqtt://127.0.0.1:1883; a Mosquitto "
+                                         "needs set_tcp_nodelay true)")
     ap.add_argument("--outage", type=float, default=None,
                     help="seconds of network outage / hub outage (default 60 / 600; --quick: 10 / 20)")
     a = ap.parse_args(argv)
@@ -543,10 +581,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tabletimer bench {time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}: {os.cpu_count()} cores, "
           f"{platform.machine()}, {platform.platform()}, Python {platform.python_version()}", flush=True)
     broker = None
+    mosq: Mosquitto | None = None
     try:
         if a.broker_url:
             port = parse_broker_url(a.broker_url).port
             print(f"broker: {a.broker_url}")
+        elif a.broker == "mosquitto":
+            mosq = Mosquitto(root)
+            port = mosq.port
+            print(f"broker: mosquitto on 127.0.0.1:{port}")
         else:
             broker = EmbeddedBroker(root / "broker").start()
             port = broker.port
@@ -570,6 +613,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if broker:
             broker.stop()
+        if mosq:
+            mosq.stop()
         shutil.rmtree(root, ignore_errors=True)
     print()
     print(report.table())

@@ -242,6 +242,19 @@ def press_results(hall: Hall, marks: list[tuple[SimBoard, int]], timeout: float 
     return lat, err, lost, sys_lat
 
 
+def boards_cpu(hall: Hall) -> float:
+    """CPU seconds the board processes have used so far."""
+    import psutil
+    total = 0.0
+    for sim in hall.boards:
+        try:
+            t = psutil.Process(sim.proc.pid).cpu_times()          # type: ignore[union-attr]
+            total += t.user + t.system
+        except (psutil.Error, AttributeError):
+            pass
+    return total
+
+
 def proc_usage(pid: int, seconds: float) -> tuple[float, float]:
     """(RSS MB, CPU % of one core) of a process over a window."""
     import psutil
@@ -337,10 +350,15 @@ def bench_press(port: int, root: Path, n: int, floor: tuple[float, float], repor
                 report.add(f"signal skew, {n} boards", "not measured", "no board played the start")
         usage: list[tuple[float, float]] = []
         th = threading.Thread(target=lambda: usage.append(proc_usage(hall.hub.pid, 2.0)))  # type: ignore[union-attr]
+        cpu0, t0 = boards_cpu(hall), time.monotonic()
         th.start()
         marks = press_all(hall, 1.0, random.Random(n))
         th.join()
         lat, err, lost, sys_lat = press_results(hall, marks)
+        cpu = boards_cpu(hall) - cpu0
+        report.add(f"simulated boards' CPU in the burst, {n} board(s)",
+                   f"{cpu:.1f} CPU-s in {time.monotonic() - t0:.1f} s",
+                   f"{os.cpu_count()} cores shared with the hub and broker (a real board has its own)")
         report.lost += lost
         report.add(f"press -> ack, {n} board(s) within 1 s", spread(lat),
                    f"from the pin edge, incl. the 30 ms debounce; lost {lost}")

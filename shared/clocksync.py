@@ -70,10 +70,12 @@ class OffsetEstimator:
         # the trusted sample: least delay / 2 + age * drift bound (in ms * 1e6)
         ppm = self.drift_bound_ppm
         best = self._best
-        score = (best[0] * 500000 + (t4 - best[2]) * ppm) if best is not None else None
+        if best is None:
+            best = self.samples[-1]         # this sample: the list is never empty here
+        score = best[0] * 500000 + (t4 - best[2]) * ppm
         for s in self.samples:
             sc = s[0] * 500000 + (t4 - s[2]) * ppm
-            if score is None or sc < score:
+            if sc < score:
                 best, score = s, sc
         self._best = best
         self.delay = best[0]

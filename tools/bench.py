@@ -52,11 +52,10 @@ from typing import Callable
 from tabletimer.hub import event_folder
 from tabletimer.hub.broker import EmbeddedBroker, parse_broker_url
 from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.store import EventStore
+from tabletimer.tools.hub_process import TT, HubProcess, stored_presses
 from tabletimer.tools.netimpair import NetImpair
 from tabletimer.tools.simulator import SimBoard
 
-TT = str(Path(sys.executable).parent / "tabletimer")
 FORMAT = "czjpa-individuals"
 
 
@@ -119,41 +118,23 @@ class Hall:
         self.keys = BoardKeys(self.ev / "board-keys.json")
         for b in self.ids:
             self.keys.ensure(b)
-        self.hub: subprocess.Popen | None = None
+        self.hub: HubProcess | None = None
         self.boards: list[SimBoard] = []
 
     # -- hub
     def start_hub(self) -> float:
         """Start the hub; returns the host ms at which it was started."""
         t = now_ms()
-        self.hub = subprocess.Popen(
-            [TT, "run", str(self.ev), "--broker", f"mqtt://127.0.0.1:{self.broker_port}",
-             "--console-listen", "off"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        assert self.hub.stdout
-        for line in self.hub.stdout:               # connected when it says so
-            if line.startswith("broker on"):
-                break
-        threading.Thread(target=self._drain, args=(self.hub,), daemon=True).start()
+        self.hub = HubProcess(self.ev, self.broker_port)
         return t
 
-    @staticmethod
-    def _drain(p: subprocess.Popen) -> None:
-        for _ in p.stdout or ():
-            pass
-
     def kill_hub(self) -> None:
-        if self.hub and self.hub.poll() is None:
+        if self.hub and self.hub.proc.poll() is None:
             self.hub.kill()
-            self.hub.wait()
 
     def stop_hub(self) -> None:
-        if self.hub and self.hub.poll() is None:
-            self.hub.terminate()
-            try:
-                self.hub.wait(30)
-            except subprocess.TimeoutExpired:
-                self.kill_hub()
+        if self.hub and self.hub.proc.poll() is None:
+            self.hub.stop()
 
     def act(self, *args: str) -> None:
         subprocess.run([TT, "act", str(self.ev), *args], check=True, capture_output=True)
@@ -191,12 +172,8 @@ class Hall:
 
     # -- what happened
     def stored_presses(self) -> dict[tuple[str, int, int], dict]:
-        store = EventStore(self.ev / "events.sqlite")
-        try:
-            return {(e["board"], e["payload"]["boot"], e["payload"]["seq"]): e
-                    for e in store.events() if e["type"] == "press"}
-        finally:
-            store.close()
+        return {(e["board"], e["payload"]["boot"], e["payload"]["seq"]): e
+                for e in stored_presses(self.ev)}
 
 
 def press_all(hall: Hall, window_s: float, rng: random.Random, station: int = 1

@@ -17,6 +17,7 @@ four times a second and whenever a stored event arrives.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -29,8 +30,9 @@ from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Input, Label, Log, Static
+from textual.widgets import Button, Footer, Input, Label, Log, Static
 
+from .console_table import LiveTable
 from .formats import fmt_duration
 from .service import HubService
 from .standings import StandingRow
@@ -404,12 +406,14 @@ class MainScreen(Screen):
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 yield Label("Calls waiting for a referee (oldest first)", classes="title")
-                yield DataTable(id="calls", cursor_type="row", zebra_stripes=True)
+                yield LiveTable("waiting", "pressed", "table", "entrant", "puzzle", "press id", id="calls",
+                                zebra_stripes=True)
                 yield Label("Standings", classes="title")
-                yield DataTable(id="standings", cursor_type="row", zebra_stripes=True)
+                yield LiveTable("place", "award", "name", "status", "time", "penalty", "pieces", "referee",
+                                id="standings", zebra_stripes=True)
             with Vertical(id="right"):
                 yield Label("Hall", classes="title")
-                yield DataTable(id="hall", cursor_type="row")
+                yield LiveTable("board", "btn", "table", "entrant", "state", "sync ms", id="hall")
                 yield Label("Alerts", classes="title")
                 yield VerticalScroll(Static(id="alerts"), id="alerts-box")
         with Vertical(id="logbox"):
@@ -420,12 +424,7 @@ class MainScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#calls", DataTable).add_columns("waiting", "pressed", "table", "entrant", "puzzle",
-                                                        "press id")
-        self.query_one("#standings", DataTable).add_columns("place", "award", "name", "status", "time",
-                                                            "penalty", "pieces", "referee")
-        self.query_one("#hall", DataTable).add_columns("board", "btn", "table", "entrant", "state", "sync ms")
-        self.query_one("#calls", DataTable).focus()
+        self.query_one("#calls", LiveTable).focus()
 
     # actions are the app's
     def action_start(self) -> None: self.app.open_form("start")            # type: ignore[attr-defined]
@@ -443,7 +442,7 @@ class MainScreen(Screen):
         self.query_one("#filter", Input).focus()
 
     def action_unfilter(self) -> None:
-        self.query_one("#calls", DataTable).focus()
+        self.query_one("#calls", LiveTable).focus()
 
     @on(Input.Changed, "#filter")
     def filter_changed(self) -> None:
@@ -451,7 +450,7 @@ class MainScreen(Screen):
 
     @on(Input.Submitted, "#filter")
     def filter_done(self) -> None:
-        self.query_one("#calls", DataTable).focus()
+        self.query_one("#calls", LiveTable).focus()
 
 
 def _appended(old: list[str], new: list[str]) -> list[str] | None:
@@ -462,64 +461,6 @@ def _appended(old: list[str], new: list[str]) -> list[str] | None:
         if new[:len(kept)] == kept:
             return new[len(kept):]
     return None         # nothing in common: more lines came than the log keeps
-
-
-def _cell(c: Any) -> Any:
-    # plain strings become Text: no markup parsing per cell (slow, and a
-    # name like "[x]" would be taken for markup)
-    return Text(c) if isinstance(c, str) else c
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, Text) and isinstance(b, Text):     # Text's == ignores the style
-        return a.plain == b.plain and a.style == b.style and a.spans == b.spans
-    return type(a) is type(b) and a == b
-
-
-def sync_table(table: DataTable, rows: list[tuple[str, list[Any]]]) -> None:
-    """Show rows (key, cells) with as little work for the table as possible:
-    changed cells are updated in place, new rows added, gone rows removed,
-    and a new order is a sort of the rows (no rebuild: a 300-row table
-    that is cleared and refilled costs tens of ms).  The selected row (by
-    key) stays selected."""
-    last: dict[str, list[Any]] = getattr(table, "_tt_rows", {})     # key -> cells as last shown
-    selected = selected_key(table)
-    columns = table.ordered_columns
-    shown: dict[str, list[Any]] = {}
-    for key, cells in rows:
-        shown[key] = cells
-        old = last.get(key)
-        if old is None:
-            table.add_row(*[_cell(c) for c in cells], key=key)
-            continue
-        for x, cell in enumerate(cells):
-            if not _same(old[x], cell):
-                cell = _cell(cell)
-                # widen a column when needed, never re-measure it to shrink:
-                # that measures every cell of the column (300 rows), per update
-                wider = len(cell.plain if isinstance(cell, Text) else str(cell)) > columns[x].content_width
-                table.update_cell(key, columns[x].key, cell, update_width=wider)
-    for key in last.keys() - shown.keys():
-        table.remove_row(key)
-    table._tt_rows = shown                                    # type: ignore[attr-defined]
-    keys = list(shown)
-    if [r.key.value for r in table.ordered_rows] != keys:
-        # the sort key sees the stored cells of the first column: map them
-        # (by identity: equal texts are not equal rows) to the new positions
-        first = columns[0].key
-        pos = {id(table.get_cell(k, first)): i for i, k in enumerate(keys)}
-        table.sort(first, key=lambda cell: pos[id(cell)])
-        if selected in shown:
-            table.move_cursor(row=keys.index(selected), animate=False)
-
-
-def selected_key(table: DataTable) -> str | None:
-    if table.row_count == 0:
-        return None
-    try:
-        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-    except Exception:                     # cursor outside the rows
-        return None
 
 
 class ConsoleApp(App):
@@ -562,7 +503,9 @@ class ConsoleApp(App):
         self.tick_fn = tick
         self.who = who
         self.snap: Snapshot | None = None
-        self._pending = threading.Event()       # a Stored message is on its way
+        self._pending = threading.Event()       # a Stored message or a redraw is on its way
+        self._dirty = False                     # stored events not drawn yet
+        self._shown: dict[str, Any] = {}        # header and alerts as last shown
         self._log_shown: tuple[str, list[str]] = ("", [])     # (filter, lines) in the event log
         self._listening = False
 
@@ -574,9 +517,14 @@ class ConsoleApp(App):
         self._listening = True
         self.refresh_view()
         self.set_interval(REFRESH_S, self._on_timer)
+        # what exists now (the service's state, Textual's widgets) lives as
+        # long as the console: keep it out of the collector's full passes,
+        # which otherwise stall a frame for ~80-100 ms every few seconds
+        self.call_after_refresh(gc.freeze)
 
     def on_unmount(self) -> None:
         self._stop_listening()
+        gc.unfreeze()             # back to the collector (a test runs many consoles in one process)
 
     def _stop_listening(self) -> None:
         if self._listening:
@@ -589,13 +537,24 @@ class ConsoleApp(App):
     def _on_stored(self, ev: dict) -> None:
         """Called by the service, possibly in another thread with its lock
         held: never wait for the UI here (it may be waiting for that lock)."""
+        self._dirty = True
         if not self._pending.is_set():
             self._pending.set()
             self.post_message(self.Stored())
 
     def on_console_app_stored(self, _msg: Stored) -> None:
-        self._pending.clear()
+        # draw, then take the next events only once that is on screen: a
+        # burst is drawn once per frame, not once per event (every draw
+        # costs ~10 ms at 300 stations, and a frame waits for them all)
+        self._dirty = False
         self.refresh_view()
+        self.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        self._pending.clear()
+        if self._dirty:           # events came while drawing (a second Stored is harmless)
+            self._pending.set()
+            self.post_message(self.Stored())
 
     def _on_timer(self) -> None:
         if self.stop_event is not None and self.stop_event.is_set():
@@ -641,7 +600,10 @@ class ConsoleApp(App):
         header.append(f"rejected {s.rejected}", "bold red" if s.rejected else "")
         header.append(f"   duplicates {s.duplicates}   calls waiting {len(s.calls)}")
         header.append(f"\noperator: {self.who}", "dim")
-        main.query_one("#header", Static).update(header)
+        if header != self._shown.get("header"):
+            # fixed height: no layout of the screen for a new header
+            main.query_one("#header", Static).update(header, layout=False)
+            self._shown["header"] = header
 
         calls = []
         for at, pid, entrant, puzzle, table in s.calls:
@@ -650,7 +612,7 @@ class ConsoleApp(App):
             pressed = fmt_duration(at - s.start) if s.start is not None else str(at)
             calls.append((pid, [Text(fmt_duration(max(0, wait)), style), pressed, table,
                                 Text(s.names.get(entrant, entrant), style), str(puzzle), pid]))
-        sync_table(main.query_one("#calls", DataTable), calls)
+        main.query_one("#calls", LiveTable).set_rows(calls)
 
         rows = []
         for r in s.standings:
@@ -664,7 +626,7 @@ class ConsoleApp(App):
                 fmt_duration(r.net_time_ms if r.net_time_ms is not None else r.time_ms, res),
                 fmt_duration(r.penalty_ms, res) if r.penalty_ms else "",
                 str(r.pieces) if r.pieces else "", Text(ref, style)]))
-        sync_table(main.query_one("#standings", DataTable), rows)
+        main.query_one("#standings", LiveTable).set_rows(rows)
 
         hall = []
         for h in s.hall:
@@ -674,10 +636,12 @@ class ConsoleApp(App):
             key = f"{h.board}#{h.button}" if h.button is not None else h.board
             hall.append((key, [h.board, str(h.button) if h.button is not None else "-", h.table, h.name,
                                Text(h.state, style), h.sync]))
-        sync_table(main.query_one("#hall", DataTable), hall)
+        main.query_one("#hall", LiveTable).set_rows(hall)
 
-        main.query_one("#alerts", Static).update(
-            Text("\n".join(s.alerts), style="red") if s.alerts else Text("none", style="dim"))
+        if s.alerts != self._shown.get("alerts"):
+            main.query_one("#alerts", Static).update(
+                Text("\n".join(s.alerts), style="red") if s.alerts else Text("none", style="dim"))
+            self._shown["alerts"] = s.alerts
 
         needle = main.query_one("#filter", Input).value.strip().lower()
         lines = [ln for ln in s.activity if needle in ln.lower()] if needle else s.activity
@@ -698,7 +662,7 @@ class ConsoleApp(App):
     # ---------------------------------------------------------- actions
     def selected(self, table_id: str) -> str | None:
         main = self.main()
-        return selected_key(main.query_one(f"#{table_id}", DataTable)) if main else None
+        return main.query_one(f"#{table_id}", LiveTable).selected_key() if main else None
 
     def selected_entrant(self) -> str:
         """The entrant of the focused table's selected row (else of the

@@ -16,6 +16,7 @@ import pytest
 
 from tabletimer.hub.competition import Competition
 from tabletimer.hub.console import ConfirmScreen, ConsoleApp, FormScreen, run_console
+from tabletimer.hub.console_table import LiveTable
 from tabletimer.hub.event_folder import Station
 from tabletimer.hub.formats import load_format
 from tabletimer.hub.keys import BoardKeys
@@ -24,7 +25,7 @@ from tabletimer.hub.standings import Entrant
 from tabletimer.hub.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
-from textual.widgets import DataTable, Input, Label
+from textual.widgets import Input, Label
 
 KEYS = {"b1": "11" * 32, "b2": "22" * 32}
 T0 = 1_796_000_000_000
@@ -169,7 +170,7 @@ def test_confirm_the_selected_call_with_missing_pieces(hub):
         form.query_one("#f-why", Input).value = "counted twice"
         await pilot.press("enter")
         await pilot.pause()
-        assert app.main().query_one("#calls", DataTable).row_count == 0
+        assert app.main().query_one("#calls", LiveTable).row_count == 0
     drive(hub, script)
     e = ops(hub)[-1]
     assert e["type"] == "confirm"
@@ -266,7 +267,7 @@ def test_identify_the_selected_board_and_an_unknown_one(hub):
     sent = []
     hub.publish = sent.extend
     async def script(app, pilot):
-        app.main().query_one("#hall", DataTable).focus()
+        app.main().query_one("#hall", LiveTable).focus()
         await pilot.press("down", "down")                 # b2's station
         form = await fill(app, pilot, "i", submit=False)
         assert form.query_one("#f-board", Input).value == "b2"
@@ -318,7 +319,7 @@ def test_events_from_another_thread_tick_and_stop_event(hub):
         t.start()
         t.join(5)
         await pilot.pause(0.1)
-        assert app.main().query_one("#calls", DataTable).row_count == 1
+        assert app.main().query_one("#calls", LiveTable).row_count == 1
         await pilot.pause(0.3)
         assert ticks
         stop.set()
@@ -371,42 +372,3 @@ def test_main_screen_in_four_states(hub, tmp_path):
         up = svg_text(app, tmp_path, "time-up")
         assert "TIME UP" in up and "next signal: none" in up and "unfinished" in up
     drive(hub, script, size=SHOT_SIZE)
-
-
-def test_sync_table_updates_moves_adds_and_removes_rows() -> None:
-    """The tables follow new rows without being rebuilt: cells change in
-    place, a new order is a sort, gone rows go, the selected row (by key)
-    stays selected, and a change of style alone is shown."""
-    from rich.text import Text
-    from textual.app import App
-
-    from tabletimer.hub.console import sync_table
-
-    class One(App):
-        def compose(self):
-            yield DataTable(id="t", cursor_type="row")
-
-    def shown(t: DataTable) -> list[tuple]:
-        return [(r.key.value, *[c.plain if isinstance(c, Text) else c for c in t.get_row(r.key)])
-                for r in t.ordered_rows]
-
-    async def run() -> None:
-        app = One()
-        async with app.run_test() as pilot:
-            t = app.query_one(DataTable)
-            t.add_columns("place", "name")
-            sync_table(t, [("a", ["1", "Alfa"]), ("b", ["2", "Bravo"]), ("c", ["3", "Charlie"])])
-            t.move_cursor(row=2)                  # select c
-            await pilot.pause()
-            sync_table(t, [("c", ["1", "Charlie"]), ("a", ["2", "Alfa"]), ("b", ["3", "Bravo"])])
-            assert shown(t) == [("c", "1", "Charlie"), ("a", "2", "Alfa"), ("b", "3", "Bravo")]
-            assert t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value == "c"
-            sync_table(t, [("d", ["1", "Delta"]), ("c", ["2", "Charlie"]), ("b", ["3", "Bravo"])])
-            assert shown(t) == [("d", "1", "Delta"), ("c", "2", "Charlie"), ("b", "3", "Bravo")]
-            assert t.row_count == 3
-            assert t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value == "c"
-            sync_table(t, [("d", ["1", Text("Delta", "green")]), ("c", ["2", "Charlie"]),
-                           ("b", ["3", "Bravo"])])
-            assert t.get_cell("d", t.ordered_columns[1].key).style == "green"
-
-    asyncio.run(run())

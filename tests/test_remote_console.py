@@ -22,6 +22,7 @@ import pytest
 
 from tabletimer.hub import cli, console_server, event_folder
 from tabletimer.hub.console import ConsoleApp, FormScreen
+from tabletimer.hub.console_table import LiveTable
 from tabletimer.hub.clock import HubClock
 from tabletimer.hub.console_client import RemoteError, Unreachable, connect, event_competition
 from tabletimer.hub.console_server import ConsoleServer, console_token, folder_event, parse_listen
@@ -32,7 +33,7 @@ from tabletimer.hub.standings import row_dict
 from tabletimer.hub.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
-from textual.widgets import DataTable, Input
+from textual.widgets import Input
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 KEYS = {"b1": "11" * 32, "b2": "22" * 32}
@@ -316,10 +317,10 @@ def test_confirm_a_call_from_the_remote_console(hub, remote):
     async def main() -> None:
         app = ConsoleApp(remote, "Remote Cup", tick=remote.catch_up)
         async with app.run_test(size=(120, 36)) as pilot:
-            calls = lambda: app.main().query_one("#calls", DataTable)      # noqa: E731
+            calls = lambda: app.main().query_one("#calls", LiveTable)      # noqa: E731
             await until(pilot, lambda: calls().row_count == 2, "both calls on the remote console")
             calls().focus()
-            calls().move_cursor(row=[r.value for r in calls().rows].index(carol))
+            calls().move_cursor(calls().keys.index(carol))
             await pilot.pause()
             await pilot.press("c")
             form = app.screen

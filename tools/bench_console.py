@@ -4,7 +4,8 @@ driver, 160x60), and a burst of 100 finish calls within one second, signed
 like real boards' and fed to the hub's service from another thread, as the
 MQTT thread does.  For every call it measures the time from the service
 storing it to the console having drawn a screen that shows it (in the calls
-queue); prints p50 / p99 / max.  Target: every update within 200 ms.
+queue): the frame painted after the widgets took it, encoded for the
+terminal as a real terminal driver would; prints p50 / p99 / max.  Target: every update within 200 ms.
 
     .venv/bin/python -m tabletimer.tools.bench_console
 """
@@ -55,16 +56,26 @@ def main() -> int:
     service.start_round()
 
     stored: dict[str, float] = {}      # press id -> when the service had it
-    shown: dict[str, float] = {}       # press id -> when a drawn screen first showed it
+    shown: dict[str, float] = {}       # press id -> when a painted frame first showed it
     app = ConsoleApp(service, "Console benchmark")
-    draw = app._draw
+    draw, display = app._draw, app._display
+    drawn: set[str] = set()            # calls in the widgets, not yet painted
 
     def timed_draw(main) -> None:
         draw(main)
+        drawn.update(c[1] for c in app.snap.calls)
+
+    def timed_display(screen, update) -> None:
+        # headless, Textual renders the frame but writes nothing: encode it
+        # for the terminal as the real driver does, then it is on screen
+        display(screen, update)
+        if update is not None and hasattr(update, "render_segments"):
+            update.render_segments(app.console)
         t = time.perf_counter()
-        for c in app.snap.calls:
-            shown.setdefault(c[1], t)
-    app._draw = timed_draw
+        for pid in drawn:
+            shown.setdefault(pid, t)
+        drawn.clear()
+    app._draw, app._display = timed_draw, timed_display
 
     def burst() -> None:
         gap = 1.0 / BURST
@@ -91,7 +102,7 @@ def main() -> int:
     lat = sorted((shown[p] - t) * 1000 for p, t in stored.items() if p in shown)
     missing = BURST - len(lat)
     q = statistics.quantiles(lat, n=100) if len(lat) > 1 else lat * 99
-    print(f"console: {BOARDS * PER_BOARD} stations, {BURST} calls in 1 s, store -> drawn on screen:")
+    print(f"console: {BOARDS * PER_BOARD} stations, {BURST} calls in 1 s, store -> painted frame:")
     print(f"  p50 {q[49]:.0f} ms   p99 {q[98]:.0f} ms   max {lat[-1]:.0f} ms   not shown {missing}"
           f"   (target: every update within 200 ms)")
     return 0 if missing == 0 and lat[-1] <= 200 else 1

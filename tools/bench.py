@@ -53,6 +53,7 @@ from tabletimer.hub import event_folder
 from tabletimer.hub.broker import EmbeddedBroker, parse_broker_url
 from tabletimer.hub.keys import BoardKeys
 from tabletimer.tools.hub_process import TT, HubProcess, stored_presses
+from tabletimer.tools.local_mosquitto import LocalMosquitto
 from tabletimer.tools.netimpair import NetImpair
 from tabletimer.tools.simulator import SimBoard
 
@@ -519,33 +520,6 @@ def bench_heap(report: Report) -> None:
 
 
 # ---------------------------------------------------------------- main
-class Mosquitto:
-    """A Mosquitto of this machine on a free 127.0.0.1 port, configured as
-    `tabletimer broker config` does in the points that matter for timing
-    (TCP_NODELAY, queue limits), without logins."""
-
-    def __init__(self, root: Path) -> None:
-        from tabletimer.hub.broker import free_port
-        exe = shutil.which("mosquitto") or ("/usr/sbin/mosquitto" if Path("/usr/sbin/mosquitto").exists() else None)
-        if exe is None:
-            raise SystemExit("--broker mosquitto: no mosquitto on this machine (apt-get install mosquitto)")
-        self.port = free_port()
-        conf = root / "mosquitto.conf"
-        conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\nset_tcp_nodelay true\n"
-                        "persistence false\nmax_queued_messages 10000\nmax_inflight_messages 100\n")
-        self.proc = subprocess.Popen([exe, "-c", str(conf)], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
-        from tabletimer.hub.broker import wait_port
-        wait_port("127.0.0.1", self.port, 10, self.proc)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
 ALL = ("floor", "press", "skew", "impaired", "ingest", "restart", "rank", "heap")
 
 
@@ -576,13 +550,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tabletimer bench {time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}: {os.cpu_count()} cores, "
           f"{platform.machine()}, {platform.platform()}, Python {platform.python_version()}", flush=True)
     broker = None
-    mosq: Mosquitto | None = None
+    mosq: LocalMosquitto | None = None
     try:
         if a.broker_url:
             port = parse_broker_url(a.broker_url).port
             print(f"broker: {a.broker_url}")
         elif a.broker == "mosquitto":
-            mosq = Mosquitto(root)
+            try:
+                # the event configuration's points that matter for timing:
+                # TCP_NODELAY (always on here) and queue limits
+                mosq = LocalMosquitto(extra_conf="max_queued_messages 10000\nmax_inflight_messages 100\n",
+                                      log=False).start()
+            except FileNotFoundError as e:
+                raise SystemExit(f"--broker mosquitto: {e}") from None
+            assert mosq.port is not None
             port = mosq.port
             print(f"broker: mosquitto on 127.0.0.1:{port}")
         else:
@@ -609,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
         if broker:
             broker.stop()
         if mosq:
-            mosq.stop()
+            mosq.close()
         shutil.rmtree(root, ignore_errors=True)
     print()
     print(report.table())

@@ -107,7 +107,7 @@ class LiveTable(ScrollView, can_focus=True):
     def set_rows(self, rows: list[tuple[str, list[Cell]]]) -> None:
         """Show these rows in this order.  Only rows whose cells changed are
         rendered again; the selected row (by key) stays selected."""
-        selected = self.selected_key()
+        selected, old_cursor = self.selected_key(), self.cursor_row
         keys = [k for k, _ in rows]
         widened = False
         changed: list[str] = []
@@ -142,8 +142,9 @@ class LiveTable(ScrollView, can_focus=True):
         if widened:
             self.refresh()
             return
-        # what is to be drawn again: the rows changed in place and, when the
-        # order changed, every row from the first that is not where it was;
+        # what is to be drawn again: the rows changed in place, when the
+        # order changed every row from the first that is not where it was,
+        # and the cursor's old and new rows;
         # of those, only what is in view (one region, once)
         spans = []
         if changed:
@@ -153,6 +154,8 @@ class LiveTable(ScrollView, can_focus=True):
             first = next((i for i, (a, b) in enumerate(zip(old_keys, keys)) if a != b),
                          min(len(old_keys), len(keys)))
             spans.append((first, max(len(old_keys), len(keys)) - 1))
+        if self.cursor_row != old_cursor:      # the cursor's style, off one row and onto another
+            spans += [(old_cursor, old_cursor), (self.cursor_row, self.cursor_row)]
         top = round(self.scroll_y)
         bottom = top + self.scrollable_content_region.height - 2        # the last row in view
         spans = [(max(a, top), min(b, bottom)) for a, b in spans if a <= bottom and b >= top]

@@ -20,31 +20,37 @@ HEIGHT = 8                  # the header and 7 rows
 
 class Mirror:
     """The screen as a terminal would show it: every update the app writes
-    (a whole layout, or chops of changed lines) applied to lines of text."""
+    (a whole layout, or chops of changed lines) applied to a grid of
+    (character, style) cells."""
 
     def __init__(self, app: App, width: int, height: int) -> None:
-        self.lines = [[" "] * width for _ in range(height)]
+        self.cells = [[(" ", None)] * width for _ in range(height)]
         display = app._display
 
         def shown(screen, update) -> None:
             display(screen, update)
             if isinstance(update, LayoutUpdate):
                 for y, line in enumerate(update.strips, update.region.y):
-                    self.put(y, update.region.x, "".join(s.text for s in line), 0, width)
+                    self.put(y, update.region.x, [s for strip in line for s in strip], 0, width)
             elif isinstance(update, ChopsUpdate):
                 for y, x1, x2 in update.spans:
                     for x, strip in update.chops[y].items():
                         if strip is not None:
-                            self.put(y, x, strip.text, x1, x2)
+                            self.put(y, x, list(strip), x1, x2)
         app._display = shown                                      # type: ignore[method-assign]
 
-    def put(self, y: int, x: int, text: str, x1: int, x2: int) -> None:
-        for i, ch in enumerate(text):
-            if x1 <= x + i < x2:
-                self.lines[y][x + i] = ch
+    def put(self, y: int, x: int, segments: list, x1: int, x2: int) -> None:
+        for seg in segments:
+            for ch in seg.text:
+                if x1 <= x < x2:
+                    self.cells[y][x] = (ch, seg.style)
+                x += 1
 
     def text(self, y0: int, height: int) -> list[str]:
-        return ["".join(line).rstrip() for line in self.lines[y0:y0 + height]]
+        return ["".join(ch for ch, _ in line).rstrip() for line in self.cells[y0:y0 + height]]
+
+    def grid(self, y0: int, height: int) -> list[list]:
+        return [list(line) for line in self.cells[y0:y0 + height]]
 
 
 def expected(table: LiveTable, rows: list[tuple[str, list[str]]]) -> list[str]:
@@ -73,6 +79,14 @@ def test_rows_follow_set_rows_and_the_screen_shows_them() -> None:
             t = app.query_one(LiveTable)
             rows = [(f"k{i}", [str(i + 1), f"Puzzler {i}"]) for i in range(30)]
 
+            async def same_when_redrawn_whole() -> None:
+                # the styles too (cursor, stripes): what the table drew line
+                # by line is what it draws when redrawn whole
+                seen = mirror.grid(0, HEIGHT)
+                t.refresh()
+                await pilot.pause()
+                assert mirror.grid(0, HEIGHT) == seen
+
             async def show(new: list[tuple[str, list[str]]]) -> None:
                 rows[:] = new
                 t.set_rows([(k, list(c)) for k, c in new])
@@ -80,9 +94,16 @@ def test_rows_follow_set_rows_and_the_screen_shows_them() -> None:
                 assert t.keys == [k for k, _ in new]
                 assert [[c.plain for c in t.row(k)] for k in t.keys] == [c for _, c in new]
                 assert mirror.text(0, HEIGHT) == expected(t, new)
+                await same_when_redrawn_whole()
+
+            async def move(row: int) -> None:
+                t.move_cursor(row)
+                await pilot.pause()
+                assert mirror.text(0, HEIGHT) == expected(t, rows)
+                await same_when_redrawn_whole()
 
             await show(list(rows))
-            t.move_cursor(2)                                       # select k2
+            await move(2)                                          # select k2
             await show([rows[0], rows[1], (rows[2][0], ["3", "Puzzler 2 (called)"])] + rows[3:])
             assert t.selected_key() == "k2"
             # out of view: changed, not drawn now, right when scrolled to
@@ -96,15 +117,22 @@ def test_rows_follow_set_rows_and_the_screen_shows_them() -> None:
             await pilot.press("end")                                # scroll to the last rows
             await pilot.pause()
             assert t.selected_key() == "new"
-            assert mirror.text(0, HEIGHT) == expected(t, rows)
-            t.move_cursor(t.keys.index("k20"))                     # changed while out of view
-            await pilot.pause()
+            await show(rows[:-1])                  # the selected last row goes: the one above it is selected
+            assert t.selected_key() == rows[-1][0]
+            await show(rows + [("new", ["-", "Newcomer"])])
+            await move(t.row_count - 1)
+            await move(t.keys.index("k20"))                        # changed while out of view
             assert "Late change" in "\n".join(mirror.text(0, HEIGHT))
-            assert mirror.text(0, HEIGHT) == expected(t, rows)
             await show([r if r[0] != "k27" else ("k27", ["28", "Changed in view"]) for r in rows])
             await pilot.press("home")
             await pilot.pause()
             assert t.selected_key() == rows[0][0] and mirror.text(0, HEIGHT) == expected(t, rows)
+            # fewer rows than the table's height (no scrolling to redraw it
+            # all): the selected last row goes, the cursor is on the one above
+            await show(rows[:3])
+            await move(2)
+            await show(rows[:2])
+            assert t.selected_key() == rows[1][0]
             # a change of style alone is a change
             t.set_rows([(k, [c[0], Text(c[1], "green")]) if k == rows[0][0] else (k, list(c))
                         for k, c in rows])

@@ -1,9 +1,15 @@
 # The board program: wires the pure logic (board.py) to the journal, the MQTT
-# client and the hardware layer.  Tasks: MQTT link, inputs, sender, clock
-# sync, scheduled signals, sound player, link watch and the hardware's own
-# task.  None of them waits on another: a press is journaled at once even
-# while the link is down, and scheduled signals fire on the board's own
-# synchronised clock whether or not the hub is reachable.
+# client and the hardware layer.  Tasks: MQTT link, button edges, inputs,
+# sender, clock sync, scheduled signals, sound player (which also blinks the
+# link-down LED) and the hardware's own task.  None of them waits on
+# another: a press is journaled at once even while the link is down, and
+# scheduled signals fire on the board's own synchronised clock whether or
+# not the hub is reachable.  A task's loop survives an error (a MemoryError
+# on a fragmented heap, above all): it logs it and carries on.
+#
+# Lean on RAM, which is the board's scarcest resource (docs/benchmarks.md,
+# "Firmware heap"): every function, global, attribute name and string of a
+# loaded module stays in it, and so do a running task's locals.
 
 import asyncio
 import gc
@@ -20,9 +26,9 @@ from journal import Journal, write_atomic
 from localclock import LocalClock
 from mqtt_client import MQTTClient
 
-FW_VERSION = "0.2.0"
 # const() with a leading underscore: folded into the bytecode, no global
 # (each module-level name costs RAM on the board)
+_FW_VERSION = const("0.2.0")
 _SYNC_BURST = const(6)            # requests right after (re)connecting
 _SYNC_BURST_GAP_MS = const(100)
 _SYNC_INTERVAL_MS = const(30000)
@@ -34,44 +40,67 @@ _SIGNAL_LEAD_MS = const(15)       # wake this early, then sleep the exact rest
 _SPIN_MS = const(2)               # ... and spin through the last of it
 
 
+class Wake:
+    # What a task waits on, with a timeout: wait(t) returns when set() is
+    # called or after t ms, whichever comes first; a set() while nobody waits
+    # makes the next wait() return at once.  One task waits on each.  An
+    # asyncio.Event under asyncio.wait_for_ms does the same with a runner
+    # task and a closure per wait, about 1 KB of RAM per waiting task; here
+    # set() wakes the waiter by cancelling its sleep.  set() must be called
+    # from a task, not from an interrupt (that is ThreadSafeFlag's job).
+    def __init__(self):
+        self.on = False
+        self.task = None
+
+    def set(self):
+        self.on = True
+        t, self.task = self.task, None
+        if t is not None:
+            t.cancel()
+
+    async def wait(self, t):
+        if not self.on:
+            self.task = asyncio.current_task()
+            try:
+                await asyncio.sleep_ms(t)
+            except asyncio.CancelledError:   # set() (possibly just as the sleep ended)
+                pass
+            self.task = None
+        self.on = False
+
+
 class App:
     def __init__(self, hw, cfg):
         self.hw = hw
         self.cfg = cfg
-        self.board_id = cfg["board"]
         self.signer = Signer(cfg["key"])
-        self.journal = Journal(hw.storage_root())
+        self.journal = Journal(hw.root)
         boot = self.journal.next_boot()
         self.clock = LocalClock(hw.ticks_ms, hw.ticks_diff)
-        self.board = Board(self.board_id, boot, len(cfg["buttons"]), self.journal.load(),
-                           cfg.get("timings"))
-        self.state_path = hw.storage_root() + "/stations.json"
+        self.board = Board(boot, len(cfg["buttons"]), self.journal.load(), cfg.get("timings"))
+        self.state_path = hw.root + "/stations.json"
         try:
             with open(self.state_path) as f:
                 self.board.restore(json.loads(f.read()))
         except (OSError, ValueError):
             pass
         self.ctr = 0              # counter of every message this boot signs
-        self.birth_ctr = 0
         self.hub_ctr = 0          # highest counter seen from the hub
-        bid = self.board_id
-        self.t_status = protocol.board_topic(bid, protocol.STATUS)
-        self.t_evt = protocol.board_topic(bid, protocol.EVENT)
-        self.t_sync = protocol.board_topic(bid, protocol.SYNC)
-        self.t_cmd = protocol.board_topic(bid, protocol.CMD)
-        self.t_sched = protocol.board_topic(bid, protocol.SCHED)
+        bid = cfg["board"]
+        self.topic = protocol.board_topic(bid, "")   # + protocol.STATUS etc.: the board's topics
         b = cfg["broker"]
         self.mqtt = MQTTClient(
             "tt-" + bid, b["host"], b.get("port", 1883),
             keepalive=b.get("keepalive", 30), user=b.get("user"), password=b.get("password"),
-            will=self.will, on_message=self.on_message, on_connect=self.on_connect, log=hw.log)
-        for t in (self.t_cmd, self.t_sched, protocol.HUB_STATUS):
-            self.mqtt.subscribe(t, 1)
-        self.kick = asyncio.Event()        # something to send
-        self.sync_now = asyncio.Event()    # start a sync burst
-        self.sched_changed = asyncio.Event()
+            will=self.will,
+            subs=(self.topic + protocol.CMD, self.topic + protocol.SCHED, protocol.HUB_STATUS),
+            on_message=self.on_message, on_connect=self.on_connect, log=hw.log)
+        self.kick = Wake()                 # something to send
+        self.sync_now = Wake()             # start a sync burst
+        self.sched_changed = Wake()
+        self.input_wake = Wake()           # a button edge came
         self.sounds = []                   # feedback patterns waiting to play
-        self.sound_flag = asyncio.Event()
+        self.sound = Wake()                # one more in sounds
         self.sync_burst = 0
         self.hub_online = False
 
@@ -88,15 +117,16 @@ class App:
         """Called before every CONNECT: the last will gets the next counter,
         the birth message right after it (the hub accepts a will only between
         the previous and the latest birth, so a stale one is rejected)."""
-        return (self.t_status, self.seal(self.t_status, protocol.status_offline(self.board.boot)), 1, True)
+        t = self.topic + protocol.STATUS
+        return (t, self.seal(t, protocol.status_offline(self.board.boot)), 1, True)
 
     # -- MQTT callbacks ------------------------------------------------
     async def on_connect(self):
         gc.collect()
-        msg = protocol.status_online(self.board.boot, FW_VERSION, self.board.stations,
+        msg = protocol.status_online(self.board.boot, _FW_VERSION, self.board.stations,
                                      mem=gc.mem_free(), up=self.clock.now() // 1000,
                                      rssi=self.hw.rssi())
-        await self.send(self.t_status, msg, qos=1, retain=True)
+        await self.send(self.topic + protocol.STATUS, msg, qos=1, retain=True)
         self.sync_burst = _SYNC_BURST
         self.sync_now.set()
         self.kick.set()
@@ -107,13 +137,13 @@ class App:
             if topic == protocol.HUB_STATUS:
                 msg = protocol.decode(payload)     # broadcast, unsigned: nothing but that
                 if msg["type"] != protocol.T_HUB:
-                    raise AuthError("only the hub's status may come unsigned")
+                    raise AuthError("unsigned, not the hub's status")
             else:
                 msg = protocol.decode(self.signer.open(topic, payload))
                 if msg["type"] != protocol.T_SCHED:   # schedules are ordered by id
                     ctr = msg.get("ctr")
                     if ctr is None or ctr <= self.hub_ctr:
-                        raise AuthError("replayed or unnumbered hub message")
+                        raise AuthError("replayed or unnumbered")
                     self.hub_ctr = ctr
         except (protocol.ProtocolError, AuthError) as e:
             self.hw.log("rejected message on %s: %s" % (topic, e))
@@ -144,7 +174,7 @@ class App:
             # (the competitor confirms the time); the board only reports it
             self.hw.emit({"recorded": [msg["station"], msg["time"], msg["confirmed"]]})
         elif typ == protocol.T_IDENTIFY:
-            hub_now = self.board.hub_time(now)
+            hub_now = self.board.sync.to_hub(now)
             if hub_now is None or hub_now <= msg["exp"]:
                 self.play("identify")
         elif typ == protocol.T_HUB:
@@ -159,109 +189,130 @@ class App:
     # -- sounds --------------------------------------------------------
     def play(self, name):
         self.sounds.append(name)
-        self.sound_flag.set()
-
-    async def pattern(self, name, led_only=False):
-        hw = self.hw
-        for freq, ms in signals.steps(name):
-            if not led_only:
-                hw.buzzer(freq)
-            hw.led(freq > 0)
-            await asyncio.sleep_ms(ms)
-        hw.buzzer(0)
-        hw.led(False)
+        self.sound.set()
 
     async def player(self):
+        """Plays the feedback sounds in turn.  Between them, while the link
+        is down, the LED blinks the offline pattern (no sound: the hall must
+        not hear a board's WiFi trouble); a sound cuts the blink short."""
+        hw = self.hw
         while True:
-            await self.sound_flag.wait()
-            self.sound_flag.clear()
-            while self.sounds:
-                await self.pattern(self.sounds.pop(0))
+            try:
+                if self.sounds:
+                    await pattern(hw, self.sounds.pop(0))
+                elif not self.mqtt.connected or not hw.network_ok():
+                    for freq, ms in signals.steps("offline"):
+                        hw.led(freq > 0)
+                        await self.sound.wait(ms)
+                        if self.sounds:
+                            break
+                    hw.led(False)
+                else:
+                    await self.sound.wait(1000)
+            except Exception as e:    # a MemoryError on a fragmented heap, above all
+                hw.log(repr(e))
+                await asyncio.sleep_ms(100)
 
     async def scheduled_signals(self):
         """Scheduled hall signals, on the board's synchronised clock."""
         b = self.board
         while True:
-            self.sched_changed.clear()
-            now = self.clock.now()
-            sig = b.next_signal(b.hub_time(now), signals.LATE_MS)
-            if sig is None:
-                wait = _INPUT_IDLE_MS
-            else:
-                wait = b.sync.to_local(sig[0]) - now
-            if sig is None or wait > _SIGNAL_LEAD_MS:
-                try:
-                    await asyncio.wait_for_ms(self.sched_changed.wait(),
-                                              min(_INPUT_IDLE_MS, max(1, wait - _SIGNAL_LEAD_MS)))
-                except asyncio.TimeoutError:
+            try:
+                now = self.clock.now()
+                sig = b.next_signal(b.sync.to_hub(now), signals.LATE_MS)
+                if sig is None:
+                    wait = _INPUT_IDLE_MS
+                else:
+                    wait = b.sync.to_local(sig[0]) - now
+                if sig is None or wait > _SIGNAL_LEAD_MS:
+                    await self.sched_changed.wait(min(_INPUT_IDLE_MS, max(1, wait - _SIGNAL_LEAD_MS)))
+                    continue
+                if wait > _SPIN_MS:
+                    await asyncio.sleep_ms(wait - _SPIN_MS)
+                target = now + wait
+                while self.clock.now() < target:   # the last ms: spin, a sleep may overshoot
                     pass
-                continue
-            if wait > _SPIN_MS:
-                await asyncio.sleep_ms(wait - _SPIN_MS)
-            target = now + wait
-            while self.clock.now() < target:   # the last ms: spin, a sleep may overshoot
-                pass
-            first = signals.PATTERNS[sig[1]][0] * 100
-            self.hw.buzzer(first)              # sound first, book-keeping after
-            self.hw.led(first > 0)
-            b.mark_played(sig)
-            self.hw.emit({"signal": sig[1], "at": sig[0]})
-            await self.pattern(sig[1])
+                first = next(signals.steps(sig[1]))[0]
+                self.hw.buzzer(first)              # sound first, book-keeping after
+                self.hw.led(first > 0)
+                b.mark_played(sig)
+                self.hw.emit({"signal": sig[1], "at": sig[0]})
+                await pattern(self.hw, sig[1])
+            except Exception as e:    # a MemoryError on a fragmented heap, above all
+                self.hw.log(repr(e))
+                await asyncio.sleep_ms(100)
 
     # -- tasks ---------------------------------------------------------
-    async def inputs(self):
-        hw, b = self.hw, self.board
+    async def edges(self):
+        """Wakes inputs() for each batch of button edges (the hardware sets
+        its press_flag in the pin interrupt: a ThreadSafeFlag on the ESP32,
+        which clears as wait() returns; an Event in the simulator)."""
+        flag = self.hw.press_flag
         while True:
-            now = self.clock.now()
-            due = b.next_hold_ms(now)
-            for s in b.st:
-                t = s.deb.settles_at()
-                if t is not None and (due is None or t < due):
-                    due = t
-            timeout = _INPUT_IDLE_MS if due is None else max(1, min(_INPUT_IDLE_MS, due - now))
+            await flag.wait()
+            flag.clear()
+            self.input_wake.set()
+
+    async def inputs(self):
+        t = 0
+        while True:
+            await self.input_wake.wait(t)
             try:
-                await asyncio.wait_for_ms(hw.press_flag.wait(), timeout)
-            except asyncio.TimeoutError:
-                pass
-            while hw.edges:
-                station, level, ticks = hw.edges.pop(0)
-                if 1 <= station <= b.stations:
-                    b.st[station - 1].deb.edge(level, self.clock.at(ticks))
-            now = self.clock.now()
-            actions = []
-            for s in b.st:
-                r = s.deb.poll(now)
-                if r is not None:
-                    hw.emit({"input": [s.number, r[0]]})
-                    actions += b.transition(s.number, r[0], r[1])
-            actions += b.hold_feedback(now)
-            changed = False
-            for kind, what in actions:
-                if kind == "event":
-                    self.journal.put(what)       # durable before anything else
-                    hw.emit({"journaled": [what["boot"], what["seq"]], "type": what["type"]})
-                    changed = True
-                    self.kick.set()
-                else:
-                    self.play(what)
-            if changed:
-                self.save_state()
+                t = self.handle_inputs()
+            except Exception as e:    # a MemoryError on a fragmented heap, above all
+                self.hw.log(repr(e))
+                t = 100
+
+    def handle_inputs(self):
+        """Feeds the button edges to the debouncers, acts on the settled
+        transitions and the hold feedback due; returns how long (ms) the
+        inputs task may wait for the next edge before something is due.
+        (Not in inputs() itself: a task's locals stay in RAM all along.)"""
+        hw, b = self.hw, self.board
+        while hw.edges:
+            station, level, ticks = hw.edges.pop(0)
+            if 1 <= station <= b.stations:
+                b.st[station - 1].edge(level, self.clock.at(ticks))
+        now = self.clock.now()
+        actions = []
+        for s in b.st:
+            r = s.poll(now)
+            if r is not None:
+                hw.emit({"input": [s.number, r[0]]})
+                actions += b.transition(s.number, r[0], r[1])
+        actions += b.hold_feedback(now)
+        changed = False
+        for kind, what in actions:
+            if kind == "event":
+                self.journal.put(what)       # durable before anything else
+                hw.emit({"journaled": [what["boot"], what["seq"]], "type": what["type"]})
+                changed = True
+                self.kick.set()
+            else:
+                self.play(what)
+        if changed:
+            self.save_state()
+        due = b.next_hold_ms(now)
+        for s in b.st:
+            t = s.settles_at()
+            if t is not None and (due is None or t < due):
+                due = t
+        return _INPUT_IDLE_MS if due is None else max(1, min(_INPUT_IDLE_MS, due - now))
 
     def save_state(self):
         write_atomic(self.state_path, json.dumps(self.board.snapshot()))
 
     async def sender(self):
         while True:
+            await self.kick.wait(_SEND_POLL_MS)
             try:
-                await asyncio.wait_for_ms(self.kick.wait(), _SEND_POLL_MS)
-            except asyncio.TimeoutError:
-                pass
-            self.kick.clear()
-            if not self.mqtt.connected:
-                continue
-            for e in self.board.due(self.clock.now()):
-                if not await self.send(self.t_evt, Board.event_message(e), qos=1):
-                    break
+                if self.mqtt.connected:
+                    for e in self.board.due(self.clock.now()):
+                        if not await self.send(self.topic + protocol.EVENT, Board.event_message(e),
+                                               qos=1):
+                            break
+            except Exception as e:    # a MemoryError on a fragmented heap, above all:
+                self.hw.log(repr(e))  # the event is sent again at its next retry
 
     async def syncer(self):
         while True:
@@ -274,57 +325,58 @@ class App:
                 gap = _SYNC_POOR_GAP_MS
             else:
                 gap = _SYNC_INTERVAL_MS
+            await self.sync_now.wait(gap)
             try:
-                await asyncio.wait_for_ms(self.sync_now.wait(), gap)
-            except asyncio.TimeoutError:
-                pass
-            self.sync_now.clear()
-            if self.mqtt.connected:
-                if self.sync_burst > 0:
-                    self.sync_burst -= 1
-                await self.send(self.t_sync, self.board.sync_request(self.clock.now()))
-            gc.collect()
-            self.hw.emit({"heap": [gc.mem_alloc(), gc.mem_free()]})
-
-    async def link_watch(self):
-        """While the link is down, the LED blinks the offline pattern (no
-        sound: the hall must not hear a board's WiFi trouble)."""
-        while True:
-            if not self.mqtt.connected or not self.hw.network_ok():
-                await self.pattern("offline", led_only=True)
-            else:
-                await asyncio.sleep_ms(1000)
+                if self.mqtt.connected:
+                    if self.sync_burst > 0:
+                        self.sync_burst -= 1
+                    await self.send(self.topic + protocol.SYNC, self.board.sync_request(self.clock.now()))
+                gc.collect()
+                self.hw.emit({"heap": [gc.mem_alloc(), gc.mem_free()]})
+            except Exception as e:    # a MemoryError on a fragmented heap, above all
+                self.hw.log(repr(e))
 
     async def run(self):
         hw = self.hw
         if not await hw.connect_network(self.cfg):
-            hw.log("network not connected yet; retrying in the background")
-        for coro in (self.mqtt.run(), self.inputs(), self.sender(), self.syncer(),
-                     self.scheduled_signals(), self.player(), self.link_watch()):
+            hw.log("no network yet; retrying")
+        self.cfg = None       # not needed any more (the hardware layer keeps what it must): RAM
+        for coro in (self.mqtt.run(), self.edges(), self.inputs(), self.sender(), self.syncer(),
+                     self.scheduled_signals(), self.player()):
             asyncio.create_task(coro)
-        hw.emit({"booted": self.board.boot, "fw": FW_VERSION})
+        hw.emit({"booted": self.board.boot, "fw": _FW_VERSION})
         await hw.run()                    # the simulator returns on stdin EOF
         if self.mqtt.connected:
-            await self.send(self.t_status, protocol.status_offline(self.board.boot), qos=1, retain=True)
+            await self.send(self.topic + protocol.STATUS, protocol.status_offline(self.board.boot), qos=1,
+                            retain=True)
         await self.mqtt.stop()
 
 
-async def config_error(hw_module, err):
+async def pattern(hw, name):
+    """Plays a sound pattern on the buzzer, the LED lit while it sounds."""
+    for freq, ms in signals.steps(name):
+        hw.buzzer(freq)
+        hw.led(freq > 0)
+        await asyncio.sleep_ms(ms)
+    hw.buzzer(0)
+    hw.led(False)
+
+
+async def config_error(hardware, e):
     """No usable configuration: say so forever, serve nothing."""
-    hw = hw_module.Hardware.fallback()
-    hw.log("configuration error: %s" % err)
-    hw.emit({"config_error": str(err)})
+    hw = hardware.Hardware.fallback()
+    hw.log("configuration error: %s" % e)
+    hw.emit({"config_error": str(e)})
     while True:
-        for freq, ms in signals.steps("config_error"):
-            hw.buzzer(freq)
-            hw.led(freq > 0)
-            await asyncio.sleep_ms(ms)
+        await pattern(hw, "config_error")
 
 
-def main(hardware, config_path):
+def main(hardware, path):
+    """Run the board with the hardware layer module and the configuration
+    file at path."""
     import config     # needed only here: unloaded after, so its code frees RAM
     try:
-        cfg = config.load(config_path)
+        cfg = config.load(path)
     except config.ConfigError as e:
         asyncio.run(config_error(hardware, e))
         return
@@ -332,5 +384,6 @@ def main(hardware, config_path):
         del config
         sys.modules.pop("config", None)
     app = App(hardware.Hardware(cfg), cfg)
+    del cfg           # app.run() lets go of it once the network is up
     gc.collect()      # boot's garbage (config text, module loading) before the tasks start
     asyncio.run(app.run())

@@ -8,22 +8,38 @@
 # waits for the referee) -> done (confirmed); stopped after time-up.
 # In 'running' a press is the finish call, stamped at the press instant.
 # In 'called' presses are the referee's: short ones count missing pieces,
-# a hold of CONFIRM_MS confirms with that count, a hold of VOID_MS voids
+# a hold of 2 s confirms with that count, a hold of 6 s voids
 # the call (back to running).  In any other state a press is reported as a
 # stray event, never dropped.
+#
+# Times: t is the board's local time (ms, LocalClock), "hub time" is the
+# hub's (sync.to_hub(t)).
+
+try:
+    from micropython import const
+except ImportError:   # CPython (the portable tests)
+    def const(v):
+        return v
 
 import gestures
 import protocol
 from clocksync import OffsetEstimator
 
-RETRY_MIN_MS = 1000
-RETRY_MAX_MS = 16000
+# retransmission of an unacknowledged event: after 1 s, doubling to 16 s
+_RETRY_MIN_MS = const(1000)
+_RETRY_MAX_MS = const(16000)
+# gesture times; config "timings" overrides them
+_DEBOUNCE_MS = const(30)     # contact bounce settles within this
+_CONFIRM_MS = const(2000)    # hold this long: referee confirms the call
+_VOID_MS = const(6000)       # hold this long: referee voids the call
 
 
-class Station:
+class Station(gestures.Debouncer):
+    """One button: its debouncer, and the station's own state."""
+
     def __init__(self, number, settle_ms):
+        super().__init__(settle_ms)
         self.number = number
-        self.deb = gestures.Debouncer(settle_ms)
         self.down_at = None      # local time of the current press
         self.down_state = None   # station state when it began
         self.armed = 0           # hold feedback given: 1 confirm, 2 void
@@ -34,31 +50,33 @@ class Station:
 
 
 class Board:
-    def __init__(self, board_id, boot, stations, pending=(), timings=None):
+    def __init__(self, boot, stations, journal=(), timings=None):
+        # journal: the entries not yet acknowledged (Journal.load())
         t = timings or {}
-        self.board_id = board_id
         self.boot = boot
         self.stations = stations
-        self.debounce_ms = t.get("debounce_ms", gestures.DEBOUNCE_MS)
-        self.confirm_ms = t.get("confirm_ms", gestures.CONFIRM_MS)
-        self.void_ms = t.get("void_ms", gestures.VOID_MS)
-        self.st = [Station(i + 1, self.debounce_ms) for i in range(stations)]
+        self.confirm_ms = t.get("confirm_ms", _CONFIRM_MS)
+        self.void_ms = t.get("void_ms", _VOID_MS)
+        settle = t.get("debounce_ms", _DEBOUNCE_MS)
+        self.st = []
+        for i in range(stations):
+            self.st.append(Station(i + 1, settle))
         self.seq = 0
         self.sync = OffsetEstimator()
         self.sync_id = 0
         self.sync_sent = {}     # id -> t1 of requests awaiting a reply
         # (boot, seq) -> [entry, next retry local ms, retry interval]
         self.unacked = {}
-        for e in pending:
-            self.unacked[(e["boot"], e["seq"])] = [e, 0, RETRY_MIN_MS]
+        for e in journal:
+            self.unacked[(e["boot"], e["seq"])] = [e, 0, _RETRY_MIN_MS]
         self.sched = None       # the hub's latest schedule message
-        self.played = {}        # (at, name) of signals already played
+        # [at, name] of the last signal played: signals play in the order
+        # of the schedule, so every one up to it is done (played or, late, skipped)
+        self.played = None
 
     # -- station state -------------------------------------------------
-    def hub_time(self, local):
-        return self.sync.to_hub(local)
-
-    def state(self, number, hub_now):
+    def state(self, number, now):
+        """Station `number`'s state at hub time now (None: no clock yet)."""
         s = self.st[number - 1]
         if s.call is not None:
             return "called"
@@ -67,33 +85,32 @@ class Board:
         sc = self.sched
         if sc is None or sc["start"] is None:
             return "idle"
-        if hub_now is None:
+        if now is None:
             # no clock yet this boot (rebooted mid-round; WiFi or hub away) but
             # a round on the schedule: a finish must not be lost -- it is timed
             # at the first sync, and a false call is voided by the referee
             return "running"
-        if hub_now < sc["start"]:
+        if now < sc["start"]:
             return "idle"
-        if sc["end"] is not None and hub_now >= sc["end"]:
+        if sc["end"] is not None and now >= sc["end"]:
             return "stopped"
         return "running"
-
-    def calls_of(self, number):
-        """How many finish calls the station makes (puzzles one at a time)."""
-        calls = self.sched.get("calls") if self.sched else None
-        return calls[number - 1] if calls and number <= len(calls) else 1
 
     def snapshot(self):
         """What must survive a reboot mid-round (pending calls, finished
         stations, the schedule), as JSON-able data."""
-        return {"st": [[s.call, s.missing, s.done, s.confirmed] for s in self.st], "sched": self.sched}
+        st = []
+        for s in self.st:
+            st.append([s.call, s.missing, s.done, s.confirmed])
+        return {"st": st, "sched": self.sched}
 
-    def restore(self, snap):
-        for s, rec in zip(self.st, snap.get("st", ())):
+    def restore(self, data):
+        """Back to a snapshot() taken before the reboot."""
+        for s, rec in zip(self.st, data.get("st", ())):
             s.call, s.missing, s.done = rec[0], rec[1], rec[2]
             s.confirmed = rec[3] if len(rec) > 3 else 0
-        if snap.get("sched"):
-            self.sched = snap["sched"]
+        if data.get("sched"):
+            self.sched = data["sched"]
 
     # -- inputs --------------------------------------------------------
     def transition(self, number, level, t):
@@ -103,7 +120,7 @@ class Board:
             raise ValueError("no such station: %d" % number)
         s = self.st[number - 1]
         if level == gestures.PRESSED:
-            state = self.state(number, self.hub_time(t))
+            state = self.state(number, self.sync.to_hub(t))
             s.down_at, s.down_state, s.armed = t, state, 0
             if state == "running":
                 e = self._event(protocol.T_PRESS, number, t)
@@ -111,8 +128,9 @@ class Board:
                 return [("event", e), ("sound", "call")]
             if state == "called":
                 return []                 # the referee's press: judged on release
-            return [("event", self._event(protocol.T_STRAY, number, t, state=state)),
-                    ("sound", "stray")]
+            e = self._event(protocol.T_STRAY, number, t)
+            e["state"] = state
+            return [("event", e), ("sound", "stray")]
         # released
         began, s.down_state = s.down_state, None
         if began != "called" or s.call is None or s.down_at is None:
@@ -124,18 +142,24 @@ class Board:
         call, s.call = s.call, None
         if kind == gestures.CONFIRM:
             s.confirmed += 1
-            s.done = s.confirmed >= self.calls_of(number)   # else: the next puzzle runs
-            e = self._event(protocol.T_CONFIRM, number, t, call=call, missing=s.missing)
+            # how many finish calls the station makes (puzzles one at a
+            # time: "calls" in the schedule); until then the next one runs
+            calls = self.sched.get("calls") if self.sched else None
+            s.done = s.confirmed >= (calls[number - 1] if calls and number <= len(calls) else 1)
+            e = self._event(protocol.T_CONFIRM, number, t)
+            e["call"], e["missing"] = call, s.missing
             return [("event", e), ("sound", "confirmed")]
         s.missing = 0
-        return [("event", self._event(protocol.T_VOID, number, t, call=call)), ("sound", "voided")]
+        e = self._event(protocol.T_VOID, number, t)
+        e["call"] = call
+        return [("event", e), ("sound", "voided")]
 
     def hold_feedback(self, now):
         """Sounds telling a referee holding the button what releasing now
         would do."""
         out = []
         for s in self.st:
-            if s.down_state == "called" and s.deb.stable == gestures.PRESSED:
+            if s.down_state == "called" and s.stable == gestures.PRESSED:
                 held = now - s.down_at
                 if held >= self.void_ms and s.armed < 2:
                     s.armed = 2
@@ -149,30 +173,23 @@ class Board:
         """Local time of the next hold feedback due, or None."""
         nxt = None
         for s in self.st:
-            if s.down_state == "called" and s.deb.stable == gestures.PRESSED and s.armed < 2:
+            if s.down_state == "called" and s.stable == gestures.PRESSED and s.armed < 2:
                 t = s.down_at + (self.confirm_ms if s.armed == 0 else self.void_ms)
                 nxt = t if nxt is None or t < nxt else nxt
         return nxt
 
-    def _event(self, type_, station, local_ms, **fields):
+    def _event(self, kind, station, t):
+        # a new journal entry (the caller adds the type's own fields)
         self.seq += 1
-        e = {"type": type_, "boot": self.boot, "seq": self.seq, "station": station}
-        for k in fields:
-            e[k] = fields[k]
+        e = {"type": kind, "boot": self.boot, "seq": self.seq, "station": station}
         if self.sync.ready:
-            e["at"] = self.sync.to_hub(local_ms)
+            e["at"] = self.sync.to_hub(t)
             e["err"] = self.sync.error_bound()
         else:
             e["at"] = None
-            e["local"] = local_ms
-        self.unacked[(self.boot, self.seq)] = [e, 0, RETRY_MIN_MS]
+            e["local"] = t
+        self.unacked[(self.boot, self.seq)] = [e, 0, _RETRY_MIN_MS]
         return e
-
-    def press(self, station, local_ms):
-        """A complete short press at local_ms (down, then up): the actions
-        of both transitions.  Convenience for tests and tools."""
-        return (self.transition(station, gestures.PRESSED, local_ms)
-                + self.transition(station, gestures.RELEASED, local_ms + 80))
 
     # -- delivery ------------------------------------------------------
     def resolve_times(self):
@@ -191,8 +208,8 @@ class Board:
                 changed.append(e)
         return changed
 
-    def due(self, now_ms):
-        """Entries whose (re)transmission is due at local time now_ms; each
+    def due(self, now):
+        """Entries whose (re)transmission is due at local time now; each
         returned entry's next retry is pushed back with exponential back-off.
         Entries waiting for their hub time in this boot are held back."""
         out = []
@@ -200,10 +217,10 @@ class Board:
             e = rec[0]
             if e["at"] is None and e["boot"] == self.boot:
                 continue
-            if now_ms - rec[1] >= 0:
+            if now - rec[1] >= 0:
                 out.append(e)
-                rec[1] = now_ms + rec[2]
-                rec[2] = min(rec[2] * 2, RETRY_MAX_MS)
+                rec[1] = now + rec[2]
+                rec[2] = min(rec[2] * 2, _RETRY_MAX_MS)
         out.sort(key=lambda e: (e["boot"], e["seq"]))
         return out
 
@@ -211,7 +228,7 @@ class Board:
         """The hub (re)appeared: send everything unacknowledged at once."""
         for rec in self.unacked.values():
             rec[1] = 0
-            rec[2] = RETRY_MIN_MS
+            rec[2] = _RETRY_MIN_MS
 
     def ack(self, boot, seq):
         """The hub made (boot, seq) durable; returns True if it was pending."""
@@ -219,61 +236,64 @@ class Board:
 
     @staticmethod
     def event_message(e):
-        extra = {}
+        """The message for a journal entry (an entry written before 'type'
+        existed is a press)."""
+        m = protocol.event(e.get("type", protocol.T_PRESS), e["boot"], e["seq"], e["station"], e["at"],
+                           e.get("err"))
         for k in ("call", "missing", "state"):
             if k in e:
-                extra[k] = e[k]
-        return protocol.event(e.get("type", protocol.T_PRESS), e["boot"], e["seq"],
-                              e["station"], e["at"], e.get("err"), **extra)
+                m[k] = e[k]
+        return m
 
     # -- schedule ------------------------------------------------------
     def set_schedule(self, msg):
         """Accept a newer schedule; returns True if it replaced the old."""
         if self.sched is not None and msg["id"] <= self.sched["id"]:
             return False
-        signals = [[s[0], s[1]] for s in msg["signals"]]
+        signals = []                      # (at, name): a tuple is one small object, a list two
+        for s in msg["signals"]:
+            signals.append((s[0], s[1]))
         rot = msg.get("rot")
         if rot is not None:
             t = rot[0]
             while t < rot[2]:
-                signals.append([t, "rotate"])
+                signals.append((t, "rotate"))
                 t += rot[1]
         signals.sort()
         self.sched = {"id": msg["id"], "start": msg["start"], "end": msg["end"], "signals": signals,
                       "calls": msg.get("calls")}
+        calls = msg.get("calls")
         for s in self.st:                 # more puzzles than thought: run again
-            if s.done and s.confirmed < self.calls_of(s.number):
+            if s.done and s.confirmed < (calls[s.number - 1] if calls and s.number <= len(calls) else 1):
                 s.done = False
         return True
 
-    def next_signal(self, hub_now, late_ms):
-        """The next signal to play: [at, name] not yet played and not more
-        than late_ms in the past; None if there is none."""
-        if self.sched is None or hub_now is None:
+    def next_signal(self, now, late_ms):
+        """The next signal to play at hub time now: [at, name] not yet
+        played and not more than late_ms in the past; None if there is none."""
+        if self.sched is None or now is None:
             return None
         for at, name in self.sched["signals"]:
-            if at >= hub_now - late_ms and (at, name) not in self.played:
+            if at >= now - late_ms and (self.played is None or [at, name] > self.played):
                 return [at, name]
         return None
 
-    def mark_played(self, sig):
-        self.played[(sig[0], sig[1])] = True
-        if len(self.played) > 128:      # keep it small: forget the oldest
-            del self.played[min(self.played)]
+    def mark_played(self, s):
+        self.played = [s[0], s[1]]
 
     # -- clock sync ----------------------------------------------------
-    def sync_request(self, local_ms):
+    def sync_request(self, t):
         self.sync_id += 1
-        self.sync_sent[self.sync_id] = local_ms
+        self.sync_sent[self.sync_id] = t
         if len(self.sync_sent) > 8:   # forget requests whose replies were lost
             del self.sync_sent[min(self.sync_sent)]
-        return protocol.sync_request(self.sync_id, local_ms)
+        return protocol.sync_request(self.sync_id, t)
 
-    def sync_reply(self, msg, local_ms):
-        """Feed a hub reply received at local time local_ms.  Returns the
-        sample's (offset, delay), or None for a reply that does not match an
+    def sync_reply(self, msg, t):
+        """Feed a hub reply received at local time t.  Returns the sample's
+        (offset, delay), or None for a reply that does not match an
         outstanding request (late duplicate, or from before a reboot)."""
         t1 = self.sync_sent.pop(msg["id"], None)
         if t1 is None or t1 != msg["t1"]:
             return None
-        return self.sync.add(t1, msg["t2"], msg["t3"], local_ms)
+        return self.sync.add(t1, msg["t2"], msg["t3"], t)

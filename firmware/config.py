@@ -5,9 +5,6 @@ import json
 import auth
 import protocol
 
-TIMINGS = ("debounce_ms", "confirm_ms", "void_ms")
-
-
 class ConfigError(ValueError):
     pass
 
@@ -23,43 +20,44 @@ def load(path):
     return check(cfg, path)
 
 
-def check(cfg, where="config"):
+def check(cfg, path="config"):
     if not isinstance(cfg, dict):
-        raise ConfigError(where + ": must be a JSON object")
+        raise ConfigError(path + ": must be a JSON object")
     try:
         protocol.check_board_id(cfg.get("board"))
     except protocol.ProtocolError as e:
-        raise ConfigError(where + ": 'board': " + str(e))
+        raise ConfigError(path + ": 'board': " + str(e))
     b = cfg.get("broker")
     if not isinstance(b, dict) or not isinstance(b.get("host"), str) or not b["host"]:
-        raise ConfigError(where + ": 'broker' must be an object with a 'host'")
+        raise ConfigError(path + ": 'broker' must be an object with a 'host'")
     port = b.get("port", 1883)
     if not isinstance(port, int) or not 0 < port < 65536:
-        raise ConfigError(where + ": 'broker.port' must be 1..65535")
+        raise ConfigError(path + ": 'broker.port' must be 1..65535")
     buttons = cfg.get("buttons")
     if not isinstance(buttons, list) or not 1 <= len(buttons) <= 64:
-        raise ConfigError(where + ": 'buttons' must list 1..64 pins, one per station")
+        raise ConfigError(path + ": 'buttons' must list 1..64 pins, one per station")
     for p in buttons:
         if not isinstance(p, int) or p < 0:
-            raise ConfigError(where + ": 'buttons' entries must be pin numbers")
+            raise ConfigError(path + ": 'buttons' entries must be pin numbers")
     try:
         auth.parse_key(cfg.get("key"))
     except auth.AuthError as e:
-        raise ConfigError(where + ": 'key': " + str(e))
+        raise ConfigError("%s: 'key': %s" % (path, e))
     bz = cfg.get("buzzer")
     if bz is not None:
         if not isinstance(bz, dict) or not isinstance(bz.get("pin"), int):
-            raise ConfigError(where + ": 'buzzer' must be an object with a 'pin'")
+            raise ConfigError(path + ": 'buzzer' must be an object with a 'pin'")
         if bz.get("kind", "passive") not in ("passive", "active"):
-            raise ConfigError(where + ": 'buzzer.kind' must be 'passive' (PWM) or 'active'")
+            raise ConfigError(path + ": 'buzzer.kind' must be 'passive' (PWM) or 'active'")
     if cfg.get("led") is not None and not isinstance(cfg["led"], int):
-        raise ConfigError(where + ": 'led' must be a pin number or null")
+        raise ConfigError(path + ": 'led' must be a pin number or null")
     t = cfg.get("timings") or {}
     for k in t:
-        if k not in TIMINGS:
-            raise ConfigError(where + ": unknown 'timings' key " + k + " (known: " + ", ".join(TIMINGS) + ")")
+        if k not in ("debounce_ms", "confirm_ms", "void_ms"):
+            raise ConfigError(path + ": unknown 'timings' key " + k
+                              + " (known: debounce_ms, confirm_ms, void_ms)")
         if not isinstance(t[k], int) or t[k] <= 0:
-            raise ConfigError(where + ": 'timings." + k + "' must be a positive number of ms")
+            raise ConfigError(path + ": 'timings." + k + "' must be a positive number of ms")
     if t.get("confirm_ms", 2000) >= t.get("void_ms", 6000):
-        raise ConfigError(where + ": 'timings.confirm_ms' must be shorter than 'timings.void_ms'")
+        raise ConfigError(path + ": 'timings.confirm_ms' must be shorter than 'timings.void_ms'")
     return cfg

@@ -2,15 +2,11 @@
 # after the edge, raw ticks); a Debouncer turns bursts of edges into clean
 # transitions stamped with the FIRST edge of the burst -- the instant the
 # contact closed, which is the press instant.  Classify() names a completed
-# press by how long it was held.
+# press by how long it was held.  The times (settling, confirm and void
+# holds) are the board's (board.py: defaults, and config "timings").
 
 PRESSED = 1
 RELEASED = 0
-
-# defaults; config "timings" overrides them
-DEBOUNCE_MS = 30     # contact bounce settles within this
-CONFIRM_MS = 2000    # hold this long: referee confirms the call
-VOID_MS = 6000       # hold this long: referee voids the call
 
 SHORT = "short"
 CONFIRM = "confirm"
@@ -23,7 +19,7 @@ class Debouncer:
     different from the last stable one, else None.  A glitch that settles
     back to the stable level yields nothing."""
 
-    def __init__(self, settle_ms=DEBOUNCE_MS):
+    def __init__(self, settle_ms):
         self.settle_ms = settle_ms
         self.stable = RELEASED
         self.level = RELEASED
@@ -35,9 +31,6 @@ class Debouncer:
             self.first = t
         self.last = t
         self.level = level
-
-    def pending(self):
-        return self.first is not None
 
     def settles_at(self):
         return self.last + self.settle_ms if self.first is not None else None
@@ -52,9 +45,11 @@ class Debouncer:
         return self.level, t
 
 
-def classify(held_ms, confirm_ms=CONFIRM_MS, void_ms=VOID_MS):
-    if held_ms >= void_ms:
+def classify(t, confirm_ms, void_ms):
+    """A completed press held t ms: SHORT, CONFIRM (held confirm_ms or
+    more) or VOID (void_ms or more)."""
+    if t >= void_ms:
         return VOID
-    if held_ms >= confirm_ms:
+    if t >= confirm_ms:
         return CONFIRM
     return SHORT

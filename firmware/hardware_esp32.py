@@ -7,8 +7,9 @@ import time
 
 import machine
 import network
+from micropython import const
 
-DEFAULT_LED = 2     # the on-board LED of most ESP32 DevKits
+_DEFAULT_LED = const(2)     # the on-board LED of most ESP32 DevKits
 
 
 class Hardware:
@@ -36,12 +37,13 @@ class Hardware:
         led = cfg.get("led")
         self._led = machine.Pin(led, machine.Pin.OUT, value=0) if led is not None else None
         self._wlan = network.WLAN(network.STA_IF)
+        self.root = "/data"      # the journal, the boot counter, the stations' state
         self._wifi = None
 
-    @classmethod
-    def fallback(cls):
+    @staticmethod
+    def fallback():
         """For signalling a configuration error: just the on-board LED."""
-        return cls({"buttons": [], "led": DEFAULT_LED})
+        return Hardware({"buttons": [], "led": _DEFAULT_LED})
 
     def _handler(self, station):
         edges, flag = self.edges, self.press_flag
@@ -54,11 +56,10 @@ class Hardware:
         return irq
 
     # -- clock ---------------------------------------------------------
-    def ticks_ms(self):
-        return time.ticks_ms()
-
-    def ticks_diff(self, a, b):
-        return time.ticks_diff(a, b)
+    # the built-in functions themselves (no method wrapping them: each
+    # function of a loaded module takes RAM)
+    ticks_ms = time.ticks_ms
+    ticks_diff = time.ticks_diff
 
     # -- outputs -------------------------------------------------------
     def buzzer(self, freq):
@@ -75,11 +76,8 @@ class Hardware:
         if self._led is not None:
             self._led.value(1 if on else 0)
 
-    def log(self, msg):
-        print(msg)
-
-    def emit(self, obj):
-        print(obj)                        # serial console only
+    log = print
+    emit = print                          # serial console only
 
     # -- network -------------------------------------------------------
     async def connect_network(self, cfg):
@@ -108,9 +106,6 @@ class Hardware:
             return self._wlan.status("rssi")
         except (OSError, ValueError):
             return None
-
-    def storage_root(self):
-        return "/data"
 
     async def run(self):
         """Buttons are interrupts; this task only nudges WiFi back up if the

@@ -20,28 +20,13 @@ import json
 import sys
 import time
 
-PERIOD = 1 << 30   # the ESP32's ticks_ms period
+from micropython import const
+
+_PERIOD = const(1 << 30)   # the ESP32's ticks_ms period
 
 
 def _host_ms():
     return time.time_ns() // 1000000
-
-
-class _Flag:
-    """ThreadSafeFlag's behaviour (wait() clears it) on an asyncio.Event: the
-    edges come from this board's own event loop, not from an interrupt, and
-    on the unix port a ThreadSafeFlag makes the loop poll every millisecond
-    (it is not a file descriptor), which costs 1-2 % of a core per board."""
-
-    def __init__(self):
-        self._ev = asyncio.Event()
-
-    def set(self):
-        self._ev.set()
-
-    async def wait(self):
-        await self._ev.wait()
-        self._ev.clear()
 
 
 class Hardware:
@@ -55,33 +40,37 @@ class Hardware:
         self.stations = len(cfg["buttons"])
         self._t0 = _host_ms()
         self.edges = []                     # (station, level, ticks) not yet handled
-        self.press_flag = _Flag()
-        self._buzz = 0
+        # an Event, not a ThreadSafeFlag as on the ESP32: the edges come from
+        # this board's own event loop, not from an interrupt, and on the unix
+        # port a ThreadSafeFlag makes the loop poll every millisecond (it is
+        # not a file descriptor), 1-2 % of a core per board
+        self.press_flag = asyncio.Event()
+        self.buzz = 0                       # the buzzer's frequency
 
-    @classmethod
-    def fallback(cls):
+    @staticmethod
+    def fallback():
         """For signalling a configuration error: no configuration needed."""
-        return cls({"buttons": [0]})
+        return Hardware({"buttons": [0]})
 
     # -- clock ---------------------------------------------------------
     def ticks_ms(self):
         e = _host_ms() - self._t0
-        return (e + e * self.drift_ppm // 1000000 + self.offset) % PERIOD
+        return (e + e * self.drift_ppm // 1000000 + self.offset) % _PERIOD
 
     def ticks_diff(self, a, b):
-        d = (a - b) % PERIOD
-        return d - PERIOD if d >= PERIOD // 2 else d
+        d = (a - b) % _PERIOD
+        return d - _PERIOD if d >= _PERIOD // 2 else d
 
     # -- outputs -------------------------------------------------------
-    def emit(self, obj):
+    def emit(self, msg):
         # "t": when the board said it, in host ms (what a benchmark measures by:
         # when the reading process gets to the line depends on its own load)
-        obj["t"] = _host_ms()
-        print(json.dumps(obj))
+        msg["t"] = _host_ms()
+        print(json.dumps(msg))
 
     def buzzer(self, freq):
-        if freq != self._buzz:
-            self._buzz = freq
+        if freq != self.buzz:
+            self.buzz = freq
             self.emit({"sim": "buzz", "freq": freq, "true": _host_ms()})
 
     def led(self, on):
@@ -100,29 +89,26 @@ class Hardware:
     def rssi(self):
         return -55
 
-    def storage_root(self):
-        return self.root
-
     # -- inputs --------------------------------------------------------
-    def edge(self, station, level, report=True):
-        """What the pin interrupt does on the real board."""
+    def edge(self, station, level, first=True):
+        """What the pin interrupt does on the real board (first: a press edge
+        is reported as the true press instant)."""
         t = self.ticks_ms()
-        if level and report:
+        if level and first:
             self.emit({"sim": "press", "station": station, "true": _host_ms(), "ticks": t})
         self.edges.append((station, level, t))
         self.press_flag.set()
 
-    async def _edges(self, station, plan, t0):
-        """Edges at offsets from t0 (host ticks); only the first press edge
-        of a command is reported as the true press instant."""
+    async def _edges(self, station, edges, t):
+        """Edges [(offset, level)] at offsets from t (host ticks); only the
+        first press edge of a command is reported as the true press instant."""
         reported = False
-        for offset, level in plan:
-            wait = time.ticks_diff(time.ticks_add(t0, offset), time.ticks_ms())
+        for offset, level in edges:
+            wait = time.ticks_diff(time.ticks_add(t, offset), time.ticks_ms())
             if wait > 0:
                 await asyncio.sleep_ms(wait)
-            self.edge(station, level, report=not reported)
+            self.edge(station, level, not reported)
             reported = reported or level == 1
-        self.emit({"sim": "edges_done", "station": station})
 
     async def run(self):
         """Read commands from stdin until EOF, then stop the board."""

@@ -7,18 +7,6 @@ import json
 import os
 
 
-def _join(a, b):
-    return a + "/" + b
-
-
-def _exists(path):
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
-
-
 def write_atomic(path, data):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -29,14 +17,16 @@ def write_atomic(path, data):
 class Journal:
     def __init__(self, root):
         self.root = root
-        self.dir = _join(root, "journal")
+        self.dir = root + "/" + "journal"
         for d in (root, self.dir):
-            if not _exists(d):
+            try:
+                os.stat(d)
+            except OSError:
                 os.mkdir(d)
 
     def next_boot(self):
         """Increment and return the persistent boot counter (1, 2, ...)."""
-        path = _join(self.root, "boot")
+        path = self.root + "/" + "boot"
         boot = 0
         try:
             with open(path) as f:
@@ -47,17 +37,13 @@ class Journal:
         write_atomic(path, str(boot))
         return boot
 
-    @staticmethod
-    def _name(boot, seq):
-        return "%d_%d.json" % (boot, seq)
-
-    def put(self, entry):
+    def put(self, e):
         """Write (or rewrite) an entry; it has at least 'boot' and 'seq'."""
-        write_atomic(_join(self.dir, self._name(entry["boot"], entry["seq"])), json.dumps(entry))
+        write_atomic("%s/%d_%d.json" % (self.dir, e["boot"], e["seq"]), json.dumps(e))
 
     def remove(self, boot, seq):
         try:
-            os.remove(_join(self.dir, self._name(boot, seq)))
+            os.remove("%s/%d_%d.json" % (self.dir, boot, seq))
             return True
         except OSError:
             return False
@@ -68,7 +54,7 @@ class Journal:
         and the rename had not happened, so the previous version stands."""
         entries = []
         for name in os.listdir(self.dir):
-            path = _join(self.dir, name)
+            path = self.dir + "/" + name
             if name.endswith(".tmp"):
                 os.remove(path)
                 continue

@@ -10,21 +10,21 @@
 
 class LocalClock:
     def __init__(self, ticks_ms, ticks_diff):
-        self._ticks_ms = ticks_ms
-        self._ticks_diff = ticks_diff
-        self._last = ticks_ms()
-        self._now = 0
+        self.ticks_ms = ticks_ms      # the hardware's raw clock
+        self.ticks_diff = ticks_diff
+        self.last = ticks_ms()        # the newest raw reading...
+        self._now = 0                 # ...and its unwrapped time
 
     def now(self):
         """Milliseconds since this clock was created; never wraps."""
-        return self.at(self._ticks_ms())
+        return self.at(self.ticks_ms())
 
     def at(self, ticks):
         """Convert raw ticks (e.g. captured in a pin interrupt shortly
         before) into the unwrapped local time."""
-        d = self._ticks_diff(ticks, self._last)
+        d = self.ticks_diff(ticks, self.last)
         if d > 0:   # keep the newest reading as the anchor
-            self._last = ticks
+            self.last = ticks
             self._now += d
             return self._now
         return self._now + d

@@ -15,6 +15,7 @@ import paho.mqtt.client as mqtt
 
 from tabletimer.shared import protocol
 
+from .hub_protocol import hub_status, hub_subscriptions
 from .service import HubService
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ class HubMqtt:
                                       clean_session=True)
         if user:
             c.username_pw_set(user, password)
-        c.will_set(protocol.HUB_STATUS, protocol.encode(protocol.hub_status(protocol.OFFLINE)),
+        c.will_set(protocol.HUB_STATUS, protocol.encode(hub_status(protocol.OFFLINE)),
                    qos=1, retain=True)
         c.reconnect_delay_set(min_delay=1, max_delay=5)
         c.max_queued_messages_set(0)         # unlimited: never drop an ack
@@ -55,8 +56,8 @@ class HubMqtt:
         if reason_code.is_failure:
             log.error("broker refused the hub: %s", reason_code)
             return
-        client.subscribe([(t, 1) for t in protocol.hub_subscriptions()])
-        client.publish(protocol.HUB_STATUS, protocol.encode(protocol.hub_status(protocol.ONLINE)),
+        client.subscribe([(t, 1) for t in hub_subscriptions()])
+        client.publish(protocol.HUB_STATUS, protocol.encode(hub_status(protocol.ONLINE)),
                        qos=1, retain=True)
         # a broker restarted without persistence has lost the retained schedules
         self.publish_all(self.service.schedules())
@@ -88,7 +89,7 @@ class HubMqtt:
     def stop(self) -> None:
         if self.connected.is_set():
             info = self.client.publish(protocol.HUB_STATUS,
-                                       protocol.encode(protocol.hub_status(protocol.OFFLINE)),
+                                       protocol.encode(hub_status(protocol.OFFLINE)),
                                        qos=1, retain=True)
             try:
                 info.wait_for_publish(2)

@@ -15,6 +15,7 @@ from typing import Callable, NamedTuple
 from tabletimer.shared import protocol
 from tabletimer.shared.auth import AuthError
 
+from . import hub_protocol
 from .clock import HubClock
 from .competition import OPERATOR_ACTIONS, Competition
 from .keys import BoardKeys
@@ -68,7 +69,7 @@ class HubService:
         if topic == protocol.HUB_STATUS:
             return []                            # our own retained status
         try:
-            board, kind = protocol.parse_board_topic(topic)
+            board, kind = hub_protocol.parse_board_topic(topic)
         except protocol.ProtocolError as e:
             return self._reject("malformed", str(e), topic)
         if len(payload) > protocol.MAX_PAYLOAD + 1 + 64:
@@ -80,13 +81,13 @@ class HubService:
             if signer is None:
                 return self._reject("unknown board", board, topic)
         try:
-            msg = protocol.decode(signer.open(topic, payload))
+            msg = hub_protocol.decode_from_board(signer.open(topic, payload))
         except AuthError as e:
             return self._reject("forged", str(e), topic)
         except (protocol.ProtocolError, RecursionError) as e:
             return self._reject("malformed", str(e) or "nested too deep", topic)
         typ = msg["type"]
-        if (kind, typ) not in _ACCEPTED and not (kind == protocol.EVENT and typ in protocol.EVENT_TYPES):
+        if (kind, typ) not in _ACCEPTED and not (kind == protocol.EVENT and typ in hub_protocol.EVENT_TYPES):
             return self._reject("malformed", f"unexpected {typ} message on {kind}", topic)
         if kind == protocol.SYNC and "t2" in msg:
             return self._reject("malformed", "a sync reply from a board", topic)
@@ -96,7 +97,7 @@ class HubService:
                 return self._reject("replayed", why, topic)
             self.registry.seen(board, received_ms)
             if kind == protocol.SYNC:
-                reply = protocol.sync_reply(msg, received_ms, self.clock.now_ms())
+                reply = hub_protocol.sync_reply(msg, received_ms, self.clock.now_ms())
                 return [self._to_board(board, protocol.CMD, reply, 0)]
             if kind == protocol.STATUS:
                 self._apply(self.store.append("board", "status", msg, received_ms, board))
@@ -107,7 +108,7 @@ class HubService:
                 return []
             # an event
             row = self.store.append_board_event(board, msg, received_ms)   # committed here
-            out = [self._to_board(board, protocol.CMD, protocol.ack(msg["boot"], msg["seq"]), 1)]
+            out = [self._to_board(board, protocol.CMD, hub_protocol.ack(msg["boot"], msg["seq"]), 1)]
             if row is None:
                 self.duplicates += 1
             else:
@@ -131,7 +132,7 @@ class HubService:
         t = self.competition.recorded_time(board, msg["station"], at)
         if t is None:
             return []
-        m = protocol.recorded(msg["station"], call, t, msg["type"] == "confirm")
+        m = hub_protocol.recorded(msg["station"], call, t, msg["type"] == "confirm")
         return [self._to_board(board, protocol.CMD, m, 1)]
 
     def _reject(self, category: str, detail: str, topic: str) -> list[Outgoing]:
@@ -208,14 +209,15 @@ class HubService:
                     continue
                 sid = max(self.competition.last_row_id(), last[1] + 1 if last and last[0] != content else 0)
                 self._sched_sent[b] = (content, sid)
-                out.append(self._to_board(b, protocol.SCHED, protocol.schedule(sid, *content), 1, retain=True))
+                sched = hub_protocol.schedule(sid, *content)
+                out.append(self._to_board(b, protocol.SCHED, sched, 1, retain=True))
         return out
 
     def _identify_now(self, board: str) -> None:
         """An 'identify' action applied live: the board buzzes and blinks."""
         if self.keys.signer(board) is None:
             return
-        msg = protocol.identify(self.clock.now_ms() + IDENTIFY_TTL_MS)
+        msg = hub_protocol.identify(self.clock.now_ms() + IDENTIFY_TTL_MS)
         self.publish([self._to_board(board, protocol.CMD, msg, 1)])
 
     # ------------------------------------------------------------ state

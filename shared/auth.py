@@ -10,8 +10,14 @@
 import binascii
 import hashlib
 
-KEY_BYTES = 32
-MAC_HEX = 64
+try:
+    from micropython import const
+except ImportError:   # CPython
+    def const(v):
+        return v
+
+_KEY_BYTES = const(32)
+_MAC_HEX = const(64)
 
 
 class AuthError(ValueError):
@@ -26,12 +32,20 @@ class Signer:
             key = parse_key(key)
         if len(key) > 64:
             key = hashlib.sha256(key).digest()
-        key = key + b"\x00" * (64 - len(key))
-        self._ipad = bytes(b ^ 0x36 for b in key)
-        self._opad = bytes(b ^ 0x5C for b in key)
+        self._ipad = bytearray(64)
+        self._opad = bytearray(64)
+        for i in range(64):             # the key, zero-padded to 64 bytes
+            k = key[i] if i < len(key) else 0
+            self._ipad[i] = k ^ 0x36
+            self._opad[i] = k ^ 0x5C
 
-    def mac(self, data):
+    def mac(self, data, topic=None):
+        """HMAC-SHA256 of data; with a topic, of topic + "\\n" + data (the
+        parts fed in turn: no copy of the message on the board's heap)."""
         inner = hashlib.sha256(self._ipad)
+        if topic is not None:
+            inner.update(topic.encode())
+            inner.update(b"\n")
         inner.update(data)
         outer = hashlib.sha256(self._opad)
         outer.update(inner.digest())
@@ -39,13 +53,12 @@ class Signer:
 
     def sign(self, topic, body):
         """body: bytes (the JSON text) -> the signed payload."""
-        mac = self.mac(topic.encode() + b"\n" + body)
-        return body + b"\n" + binascii.hexlify(mac)
+        return b"\n".join((body, binascii.hexlify(self.mac(body, topic))))
 
     def open(self, topic, payload):
         """The signed payload -> its body, or AuthError."""
         cut = payload.rfind(b"\n")
-        if cut < 0 or len(payload) - cut - 1 != MAC_HEX:
+        if cut < 0 or len(payload) - cut - 1 != _MAC_HEX:
             raise AuthError("unsigned or malformed signature")
         body = payload[:cut]
         hexmac = payload[cut + 1:]
@@ -55,7 +68,7 @@ class Signer:
             got = binascii.unhexlify(hexmac)
         except ValueError:
             raise AuthError("signature is not hex")
-        if not equal(got, self.mac(topic.encode() + b"\n" + body)):
+        if not equal(got, self.mac(body, topic)):
             raise AuthError("bad signature")
         return body
 
@@ -76,6 +89,6 @@ def parse_key(text):
         key = binascii.unhexlify(text)
     except (ValueError, TypeError):
         raise AuthError("key must be hex digits")
-    if len(key) != KEY_BYTES:
-        raise AuthError("key must be %d bytes (%d hex digits)" % (KEY_BYTES, 2 * KEY_BYTES))
+    if len(key) != _KEY_BYTES:
+        raise AuthError("key must be %d bytes (%d hex digits)" % (_KEY_BYTES, 2 * _KEY_BYTES))
     return key

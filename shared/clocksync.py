@@ -1,6 +1,6 @@
-# NTP-style clock-offset math, shared by the board firmware (MicroPython) and
-# the hub (CPython).  Pure integer arithmetic (the ESP32 port's floats are
-# single precision), no I/O.
+# NTP-style clock-offset math, run by the board firmware (MicroPython) and
+# tested on CPython too.  Pure integer arithmetic (the ESP32 port's floats
+# are single precision), no I/O.
 #
 # One exchange:  t1 = board local time when the request left
 #                t2 = hub time when the request arrived
@@ -15,118 +15,112 @@
 # estimator also fits the drift (skew) over a long history of good samples,
 # one per interval, and extrapolates with it -- which is what keeps a board
 # on time through a WiFi outage.
+#
+# On the board this module stays in RAM: its tunables are const() (folded
+# into the bytecode, no global names), its state plain attributes.
 
-# Hub time is ms since 1970; MicroPython's ESP32 epoch (time.time(), RTC) is
-# 2000-01-01.  The only conversion between them in the project:
-EPOCH_2000_MS = 946684800000
+try:
+    from micropython import const
+except ImportError:   # CPython
+    def const(v):
+        return v
 
-
-def hub_to_epoch2000_ms(hub_ms):
-    return hub_ms - EPOCH_2000_MS
-
-
-def offset_delay(t1, t2, t3, t4):
-    """(offset, delay) in the units of the inputs; offset rounds half down."""
-    return ((t2 - t1) + (t3 - t4)) // 2, (t4 - t1) - (t3 - t2)
+_POINT_MS = const(60000)        # one interval-best sample per minute...
+_MAX_POINTS = const(32)         # ...the last 32 of them for the drift fit
+_DRIFT_BOUND_PPM = const(100)   # what a sample's age may have cost, at most
 
 
 class OffsetEstimator:
     """Trusts the sample with the smallest worst-case error: half its round
-    trip plus what its age may have cost at `drift_bound_ppm` -- among the
+    trip plus what its age may have cost at 100 ppm of drift -- among the
     last `window` ones and the one trusted so far, so that a burst of slow
     exchanges (every board re-syncing at once after a hub restart) does not
-    push a good sample out.  Corrects for drift fitted over up to
-    `max_points` interval-best samples (one per `point_ms`) once they span at
-    least `min_span_ms`."""
+    push a good sample out.  Corrects for drift fitted over up to 32
+    interval-best samples (one per minute) once they span at least
+    `min_span_ms`.
 
-    def __init__(self, window=8, point_ms=60000, max_points=32, min_span_ms=120000,
-                 drift_bound_ppm=100):
+    ready: True once a sample is in; delay: the trusted sample's round trip
+    (None before); skew: the drift as a fraction (d(offset), d(local))."""
+
+    def __init__(self, window=8, min_span_ms=120000):
         self.window = window
-        self.drift_bound_ppm = drift_bound_ppm
-        self.point_ms = point_ms
-        self.max_points = max_points
         self.min_span_ms = min_span_ms
-        self.samples = []    # [(delay, offset, t4)], oldest first
+        self.ready = False
+        self.delay = None
+        self.skew = (0, 1)
+        # The histories are flat lists of ints, three per sample (no tuple
+        # per sample: on the board each would be an object of its own).
+        self.samples = []    # delay, offset, t4 of the last `window`, oldest first
         self._best = None    # the trusted (delay, offset, t4)
-        self.points = []     # [(t4, offset, delay)], one per interval
-        self._cand = None    # best sample of the current interval
-        self._cand_t0 = None
-        self.skew = (0, 1)   # drift as a fraction: d(offset) / d(local)
-        self.delay = None    # round trip of the trusted sample
         self._anchor = None  # (t4, offset) of the trusted sample
+        self.points = []     # t4, offset, delay of the interval-best samples
+        self._cand = None    # [t4 the interval began, and its best: t4, offset, delay]
         self._line = None    # (t, offset) the fitted drift line goes through
 
     def add(self, t1, t2, t3, t4):
-        """Record one exchange; returns (offset, delay) of that sample.
-        A sample with negative delay (a clock stepped mid-exchange) is
-        rejected with ValueError."""
-        off, dly = offset_delay(t1, t2, t3, t4)
+        """Record one exchange; returns (offset, delay) of that sample, in
+        the units of the inputs (the offset rounds half down).  A sample
+        with negative delay (a clock stepped mid-exchange) is rejected with
+        ValueError."""
+        off, dly = ((t2 - t1) + (t3 - t4)) // 2, (t4 - t1) - (t3 - t2)
         if dly < 0:
-            raise ValueError("negative round trip: clocks stepped during the exchange")
-        self.samples.append((dly, off, t4))
-        if len(self.samples) > self.window:
-            self.samples.pop(0)
-        self._track_points(dly, off, t4)
+            raise ValueError("negative round trip")
+        s = self.samples
+        s.append(dly)
+        s.append(off)
+        s.append(t4)
+        if len(s) > 3 * self.window:
+            del s[:3]
+        # the interval-best samples the drift is fitted on
+        c = self._cand
+        if c is None:
+            c = self._cand = [t4, 0, 0, None]
+        if c[3] is None or dly < c[3]:
+            c[1], c[2], c[3] = t4, off, dly
+        if t4 - c[0] >= _POINT_MS or not self.points:
+            p = self.points
+            p.append(c[1])
+            p.append(c[2])
+            p.append(c[3])
+            if len(p) > 3 * _MAX_POINTS:
+                del p[:3]
+            c[0], c[3] = t4, None
+            # the drift: least-squares slope of offset over local time, in
+            # integers, once the points span min_span_ms
+            n = len(p) // 3
+            if n >= 3 and p[-3] - p[0] >= self.min_span_ms:
+                mt = mo = 0
+                for k in range(0, len(p), 3):
+                    mt += p[k]
+                    mo += p[k + 1]
+                mt //= n
+                mo //= n
+                num = den = 0
+                for k in range(0, len(p), 3):
+                    num += (p[k] - mt) * (p[k + 1] - mo)
+                    den += (p[k] - mt) * (p[k] - mt)
+                if den > 0:
+                    self.skew = (num, den)
+                    self._line = (mt, mo)
         # the trusted sample: least delay / 2 + age * drift bound (in ms * 1e6)
-        ppm = self.drift_bound_ppm
         best = self._best
         if best is None:
-            best = self.samples[-1]         # this sample: the list is never empty here
-        score = best[0] * 500000 + (t4 - best[2]) * ppm
-        for s in self.samples:
-            sc = s[0] * 500000 + (t4 - s[2]) * ppm
+            best = (dly, off, t4)          # this sample
+        score = best[0] * 500000 + (t4 - best[2]) * _DRIFT_BOUND_PPM
+        for k in range(0, len(s), 3):
+            sc = s[k] * 500000 + (t4 - s[k + 2]) * _DRIFT_BOUND_PPM
             if sc < score:
-                best, score = s, sc
+                best, score = (s[k], s[k + 1], s[k + 2]), sc
         self._best = best
         self.delay = best[0]
         self._anchor = (best[2], best[1])
+        self.ready = True
         if self._line is not None:
             # once the drift is fitted, the line through many interval-best
             # samples averages their asymmetry noise away: anchor on it
             t, o = self._line
             self._anchor = (best[2], o + (best[2] - t) * self.skew[0] // self.skew[1])
         return off, dly
-
-    def _track_points(self, dly, off, t4):
-        if self._cand_t0 is None:
-            self._cand_t0 = t4
-        if self._cand is None or dly < self._cand[2]:
-            self._cand = (t4, off, dly)
-        if t4 - self._cand_t0 >= self.point_ms or not self.points:
-            self.points.append(self._cand)
-            if len(self.points) > self.max_points:
-                self.points.pop(0)
-            self._cand = None
-            self._cand_t0 = t4
-            self._fit()
-
-    def _fit(self):
-        """Least-squares slope of offset over local time, in integers."""
-        pts = self.points
-        n = len(pts)
-        if n < 3 or pts[-1][0] - pts[0][0] < self.min_span_ms:
-            return
-        mt = sum(p[0] for p in pts) // n
-        mo = sum(p[1] for p in pts) // n
-        num = den = 0
-        for t, o, _ in pts:
-            num += (t - mt) * (o - mo)
-            den += (t - mt) * (t - mt)
-        if den > 0:
-            self.skew = (num, den)
-            self._line = (mt, mo)
-
-    @property
-    def ready(self):
-        return self._anchor is not None
-
-    @property
-    def offset(self):
-        """The offset at the trusted sample (None before the first)."""
-        return self._anchor[1] if self._anchor else None
-
-    def drift_ppm(self):
-        return self.skew[0] * 1000000 // self.skew[1]
 
     def error_bound(self):
         """Worst-case error of to_hub() from network asymmetry (delay / 2,
@@ -135,11 +129,12 @@ class OffsetEstimator:
             return None
         return (self.delay + 1) // 2 + 1
 
-    def to_hub(self, local):
+    def to_hub(self, t):
+        """Local time t in hub time (None before the first sample)."""
         if self._anchor is None:
             return None
-        t, off = self._anchor
-        return local + off + (local - t) * self.skew[0] // self.skew[1]
+        t0, off = self._anchor
+        return t + off + (t - t0) * self.skew[0] // self.skew[1]
 
     def to_local(self, hub):
         """Inverse of to_hub (to the millisecond): when a hub instant falls

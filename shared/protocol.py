@@ -1,10 +1,15 @@
-# TableTimer wire protocol, version 1.
+# TableTimer wire protocol, version 1: topics, the validation of every
+# message (envelope, and the fields of what a board receives), and the
+# messages a board builds.  The hub's half -- its own messages, its topic
+# parsing, the fields of what a board sends -- is hub/hub_protocol.py
+# (CPython only), so that a board does not carry it in RAM.
 #
-# This one module is imported unchanged by the hub (CPython, as
+# This module is imported unchanged by the hub (CPython, as
 # tabletimer.shared.protocol) and by the board firmware (MicroPython, as
 # protocol).  Keep it to the language subset both share: no typing, no
 # dataclasses, no f-string format specs MicroPython lacks, integers for every
-# time value (the ESP32 port has single-precision floats).
+# time value (the ESP32 port has single-precision floats).  On the board it
+# stays in RAM: every function, global name and string here costs it.
 #
 # Times on the wire are integer milliseconds.  "Hub time" is the hub's clock,
 # milliseconds since 1970-01-01 UTC.  A board's own clock ("local time") is
@@ -13,6 +18,12 @@
 # See docs/protocol.md for topics, QoS, retained flags and who publishes what.
 
 import json
+
+try:
+    from micropython import const
+except ImportError:   # CPython
+    def const(v):
+        return v
 
 VERSION = 1
 PREFIX = "tt/v1"
@@ -39,16 +50,19 @@ T_IDENTIFY = "identify"
 T_RECORDED = "recorded"  # the time the hub recorded for a call, back to its station
 T_HUB = "hub"
 
-EVENT_TYPES = (T_PRESS, T_CONFIRM, T_VOID, T_STRAY)
-SIGNALS = ("start", "rotate", "warn", "time_up")
-STATION_STATES = ("idle", "running", "called", "done", "stopped")
 
 ONLINE = "online"
 OFFLINE = "offline"
 
-MAX_BOARD_ID = 32
-MAX_ROTATIONS = 200
 MAX_PAYLOAD = 1024
+
+# const() with a leading underscore: folded into the code, no global name
+# on the board
+_BOARD_TYPES = const(("status", "press", "confirm", "void", "stray"))   # T_STATUS and the events
+_SIGNALS = const(("start", "rotate", "warn", "time_up"))
+_MAX_BOARD_ID = const(32)
+_MAX_ROTATIONS = const(200)
+_MAX_INT = const((1 << 53) - 1)      # JSON-safe, and far inside SQLite's 64 bits
 
 
 class ProtocolError(ValueError):
@@ -56,170 +70,113 @@ class ProtocolError(ValueError):
 
 
 def board_topic(board, kind):
-    return PREFIX + "/b/" + board + "/" + kind
-
-
-def hub_subscriptions():
-    """Topic filters the hub subscribes to (all with QoS 1)."""
-    base = PREFIX + "/b/+/"
-    return (base + STATUS, base + EVENT, base + SYNC)
-
-
-def parse_board_topic(topic):
-    """'tt/v1/b/<board>/<kind>' -> (board, kind); ProtocolError otherwise."""
-    parts = topic.split("/")
-    if len(parts) != 5 or parts[0] + "/" + parts[1] != PREFIX or parts[2] != "b":
-        raise ProtocolError("not a board topic: " + topic)
-    check_board_id(parts[3])
-    if parts[4] not in (STATUS, EVENT, SYNC, CMD, SCHED):
-        raise ProtocolError("unknown topic kind: " + parts[4])
-    return parts[3], parts[4]
-
-
-_ID_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
-MAX_INT = (1 << 53) - 1      # JSON-safe, and far inside SQLite's 64 bits
+    return "%s/b/%s/%s" % (PREFIX, board, kind)
 
 
 def check_board_id(board):
-    if not isinstance(board, str) or not 0 < len(board) <= MAX_BOARD_ID:
-        raise ProtocolError("board id must be 1..%d characters" % MAX_BOARD_ID)
-    for c in board:
-        if c not in _ID_CHARS:
+    if not isinstance(board, str) or not 0 < len(board) <= _MAX_BOARD_ID:
+        raise ProtocolError("board id must be 1..%d characters" % _MAX_BOARD_ID)
+    for c in board.encode():     # bytes: iterating a str makes each character a qstr on the board
+        if c not in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_":
             raise ProtocolError("board id may hold only ASCII letters, digits, '-' and '_': " + board)
     return board
 
 
 # ---------------------------------------------------------------- validation
 
-def _is_int(x):
-    return isinstance(x, int) and not isinstance(x, bool)
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _int(msg, key, lo=None, hi=None, optional=False):
+def check_int(msg, key, lo=-_MAX_INT, hi=_MAX_INT, optional=False):
     x = msg.get(key)
     if x is None and optional:
-        return None
+        return
     if not _is_int(x):
         raise ProtocolError("'%s' must be an integer" % key)
-    if (lo is not None and x < lo) or x > (MAX_INT if hi is None else hi) or x < -MAX_INT:
+    if not lo <= x <= hi:
         raise ProtocolError("'%s' out of range: %d" % (key, x))
-    return x
 
 
-def _str(msg, key, maxlen=64):
-    x = msg.get(key)
-    if not isinstance(x, str) or not 0 < len(x) <= maxlen:
-        raise ProtocolError("'%s' must be a string of 1..%d characters" % (key, maxlen))
-    return x
-
-
-def _call_ref(m):
-    c = m.get("call")
+def check_call(msg):
+    c = msg.get("call")
     if not isinstance(c, list) or len(c) != 2 or not _is_int(c[0]) or not _is_int(c[1]):
-        raise ProtocolError("'call' must be [boot, seq] of the finish call")
-
-
-def _state(m, allowed):
-    if m.get("state") not in allowed:
-        if allowed is STATION_STATES:
-            raise ProtocolError("'state' must be one of " + ", ".join(STATION_STATES))
-        raise ProtocolError("'state' must be 'online' or 'offline'")
-
-
-def _check(m, t):
-    """The fields of a message of type t beyond 'v' and 'type'; False if t
-    is no message type.  One function rather than one per type: on a board
-    every function of a loaded module costs RAM."""
-    if t in EVENT_TYPES:
-        # common to every journaled board event
-        _int(m, "boot", 0)
-        _int(m, "seq", 1)
-        _int(m, "station", 1, 64)
-        # 'at' is the instant in hub time; None when the board had no clock
-        # sync in the boot the event happened in (time unknown).
-        _int(m, "at", 0, optional=True)
-        _int(m, "err", 0, optional=True)
-        if t == T_CONFIRM:
-            _call_ref(m)
-            _int(m, "missing", 0, 999)
-        elif t == T_VOID:
-            _call_ref(m)
-        elif t == T_STRAY:
-            _state(m, STATION_STATES)
-    elif t == T_STATUS:
-        _state(m, (ONLINE, OFFLINE))
-        _int(m, "boot", 0)
-        if m["state"] == ONLINE:
-            _str(m, "fw", 32)
-            _int(m, "stations", 1, 64)
-            _int(m, "mem", 0, optional=True)
-            _int(m, "up", 0, optional=True)
-            _int(m, "rssi", -150, 0, optional=True)
-    elif t == T_SYNC:
-        _int(m, "id", 0)
-        _int(m, "t1")
-        if "t2" in m or "t3" in m:   # the hub's reply
-            _int(m, "t2")
-            _int(m, "t3")
-    elif t == T_ACK:
-        _int(m, "boot", 0)
-        _int(m, "seq", 1)
-    elif t == T_SCHED:
-        _int(m, "id", 0)
-        _int(m, "start", 0, optional=True)
-        _int(m, "end", 0, optional=True)
-        sig = m.get("signals")
-        if not isinstance(sig, list) or len(sig) > 64:
-            raise ProtocolError("'signals' must be a list of at most 64 [at, name] pairs")
-        for s in sig:
-            if not isinstance(s, list) or len(s) != 2 or not _is_int(s[0]) or s[1] not in SIGNALS:
-                raise ProtocolError("a signal must be [at, name] with name one of " + ", ".join(SIGNALS))
-        calls = m.get("calls")
-        if calls is not None and (not isinstance(calls, list) or not 0 < len(calls) <= 64
-                                  or not all(_is_int(c) and 1 <= c <= 99 for c in calls)):
-            raise ProtocolError("'calls' must list, per button, how many finish calls it makes (1..99)")
-        rot = m.get("rot")
-        if rot is not None:
-            if (not isinstance(rot, list) or len(rot) != 3 or not all(_is_int(x) for x in rot)
-                    or rot[1] < 1000 or rot[2] < rot[0] or (rot[2] - rot[0]) // rot[1] > MAX_ROTATIONS):
-                raise ProtocolError("'rot' must be [first, interval >= 1000, until], at most %d signals"
-                                    % MAX_ROTATIONS)
-    elif t == T_IDENTIFY:
-        _int(m, "exp", 0)
-    elif t == T_RECORDED:
-        _int(m, "station", 1, 64)
-        _call_ref(m)
-        _int(m, "time", 0, optional=True)
-        if not isinstance(m.get("confirmed"), bool):
-            raise ProtocolError("'confirmed' must be true or false")
-    elif t == T_HUB:
-        _state(m, (ONLINE, OFFLINE))
-    else:
-        return False
-    return True
+        raise ProtocolError("'call' must be [boot, seq]")
 
 
 def validate(msg):
+    """The message dict itself if it is valid, ProtocolError otherwise: the
+    envelope (version, a known type, the counters) of every message, and
+    the fields of the messages a board receives (and of sync requests).  The
+    fields of the board's own messages -- status and the journaled events --
+    the hub checks on arrival (hub_protocol.check_board_message): the board
+    builds them, it needs no check of them in its RAM.  One function checks
+    every type: on a board each function of a loaded module costs RAM."""
     if not isinstance(msg, dict):
         raise ProtocolError("message must be a JSON object")
-    v = msg.get("v")
+    m, t = msg, msg.get("type")
+    v = m.get("v")
     if not _is_int(v) or v != VERSION:
-        raise ProtocolError("unsupported protocol version: %r (this side speaks %d)" % (v, VERSION))
-    t = msg.get("type", "")
-    if not isinstance(t, str) or not _check(msg, t):
-        raise ProtocolError("unknown message type: %r" % (msg.get("type"),))
+        raise ProtocolError("unsupported version %r (not %d)" % (v, VERSION))
+    if t in _BOARD_TYPES:
+        pass
+    elif t == T_SYNC:
+        check_int(m, "id", 0)
+        check_int(m, "t1")
+        if "t2" in m or "t3" in m:   # the hub's reply
+            check_int(m, "t2")
+            check_int(m, "t3")
+    elif t == T_ACK:
+        check_int(m, "boot", 0)
+        check_int(m, "seq", 1)
+    elif t == T_SCHED:
+        check_int(m, "id", 0)
+        check_int(m, "start", 0, optional=True)
+        check_int(m, "end", 0, optional=True)
+        sig = m.get("signals")
+        if not isinstance(sig, list) or len(sig) > 64:
+            raise ProtocolError("'signals': up to 64 [at, name]")
+        for s in sig:
+            if not isinstance(s, list) or len(s) != 2 or not _is_int(s[0]) or s[1] not in _SIGNALS:
+                raise ProtocolError("a signal must be [at, name] with name one of " + ", ".join(_SIGNALS))
+        calls = m.get("calls")
+        if calls is not None:
+            bad = not isinstance(calls, list) or not 0 < len(calls) <= 64
+            for c in () if bad else calls:
+                bad = bad or not _is_int(c) or not 1 <= c <= 99
+            if bad:
+                raise ProtocolError("'calls': 1..99 per button")
+        rot = m.get("rot")
+        if rot is not None:
+            if (not isinstance(rot, list) or len(rot) != 3 or not _is_int(rot[0]) or not _is_int(rot[1])
+                    or not _is_int(rot[2]) or rot[1] < 1000 or rot[2] < rot[0]
+                    or (rot[2] - rot[0]) // rot[1] > _MAX_ROTATIONS):
+                raise ProtocolError("'rot' must be [first, interval >= 1000, until], at most %d"
+                                    % _MAX_ROTATIONS)
+    elif t == T_IDENTIFY:
+        check_int(m, "exp", 0)
+    elif t == T_RECORDED:
+        check_int(m, "station", 1, 64)
+        check_call(m)
+        check_int(m, "time", 0, optional=True)
+        if not isinstance(m.get("confirmed"), bool):
+            raise ProtocolError("'confirmed' must be a boolean")
+    elif t == T_HUB:
+        if m.get("state") not in (ONLINE, OFFLINE):
+            raise ProtocolError("'state': 'online' or 'offline'")
+    else:
+        raise ProtocolError("unknown message type: %r" % (t,))
     # replay-protection fields (see stamp()); their presence is checked by
     # the receiver's authentication layer
-    _int(msg, "ctr", 0, optional=True)
-    _int(msg, "bt", 0, optional=True)
+    check_int(m, "ctr", 0, optional=True)
+    check_int(m, "bt", 0, optional=True)
     return msg
 
 
 def encode(msg):
     """Validate and serialise a message dict to bytes (the body that
     auth.Signer signs)."""
-    validate(msg)
-    return json.dumps(msg).encode()
+    return json.dumps(validate(msg)).encode()
 
 
 def stamp(msg, ctr, boot=None):
@@ -243,11 +200,11 @@ def decode(payload):
             raise ValueError
         msg = json.loads(payload)
     except (ValueError, UnicodeError, RuntimeError):   # RuntimeError: nesting too deep
-        raise ProtocolError("payload is not a JSON object in UTF-8")
+        raise ProtocolError("not a JSON object in UTF-8")
     return validate(msg)
 
 
-# -------------------------------------------------------------- constructors
+# ------------------------------------------------ what a board sends
 
 def status_online(boot, fw, stations, mem=None, up=None, rssi=None):
     m = {"v": VERSION, "type": T_STATUS, "state": ONLINE, "boot": boot,
@@ -265,10 +222,10 @@ def status_offline(boot):
     return {"v": VERSION, "type": T_STATUS, "state": OFFLINE, "boot": boot}
 
 
-def event(type_, boot, seq, station, at, err=None, **fields):
-    """A journaled board event: press, confirm (call, missing), void (call),
-    stray (state)."""
-    m = {"v": VERSION, "type": type_, "boot": boot, "seq": seq,
+def event(kind, boot, seq, station, at, err=None, **fields):
+    """A journaled board event of type kind: press, confirm (call,
+    missing), void (call), stray (state)."""
+    m = {"v": VERSION, "type": kind, "boot": boot, "seq": seq,
          "station": station, "at": at}
     if err is not None:
         m["err"] = err
@@ -281,45 +238,5 @@ def press(boot, seq, station, at, err=None):
     return event(T_PRESS, boot, seq, station, at, err)
 
 
-def sync_request(sync_id, t1):
-    return {"v": VERSION, "type": T_SYNC, "id": sync_id, "t1": t1}
-
-
-def sync_reply(request, t2, t3):
-    return {"v": VERSION, "type": T_SYNC, "id": request["id"], "t1": request["t1"],
-            "t2": t2, "t3": t3}
-
-
-def ack(boot, seq):
-    return {"v": VERSION, "type": T_ACK, "boot": boot, "seq": seq}
-
-
-def schedule(sched_id, start, end, signals, rot=None, calls=None):
-    """signals: [[hub ms, name], ...]; the station runs from start to end.
-    rot: [first, interval, until]: relay rotation signals at first,
-    first + interval, ... while < until (sent compactly: a 5 h relay has
-    dozens).  calls: per button, how many puzzles it calls in turn (one at
-    a time formats; default 1): after a confirmation the station runs again
-    until that many are confirmed."""
-    m = {"v": VERSION, "type": T_SCHED, "id": sched_id, "start": start, "end": end,
-         "signals": signals}
-    if rot is not None:
-        m["rot"] = rot
-    if calls is not None:
-        m["calls"] = calls
-    return m
-
-
-def identify(exp):
-    return {"v": VERSION, "type": T_IDENTIFY, "exp": exp}
-
-
-def recorded(station, call, time_ms, confirmed):
-    """time_ms: the finish as the standings show it (since the entrant's
-    start, at the format's resolution; None if not a finish)."""
-    return {"v": VERSION, "type": T_RECORDED, "station": station, "call": call, "time": time_ms,
-            "confirmed": confirmed}
-
-
-def hub_status(state):
-    return {"v": VERSION, "type": T_HUB, "state": state}
+def sync_request(id, t1):
+    return {"v": VERSION, "type": T_SYNC, "id": id, "t1": t1}

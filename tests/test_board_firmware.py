@@ -10,6 +10,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from rig import Rig, ready, synced
+from tabletimer.hub.hub_protocol import schedule
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 
@@ -95,7 +96,7 @@ def test_signals_fire_on_the_synchronised_clock_while_the_broker_is_down(rig):
     synced(sim, 6)                                    # the whole burst after connecting
     t = hub.clock.now_ms() + 2500
     plan = [[t, "start"], [t + 1500, "rotate"], [t + 3000, "warn"], [t + 4500, "time_up"]]
-    hub.publish([hub._to_board("s1", P.SCHED, P.schedule(10 ** 9, t, t + 4500, plan), 1, True)])
+    hub.publish([hub._to_board("s1", P.SCHED, schedule(10 ** 9, t, t + 4500, plan), 1, True)])
     got = sim.records.index(sim.wait_for(lambda r: r.get("sched") == 10 ** 9))
     rig.broker.stop()                                 # the hall's WiFi dies
     for at, name in plan:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tabletimer.hub.competition import Competition
+from tabletimer.hub import hub_protocol as H
 from tabletimer.hub.formats import load_format
 from tabletimer.hub.keys import BoardKeys
 from tabletimer.hub.registry import BoardRegistry
@@ -124,7 +125,7 @@ def signed(body: bytes, topic: str = "tt/v1/b/b1/evt") -> bytes:
     ("tt/v1/b/b1/evt", signed(b'{"v": 1, "type": "press", "boot": 1}'), "malformed"),
     ("tt/v1/b/b1/evt", signed(b'{"v": 9, "type": "press", "boot": 1, "seq": 1, "station": 1, "at": 1}'),
      "malformed"),
-    ("tt/v1/b/b1/evt", signed(enc(P.stamp(P.ack(1, 1), 5, 1))), "malformed"),
+    ("tt/v1/b/b1/evt", signed(enc(P.stamp(H.ack(1, 1), 5, 1))), "malformed"),
     ("tt/v1/b/b1/evt", signed(enc(P.press(1, 1, 1, 5))), "replayed"),         # no counter
     ("tt/v1/b/b1/evt", enc(P.stamp(P.press(1, 1, 1, 5), 5, 1)), "forged"),    # unsigned
     ("tt/v1/b/b1/evt", Signer("33" * 32).sign("tt/v1/b/b1/evt", enc(P.stamp(P.press(1, 1, 1, 5), 5, 1))),

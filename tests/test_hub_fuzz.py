@@ -33,6 +33,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from rig import Rig, ready
+from tabletimer.hub import hub_protocol as H
 from tabletimer.hub.keys import BoardKeys
 from tabletimer.hub.service import HubService
 from tabletimer.hub.store import EventStore
@@ -85,7 +86,7 @@ def fits(topic: str, m: dict, otherwise: str) -> str:
     """A message a board may send on that topic kind gets as far as the
     replay check; anything else is malformed first."""
     kind = topic.split("/")[4]
-    ok = ((kind == P.STATUS and m["type"] == P.T_STATUS) or (kind == P.EVENT and m["type"] in P.EVENT_TYPES)
+    ok = ((kind == P.STATUS and m["type"] == P.T_STATUS) or (kind == P.EVENT and m["type"] in H.EVENT_TYPES)
           or (kind == P.SYNC and m["type"] == P.T_SYNC and "t2" not in m))
     return otherwise if ok else MALFORMED
 
@@ -147,7 +148,7 @@ def valid_content(rng: random.Random, kind: str) -> dict:
     if kind == P.SYNC:
         return P.sync_request(rng.randrange(1000), rng.randrange(10 ** 9))
     at = T0 + rng.randrange(1, 10 ** 7)
-    typ = rng.choice(P.EVENT_TYPES)
+    typ = rng.choice(H.EVENT_TYPES)
     extras: dict[str, dict] = {P.T_CONFIRM: {"call": [1, 1], "missing": 2}, P.T_VOID: {"call": [1, 1]},
                                P.T_STRAY: {"state": "done"}}
     extra = extras.get(typ, {})
@@ -333,9 +334,9 @@ class Fuzzer:
         assert self.next_ctr is not None
         m = self.stamped(board, other, self.next_ctr(board))
         if self.rng.random() < 0.3:
-            m = P.stamp(self.rng.choice([P.ack(1, 1), P.identify(T0), P.hub_status(P.ONLINE),
-                                         P.schedule(1, T0, None, [[T0, "start"]]),
-                                         P.sync_reply(P.sync_request(1, 2), T0, T0)]),
+            m = P.stamp(self.rng.choice([H.ack(1, 1), H.identify(T0), H.hub_status(P.ONLINE),
+                                         H.schedule(1, T0, None, [[T0, "start"]]),
+                                         H.sync_reply(P.sync_request(1, 2), T0, T0)]),
                         m["ctr"], m["bt"])
         topic = P.board_topic(board, kind)
         return Case(f"{m['type']} on {kind}", topic, self.sign(topic, dumps(m)), MALFORMED)

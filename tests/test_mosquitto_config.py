@@ -28,6 +28,7 @@ import pytest
 
 from brokers import free_port, require_mosquitto, wait_port
 from tabletimer.hub import mosquitto_config as mc
+from tabletimer.hub.hub_protocol import hub_subscriptions
 from tabletimer.hub.keys import BoardKeys, mqtt_password
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import AuthError, Signer
@@ -150,7 +151,7 @@ def test_acl_gives_each_board_only_its_own_topics():
     assert blocks["b2"] == [line.replace("/b1/", "/b2/") for line in blocks["b1"]]
     assert mc.board_acl("b1") == blocks["b1"]
     # the topics the hub subscribes to and boards publish on are the protocol's
-    for t in P.hub_subscriptions():
+    for t in hub_subscriptions():
         assert f"topic write {t.replace('+', 'b1')}" in blocks["b1"]
 
 
@@ -363,7 +364,7 @@ def hub(broker: Mosquitto, *topics: str) -> Client:
 
 
 def test_boards_and_hub_talk_on_their_own_topics(event):
-    h = hub(event, *P.hub_subscriptions())
+    h = hub(event, *hub_subscriptions())
     b1 = board(event, "b1")
     b1.subscribe(P.board_topic("b1", P.CMD), P.board_topic("b1", P.SCHED), P.HUB_STATUS)
     sent = [(P.board_topic("b1", k), f"b1 {k}".encode()) for k in (P.STATUS, P.EVENT, P.SYNC)]

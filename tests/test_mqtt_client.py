@@ -1,4 +1,5 @@
-"""firmware/mqtt_client.py against a real Mosquitto, under MicroPython and CPython.
+"""firmware/mqtt_client.py against a real Mosquitto, under MicroPython and CPython
+(the client is written for the board, with nothing specific to either).
 
 MicroPython tests run the client in a `micropython` subprocess that prints JSON
 lines; paho-mqtt on the pytest side drives it and checks what it publishes.
@@ -61,11 +62,10 @@ def on_message(topic, payload):
     asyncio.create_task(echo(int(s[1]), s[3:]))
 
 client = MQTTClient("dev-" + prefix, "127.0.0.1", port, keepalive=ka,
-                    will=(prefix + "/status", b"offline", 1, True),
+                    will=(prefix + "/status", b"offline", 1, True), subs=[prefix + "/cmd"],
                     on_message=on_message, on_connect=birth,
                     backoff_min_ms=50, backoff_max_ms=400,
                     log=lambda s: out(ev="log", msg=s))
-client.subscribe(prefix + "/cmd", qos=1)
 out(ev="start", impl=sys.implementation.name)
 
 async def watch_pings():
@@ -352,6 +352,15 @@ def run_async(coro, timeout=15):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
+def connect_event():
+    """An Event set by the client's on_connect (the client's only signal of a connection)."""
+    up = asyncio.Event()
+
+    async def on_connect():
+        up.set()
+    return up, on_connect
+
+
 def test_cpython_roundtrip_and_clean_stop(mosq, paho_factory):
     pre = prefix()
     paho = paho_factory()
@@ -368,31 +377,29 @@ def test_cpython_roundtrip_and_clean_stop(mosq, paho_factory):
             births.append(await client.publish(pre + "/status", "online", qos=1, retain=True))
             born.set()
 
-        async def on_message(topic, payload):  # async callbacks run as tasks ...
-            await got.put((topic, payload))
-            if topic.endswith("/cmd"):          # ... so they may await a QoS1 PUBACK
-                await acks.put(await client.publish(pre + "/ack", payload, qos=1))
+        async def ack(payload):
+            await acks.put(await client.publish(pre + "/ack", payload, qos=1))
+
+        def on_message(topic, payload):         # called in the read loop: anything that
+            got.put_nowait((topic, payload))    # awaits a PUBACK runs as a task of its own
+            if topic.endswith("/cmd"):
+                asyncio.create_task(ack(payload))
 
         client = MQTTClient(pre, "127.0.0.1", mosq.port, keepalive=10,
                             will=(pre + "/status", "offline", 1, True),
+                            subs=[pre + "/cmd", b"%s/cmd2" % pre.encode()],   # one SUBSCRIBE, two topics
                             on_message=on_message, on_connect=on_connect, log=logs.append)
         assert await client.publish(pre + "/x", "y") is False      # not connected yet
-        client.subscribe(pre + "/cmd", 1)
         runner = asyncio.create_task(client.run())
-        await asyncio.wait_for(client.wait_connected(), T)
-        assert client.connected
-        client.subscribe(b"%s/cmd2" % pre.encode())             # subscribes now, while connected
-        assert (await asyncio.to_thread(paho.expect, pre + "/status")).payload == b"online"
         await asyncio.wait_for(born.wait(), T)
+        assert client.connected
         assert births == [True]
+        assert (await asyncio.to_thread(paho.expect, pre + "/status")).payload == b"online"
 
         await asyncio.to_thread(paho.publish, pre + "/cmd", b"\x00\xffbin", 1)
         assert await asyncio.wait_for(got.get(), T) == (pre + "/cmd", b"\x00\xffbin")
         assert await asyncio.wait_for(acks.get(), 2) is True
         assert (await asyncio.to_thread(paho.expect, pre + "/ack")).payload == b"\x00\xffbin"
-        # The broker handles our packets in order: once this PUBACK is back,
-        # the SUBSCRIBE for cmd2 (written earlier) has been processed.
-        assert await client.publish(pre + "/sync", "", qos=1) is True
         await asyncio.to_thread(paho.publish, pre + "/cmd2", "two", 0)
         assert await asyncio.wait_for(got.get(), T) == (pre + "/cmd2", b"two")
 
@@ -420,9 +427,10 @@ def test_cpython_concurrent_publishes_and_long_payloads(mosq, paho_factory):
     payloads = {"%s/p%d" % (pre, i): bytes((i + j) & 0xFF for j in range(n)) for i, n in enumerate(sizes)}
 
     async def main():
-        client = MQTTClient(pre, "127.0.0.1", mosq.port)
+        up, on_connect = connect_event()
+        client = MQTTClient(pre, "127.0.0.1", mosq.port, on_connect=on_connect)
         runner = asyncio.create_task(client.run())
-        await asyncio.wait_for(client.wait_connected(), T)
+        await asyncio.wait_for(up.wait(), T)
         res = await asyncio.gather(*[client.publish(t, p, qos=i % 2) for i, (t, p) in enumerate(payloads.items())])
         res += await asyncio.gather(*[client.publish(pre + "/n", str(i), qos=1) for i in range(100)])
         assert all(r is True for r in res)
@@ -444,12 +452,14 @@ def test_cpython_concurrent_publishes_and_long_payloads(mosq, paho_factory):
 def test_cpython_keepalive_pings_keep_session(mosq):
     async def main():
         n = []
+        up = asyncio.Event()
 
         async def on_connect():
             n.append(1)
+            up.set()
         client = MQTTClient(prefix(), "127.0.0.1", mosq.port, keepalive=1, on_connect=on_connect)
         runner = asyncio.create_task(client.run())
-        await asyncio.wait_for(client.wait_connected(), T)
+        await asyncio.wait_for(up.wait(), T)
         while client.pings < 4:              # PINGRESPs arriving every ~0.5 s
             await asyncio.sleep(0.05)
         # mosquitto drops a client silent for 1.5 s; we have been connected > 2 s
@@ -544,13 +554,15 @@ def test_cpython_connects_when_broker_appears_later():
     port = free_port()
 
     async def main():
-        client = MQTTClient(prefix(), "127.0.0.1", port, backoff_min_ms=20, backoff_max_ms=200)
+        up, on_connect = connect_event()
+        client = MQTTClient(prefix(), "127.0.0.1", port, backoff_min_ms=20, backoff_max_ms=200,
+                            on_connect=on_connect)
         runner = asyncio.create_task(client.run())
         assert not client.connected
         b = MosquittoBroker()
         try:
             await asyncio.to_thread(b.start, port)
-            await asyncio.wait_for(client.wait_connected(), T)
+            await asyncio.wait_for(up.wait(), T)
             assert await client.publish("x/y", "z", qos=1) is True
             await client.stop()
             await asyncio.wait_for(runner, T)
@@ -575,7 +587,7 @@ def test_cpython_backoff_doubles_up_to_max_with_jitter():
         client = MQTTClient("nobody", "127.0.0.1", port, backoff_min_ms=50, backoff_max_ms=200, log=log)
         runner = asyncio.create_task(client.run())
         await asyncio.wait_for(fourth.wait(), T)
-        await client.stop()                                 # also cuts the current back-off short
+        await client.stop()                                 # run() ends after the current back-off
         await asyncio.wait_for(runner, 1)
         return stamps
     stamps = run_async(main())
@@ -589,4 +601,4 @@ def test_cpython_backoff_doubles_up_to_max_with_jitter():
 def test_remaining_length_encoding():
     for n, enc in ((0, b"\x00"), (127, b"\x7f"), (128, b"\x80\x01"), (16383, b"\xff\x7f"),
                    (16384, b"\x80\x80\x01"), (268435455, b"\xff\xff\xff\x7f")):
-        assert bytes(mqtt_client._packet(0x30, n)) == b"\x30" + enc
+        assert bytes(mqtt_client._hdr(0x30, n)) == b"\x30" + enc

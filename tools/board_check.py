@@ -45,8 +45,8 @@ against the MicroPython ESP32 stubs.  Offline, a few seconds.
      asks unannotated code for annotations; it finds no mistakes.
    - Lines inside an ``except ImportError:`` handler are not reported.  Such a
      handler is the CPython (or old-MicroPython) fallback of a shared module
-     (mqtt_client.py: ``import uasyncio``, a ``time.monotonic`` ticks_ms); it
-     never runs on an ESP32 that has the module, and mypy, which checks both
+     (e.g. ``const`` outside MicroPython); it never runs on an ESP32 that has
+     the module, and mypy, which checks both
      branches of a try, would report redefinitions and CPython-only names
      there.  The ``try:`` body (the MicroPython path) is checked as usual.
 

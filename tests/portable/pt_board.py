@@ -1,21 +1,44 @@
 # Portable tests of firmware/board.py: the board's pure logic.
 import protocol
-from board import RETRY_MAX_MS, RETRY_MIN_MS, Board
+from board import Board
 from gestures import PRESSED, RELEASED
 
 OFF = 7200000
 
 
+# the hub's messages, as hub/hub_protocol.py builds them (CPython only)
+def sync_reply(req, t2, t3):
+    return {"v": 1, "type": "sync", "id": req["id"], "t1": req["t1"], "t2": t2, "t3": t3}
+
+
+def schedule(sched_id, start, end, signals, rot=None, calls=None):
+    m = {"v": 1, "type": "sched", "id": sched_id, "start": start, "end": end, "signals": signals}
+    if rot is not None:
+        m["rot"] = rot
+    if calls is not None:
+        m["calls"] = calls
+    return m
+
+
+RETRY_MIN_MS = 1000     # an unacknowledged event is sent again after 1 s,
+RETRY_MAX_MS = 16000    # doubling up to 16 s
+
+
+def press(board, st, t):
+    """A complete short press at local time t (down, then up 80 ms later)."""
+    return board.transition(st, PRESSED, t) + board.transition(st, RELEASED, t + 80)
+
+
 def synced(board, t=0):
     req = board.sync_request(t)
-    reply = protocol.sync_reply(req, t + OFF + 1, t + OFF + 1)
+    reply = sync_reply(req, t + OFF + 1, t + OFF + 1)
     assert board.sync_reply(reply, t + 2) is not None
 
 
 def running(board, start_local=0, end_local=None):
     synced(board)
-    end = None if end_local is None else board.hub_time(end_local)
-    assert board.set_schedule(protocol.schedule(1, board.hub_time(start_local), end, []))
+    end = None if end_local is None else board.sync.to_hub(end_local)
+    assert board.set_schedule(schedule(1, board.sync.to_hub(start_local), end, []))
 
 
 def events(actions):
@@ -31,23 +54,23 @@ def hold(board, st, t, ms):
 
 
 def test_press_while_running_is_a_finish_call_with_hub_time():
-    b = Board("b1", 3, 2)
+    b = Board(3, 2)
     running(b)
     acts = b.transition(2, PRESSED, 1000)
     assert events(acts) == [{"type": "press", "boot": 3, "seq": 1, "station": 2,
                              "at": 1000 + OFF, "err": 2}]
     assert sounds(acts) == ["call"]
-    assert b.state(2, b.hub_time(1001)) == "called"
-    assert b.state(1, b.hub_time(1001)) == "running"
+    assert b.state(2, b.sync.to_hub(1001)) == "called"
+    assert b.state(1, b.sync.to_hub(1001)) == "running"
     assert b.transition(2, RELEASED, 4000) == []   # a long hand-raise is not a confirmation
     m = Board.event_message(events(acts)[0])
     assert protocol.decode(protocol.encode(m)) == m
 
 
 def test_referee_counts_missing_pieces_then_confirms():
-    b = Board("b1", 1, 1)
+    b = Board(1, 1)
     running(b)
-    call = events(b.press(1, 1000))[0]
+    call = events(press(b, 1, 1000))[0]
     assert sounds(hold(b, 1, 5000, 100)) == ["count"]
     assert sounds(hold(b, 1, 6000, 300)) == ["count"]
     acts = hold(b, 1, 7000, 2500)
@@ -55,30 +78,30 @@ def test_referee_counts_missing_pieces_then_confirms():
     assert sounds(acts) == ["confirmed"]
     assert conf["type"] == "confirm" and conf["call"] == [1, call["seq"]] and conf["missing"] == 2
     assert conf["at"] == 9500 + OFF                 # the release that confirmed
-    assert b.state(1, b.hub_time(9600)) == "done"
-    (stray,) = events(b.press(1, 10000))           # after the confirmation
+    assert b.state(1, b.sync.to_hub(9600)) == "done"
+    (stray,) = events(press(b, 1, 10000))           # after the confirmation
     assert stray["type"] == "stray" and stray["state"] == "done"
 
 
 def test_referee_voids_an_accidental_call():
-    b = Board("b1", 1, 1)
+    b = Board(1, 1)
     running(b)
-    call = events(b.press(1, 1000))[0]
+    call = events(press(b, 1, 1000))[0]
     hold(b, 1, 2000, 100)                           # a count, then the void
     (void,) = events(hold(b, 1, 3000, 6500))
     assert void["type"] == "void" and void["call"] == [1, call["seq"]]
-    assert b.state(1, b.hub_time(9600)) == "running"
-    again = events(b.press(1, 20000))[0]
+    assert b.state(1, b.sync.to_hub(9600)) == "running"
+    again = events(press(b, 1, 20000))[0]
     assert again["type"] == "press" and again["seq"] == void["seq"] + 1
     (conf,) = events(hold(b, 1, 21000, 2100))
     assert conf["missing"] == 0                     # the void reset the count
 
 
 def test_hold_feedback_tells_the_referee_what_release_does():
-    b = Board("b1", 1, 1)
+    b = Board(1, 1)
     running(b)
-    b.press(1, 1000)
-    b.st[0].deb.stable = PRESSED                    # the debouncer saw the press
+    press(b, 1, 1000)
+    b.st[0].stable = PRESSED                    # the debouncer saw the press
     b.transition(1, PRESSED, 5000)
     assert b.next_hold_ms(5000) == 7000
     assert b.hold_feedback(6999) == []
@@ -89,22 +112,22 @@ def test_hold_feedback_tells_the_referee_what_release_does():
 
 
 def test_presses_outside_the_round_are_reported_not_dropped():
-    b = Board("b1", 1, 2)
-    (e,) = events(b.press(1, 10))                   # no clock, no schedule
+    b = Board(1, 2)
+    (e,) = events(press(b, 1, 10))                   # no clock, no schedule
     assert e["type"] == "stray" and e["state"] == "idle" and e["at"] is None
     running(b, start_local=1000, end_local=5000)
-    (e,) = events(b.press(1, 500))
+    (e,) = events(press(b, 1, 500))
     assert (e["type"], e["state"]) == ("stray", "idle")
-    b.press(2, 4000)                                # a call just before time-up
-    (e,) = events(b.press(1, 6000))
+    press(b, 2, 4000)                                # a call just before time-up
+    (e,) = events(press(b, 1, 6000))
     assert (e["type"], e["state"]) == ("stray", "stopped")
     (conf,) = events(hold(b, 2, 7000, 2500))        # the call can still be confirmed
     assert conf["type"] == "confirm"
 
 
 def test_press_before_sync_gets_time_later():
-    b = Board("b1", 1, 1)
-    (e,) = events(b.press(1, 500))
+    b = Board(1, 1)
+    (e,) = events(press(b, 1, 500))
     assert e["at"] is None and e["local"] == 500
     assert b.due(0) == []                   # held back until converted
     assert b.resolve_times() == []
@@ -116,10 +139,10 @@ def test_press_before_sync_gets_time_later():
 
 def test_rebooted_mid_round_without_clock_a_press_is_still_a_finish_call():
     # found by the chaos rehearsal: it used to be a stray ('idle'), never ranked
-    b = Board("T01", 2, 4)
+    b = Board(2, 4)
     b.restore({"st": [[None, 0, False, 0]] * 4,
                "sched": {"id": 9, "start": 1000000, "end": 9000000, "signals": [], "calls": None}})
-    (e,) = events(b.press(1, 5000))
+    (e,) = events(press(b, 1, 5000))
     assert e["type"] == "press" and e["at"] is None and e["local"] == 5000
     synced(b, 6000)
     assert b.resolve_times() == [e] and e["at"] == 5000 + OFF
@@ -127,7 +150,7 @@ def test_rebooted_mid_round_without_clock_a_press_is_still_a_finish_call():
 
 def test_old_boot_entries_without_time_are_sent_as_unknown():
     old = {"boot": 1, "seq": 4, "station": 1, "at": None, "local": 5}
-    b = Board("b1", 2, 1, [old])
+    b = Board(2, 1, [old])
     assert b.due(0) == [old]
     synced(b)
     assert b.resolve_times() == []          # another boot's clock: cannot convert
@@ -136,9 +159,9 @@ def test_old_boot_entries_without_time_are_sent_as_unknown():
 
 
 def test_retry_backoff_and_ack():
-    b = Board("b1", 1, 1)
+    b = Board(1, 1)
     running(b)
-    (e,) = events(b.press(1, 10))
+    (e,) = events(press(b, 1, 10))
     assert b.due(0) == [e]
     assert b.due(RETRY_MIN_MS - 1) == []
     assert b.due(RETRY_MIN_MS) == [e]
@@ -153,50 +176,50 @@ def test_retry_backoff_and_ack():
 
 
 def test_unknown_station_rejected():
-    b = Board("b1", 1, 2)
+    b = Board(1, 2)
     for st in (0, 3):
         try:
-            b.press(st, 0)
+            press(b, st, 0)
         except ValueError:
             continue
         raise AssertionError("station %d accepted" % st)
 
 
 def test_schedule_newer_only_and_signals_in_order():
-    b = Board("b1", 1, 1)
+    b = Board(1, 1)
     assert b.next_signal(1000, 500) is None
-    assert b.set_schedule(protocol.schedule(2, 1000, 9000, [[5000, "warn"], [1000, "start"], [9000, "time_up"]]))
-    assert not b.set_schedule(protocol.schedule(2, 0, 0, []))
-    assert not b.set_schedule(protocol.schedule(1, 0, 0, []))
+    assert b.set_schedule(schedule(2, 1000, 9000, [[5000, "warn"], [1000, "start"], [9000, "time_up"]]))
+    assert not b.set_schedule(schedule(2, 0, 0, []))
+    assert not b.set_schedule(schedule(1, 0, 0, []))
     assert b.next_signal(900, 500) == [1000, "start"]
     assert b.next_signal(1400, 500) == [1000, "start"]      # a little late: still played
     assert b.next_signal(1600, 500) == [5000, "warn"]       # too late: skipped
     b.mark_played([5000, "warn"])
     assert b.next_signal(1600, 500) == [9000, "time_up"]
-    assert b.set_schedule(protocol.schedule(3, 1000, 9000, [[5000, "warn"], [7000, "rotate"]]))
+    assert b.set_schedule(schedule(3, 1000, 9000, [[5000, "warn"], [7000, "rotate"]]))
     assert b.next_signal(1600, 500) == [7000, "rotate"]     # played ones stay played
 
 
 def test_snapshot_restores_pending_call_across_reboot():
-    b = Board("b1", 1, 2)
+    b = Board(1, 2)
     running(b)
-    call = events(b.press(1, 1000))[0]
+    call = events(press(b, 1, 1000))[0]
     hold(b, 1, 2000, 100)
-    b2 = Board("b1", 2, 2)
+    b2 = Board(2, 2)
     b2.restore(b.snapshot())
     synced(b2)
-    assert b2.state(1, b2.hub_time(3000)) == "called"
+    assert b2.state(1, b2.sync.to_hub(3000)) == "called"
     (conf,) = events(hold(b2, 1, 3000, 2500))
     assert conf["call"] == [1, call["seq"]] and conf["missing"] == 1 and conf["boot"] == 2
 
 
 def test_sync_reply_must_match_request():
-    b = Board("b1", 1, 1)
+    b = Board(1, 1)
     req = b.sync_request(100)
-    bad = protocol.sync_reply(req, 1, 2)
+    bad = sync_reply(req, 1, 2)
     bad["t1"] = 99
     assert b.sync_reply(bad, 105) is None
-    assert b.sync_reply(protocol.sync_reply(req, 1, 2), 105) is None   # already consumed
+    assert b.sync_reply(sync_reply(req, 1, 2), 105) is None   # already consumed
     assert not b.sync.ready
     for i in range(20):                     # lost replies do not pile up
         b.sync_request(i)
@@ -204,27 +227,61 @@ def test_sync_reply_must_match_request():
 
 
 def test_compact_rotation_schedule_expands():
-    b = Board("b1", 1, 4)
+    b = Board(1, 4)
     assert b.set_schedule(protocol.decode(protocol.encode(
-        protocol.schedule(5, 1000, 30000, [[1000, "start"], [30000, "time_up"]], rot=[9000, 8000, 30000]))))
-    assert b.sched["signals"] == [[1000, "start"], [9000, "rotate"], [17000, "rotate"],
-                                  [25000, "rotate"], [30000, "time_up"]]
+        schedule(5, 1000, 30000, [[1000, "start"], [30000, "time_up"]], rot=[9000, 8000, 30000]))))
+    assert [list(s) for s in b.sched["signals"]] == [[1000, "start"], [9000, "rotate"], [17000, "rotate"],
+                                                     [25000, "rotate"], [30000, "time_up"]]
     try:
-        protocol.encode(protocol.schedule(6, 0, 0, [], rot=[0, 10, 100]))
+        protocol.encode(schedule(6, 0, 0, [], rot=[0, 10, 100]))
     except protocol.ProtocolError:
         return
     raise AssertionError("a rotation every 10 ms accepted")
 
 
 def test_one_at_a_time_station_runs_again_after_each_confirmation():
-    b = Board("b1", 1, 1)
+    b = Board(1, 1)
     synced(b)
-    assert b.set_schedule(protocol.schedule(1, b.hub_time(0), None, [], calls=[3]))
+    assert b.set_schedule(schedule(1, b.sync.to_hub(0), None, [], calls=[3]))
     for n in range(3):
-        (call,) = events(b.press(1, 1000 + 10000 * n))
+        (call,) = events(press(b, 1, 1000 + 10000 * n))
         assert call["type"] == "press"
         (conf,) = events(hold(b, 1, 5000 + 10000 * n, 2500))
         assert conf["type"] == "confirm"
-        assert b.state(1, b.hub_time(9000 + 10000 * n)) == ("running" if n < 2 else "done")
-    (stray,) = events(b.press(1, 40000))
+        assert b.state(1, b.sync.to_hub(9000 + 10000 * n)) == ("running" if n < 2 else "done")
+    (stray,) = events(press(b, 1, 40000))
     assert stray["type"] == "stray"
+
+
+def test_default_and_configured_hold_times():
+    b = Board(1, 1)                                  # defaults: confirm 2 s, void 6 s
+    running(b)
+    press(b, 1, 1000)
+    assert sounds(hold(b, 1, 2000, 1999)) == ["count"]
+    assert sounds(hold(b, 1, 5000, 2000)) == ["confirmed"]
+    b = Board(1, 1, timings={"confirm_ms": 400, "void_ms": 900, "debounce_ms": 10})
+    running(b)
+    press(b, 1, 1000)
+    assert b.st[0].settle_ms == 10
+    assert sounds(hold(b, 1, 2000, 899)) == ["confirmed"]
+    b = Board(1, 1, timings={"confirm_ms": 400, "void_ms": 900})
+    running(b)
+    press(b, 1, 1000)
+    assert sounds(hold(b, 1, 2000, 900)) == ["voided"]
+
+
+def test_signals_at_one_instant_each_play_once():
+    b = Board(1, 1)
+    assert b.set_schedule(schedule(1, 1000, 9000, [[5000, "warn"], [5000, "rotate"], [6000, "time_up"]]))
+    got = []
+    for _ in range(3):
+        sig = b.next_signal(5000, 150)
+        if sig is None:
+            break
+        b.mark_played(sig)
+        got.append(sig)
+    assert got == [[5000, "rotate"], [5000, "warn"], [6000, "time_up"]]
+    assert b.next_signal(5000, 150) is None
+    # a newer schedule with the same signals and an earlier one: nothing plays twice
+    assert b.set_schedule(schedule(2, 1000, 9000, [[4000, "warn"], [5000, "warn"], [6000, "time_up"]]))
+    assert b.next_signal(5000, 1500) is None

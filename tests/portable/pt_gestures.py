@@ -32,9 +32,9 @@ def test_bouncy_release_is_stamped_at_its_first_edge():
 
 
 def test_classify_by_hold():
-    assert classify(80) == SHORT
-    assert classify(1999) == SHORT
-    assert classify(2000) == CONFIRM
-    assert classify(5999) == CONFIRM
-    assert classify(6000) == VOID
+    assert classify(80, 2000, 6000) == SHORT
+    assert classify(1999, 2000, 6000) == SHORT
+    assert classify(2000, 2000, 6000) == CONFIRM
+    assert classify(5999, 2000, 6000) == CONFIRM
+    assert classify(6000, 2000, 6000) == VOID
     assert classify(500, confirm_ms=400, void_ms=900) == CONFIRM

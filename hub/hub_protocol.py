@@ -1,0 +1,119 @@
+"""The hub's half of the wire protocol: the topics it listens on, the check
+of the fields of the messages boards send (status, the journaled events),
+and the messages it sends to boards (acks, sync replies, schedules,
+identify, recorded times, its own status).
+
+The rest of the protocol (topics, versions, the envelope of every message,
+the fields of what a board receives, the messages a board builds) is
+shared/protocol.py, which the boards run too; what only the hub uses is
+here, so that a board does not carry it in its RAM.  See docs/protocol.md
+for the messages."""
+
+from __future__ import annotations
+
+from tabletimer.shared.protocol import (CMD, EVENT, OFFLINE, ONLINE, PREFIX, SCHED, STATUS, SYNC,
+                                        T_ACK, T_CONFIRM, T_HUB, T_IDENTIFY, T_PRESS, T_RECORDED,
+                                        T_SCHED, T_STATUS, T_STRAY, T_SYNC, T_VOID, VERSION,
+                                        ProtocolError, check_board_id, check_call, check_int, decode)
+
+# the types of journaled board events (on the board's evt topic)
+EVENT_TYPES = (T_PRESS, T_CONFIRM, T_VOID, T_STRAY)
+STATION_STATES = ("idle", "running", "called", "done", "stopped")
+
+
+def check_board_message(m: dict) -> dict:
+    """The fields of a board's own message types (status and the journaled
+    events), which protocol.validate leaves to the hub; m has passed
+    protocol.validate.  Returns m, or raises ProtocolError."""
+    t = m["type"]
+    if t in EVENT_TYPES:
+        # common to every journaled board event
+        check_int(m, "boot", 0)
+        check_int(m, "seq", 1)
+        check_int(m, "station", 1, 64)
+        # 'at' is the instant in hub time; None when the board had no clock
+        # sync in the boot the event happened in (time unknown).
+        check_int(m, "at", 0, optional=True)
+        check_int(m, "err", 0, optional=True)
+        if t in (T_CONFIRM, T_VOID):
+            check_call(m)
+        if t == T_CONFIRM:
+            check_int(m, "missing", 0, 999)
+        elif t == T_STRAY and m.get("state") not in STATION_STATES:
+            raise ProtocolError("'state' must be one of " + ", ".join(STATION_STATES))
+    elif t == T_STATUS:
+        if m.get("state") not in (ONLINE, OFFLINE):
+            raise ProtocolError("'state' must be 'online' or 'offline'")
+        check_int(m, "boot", 0)
+        if m["state"] == ONLINE:
+            fw = m.get("fw")
+            if not isinstance(fw, str) or not 0 < len(fw) <= 32:
+                raise ProtocolError("'fw' must be a string of 1..32 characters")
+            check_int(m, "stations", 1, 64)
+            check_int(m, "mem", 0, optional=True)
+            check_int(m, "up", 0, optional=True)
+            check_int(m, "rssi", -150, 0, optional=True)
+    return m
+
+
+def decode_from_board(payload: bytes | str) -> dict:
+    """A message a board sent: protocol.decode, then check_board_message."""
+    return check_board_message(decode(payload))
+
+
+def hub_subscriptions() -> tuple[str, str, str]:
+    """Topic filters the hub subscribes to (all with QoS 1)."""
+    base = PREFIX + "/b/+/"
+    return (base + STATUS, base + EVENT, base + SYNC)
+
+
+def parse_board_topic(topic: str) -> tuple[str, str]:
+    """'tt/v1/b/<board>/<kind>' -> (board, kind); ProtocolError otherwise."""
+    parts = topic.split("/")
+    if len(parts) != 5 or parts[0] + "/" + parts[1] != PREFIX or parts[2] != "b":
+        raise ProtocolError("not a board topic: " + topic)
+    check_board_id(parts[3])
+    if parts[4] not in (STATUS, EVENT, SYNC, CMD, SCHED):
+        raise ProtocolError("unknown topic kind: " + parts[4])
+    return parts[3], parts[4]
+
+
+def sync_reply(request: dict, t2: int, t3: int) -> dict:
+    return {"v": VERSION, "type": T_SYNC, "id": request["id"], "t1": request["t1"],
+            "t2": t2, "t3": t3}
+
+
+def ack(boot: int, seq: int) -> dict:
+    return {"v": VERSION, "type": T_ACK, "boot": boot, "seq": seq}
+
+
+def schedule(sched_id: int, start: int | None, end: int | None, signals: list,
+             rot: list | None = None, calls: list | None = None) -> dict:
+    """signals: [[hub ms, name], ...]; the station runs from start to end.
+    rot: [first, interval, until]: relay rotation signals at first,
+    first + interval, ... while < until (sent compactly: a 5 h relay has
+    dozens).  calls: per button, how many puzzles it calls in turn (one at
+    a time formats; default 1): after a confirmation the station runs again
+    until that many are confirmed."""
+    m = {"v": VERSION, "type": T_SCHED, "id": sched_id, "start": start, "end": end,
+         "signals": signals}
+    if rot is not None:
+        m["rot"] = rot
+    if calls is not None:
+        m["calls"] = calls
+    return m
+
+
+def identify(exp: int) -> dict:
+    return {"v": VERSION, "type": T_IDENTIFY, "exp": exp}
+
+
+def recorded(station: int, call: list, time_ms: int | None, confirmed: bool) -> dict:
+    """time_ms: the finish as the standings show it (since the entrant's
+    start, at the format's resolution; None if not a finish)."""
+    return {"v": VERSION, "type": T_RECORDED, "station": station, "call": call, "time": time_ms,
+            "confirmed": confirmed}
+
+
+def hub_status(state: str) -> dict:
+    return {"v": VERSION, "type": T_HUB, "state": state}

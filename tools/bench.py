@@ -204,8 +204,9 @@ def press_results(hall: Hall, marks: list[tuple[SimBoard, int]], timeout: float 
             press = sim.wait_for(lambda r: r.get("sim") == "press", start=start, timeout=timeout)
             j = sim.wait_for(lambda r: "journaled" in r, start=start, timeout=timeout)
             ack = sim.wait_for(lambda r: r.get("acked") == j["journaled"], start=start, timeout=timeout)
-        except TimeoutError:
+        except TimeoutError as e:
             lost += 1
+            print(f"  not acknowledged: {e}", file=sys.stderr, flush=True)
             continue
         lat.append(ack["t"] - press["true"])
         sys_lat.append(ack["t"] - j["t"])
@@ -215,6 +216,7 @@ def press_results(hall: Hall, marks: list[tuple[SimBoard, int]], timeout: float 
         e = stored.get((b, j["journaled"][0], j["journaled"][1]))
         if e is None:
             lost += 1
+            print(f"  acknowledged but not stored: {b} {j['journaled']}", file=sys.stderr, flush=True)
         else:
             err.append(e["payload"]["at"] - press["true"])
     return lat, err, lost, sys_lat

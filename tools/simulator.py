@@ -80,7 +80,12 @@ class SimBoard:
         self.proc = subprocess.Popen(
             [micropython_binary(), *heap, str(main), str(cfg)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=env, cwd=self.dir, start_new_session=True)
+            # a process group of its own (a Ctrl-C for the parent does not
+            # reach it) in the parent's session: on Linux every session is
+            # a scheduling group (autogroup) and hundreds of boards with a
+            # session each would get hundreds of shares of the CPU to the
+            # hub's one
+            env=env, cwd=self.dir, process_group=0)
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
         return self

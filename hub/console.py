@@ -548,7 +548,8 @@ class ConsoleApp(App):
         # costs ~10 ms at 300 stations, and a frame waits for them all)
         self._dirty = False
         self.refresh_view()
-        self.call_after_refresh(self._painted)
+        if not self.call_after_refresh(self._painted):     # closing: take events as they come
+            self._pending.clear()
 
     def _painted(self) -> None:
         self._pending.clear()

@@ -157,7 +157,7 @@ class LiveTable(ScrollView, can_focus=True):
         if self.cursor_row != old_cursor:      # the cursor's style, off one row and onto another
             spans += [(old_cursor, old_cursor), (self.cursor_row, self.cursor_row)]
         top = round(self.scroll_y)
-        bottom = top + self.scrollable_content_region.height - 2        # the last row in view
+        bottom = top + self._rows_in_view() - 1                          # the last row in view
         spans = [(max(a, top), min(b, bottom)) for a, b in spans if a <= bottom and b >= top]
         if spans:
             lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
@@ -199,40 +199,39 @@ class LiveTable(ScrollView, can_focus=True):
             if i >= len(self._keys):
                 return Strip.blank(width, base)
             key = self._keys[i]
-            row = self._lines.get(key)
-            if row is None:
-                row = self._lines[key] = self._render_cells(self._cells[key])
-            line = row
+            if key not in self._lines:
+                self._lines[key] = self._render_cells(self._cells[key])
+            line = self._lines[key]
             style = cursor if i == self.cursor_row else even if self.zebra_stripes and i % 2 else base
         # the line's style across the whole width (header, cursor, stripes)
         return line.apply_style(style).crop_extend(scroll_x, scroll_x + width, style)
 
     # ---------------------------------------------------------------- cursor
-    def _move_cursor(self, row: int) -> None:
+    def _rows_in_view(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)        # below the header
+
+    def move_cursor(self, row: int) -> None:
         if not self._keys:
             return
         old, self.cursor_row = self.cursor_row, max(0, min(row, len(self._keys) - 1))
         self.refresh_line(old + 1)
         self.refresh_line(self.cursor_row + 1)
-        visible = max(1, self.scrollable_content_region.height - 1)   # rows below the header
+        visible = self._rows_in_view()
         top = round(self.scroll_y)
         if self.cursor_row < top:
             self.scroll_to(y=self.cursor_row, animate=False)
         elif self.cursor_row >= top + visible:
             self.scroll_to(y=self.cursor_row - visible + 1, animate=False)
 
-    def move_cursor(self, row: int) -> None:
-        self._move_cursor(row)
-
     def action_cursor(self, step: int) -> None:
-        self._move_cursor(self.cursor_row + step)
+        self.move_cursor(self.cursor_row + step)
 
     def action_page(self, direction: int) -> None:
-        self._move_cursor(self.cursor_row + direction * max(1, self.scrollable_content_region.height - 2))
+        self.move_cursor(self.cursor_row + direction * max(1, self._rows_in_view() - 1))
 
     def action_cursor_to(self, row: int) -> None:
-        self._move_cursor(row if row >= 0 else len(self._keys) - 1)
+        self.move_cursor(row if row >= 0 else len(self._keys) - 1)
 
     def on_click(self, event: Click) -> None:
         if event.y >= 1:
-            self._move_cursor(round(self.scroll_y) + event.y - 1)
+            self.move_cursor(round(self.scroll_y) + event.y - 1)

@@ -425,6 +425,10 @@ class MainScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#calls", LiveTable).focus()
+        # draw now, not at the first timer tick: the app's own refresh in its
+        # on_mount ran before this screen was mounted and drew nothing, so the
+        # header, the tables and the cursor were empty for up to REFRESH_S
+        self.call_later(self.app.refresh_view)                             # type: ignore[attr-defined]
 
     # actions are the app's
     def action_start(self) -> None: self.app.open_form("start")            # type: ignore[attr-defined]

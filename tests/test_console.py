@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tabletimer.hub.competition import Competition
-from tabletimer.hub.console import ConfirmScreen, ConsoleApp, FormScreen, run_console
+from tabletimer.hub.console import ConfirmScreen, ConsoleApp, FormScreen, NameScreen, run_console
 from tabletimer.hub.console_table import LiveTable
 from tabletimer.hub.event_folder import Station
 from tabletimer.hub.formats import load_format
@@ -26,6 +26,7 @@ from tabletimer.hub.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from textual.widgets import Input, Label
+from waiting import settle, until_async
 
 KEYS = {"b1": "11" * 32, "b2": "22" * 32}
 T0 = 1_796_000_000_000
@@ -95,22 +96,22 @@ def drive(svc: HubService, script, size: tuple[int, int] = SIZE, **kw) -> None:
     async def main() -> None:
         app = ConsoleApp(svc, "Test Cup", **kw)
         async with app.run_test(size=size) as pilot:
-            await pilot.pause()
+            await settle(pilot, lambda: app.snap is not None, "the main screen drawn")
             await script(app, pilot)
     asyncio.run(main())
 
 
 async def fill(app: ConsoleApp, pilot, key: str, submit: bool = True, **values: str) -> FormScreen:
-    """Open a form with its key, fill fields, press Enter."""
+    """Open a form with its key, fill fields, press Enter (and wait for the
+    form's answer)."""
     await pilot.press(key)
-    form = app.screen
-    assert isinstance(form, FormScreen), f"key {key!r} opened {form!r}"
+    form = await settle(pilot, lambda: isinstance(app.screen, FormScreen) and app.screen,
+                        f"key {key!r} to open a form", seen=lambda: app.screen)
     for name, v in values.items():
         form.query_one(f"#f-{name}", Input).value = v
     if submit:
         form.query_one(f"#f-{next(iter(values))}" if values else "Input", Input).focus()
-        await pilot.press("enter")
-        await pilot.pause()
+        await submit_form(app, pilot, form)
     return form
 
 
@@ -118,10 +119,39 @@ def error_of(form: FormScreen) -> str:
     return str(form.query_one("#error", Label).render())
 
 
+async def submit_form(app: ConsoleApp, pilot, form: FormScreen) -> None:
+    """Enter in the form, then wait until it answered: an error shown in
+    it, or the form no longer on top (recorded, or asking first)."""
+    form.query_one("#error", Label).update("")
+    await pilot.press("enter")
+    await settle(pilot, lambda: app.screen is not form or error_of(form), f"the {form.form.key} form to answer",
+                 seen=lambda: (app.screen, error_of(form)))
+
+
 async def answer(app: ConsoleApp, pilot, key: str) -> None:
-    assert isinstance(app.screen, ConfirmScreen), app.screen
+    """Answer the confirmation; wait until it is gone and its answer taken:
+    back in the form (no), or the form closed or showing why not (yes)."""
+    confirm = app.screen
+    assert isinstance(confirm, ConfirmScreen), confirm
+    form = app.screen_stack[-2]
     await pilot.press(key)
-    await pilot.pause()
+    if key == "y":
+        await settle(pilot, lambda: form not in app.screen_stack or (app.screen is form and error_of(form)),
+                     "the confirmed action recorded", seen=lambda: app.screen_stack)
+    else:
+        await settle(pilot, lambda: app.screen is form, "back in the form", seen=lambda: app.screen_stack)
+
+
+async def shown(app: ConsoleApp, pilot, tmp_path: Path, name: str, *needles: str) -> str:
+    """The screenshot's text once it shows every needle."""
+    texts = [""]
+
+    def has_all() -> bool:
+        texts[0] = svg_text(app, tmp_path, name)
+        return all(n in texts[0] for n in needles)
+    await settle(pilot, has_all, f"the {name} screen to show {needles}",
+                 seen=lambda: ([n for n in needles if n not in texts[0]], texts[0][:400]))
+    return texts[0]
 
 
 def svg_text(app: ConsoleApp, tmp_path: Path, name: str) -> str:
@@ -140,11 +170,11 @@ def test_start_round_in_seconds_then_restart_with_new_operator_and_confirmation(
         assert not isinstance(app.screen, FormScreen)
         # another operator moves the armed start: a new start asks first
         await pilot.press("w")
-        await pilot.pause()
-        app.screen.query_one("#f-who", Input).value = "Dana"
+        name = await settle(pilot, lambda: isinstance(app.screen, NameScreen) and app.screen,
+                            "the operator name screen", seen=lambda: app.screen)
+        name.query_one("#f-who", Input).value = "Dana"
         await pilot.press("enter")
-        await pilot.pause()
-        assert app.who == "Dana"
+        await settle(pilot, lambda: app.who == "Dana", "the new operator", seen=lambda: app.who)
         await fill(app, pilot, "s", at=str(T0 + 300_000), why="late bus")
         await answer(app, pilot, "y")
     drive(hub, script)
@@ -161,16 +191,15 @@ def test_confirm_the_selected_call_with_missing_pieces(hub):
     hub.start_round(T0)
     async def script(app, pilot):
         pid = press(hub)
-        app.refresh_view()
-        await pilot.pause()
-        assert app.selected("calls") == pid
+        await settle(pilot, lambda: app.selected("calls") == pid, "the call selected",
+                     seen=lambda: app.selected("calls"))
         assert row(hub, "e1").provisional
         form = await fill(app, pilot, "c", submit=False, found="1", lost="2")
         assert form.query_one("#f-press_id", Input).value == pid
         form.query_one("#f-why", Input).value = "counted twice"
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.main().query_one("#calls", LiveTable).row_count == 0
+        await submit_form(app, pilot, form)
+        calls = app.main().query_one("#calls", LiveTable)
+        await settle(pilot, lambda: calls.row_count == 0, "the call gone", seen=lambda: calls.keys)
     drive(hub, script)
     e = ops(hub)[-1]
     assert e["type"] == "confirm"
@@ -187,12 +216,11 @@ def test_void_needs_a_selected_call_asks_first_and_no_records_nothing(hub):
         await pilot.press("v")                      # no call waiting: no form
         assert not isinstance(app.screen, FormScreen)
         press(hub)
-        app.refresh_view()
-        await pilot.pause()
-        await fill(app, pilot, "v", why="knocked the button")
+        await settle(pilot, lambda: app.selected("calls"), "the call selected")
+        form = await fill(app, pilot, "v", why="knocked the button")
         await answer(app, pilot, "n")               # back in the form, nothing stored
         assert isinstance(app.screen, FormScreen) and ops(hub)[-1]["type"] == "round_start"
-        await pilot.press("enter")
+        await submit_form(app, pilot, form)
         await answer(app, pilot, "y")
         assert not isinstance(app.screen, FormScreen)
     drive(hub, script)
@@ -212,13 +240,11 @@ def test_piece_count_by_name_and_the_validation_error(hub):
         assert ops(hub)[-1]["type"] == "round_start"              # nothing stored
         form.query_one("#f-placed", Input).value = "311"
         form.query_one("#f-remaining", Input).value = "189"
-        await pilot.press("enter")
-        await pilot.pause()
+        await submit_form(app, pilot, form)
         assert "either placed or remaining" in error_of(form)
         form.query_one("#f-remaining", Input).value = ""
         form.query_one("#f-why", Input).value = "counted at time-up"
-        await pilot.press("enter")
-        await pilot.pause()
+        await submit_form(app, pilot, form)
         assert not isinstance(app.screen, FormScreen)
     drive(hub, script)
     e = ops(hub)[-1]
@@ -247,13 +273,13 @@ def test_dns_and_dq_with_a_required_reason(hub):
         form = await fill(app, pilot, "r", submit=False)     # this format has no per-entrant start
         assert "ignored" in str(form.query_one(".note", Label).render())
         await pilot.press("escape")
+        await settle(pilot, lambda: form not in app.screen_stack, "the form closed", seen=lambda: app.screen)
         await fill(app, pilot, "n", entrant="Carol", why="absent")
         await answer(app, pilot, "y")
         form = await fill(app, pilot, "x", entrant="e2", why="phone")
         assert "dq: a reason is needed" in error_of(form)
         form.query_one("#f-reason", Input).value = "used a phone"
-        await pilot.press("enter")
-        await pilot.pause()
+        await submit_form(app, pilot, form)
         await answer(app, pilot, "y")
     drive(hub, script)
     dns, dq = ops(hub)[-2:]
@@ -267,18 +293,22 @@ def test_identify_the_selected_board_and_an_unknown_one(hub):
     sent = []
     hub.publish = sent.extend
     async def script(app, pilot):
-        app.main().query_one("#hall", LiveTable).focus()
+        hall = app.main().query_one("#hall", LiveTable)
+        await settle(pilot, lambda: hall.keys == ["b1#1", "b1#2", "b2#1"], "the hall's stations",
+                     seen=lambda: hall.keys)
+        hall.focus()
         await pilot.press("down", "down")                 # b2's station
+        await settle(pilot, lambda: app.selected("hall") == "b2#1", "b2's station selected",
+                     seen=lambda: app.selected("hall"))
         form = await fill(app, pilot, "i", submit=False)
         assert form.query_one("#f-board", Input).value == "b2"
         form.query_one("#f-board", Input).value = "zz"
-        await pilot.press("enter")
-        await pilot.pause()
+        await submit_form(app, pilot, form)
         assert "identify: no board 'zz'" in error_of(form)
         form.query_one("#f-board", Input).value = "b2"
         form.query_one("#f-why", Input).value = "which one is table 2?"
-        await pilot.press("enter")
-        await pilot.pause()
+        await submit_form(app, pilot, form)
+        assert form not in app.screen_stack, error_of(form)
     drive(hub, script)
     e = ops(hub)[-1]
     assert (e["type"], e["payload"]) == ("identify", {"board": "b2", "who": "head referee",
@@ -290,16 +320,16 @@ def test_correct_a_time_needs_a_reason_and_asks_first(hub):
     hub.start_round(T0)
     pid = press(hub, after_start_ms=61_000)
     async def script(app, pilot):
+        await settle(pilot, lambda: app.selected("calls") == pid, "the call selected",
+                     seen=lambda: app.selected("calls"))
         form = await fill(app, pilot, "t", time="1:05")
         assert "a reason (why) is needed" in error_of(form)
         form.query_one("#f-time", Input).value = "1:0x"
         form.query_one("#f-why", Input).value = "referee's watch"
-        await pilot.press("enter")
-        await pilot.pause()
+        await submit_form(app, pilot, form)
         assert "time: expected seconds or h:mm:ss" in error_of(form)
         form.query_one("#f-time", Input).value = "0:01:05"
-        await pilot.press("enter")
-        await pilot.pause()
+        await submit_form(app, pilot, form)
         await answer(app, pilot, "y")
     drive(hub, script)
     e = ops(hub)[-1]
@@ -318,13 +348,12 @@ def test_events_from_another_thread_tick_and_stop_event(hub):
         t = threading.Thread(target=press, args=(hub, "b2", 1))
         t.start()
         t.join(5)
-        await pilot.pause(0.1)
-        assert app.main().query_one("#calls", LiveTable).row_count == 1
-        await pilot.pause(0.3)
-        assert ticks
+        calls = app.main().query_one("#calls", LiveTable)
+        await settle(pilot, lambda: calls.row_count == 1, "the call from the other thread",
+                     seen=lambda: calls.keys)
+        await settle(pilot, lambda: ticks, "a tick")
         stop.set()
-        await pilot.pause(0.4)
-        assert not app.is_running
+        await until_async(lambda: not app.is_running, "the console to stop")
     drive(hub, script, stop_event=stop, tick=lambda: ticks.append(1))
     assert hub.listeners == []
 
@@ -339,36 +368,38 @@ def test_run_console_returns_when_stop_event_is_set(hub):
 
 # ------------------------------------------------------------------ screens
 
+def test_the_screen_is_drawn_when_it_opens_not_at_the_first_tick(hub, tmp_path, monkeypatch):
+    """The header and the tables are drawn as the main screen mounts (they
+    once stayed empty until the first timer tick, up to 250 ms; a test, or
+    an operator, could see an empty header)."""
+    from tabletimer.hub import console
+    monkeypatch.setattr(console, "REFRESH_S", 3600.0)     # no timer tick during this test
+
+    async def script(app, pilot):
+        await shown(app, pilot, tmp_path, "first", "round not started", "boards online 2/2", "Alice")
+        assert app.main().query_one("#hall", LiveTable).keys == ["b1#1", "b1#2", "b2#1"]
+    drive(hub, script, size=SHOT_SIZE)
+
+
 def test_main_screen_in_four_states(hub, tmp_path):
     async def script(app, pilot):
-        idle = svg_text(app, tmp_path, "idle")
-        assert "Test Cup" in idle and "round not started" in idle and "boards online 2/2" in idle
-        assert "Alice" in idle and "idle" in idle
+        idle = await shown(app, pilot, tmp_path, "idle", "Test Cup", "round not started",
+                           "boards online 2/2", "Alice", "idle")
+        assert "calls waiting 0" in idle
 
         hub.start_round(T0 + 30_000, warnings_ms=(600_000,), who="head referee")
-        app.refresh_view()
-        await pilot.pause()
-        armed = svg_text(app, tmp_path, "armed")
-        assert "starts in 0:00:30" in armed and "next signal: start in 0:00:30" in armed
+        await shown(app, pilot, tmp_path, "armed", "starts in 0:00:30", "next signal: start in 0:00:30")
 
         hub.clock.t = T0 + 30_000 + 600_000
-        app.refresh_view()
-        await pilot.pause()
-        running = svg_text(app, tmp_path, "running")
-        assert "elapsed 0:10:00" in running and "remaining 1:20:00" in running
-        assert "next signal: warn in 1:10:00" in running and "running" in running
+        running = await shown(app, pilot, tmp_path, "running", "elapsed 0:10:00", "remaining 1:20:00",
+                              "next signal: warn in 1:10:00")
+        assert "running" in running
 
         press(hub, "b1", 2, after_start_ms=500_000)
         hub.clock.t += 61_000
-        app.refresh_view()
-        await pilot.pause()
-        calls = svg_text(app, tmp_path, "calls")
-        assert "calls waiting 1" in calls and "Bob" in calls and "b1/1/1" in calls
-        assert "0:02:41" in calls and "Table 1 #2" in calls and "called" in calls
+        await shown(app, pilot, tmp_path, "calls", "calls waiting 1", "Bob", "b1/1/1", "0:02:41",
+                    "Table 1 #2", "called")
 
         hub.clock.t = T0 + 30_000 + 5_400_000 + 5_000
-        app.refresh_view()
-        await pilot.pause()
-        up = svg_text(app, tmp_path, "time-up")
-        assert "TIME UP" in up and "next signal: none" in up and "unfinished" in up
+        await shown(app, pilot, tmp_path, "time-up", "TIME UP", "next signal: none", "unfinished")
     drive(hub, script, size=SHOT_SIZE)

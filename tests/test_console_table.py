@@ -13,6 +13,7 @@ from textual.app import App, ComposeResult
 from textual._compositor import ChopsUpdate, LayoutUpdate
 
 from tabletimer.hub.console_table import LiveTable
+from waiting import settle
 
 COLUMNS = ("place", "name")
 HEIGHT = 8                  # the header and 7 rows
@@ -37,6 +38,8 @@ class Mirror:
                     for x, strip in update.chops[y].items():
                         if strip is not None:
                             self.put(y, x, list(strip), x1, x2)
+            self.frames += 1
+        self.frames = 0                                           # updates written so far
         app._display = shown                                      # type: ignore[method-assign]
 
     def put(self, y: int, x: int, segments: list, x1: int, x2: int) -> None:
@@ -79,27 +82,30 @@ def test_rows_follow_set_rows_and_the_screen_shows_them() -> None:
             t = app.query_one(LiveTable)
             rows = [(f"k{i}", [str(i + 1), f"Puzzler {i}"]) for i in range(30)]
 
+            async def on_screen(what: str) -> None:
+                await settle(pilot, lambda: mirror.text(0, HEIGHT) == expected(t, rows), what,
+                             seen=lambda: (mirror.text(0, HEIGHT), expected(t, rows)))
+
             async def same_when_redrawn_whole() -> None:
                 # the styles too (cursor, stripes): what the table drew line
                 # by line is what it draws when redrawn whole
                 seen = mirror.grid(0, HEIGHT)
+                frames = mirror.frames
                 t.refresh()
-                await pilot.pause()
+                await settle(pilot, lambda: mirror.frames > frames, "a frame after the whole redraw")
                 assert mirror.grid(0, HEIGHT) == seen
 
             async def show(new: list[tuple[str, list[str]]]) -> None:
                 rows[:] = new
                 t.set_rows([(k, list(c)) for k, c in new])
-                await pilot.pause()
                 assert t.keys == [k for k, _ in new]
                 assert [[c.plain for c in t.row(k)] for k in t.keys] == [c for _, c in new]
-                assert mirror.text(0, HEIGHT) == expected(t, new)
+                await on_screen("the new rows on the screen")
                 await same_when_redrawn_whole()
 
             async def move(row: int) -> None:
                 t.move_cursor(row)
-                await pilot.pause()
-                assert mirror.text(0, HEIGHT) == expected(t, rows)
+                await on_screen(f"the cursor on row {row} on the screen")
                 await same_when_redrawn_whole()
 
             await show(list(rows))
@@ -115,8 +121,8 @@ def test_rows_follow_set_rows_and_the_screen_shows_them() -> None:
             await show(rows[:1] + [(rows[1][0], ["2", "A much longer name than before"])] + rows[2:])
             t.focus()
             await pilot.press("end")                                # scroll to the last rows
-            await pilot.pause()
-            assert t.selected_key() == "new"
+            await settle(pilot, lambda: t.selected_key() == "new", "the cursor on the last row",
+                         seen=t.selected_key)
             await show(rows[:-1])                  # the selected last row goes: the one above it is selected
             assert t.selected_key() == rows[-1][0]
             await show(rows + [("new", ["-", "Newcomer"])])
@@ -125,8 +131,9 @@ def test_rows_follow_set_rows_and_the_screen_shows_them() -> None:
             assert "Late change" in "\n".join(mirror.text(0, HEIGHT))
             await show([r if r[0] != "k27" else ("k27", ["28", "Changed in view"]) for r in rows])
             await pilot.press("home")
-            await pilot.pause()
-            assert t.selected_key() == rows[0][0] and mirror.text(0, HEIGHT) == expected(t, rows)
+            await settle(pilot, lambda: t.selected_key() == rows[0][0], "the cursor on the first row",
+                         seen=t.selected_key)
+            await on_screen("the first rows on the screen")
             # fewer rows than the table's height (no scrolling to redraw it
             # all): the selected last row goes, the cursor is on the one above
             await show(rows[:3])

@@ -5,30 +5,24 @@ console's keys makes the entrant's finish confirmed in the standings."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pytest
 
+from needs import require_tool
 from rig import synced
 from tabletimer.hub import event_folder
 from tabletimer.hub.keys import BoardKeys
 from tabletimer.hub.store import EventStore
 from tabletimer.tools.simulator import SimBoard
+from waiting import until
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 
 
 def tmux() -> str:
-    path = shutil.which("tmux")
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("tmux is not installed")
-        pytest.skip("tmux is not installed")
-    return path
+    return require_tool("tmux", "apt-get install tmux, or brew install tmux")
 
 
 def screen(session: str) -> str:
@@ -36,16 +30,14 @@ def screen(session: str) -> str:
                           text=True).stdout
 
 
-def until(session: str, pred, timeout: float = 20.0) -> str:
+def on_screen(session: str, pred, what: str, timeout: float = 20.0) -> str:
     """Poll the terminal until its text satisfies pred (a screen has no event to await)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        text = screen(session)
-        if pred(text):
-            return text
-        if time.monotonic() > deadline:
-            raise AssertionError(f"screen never matched; last screen:\n{text}")
-        time.sleep(0.2)
+    last = [""]
+
+    def check() -> str:
+        last[0] = screen(session)
+        return last[0] if pred(last[0]) else ""
+    return until(check, what, timeout, seen=lambda: "\n" + last[0], poll=0.2)
 
 
 def calls_region(text: str) -> str:
@@ -76,20 +68,22 @@ def test_press_shows_in_the_queue_and_console_confirmation_moves_standings(tmp_p
                     "Enter"], check=True)      # (pytest exports COLUMNS/LINES; a terminal has its own)
     sim = SimBoard("B1", "127.0.0.1", embedded_broker.port, tmp_path, key=key, stations=2)
     try:
-        until(session, lambda t: "boards online 0/0" in t or "boards online" in t)
+        on_screen(session, lambda t: "boards online" in t, "the console's header")
         sim.start()
         sim.wait_for(lambda r: "sched" in r)
         synced(sim)
         sim.press(2)
-        until(session, lambda t: "B1/1/1" in calls_region(t)
-              and "provisional" in line_with(t, "Bob", "Standings"))
+        on_screen(session, lambda t: "B1/1/1" in calls_region(t)
+                  and "provisional" in line_with(t, "Bob", "Standings"), "Bob's call, provisional")
         subprocess.run([tm, "send-keys", "-t", session, "c"], check=True)     # confirm the selected call
-        until(session, lambda t: "missing" in t.lower())                        # the form is open
+        on_screen(session, lambda t: "Confirm the selected call" in t and "missing pieces found" in t,
+                  "the confirm form")
         subprocess.run([tm, "send-keys", "-t", session, "Enter"], check=True)
-        text = until(session, lambda t: "confirmed" in line_with(t, "Bob", "Standings"))
+        text = on_screen(session, lambda t: "confirmed" in line_with(t, "Bob", "Standings"),
+                         "Bob's finish confirmed")
         assert "B1/1/1" not in calls_region(text)                           # the queue is empty
         subprocess.run([tm, "send-keys", "-t", session, "q"], check=True)
-        until(session, lambda t: "standings:" in t, timeout=30)
+        on_screen(session, lambda t: "standings:" in t, "the hub's final standings", timeout=30)
     finally:
         subprocess.run([tm, "kill-session", "-t", session], capture_output=True)
         sim.kill()
@@ -113,12 +107,11 @@ def test_closing_the_terminal_stops_hub_and_broker(tmp_path):
     subprocess.run([tm, "send-keys", "-t", session,
                     f"env -u COLUMNS -u LINES {TT} run {ev} --port {free_port()}", "Enter"], check=True)
     try:
-        until(session, lambda t: "Standings" in t)
+        on_screen(session, lambda t: "Standings" in t, "the console")
         running = subprocess.run(["pgrep", "-f", str(ev)], capture_output=True, text=True).stdout.split()
         assert len(running) >= 2                       # the hub and its broker
     finally:
         subprocess.run([tm, "kill-session", "-t", session], capture_output=True)
-    deadline = time.monotonic() + 20
-    while subprocess.run(["pgrep", "-f", str(ev)], capture_output=True).returncode == 0:
-        assert time.monotonic() < deadline, "hub or broker still running after the terminal closed"
-        time.sleep(0.2)   # polling other processes' exit: nothing to await
+    # polling other processes' exit: nothing to await
+    until(lambda: subprocess.run(["pgrep", "-f", str(ev)], capture_output=True).returncode != 0,
+          "the hub and its broker to exit after the terminal closed", timeout=20, poll=0.2)

@@ -12,11 +12,9 @@ delivery to a client)."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import itertools
 import os
 import queue
-import shutil
 import stat
 import subprocess
 import threading
@@ -27,6 +25,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from brokers import free_port, require_mosquitto, wait_port
+from needs import require_account, require_tool
 from tabletimer.hub import mosquitto_config as mc
 from tabletimer.hub.hub_protocol import hub_subscriptions
 from tabletimer.hub.keys import BoardKeys, mqtt_password
@@ -93,9 +92,8 @@ def test_password_hash_is_mosquittos_own_format():
 
 
 def test_hashes_from_the_installed_mosquitto_passwd_verify(tmp_path):
-    tool = shutil.which("mosquitto_passwd")
-    if tool is None:
-        pytest.skip("mosquitto_passwd not installed (the fixed vector above covers the format)")
+    tool = require_tool("mosquitto_passwd", "apt-get install mosquitto; the fixed vector above covers "
+                                            "the format meanwhile")
     pw = tmp_path / "pw"
     subprocess.run([tool, "-c", "-b", str(pw), "b1", mqtt_password(KEYS["b1"])], check=True,
                    capture_output=True, timeout=30)
@@ -476,11 +474,7 @@ def test_retained_messages_survive_a_broker_restart(event):
 def test_started_as_root_it_reads_its_files_as_their_owner(tmp_path):
     """Why the config names the files' owner in `user`: started as root,
     Mosquitto drops to that account before reading the 0600 password file."""
-    import pwd
-    try:
-        pwd.getpwnam("mosquitto")
-    except KeyError:
-        pytest.skip("no mosquitto account")
+    require_account("mosquitto", "apt-get install mosquitto creates it")
     port = free_port()
     conf = mc.write_mosquitto_config(tmp_path / "mqtt", board_keys(), HUB_USER, HUB_PASSWORD,
                                      listen_host="127.0.0.1", port=port, run_as="mosquitto")

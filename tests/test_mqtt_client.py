@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import paho.mqtt.client as mqtt  # noqa: E402
 import pytest  # noqa: E402
 
+from waiting import until_async  # noqa: E402
 from brokers import (FIRMWARE, MosquittoBroker, free_port, micropython_env,  # noqa: E402
                      require_micropython, require_mosquitto)
 
@@ -460,8 +461,8 @@ def test_cpython_keepalive_pings_keep_session(mosq):
         client = MQTTClient(prefix(), "127.0.0.1", mosq.port, keepalive=1, on_connect=on_connect)
         runner = asyncio.create_task(client.run())
         await asyncio.wait_for(up.wait(), T)
-        while client.pings < 4:              # PINGRESPs arriving every ~0.5 s
-            await asyncio.sleep(0.05)
+        await until_async(lambda: client.pings >= 4, "4 PINGRESPs (one every ~0.5 s)", timeout=T,
+                          seen=lambda: client.pings)
         # mosquitto drops a client silent for 1.5 s; we have been connected > 2 s
         assert client.connected and n == [1]
         await client.stop()

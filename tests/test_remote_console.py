@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -34,6 +33,7 @@ from tabletimer.hub.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from textual.widgets import Input
+from waiting import Output, settle, until
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 KEYS = {"b1": "11" * 32, "b2": "22" * 32}
@@ -41,11 +41,7 @@ MIN = 60_000
 
 
 def wait_for(pred, timeout: float = 10.0, what: str = "the condition") -> None:
-    """Poll pred() until it holds (a deadline, not a guess at how long)."""
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
+    until(pred, what, timeout)
 
 
 class Board:
@@ -308,30 +304,27 @@ def test_confirm_a_call_from_the_remote_console(hub, remote):
     appears; confirming it there confirms it on the hub."""
     carol = hub.boards["b2"].press(hub, 1, 19 * MIN)    # type: ignore[attr-defined]
 
-    async def until(pilot, pred, what: str, timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not pred():
-            assert time.monotonic() < deadline, f"timed out waiting for {what}"
-            await pilot.pause(0.05)
-
     async def main() -> None:
         app = ConsoleApp(remote, "Remote Cup", tick=remote.catch_up)
         async with app.run_test(size=(120, 36)) as pilot:
             calls = lambda: app.main().query_one("#calls", LiveTable)      # noqa: E731
-            await until(pilot, lambda: calls().row_count == 2, "both calls on the remote console")
+            await settle(pilot, lambda: calls().row_count == 2, "both calls on the remote console",
+                         seen=lambda: calls().keys)
             calls().focus()
             calls().move_cursor(calls().keys.index(carol))
-            await pilot.pause()
+            await settle(pilot, lambda: calls().selected_key() == carol, "Carol's call selected",
+                         seen=lambda: calls().selected_key())
             await pilot.press("c")
-            form = app.screen
-            assert isinstance(form, FormScreen)
+            form = await settle(pilot, lambda: isinstance(app.screen, FormScreen) and app.screen,
+                                "the confirm form", seen=lambda: app.screen)
             assert form.query_one("#f-press_id", Input).value == carol
             form.query_one("#f-found", Input).value = "1"
             form.query_one("#f-why", Input).value = "from the second laptop"
             form.query_one("#f-found", Input).focus()
             await pilot.press("enter")
-            await until(pilot, lambda: not isinstance(app.screen, FormScreen), "the form to close")
-            await until(pilot, lambda: calls().row_count == 1, "Carol's call gone")
+            await settle(pilot, lambda: not isinstance(app.screen, FormScreen), "the form to close",
+                         seen=lambda: (app.screen, str(form.query_one("#error").render())))
+            await settle(pilot, lambda: calls().row_count == 1, "Carol's call gone", seen=lambda: calls().keys)
     asyncio.run(main())
     carols = entrant(hub, "e3")
     assert (carols.status, carols.provisional, carols.penalty_ms) == ("finished", False,
@@ -354,14 +347,10 @@ def test_run_prints_the_remote_console_command_and_serves_it(tmp_path):
          "--duration", "60"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        assert proc.stdout
-        lines: list[str] = []
-        for line in proc.stdout:
-            lines.append(line)
-            if "tabletimer console http://" in line:
-                break
-        command = lines[-1].split()
-        assert command[:2] == ["tabletimer", "console"], "".join(lines)
+        out = Output(proc.stdout)
+        command = out.wait_for(lambda line: "tabletimer console http://" in line,
+                               "the remote console command").split()
+        assert command[:2] == ["tabletimer", "console"], out.text()
         url, token = command[2], command[4]
         assert command[3] == "--token" and token == (folder / "console-token").read_text().strip()
         svc = connect(url, token)
@@ -369,14 +358,11 @@ def test_run_prints_the_remote_console_command_and_serves_it(tmp_path):
             svc.act("dns", {"entrant": "e3"}, who="second desk")
         finally:
             svc.log.close()
-        for line in proc.stdout:               # the hub's log of the stored action
-            if line.startswith("operator dns"):
-                assert '"who": "second desk"' in line
-                break
-        else:
-            pytest.fail("the hub did not log the action")
+        line = out.wait_for(lambda line: line.startswith("operator dns"), "the hub's log of the stored action")
+        assert '"who": "second desk"' in line
     finally:
         os.killpg(proc.pid, signal.SIGINT)
-        rest = proc.communicate(timeout=30)[0]
+        proc.wait(timeout=30)
+    rest = out.wait_closed()
     assert proc.returncode == 0, rest
     assert "e3" in rest.split("stopped; standings:")[1]

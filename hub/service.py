@@ -17,7 +17,8 @@ from tabletimer.shared.auth import AuthError
 
 from . import hub_protocol
 from .clock import HubClock
-from .competition import OPERATOR_ACTIONS, Competition
+from .actions import MAX_TEXT
+from .competition import Competition
 from .keys import BoardKeys
 from .registry import BoardRegistry
 from .replay import ReplayGuard
@@ -164,16 +165,26 @@ class HubService:
                                         "duration": duration_ms, "warnings": list(warnings_ms)},
                         who, why)
 
-    def act(self, action: str, payload: dict, who: str = "operator", why: str = "") -> dict:
-        """Append an operator action (with who and why) and apply it."""
-        fields = OPERATOR_ACTIONS.get(action)
-        if fields is None:
-            raise ValueError(f"unknown action {action!r}; known: {', '.join(OPERATOR_ACTIONS)}")
-        unknown = set(payload) - set(fields)
-        if unknown:
-            raise ValueError(f"{action}: unknown field(s) {', '.join(sorted(unknown))}")
+    def check_action(self, action: str, payload: dict, who: str = "operator", why: str = "") -> None:
+        """Raise ValueError (in an operator's words) unless the action may be
+        recorded as it is: its fields' shape, the event's entrants, presses
+        and puzzles, times near the hub's clock, a board that exists."""
+        if not isinstance(who, str) or not who.strip() or len(who) > MAX_TEXT:
+            raise ValueError(f"{action}: who must be a name of at most {MAX_TEXT} characters")
+        if not isinstance(why, str) or len(why) > MAX_TEXT:
+            raise ValueError(f"{action}: why must be text of at most {MAX_TEXT} characters")
         with self._lock:
-            self.competition.check_action(action, payload)
+            self.competition.check_action(action, payload, self.clock.now_ms())
+            if action == "identify":
+                b = payload["board"]
+                if b not in self.keys.boards() and b not in self.registry.boards:
+                    raise ValueError(f"identify: no board {b!r}")
+
+    def act(self, action: str, payload: dict, who: str = "operator", why: str = "") -> dict:
+        """Check an operator action (check_action), then append it (with who
+        and why) and apply it; nothing is stored when the check fails."""
+        with self._lock:
+            self.check_action(action, payload, who, why)
             row = self.store.append("operator", action, dict(payload, who=who, why=why),
                                     self.clock.now_ms())
             self._apply(row)
@@ -241,6 +252,8 @@ class HubService:
                                  + " ".join(f"{k}={v}" for k, v in p.items() if k not in ("who", "why") and v is not None)
                                  + (f" ({p['why']})" if p.get("why") else ""))
         self.competition.apply(ev)
+        if ev["id"] in self.competition.flagged:
+            self.activity.append(f"row #{ev['id']} cannot apply: {self.competition.flagged[ev['id']]}")
         for fn in self.listeners:
             fn(ev)
 
@@ -264,6 +277,8 @@ class HubService:
         if self.rejected.get("unknown board"):
             out.append(f"{self.rejected['unknown board']} message(s) from boards without a key")
         comp.facts()
+        for rid, why in list(comp.flagged.items())[-5:]:
+            out.append(f"log row #{rid} cannot apply ({why}): kept in the log, left out of the standings")
         for u in comp.unassigned[-5:]:
             out.append(f"{u.type} from {u.board} button {u.station}: no station for it")
         for row in comp.strays[-5:]:

@@ -1,0 +1,141 @@
+"""Operator actions: the fields each takes and their shape, checked before
+anything is stored (and again when a stored row is folded, so that a row an
+older version let through is flagged instead of breaking the event).  Pure:
+no I/O, no state.
+
+The shape is what needs no context: required fields, types, ranges that
+hold for every event.  What needs the event (does the entrant exist, does
+the puzzle have that many pieces, is the time plausible now) is checked by
+Competition.check_action on top of this.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DAY_MS = 86_400_000
+MAX_PIECES = 100_000          # no jigsaw puzzle of a speed competition comes near it
+MAX_WARNINGS = 10
+MAX_TEXT = 500                # entrant ids, press ids, reasons, who, why
+MAX_MS = 2 ** 53 - 1          # what JSON and a board's 64-bit arithmetic carry exactly
+
+# the fields each action takes (besides who/why)
+FIELDS: dict[str, tuple[str, ...]] = {
+    "round_start": ("at", "duration", "warnings"),
+    "press": ("entrant", "puzzle", "at"),                  # a finish the referee recorded by hand
+    "confirm": ("press_id", "entrant", "puzzle", "missing_found", "missing_lost", "missing_adjacent"),
+    "void": ("press_id",),
+    "correct": ("press_id", "at"),                         # = void + press at the corrected time
+    "count": ("entrant", "puzzle", "placed", "remaining"),
+    "start_offset": ("entrant", "offset_ms"),
+    "swap": ("entrant", "at", "packed", "opened"),
+    "dns": ("entrant",),
+    "dq": ("entrant", "reason"),
+    "reinstate": ("entrant",),
+    "identify": ("board",),                                 # make a board buzz and blink (no fact)
+}
+
+# actions that always name an entrant (confirm may name one instead of a press)
+ENTRANT_ACTIONS = ("press", "count", "start_offset", "swap", "dns", "dq", "reinstate")
+
+# hub times (ms since the Unix epoch) an action records
+TIME_FIELDS = ("at",)
+
+# field -> (kind, lowest, highest); kind: "int", "text", "ints" (a list of ints)
+_SHAPES: dict[str, tuple[str, int, int]] = {
+    "at": ("int", 0, MAX_MS),
+    "duration": ("int", 1, 7 * DAY_MS),
+    "warnings": ("ints", 1, 7 * DAY_MS),
+    "entrant": ("text", 1, MAX_TEXT),
+    "press_id": ("text", 1, MAX_TEXT),
+    "board": ("text", 1, MAX_TEXT),
+    "reason": ("text", 0, MAX_TEXT),
+    "puzzle": ("int", 1, 1000),
+    "missing_found": ("int", 0, MAX_PIECES),
+    "missing_lost": ("int", 0, MAX_PIECES),
+    "missing_adjacent": ("int", 0, MAX_PIECES),
+    "placed": ("int", 0, MAX_PIECES),
+    "remaining": ("int", 0, MAX_PIECES),
+    "offset_ms": ("int", -DAY_MS, DAY_MS),
+    "packed": ("int", 1, 1000),
+    "opened": ("int", 1, 1000),
+}
+
+# fields without which the action means nothing
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "round_start": ("at",),
+    "press": ("entrant", "at"),
+    "void": ("press_id",),
+    "correct": ("press_id", "at"),
+    "count": ("entrant",),
+    "start_offset": ("entrant", "offset_ms"),
+    "swap": ("entrant", "at", "packed", "opened"),
+    "dns": ("entrant",),
+    "dq": ("entrant", "reason"),
+    "reinstate": ("entrant",),
+    "identify": ("board",),
+}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _field_problem(action: str, k: str, v: Any) -> str | None:
+    kind, lo, hi = _SHAPES[k]
+    if kind == "int":
+        if not _is_int(v):
+            return f"{action}: {k} must be a whole number, not {v!r}"
+        if not lo <= v <= hi:
+            return f"{action}: {k} = {v} is outside {lo}..{hi}"
+    elif kind == "text":
+        if not isinstance(v, str):
+            return f"{action}: {k} must be text, not {v!r}"
+        if not lo <= len(v.strip()) <= hi:
+            return (f"{action}: {k} is needed" if not v.strip()
+                    else f"{action}: {k} is longer than {hi} characters")
+    else:
+        if not isinstance(v, list) or len(v) > MAX_WARNINGS or not all(_is_int(w) for w in v):
+            return (f"{action}: {k} must be a list of at most {MAX_WARNINGS} whole numbers "
+                    f"(ms before the end), not {v!r}")
+        bad = [w for w in v if not lo <= w <= hi]
+        if bad:
+            return f"{action}: {k} {bad[0]} is outside {lo}..{hi}"
+    return None
+
+
+def shape_problem(action: Any, payload: Any) -> str | None:
+    """What is wrong with an action's fields whatever the event (None: the
+    shape is right).  who/why may be in the payload (a stored row's)."""
+    if not isinstance(action, str) or action not in FIELDS:
+        return f"unknown action {action!r}; known: {', '.join(FIELDS)}"
+    if not isinstance(payload, dict):
+        return f"{action}: the fields must be an object, not {type(payload).__name__}"
+    fields = set(FIELDS[action])
+    unknown = sorted(str(k) for k in payload if k not in fields and k not in ("who", "why"))
+    if unknown:
+        return f"{action}: unknown field(s) {', '.join(unknown)}; it takes {', '.join(FIELDS[action])}"
+    for k in ("who", "why"):
+        v = payload.get(k)
+        if v is not None and (not isinstance(v, str) or len(v) > MAX_TEXT):
+            return f"{action}: {k} must be text of at most {MAX_TEXT} characters"
+    for k in _REQUIRED.get(action, ()):
+        if payload.get(k) is None:
+            return f"{action}: {'at (hub time, ms)' if k == 'at' else k} is needed"
+    for k in FIELDS[action]:
+        v = payload.get(k)
+        if v is not None:
+            problem = _field_problem(action, k, v)
+            if problem:
+                return problem
+    if action == "confirm" and payload.get("press_id") is None and payload.get("entrant") is None:
+        return "confirm: press_id (or entrant and puzzle) is needed"
+    if action == "count" and (payload.get("placed") is None) == (payload.get("remaining") is None):
+        return "count: give either placed or remaining"
+    if action == "swap" and payload["packed"] == payload["opened"]:
+        return "swap: packed and opened must be two different puzzles"
+    if action == "round_start" and payload.get("duration") is not None:
+        over = [w for w in payload.get("warnings") or () if w >= payload["duration"]]
+        if over:
+            return f"round_start: a warning {over[0]} ms before the end is not within the limit"
+    return None

@@ -392,7 +392,10 @@ def cmd_act(args) -> int:
             if "at" not in payload:
                 from .clock import HubClock
                 payload["at"] = HubClock().now_ms()
-            payload.setdefault("warnings", [600_000, 60_000])    # 10 min and 1 min left
+            if "warnings" not in payload:     # 10 min and 1 min left, those within the limit
+                limit = payload.get("duration") if isinstance(payload.get("duration"), int) else None
+                limit = limit or ev.format.time_limit_ms
+                payload["warnings"] = [w for w in (600_000, 60_000) if w < limit]
         store = EventStore(ev.db)
         try:
             row = _service_for(ev, keys, store).act(args.action, payload, who=args.who, why=args.why)

@@ -409,6 +409,18 @@ class Competition:
     def round_start_row(self) -> dict | None:
         return self._start_row
 
+    def round_end_ms(self) -> int | None:
+        """When the last entrant's time is up: the round's end, later for an
+        entrant whose new start time extends its limit (None: no start)."""
+        row = self._start_row
+        if row is None:
+            return None
+        p = row["payload"]
+        end = p["at"] + (p.get("duration") or self.format.time_limit_ms)
+        if self.format.start_offsets and self.format.offset_extends_limit:
+            end += max([0, *self._offsets.values()])
+        return end
+
     def last_row_id(self) -> int:
         return self._ids[-1] if self._ids else 0
 

@@ -47,7 +47,13 @@ truncated to the resolution as the ranking compares them; each has an exact
 
 JSON: {"title", "format", "format_title", "resolution_ms", "order", "awards",
 "generated_at" (ISO 8601 with offset), "round_start_ms", "provisional",
-"rows": [standings.row_dict(row) + {"members": [names]}]}.
+"in_progress" (the round's time is not up yet), "left_ms" (until the last
+time-up, or null), "rows": [standings.row_dict(row) + {"members": [names]}]}.
+
+Before time-up the results are the standings as they stand: entrants still
+within their time are "running" (provisional), the JSON says
+"in_progress": true, the HTML sheet has a "round in progress, 1:55 left"
+banner, and the command warns on standard error.
 
 HTML: one self-contained page (inline CSS, no scripts, no external files)
 laid out for A4 portrait: title, format, date; place, award place (a
@@ -85,20 +91,28 @@ class EventResults:
     event: event_folder.EventFolder
     rows: list[StandingRow]
     start_ms: int | None              # the round start (hub ms since 1970), None: never started
+    left_ms: int | None = None        # the round is in progress: this long until the last time-up
 
     @property
     def format(self) -> Format:
         return self.event.format
+
+    @property
+    def in_progress(self) -> bool:
+        return self.left_ms is not None
 
 
 class NoEventLog(event_folder.EventFolderError):
     pass
 
 
-def load_results(path: str | Path) -> EventResults:
-    """The final standings of an event folder, from its event log (nothing
-    is added to the log; a folder without one is refused, not given an
-    empty one)."""
+def load_results(path: str | Path, now_ms: int | None = None) -> EventResults:
+    """The standings of an event folder, from its event log (nothing is
+    added to the log; a folder without one is refused, not given an empty
+    one): final once the round's time is up, else as they stand at now_ms
+    (default: this machine's clock), entrants still within their time
+    shown as running and the whole marked as in progress."""
+    from .clock import HubClock
     from .store import EventStore
 
     ev = event_folder.load(path)
@@ -112,6 +126,10 @@ def load_results(path: str | Path) -> EventResults:
             comp.apply(row)
     finally:
         store.close()
+    now = HubClock().now_ms() if now_ms is None else now_ms
+    end = comp.round_end_ms()
+    if comp.start_ms is not None and end is not None and now < end:
+        return EventResults(ev, comp.standings(now), comp.start_ms, end - now)
     return EventResults(ev, comp.standings(None), comp.start_ms)
 
 
@@ -179,10 +197,15 @@ def _iso(when: datetime) -> str:
     return when.isoformat(timespec="seconds")
 
 
+def in_progress_text(left_ms: int) -> str:
+    return f"round in progress, {fmt_duration(left_ms)} left"
+
+
 def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
-                 entrants: Iterable[Entrant] | None = None, start_ms: int | None = None) -> str:
+                 entrants: Iterable[Entrant] | None = None, start_ms: int | None = None,
+                 left_ms: int | None = None) -> str:
     """The results as a JSON document: a header and `row_dict` rows (each
-    with its members' names)."""
+    with its members' names).  left_ms: the round is still in progress."""
     members = _members(entrants)
     doc = {
         "title": title,
@@ -193,7 +216,9 @@ def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated
         "awards": fmt.awards,
         "generated_at": _iso(generated_at),
         "round_start_ms": start_ms,
-        "provisional": any(r.provisional for r in rows),
+        "provisional": left_ms is not None or any(r.provisional for r in rows),
+        "in_progress": left_ms is not None,
+        "left_ms": left_ms,
         "rows": [dict(row_dict(r), members=members.get(r.entrant, [])) for r in rows],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -280,13 +305,15 @@ def _status_text(r: StandingRow) -> str:
 
 
 def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
-                 entrants: Iterable[Entrant] | None = None, start_ms: int | None = None) -> str:
-    """A printable results sheet: one self-contained HTML page (A4)."""
+                 entrants: Iterable[Entrant] | None = None, start_ms: int | None = None,
+                 left_ms: int | None = None) -> str:
+    """A printable results sheet: one self-contained HTML page (A4).
+    left_ms: the round is still in progress (a banner says so)."""
     members = _members(entrants)
     show_members = any(members.get(r.entrant) for r in rows)
     pieces_first = fmt.order == "pieces"
     multi = len(fmt.puzzles) > 1
-    provisional = any(r.provisional for r in rows)
+    provisional = left_ms is not None or any(r.provisional for r in rows)
     has_unofficial = any(not r.official for r in rows)
     if generated_at.tzinfo is None:
         generated_at = generated_at.astimezone()
@@ -306,7 +333,11 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
         f"<span>{_e(fmt.puzzles_text())} pieces, limit {_e(fmt_duration(fmt.time_limit_ms))}</span>"
         f"<span>Date: {_e(date)}</span></p>",
     ]
-    if provisional:
+    if left_ms is not None:
+        out.append(f'<p class="banner">Provisional: {_e(in_progress_text(left_ms).capitalize())} '
+                   f'(at {_e(generated_at.strftime("%H:%M:%S"))}); entrants still solving are shown as '
+                   'running, and places will change.</p>')
+    elif provisional:
         out.append('<p class="banner">Provisional results: some finishes are not confirmed or'
                    ' piece counts are missing; places may still change.</p>')
     out.append("</header>")
@@ -420,7 +451,10 @@ def cmd_results(args) -> int:
     for w in ev.warnings:
         print(f"warning: {w}", file=sys.stderr)
     pending = [r.entrant for r in rows if r.provisional]
-    if pending:
+    if res.left_ms is not None:
+        print(f"warning: {in_progress_text(res.left_ms)}: these are not results yet (provisional; "
+              f"{sum(r.status == 'running' for r in rows)} entrant(s) still running)", file=sys.stderr)
+    elif pending:
         print(f"warning: provisional results: {len(pending)} entrant(s) with an unconfirmed finish or"
               f" a missing piece count ({', '.join(pending[:10])}{' ...' if len(pending) > 10 else ''})",
               file=sys.stderr)
@@ -430,9 +464,9 @@ def cmd_results(args) -> int:
         if args.csv:
             write_output(args.csv, results_csv(rows, fmt, ev.entrants), bom=True)
         if args.json:
-            write_output(args.json, results_json(title, fmt, rows, now, ev.entrants, res.start_ms))
+            write_output(args.json, results_json(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms))
         if args.html:
-            write_output(args.html, results_html(title, fmt, rows, now, ev.entrants, res.start_ms))
+            write_output(args.html, results_html(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms))
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2

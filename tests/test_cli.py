@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -130,7 +131,7 @@ def test_init_act_and_replay_an_event_folder(tmp_path, capsys):
     (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n"
                                      "T02,1,Table 2,3\n")
     capsys.readouterr()
-    t0 = 1_796_000_000_000
+    t0 = int(time.time() * 1000) - 3 * 3_600_000    # a round three hours ago (times near the hub's clock)
     assert cli.main(["act", str(ev), "round_start", f"at={t0}", "--who", "desk"]) == 0
     assert cli.main(["act", str(ev), "press", "entrant=2", "puzzle=1", f"at={t0 + 3_600_000}",
                      "--why", "button broken, referee's watch"]) == 0

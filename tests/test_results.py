@@ -41,7 +41,16 @@ S, M = 1000, 60_000
 GENERATED = datetime(2026, 11, 30, 18, 5, tzinfo=timezone.utc)
 
 
-def make_event(path: Path, preset: str, entrants: str, stations: str, actions) -> Path:
+class FixedClock:
+    def __init__(self, t: int) -> None:
+        self.t = t
+
+    def now_ms(self) -> int:
+        return self.t
+
+
+def make_event(path: Path, preset: str, entrants: str, stations: str, actions,
+               desk_ms: int = T0 + 6 * 3_600_000) -> Path:
     """An event folder with its log: (action, payload) pairs recorded as
     `tabletimer act` does."""
     event_folder.init(path, preset)
@@ -50,7 +59,9 @@ def make_event(path: Path, preset: str, entrants: str, stations: str, actions) -
     ev = event_folder.load(path)
     store = EventStore(ev.db)
     try:
-        svc = HubService(store, BoardKeys(ev.keys_file), Competition(ev.format, ev.entrants, ev.stations))
+        # the desk's clock just after the round (an action's time must lie near the hub's clock)
+        svc = HubService(store, BoardKeys(ev.keys_file), Competition(ev.format, ev.entrants, ev.stations),
+                         FixedClock(desk_ms))
         for action, payload in actions:
             svc.act(action, payload, who="desk")
     finally:
@@ -223,6 +234,36 @@ def test_pieces_first_sheet_shows_pieces_and_the_last_whole_puzzle(tmp_path):
     assert "<td class=\"num\">2200</td>" in rows[0] and "<td class=\"num\">2:00:00</td>" in rows[0]
     assert "P1 1:10:00 &middot; P2 900 pcs" in rows[1]
     assert "Ranked by pieces placed" in page
+
+
+def test_results_before_time_up_say_the_round_is_in_progress(tmp_path, capsys):
+    """With 1:55 left: the JSON says in progress and provisional, the sheet
+    has the banner, an entrant still solving is running (not unfinished),
+    and the command warns."""
+    now = int(datetime.now().timestamp() * 1000)
+    start = now - (90 * M - 115 * S)
+    entrants = "id,name\n1,Jana\n2,Petr\n"
+    stations = "board,button,table,entrant\nC01,1,Table 1,1\nC01,2,Table 1,2\n"
+    actions = [("round_start", {"at": start}), ("press", {"entrant": "1", "puzzle": 1, "at": start + 50 * M}),
+               ("confirm", {"entrant": "1", "puzzle": 1})]
+    ev = make_event(tmp_path / "cz", "cz-championship-individuals", entrants, stations, actions, desk_ms=now)
+    res = results.load_results(ev, now_ms=now)
+    assert res.in_progress and res.left_ms == 115 * S
+    assert [(r.entrant, r.status, r.provisional) for r in res.rows] == [("1", "finished", False),
+                                                                       ("2", "running", True)]
+    doc = json.loads(results.results_json("Cup", res.format, res.rows, GENERATED, None, res.start_ms, res.left_ms))
+    assert (doc["provisional"], doc["in_progress"], doc["left_ms"]) == (True, True, 115 * S)
+    page = results.results_html("Cup", res.format, res.rows, GENERATED, None, res.start_ms, res.left_ms)
+    assert "Round in progress, 0:01:55 left" in page and "running" in page
+    csv_rows = list(csv.DictReader(io.StringIO(results.results_csv(res.rows, res.format))))
+    assert [(r["status"], r["provisional"]) for r in csv_rows] == [("finished", "no"), ("running", "yes")]
+    assert cli.main(["results", str(ev), "--json", str(tmp_path / "r.json")]) == 0
+    assert "round in progress, 0:01:5" in capsys.readouterr().err        # 1:55 or a second less
+    assert json.loads((tmp_path / "r.json").read_text())["in_progress"] is True
+    # after time-up the same log gives final results
+    final = results.load_results(ev, now_ms=start + 90 * M)
+    assert not final.in_progress
+    assert [(r.entrant, r.status) for r in final.rows] == [("1", "finished"), ("2", "unfinished")]
 
 
 # ------------------------------------------------------------------------ JSON

@@ -382,23 +382,22 @@ def cmd_act(args) -> int:
         return 2
     ev, keys = opened
     try:
-        payload = {}
-        for kv in args.fields:
-            k, sep, v = kv.partition("=")
-            if not sep:
-                raise ValueError(f"expected key=value, not {kv!r}")
-            payload[k] = v if k in ("entrant", "press_id", "reason", "board") else _value(v)
-        if args.action == "round_start":
-            if "at" not in payload:
-                from .clock import HubClock
-                payload["at"] = HubClock().now_ms()
-            if "warnings" not in payload:     # 10 min and 1 min left, those within the limit
-                limit = payload.get("duration") if isinstance(payload.get("duration"), int) else None
-                limit = limit or ev.format.time_limit_ms
-                payload["warnings"] = [w for w in (600_000, 60_000) if w < limit]
         store = EventStore(ev.db)
         try:
-            row = _service_for(ev, keys, store).act(args.action, payload, who=args.who, why=args.why)
+            svc = _service_for(ev, keys, store)
+            payload = _act_payload(args.action, args.fields, svc)
+            svc.check_action(args.action, payload, who=args.who, why=args.why)
+            print(f"about to record: {args.action} {_described(payload, svc)} (who: {args.who}"
+                  + (f", why: {args.why}" if args.why else "") + ")")
+            changes = svc.consequences(args.action, payload)
+            if changes and not args.force:
+                for c in changes:
+                    print(f"warning: this {c}", file=sys.stderr)
+                if not _ask("record it anyway? [y/N] "):
+                    print("error: not recorded; add --force to record it (it changes what is recorded)",
+                          file=sys.stderr)
+                    return 2
+            row = svc.act(args.action, payload, who=args.who, why=args.why)
         finally:
             store.close()
     except (ValueError, TypeError) as e:
@@ -406,6 +405,63 @@ def cmd_act(args) -> int:
         return 2
     print(f"recorded #{row['id']}: {args.action} {json.dumps(row['payload'])}")
     return 0
+
+
+def _act_payload(action: str, fields: list[str], svc: HubService) -> dict:
+    """key=value words as an action's fields: text for names and ids;
+    times as an operator types them (round_start at=HH:MM[:SS] local clock
+    time or hub ms; other at= as h:mm:ss[.fff] since the round start or hub
+    ms; durations, offsets and warnings as h:mm:ss or ms); else JSON."""
+    from .timetext import parse_clock_time, parse_duration_ms, parse_hub_time
+    now = svc.clock.now_ms()
+    payload: dict = {}
+    for kv in fields:
+        k, sep, v = kv.partition("=")
+        if not sep:
+            raise ValueError(f"expected key=value, not {kv!r}")
+        if k in ("entrant", "press_id", "reason", "board"):
+            payload[k] = v
+        elif k == "at" and ":" in v:
+            payload[k] = (parse_clock_time(v, now) if action == "round_start"
+                          else parse_hub_time(v, svc.competition.start_ms, f"{action}: at"))
+        elif k in ("duration", "offset_ms") and ":" in v:
+            payload[k] = parse_duration_ms(v, f"{action}: {k}")
+        elif k == "warnings" and ":" in v:
+            payload[k] = [parse_duration_ms(w, f"{action}: warnings") for w in v.replace(",", " ").split()]
+        else:
+            payload[k] = _value(v)
+    if action == "round_start":
+        payload.setdefault("at", now)
+        if "warnings" not in payload:     # 10 min and 1 min left, those within the limit
+            limit = payload.get("duration") if isinstance(payload.get("duration"), int) else None
+            limit = limit or svc.competition.format.time_limit_ms
+            payload["warnings"] = [w for w in (600_000, 60_000) if w < limit]
+    return payload
+
+
+def _described(payload: dict, svc: HubService) -> str:
+    """The fields as the operator reads them: times also as a clock time
+    and as time since the round start."""
+    from .timetext import fmt_clock
+    start = svc.competition.start_ms
+    shown = []
+    for k, v in payload.items():
+        if k == "at" and isinstance(v, int):
+            since = f", {fmt_duration(v - start)} since the start" if start is not None and v >= start else ""
+            shown.append(f"at={v} ({fmt_clock(v)}{since})")
+        else:
+            shown.append(f"{k}={json.dumps(v, ensure_ascii=False)}")
+    return " ".join(shown)
+
+
+def _ask(question: str) -> bool:
+    """A yes from the operator at a terminal; no terminal (a script): no."""
+    if not sys.stdin.isatty():
+        return False
+    try:
+        return input(question).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
 
 
 def cmd_replay(args) -> int:
@@ -581,10 +637,13 @@ def main(argv: list[str] | None = None) -> int:
                                    "(a running hub applies it at once)")
     a.add_argument("dir", help="the event folder")
     a.add_argument("action", choices=sorted(OPERATOR_ACTIONS))
-    a.add_argument("fields", nargs="*", help="key=value, e.g. entrant=12 placed=311 (times in hub ms; "
-                                             "round_start warns at 10 and 1 min left unless warnings=[...] ms)")
+    a.add_argument("fields", nargs="*", help="key=value, e.g. entrant=12 placed=311; at= as h:mm:ss since "
+                                             "the round start (round_start: a clock time HH:MM) or hub ms; "
+                                             "round_start warns at 10 and 1 min left unless warnings=10:00,1:00")
     a.add_argument("--who", default="operator", help="who acts (recorded)")
     a.add_argument("--why", default="", help="the reason (recorded)")
+    a.add_argument("--force", action="store_true",
+                   help="record an action that replaces or discards a recorded result without asking")
     a.set_defaults(func=cmd_act)
 
     rp = sub.add_parser("replay", help="rebuild the standings offline from an event's log")

@@ -16,7 +16,6 @@ four times a second and whenever a stored event arrives.
 
 from __future__ import annotations
 
-import datetime as dt
 import gc
 import threading
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from .console_table import LiveTable
 from .formats import fmt_duration
 from .service import HubService
 from .standings import StandingRow
+from .timetext import parse_clock_time, parse_duration_ms
 
 CALL_LATE_MS = 60_000        # a call waiting longer than this is highlighted
 POOR_SYNC_MS = 20            # as HubService.alerts
@@ -193,23 +193,6 @@ def round_clock(s: Snapshot) -> str:
 
 # ------------------------------------------------------------------ parsing
 
-def parse_duration_ms(text: str, what: str) -> int:
-    """"90" (seconds), "1:30", "0:01:30", "1:30.5" -> ms."""
-    t = text.strip()
-    try:
-        parts = t.split(":")
-        if not 1 <= len(parts) <= 3 or any(p == "" for p in parts):
-            raise ValueError
-        secs = float(parts[-1])
-        mins = int(parts[-2]) if len(parts) > 1 else 0
-        hours = int(parts[-3]) if len(parts) > 2 else 0
-        if secs < 0 or mins < 0 or hours < 0:
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"{what}: expected seconds or h:mm:ss, not {text!r}") from None
-    return round(((hours * 60 + mins) * 60 + secs) * 1000)
-
-
 def parse_int(text: str, what: str, default: int | None = None) -> int | None:
     t = text.strip()
     if not t:
@@ -218,23 +201,6 @@ def parse_int(text: str, what: str, default: int | None = None) -> int | None:
         return int(t)
     except ValueError:
         raise ValueError(f"{what}: a whole number, not {text!r}") from None
-
-
-def parse_clock_time(text: str, now_ms: int) -> int:
-    """A start instant: hub ms (13 digits) or a local clock time HH:MM[:SS]
-    today."""
-    t = text.strip()
-    if t.isdigit() and len(t) >= 11:
-        return int(t)
-    try:
-        parts = [int(x) for x in t.split(":")]
-        if len(parts) not in (2, 3):
-            raise ValueError
-        h, m, s = (parts + [0])[:3]
-        day = dt.datetime.fromtimestamp(now_ms / 1000)
-        return int(day.replace(hour=h, minute=m, second=s, microsecond=0).timestamp() * 1000)
-    except ValueError:
-        raise ValueError(f"at: a clock time HH:MM[:SS] or hub ms, not {text!r}") from None
 
 
 # ------------------------------------------------------------------ forms
@@ -335,7 +301,7 @@ class FormScreen(ModalScreen[bool]):
         except ValueError as e:
             self.show_error(str(e))
             return
-        if not self.form.destructive:
+        if not self.form.destructive and not self.console.service.consequences(action, payload):
             self._record(action, payload, why)
             return
 
@@ -717,7 +683,9 @@ class ConsoleApp(App):
         names = self.snap.names if self.snap else {}
         shown = ", ".join(f"{k}={names.get(v, v) if k == 'entrant' else v}" for k, v in payload.items()
                           if v is not None)
-        return f"Record {action.upper()} ({shown}) as {self.who}?\nIt goes into the log; undo only by a new entry."
+        changes = "".join(f"\nThis {c}." for c in self.service.consequences(action, payload))
+        return (f"Record {action.upper()} ({shown}) as {self.who}?{changes}\n"
+                "It goes into the log; undo only by a new entry.")
 
     def ask_who(self) -> None:
         def done(name: str | None) -> None:

@@ -176,6 +176,7 @@ def test_start_round_in_seconds_then_restart_with_new_operator_and_confirmation(
         await pilot.press("enter")
         await settle(pilot, lambda: app.who == "Dana", "the new operator", seen=lambda: app.who)
         await fill(app, pilot, "s", at=str(T0 + 300_000), why="late bus")
+        assert "This replaces the round start (armed for" in app.screen.question, app.screen.question
         await answer(app, pilot, "y")
     drive(hub, script)
     starts = ops(hub)

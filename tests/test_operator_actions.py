@@ -13,6 +13,7 @@ import json
 import os
 import random
 import re
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -329,3 +330,44 @@ def test_random_actions_through_the_command_and_the_http_api(tmp_path, capsys):
         srv.stop()
         clock_svc.store.close()
     assert cli.main(["replay", str(ev)]) == 0
+
+
+# ------------------------------------------------------------ asks first; times as typed
+
+def test_a_second_round_start_names_what_it_discards_and_needs_force(tmp_path, capsys):
+    """A new round start during the round once silently discarded every
+    finish before it; now `act` says so and records nothing without --force."""
+    ev = make_event(tmp_path / "event")
+    start = int(time.time() * 1000) - 30 * 60_000                  # running for 30 minutes
+    assert cli.main(["act", str(ev), "round_start", f"at={start}"]) == 0
+    assert cli.main(["act", str(ev), "press", "entrant=1", "at=0:20:00"]) == 0
+    assert cli.main(["act", str(ev), "press", "entrant=2", "at=0:25:00"]) == 0
+    capsys.readouterr()
+    before = rows(ev)
+    assert cli.main(["act", str(ev), "round_start"]) == 2              # now: both finishes before it
+    err = capsys.readouterr().err
+    assert "replaces the round start (running since" in err and "2 finish call(s)" in err
+    assert "2 of them before the new start, which would no longer count" in err and "--force" in err
+    assert rows(ev) == before
+    assert cli.main(["act", str(ev), "round_start", "--force", "--why", "false start"]) == 0
+    assert len(rows(ev)) == len(before) + 1
+
+
+def test_act_takes_times_as_typed_and_says_what_it_records(tmp_path, capsys):
+    ev = make_event(tmp_path / "event")
+    start = int(time.time() * 1000) - 3_600_000
+    assert cli.main(["act", str(ev), "round_start", f"at={start}", "warnings=10:00,1:00"]) == 0
+    assert rows(ev)[-1]["payload"]["warnings"] == [600_000, 60_000]
+    capsys.readouterr()
+    assert cli.main(["act", str(ev), "press", "entrant=3", "at=1:05:00.5", "--why", "referee's watch"]) == 0
+    out = capsys.readouterr().out
+    assert rows(ev)[-1]["payload"]["at"] == start + 3_900_500
+    assert "about to record: press entrant=\"3\" at=" in out and "1:05:00.500 since the start" in out
+    assert "why: referee's watch" in out and out.splitlines()[-1].startswith("recorded #")
+    assert cli.main(["act", str(ev), "press", "entrant=3", "at=1:0x"]) == 2
+    assert "expected seconds or h:mm:ss" in capsys.readouterr().err
+    # a void of a recorded finish asks first too
+    pid = f"op/{rows(ev)[-1]['id']}"
+    assert cli.main(["act", str(ev), "void", f"press_id={pid}"]) == 2
+    assert "voids a recorded finish call" in capsys.readouterr().err
+    assert cli.main(["act", str(ev), "void", f"press_id={pid}", "--force"]) == 0

@@ -149,8 +149,12 @@ def test_fixed_order_team_round_ranks_by_pieces(tmp_path, embedded_broker):
         # 3 missing pieces next to each other (production fault: not
         # subtracted), B's third 2 single missing pieces; C laid 640 of its third
         last = {e: rows[e]["splits"][2]["press_id"] for e in ("A", "B")}
-        tt("act", str(ev), "confirm", f"press_id={last['A']}", "missing_adjacent=3")
-        tt("act", str(ev), "confirm", f"press_id={last['B']}", "missing_found=2")
+        # a desk decision that replaces a recorded one is refused unless forced
+        refused = subprocess.run([TT, "act", str(ev), "confirm", f"press_id={last['A']}", "missing_adjacent=3"],
+                                 capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        assert refused.returncode == 2 and "replaces the confirmation already recorded" in refused.stderr
+        tt("act", str(ev), "confirm", f"press_id={last['A']}", "missing_adjacent=3", "--force")
+        tt("act", str(ev), "confirm", f"press_id={last['B']}", "missing_found=2", "--force")
         tt("act", str(ev), "count", "entrant=C", "puzzle=3", "placed=640")
     finally:
         if hub:

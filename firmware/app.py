@@ -234,9 +234,10 @@ class App:
                     pass
                 first = next(signals.steps(sig[1]))[0]
                 self.hw.buzzer(first)              # sound first, book-keeping after
+                late = self.clock.now() - target   # woken late (a busy host): said, not hidden
                 self.hw.led(first > 0)
                 b.mark_played(sig)
-                self.hw.emit({"signal": sig[1], "at": sig[0]})
+                self.hw.emit({"signal": sig[1], "at": sig[0], "late": late})
                 await pattern(self.hw, sig[1])
             except Exception as e:    # a MemoryError on a fragmented heap, above all
                 self.hw.log(repr(e))

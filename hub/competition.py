@@ -35,6 +35,43 @@ def press_id(board: str, boot: int, seq: int) -> str:
     return f"{board}/{boot}/{seq}"
 
 
+@dataclass(frozen=True)
+class Decision:
+    """Who closed a call, how and when (row: its log row)."""
+    row: int
+    kind: str                   # confirm | void | correct
+    who: str                    # "board B1" or the operator's name
+    at_ms: int | None           # when the hub received it
+    missing: int | None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A board's decision (confirm or void) on a call that was already
+    decided: stored, acknowledged, never applied; the recorded decision
+    stands until an operator corrects it."""
+    row: int
+    board: str
+    station: int
+    press_id: str
+    kind: str
+    missing: int | None
+    at_ms: int | None
+    recorded: Decision | None
+
+    def text(self) -> str:
+        mine = f"{self.kind}" + (f" with {self.missing} missing" if self.kind == "confirm" else "")
+        rec = self.recorded
+        done = {"confirm": "confirmed", "void": "voided", "correct": "corrected"}
+        theirs = "it was already decided"
+        if rec is not None:
+            theirs = (f"{rec.who} had {done.get(rec.kind, rec.kind)} it"
+                      + (f" with {rec.missing} missing" if rec.kind == "confirm" and rec.missing is not None else "")
+                      + f" (log row #{rec.row})")
+        return (f"CONFLICT at board {self.board} button {self.station}: {mine} of call {self.press_id} refused, "
+                f"{theirs}; the recorded decision stands (change it with `act confirm/void/correct ... --force`)")
+
+
 @dataclass
 class Unassigned:
     """A board event the stations table does not place (unknown board or
@@ -195,6 +232,8 @@ class Competition:
         self._press_station: dict[str, tuple[str, int]] = {}   # board press id -> (board, button)
         self._open: dict[str, Press] = {}         # presses without confirmation or void, log order
         self._closed: set[str] = set()            # press ids confirmed or voided
+        self._decided: dict[str, Decision] = {}   # press id -> the decision that closed it
+        self.conflicts: list[Conflict] = []       # board decisions on calls already decided
         self._board_last: dict[str, tuple[int, int]] = {}   # board -> latest (boot, seq) folded
 
     def _add(self, f: Fact) -> None:
@@ -253,11 +292,21 @@ class Competition:
             self._press_entrant[pid] = st.entrant if st.puzzle is None else ""
             self._press_station[pid] = (row["board"], p["station"])
             self._add(Press(entrant=st.entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
-        elif typ == "confirm":
+        elif typ in ("confirm", "void"):
             pid = press_id(row["board"], p["call"][0], p["call"][1])
-            self._add(Confirm(press_id=pid, missing_found=p["missing"]))
-        elif typ == "void":
-            self._void(press_id(row["board"], p["call"][0], p["call"][1]))
+            if pid in self._closed:
+                # made on a stale state: the call was already decided (at the
+                # desk, say); the recorded decision stands, this one is shown
+                self.conflicts.append(Conflict(row["id"], row["board"], p["station"], pid, typ,
+                                               p.get("missing"), row.get("received_ms"),
+                                               self._decided.get(pid)))
+                return
+            self._decided[pid] = Decision(row["id"], typ, "board " + row["board"], row.get("received_ms"),
+                                          p.get("missing"))
+            if typ == "confirm":
+                self._add(Confirm(press_id=pid, missing_found=p["missing"]))
+            else:
+                self._void(pid)
         elif typ == "stray":
             self.strays.append(row)
 
@@ -295,6 +344,10 @@ class Competition:
 
     def _operator(self, row: dict) -> None:
         p, typ = row["payload"], row["type"]
+        if typ in ("confirm", "void", "correct") and p.get("press_id"):
+            missing = sum(p.get(k) or 0 for k in ("missing_found", "missing_lost", "missing_adjacent"))
+            self._decided[p["press_id"]] = Decision(row["id"], typ, p.get("who") or "operator",
+                                                    row.get("received_ms"), missing if typ == "confirm" else None)
         if typ == "round_start":
             self._add(RoundStart(at_ms=p["at"]))
         elif typ == "press":
@@ -408,6 +461,26 @@ class Competition:
 
     def round_start_row(self) -> dict | None:
         return self._start_row
+
+    def round_limit_ms(self) -> int | None:
+        """The round's time limit: the start's own, else the format's."""
+        row = self._start_row
+        if row is None:
+            return None
+        return row["payload"].get("duration") or self.format.time_limit_ms
+
+    def offset_of(self, entrant: str) -> int:
+        """An entrant's start offset (a new start time), 0 without one."""
+        return self._offsets.get(entrant, 0)
+
+    def free_puzzles(self, entrant: str) -> list[int]:
+        """The puzzles an entrant's 'next puzzle' stations count through."""
+        return self._free_puzzles(entrant)
+
+    def station_of(self, pid: str) -> tuple[str, int] | None:
+        """(board, button) of a board's finish call, None for the desk's."""
+        self.facts()
+        return self._press_station.get(pid)
 
     def round_end_ms(self) -> int | None:
         """When the last entrant's time is up: the round's end, later for an

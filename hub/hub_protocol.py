@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tabletimer.shared.protocol import (CMD, EVENT, OFFLINE, ONLINE, PREFIX, SCHED, STATUS, SYNC,
                                         T_ACK, T_CONFIRM, T_HUB, T_IDENTIFY, T_PRESS, T_RECORDED,
-                                        T_SCHED, T_STATUS, T_STRAY, T_SYNC, T_VOID, VERSION,
+                                        T_SCHED, T_STATIONS, T_STATUS, T_STRAY, T_SYNC, T_VOID, VERSION,
                                         ProtocolError, check_board_id, check_call, check_int, decode)
 
 # the types of journaled board events (on the board's evt topic)
@@ -113,6 +113,17 @@ def recorded(station: int, call: list, time_ms: int | None, confirmed: bool) -> 
     start, at the format's resolution; None if not a finish)."""
     return {"v": VERSION, "type": T_RECORDED, "station": station, "call": call, "time": time_ms,
             "confirmed": confirmed}
+
+
+STATION_CODES = {name: i for i, name in enumerate(STATION_STATES)}
+
+
+def stations(entries: list[list]) -> dict:
+    """The hub's state of a board's stations, by button from 1: each
+    [state code (STATION_CODES), its open call [boot, seq] or None (a call
+    recorded at the desk is 'called' with None), the station's own end (hub
+    ms; a new start time moves it) or None, finish calls confirmed]."""
+    return {"v": VERSION, "type": T_STATIONS, "st": entries}
 
 
 def hub_status(state: str) -> dict:

@@ -20,6 +20,7 @@ from .clock import HubClock
 from .actions import MAX_TEXT
 from .timetext import fmt_clock
 from .competition import Competition
+from .station_state import StationState, station_states
 from .keys import BoardKeys
 from .registry import BoardRegistry
 from .replay import ReplayGuard
@@ -55,6 +56,7 @@ class HubService:
         self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
         self._hub_ctr = 0
         self._sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
+        self._stations_sent: dict[str, list] = {}   # board -> station entries last published
         self._lock = threading.RLock()
         self._caught_up = 0      # every row with an id up to this one is applied
         self._live = False       # replaying the log at start: no commands go out
@@ -105,8 +107,9 @@ class HubService:
                 self._apply(self.store.append("board", "status", msg, received_ms, board))
                 if msg["state"] == protocol.ONLINE:
                     # a board flashed after the round began has no retained
-                    # schedule yet; a rebooted one gets the current one again
-                    return self.schedules([board], force=True)
+                    # schedule yet; a rebooted one gets the current one again,
+                    # and the state of its stations
+                    return self.schedules([board], force=True) + self.station_messages([board], force=True)
                 return []
             # an event
             row = self.store.append_board_event(board, msg, received_ms)   # committed here
@@ -120,6 +123,8 @@ class HubService:
                     out += self.schedules(self.competition.team_boards(board, msg["station"]))
                 if typ in ("press", "confirm"):
                     out += self._recorded(board, msg)
+                if typ in ("press", "confirm", "void"):
+                    out += self.station_messages([board])
             return out
 
     def _recorded(self, board: str, msg: dict) -> list[Outgoing]:
@@ -224,7 +229,7 @@ class HubService:
             row = self.store.append("operator", action, dict(payload, who=who, why=why),
                                     self.clock.now_ms())
             self._apply(row)
-        self.publish(self.schedules())
+        self.publish(self.schedules() + self.station_messages())
         return row
 
     def catch_up(self) -> int:
@@ -238,7 +243,7 @@ class HubService:
             if rows:
                 self._caught_up = rows[-1]["id"]
         if new:
-            self.publish(self.schedules())
+            self.publish(self.schedules() + self.station_messages())
         return len(new)
 
     def schedules(self, boards: list[str] | None = None, force: bool = False) -> list[Outgoing]:
@@ -258,6 +263,46 @@ class HubService:
                 self._sched_sent[b] = (content, sid)
                 sched = hub_protocol.schedule(sid, *content)
                 out.append(self._to_board(b, protocol.SCHED, sched, 1, retain=True))
+        return out
+
+    def station_states(self, now_ms: int | None = None) -> list[StationState]:
+        """Every station's state as the log makes it (at now_ms, default
+        now): what the boards are told and what the consoles show."""
+        with self._lock:
+            return station_states(self.competition, self.clock.now_ms() if now_ms is None else now_ms)
+
+    def station_messages(self, boards: list[str] | None = None, force: bool = False) -> list[Outgoing]:
+        """Signed station states for the boards (default: every board with a
+        key) whose stations changed since last published (all with force).
+        Each entry is by button from 1; a button without a station is idle."""
+        out = []
+        with self._lock:
+            wanted = boards if boards is not None else self.keys.boards()
+            if not wanted:
+                return out
+            by_board: dict[str, dict[int, StationState]] = {}
+            for s in station_states(self.competition, self.clock.now_ms()):
+                by_board.setdefault(s.board, {})[s.button] = s
+            for b in wanted:
+                mine = by_board.get(b)
+                if not mine or self.keys.signer(b) is None:
+                    continue
+                entries = []
+                for n in range(1, max(mine) + 1):
+                    s = mine.get(n)
+                    if s is None:
+                        entries.append([0, None, None, 0])
+                        continue
+                    call = None
+                    if s.call is not None and self.competition.station_of(s.call) == (b, n):
+                        _b, boot, seq = s.call.split("/")
+                        call = [int(boot), int(seq)]
+                    code = hub_protocol.STATION_CODES[s.state]
+                    entries.append([code, call, s.end_ms, s.confirmed])
+                if not force and self._stations_sent.get(b) == entries:
+                    continue
+                self._stations_sent[b] = entries
+                out.append(self._to_board(b, protocol.CMD, hub_protocol.stations(entries), 1))
         return out
 
     def _identify_now(self, board: str) -> None:
@@ -313,6 +358,8 @@ class HubService:
         if self.rejected.get("unknown board"):
             out.append(f"{self.rejected['unknown board']} message(s) from boards without a key")
         comp.facts()
+        for c in comp.conflicts[-5:]:
+            out.append(c.text())
         for rid, why in list(comp.flagged.items())[-5:]:
             out.append(f"log row #{rid} cannot apply ({why}): kept in the log, left out of the standings")
         for u in comp.unassigned[-5:]:

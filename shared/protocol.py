@@ -48,6 +48,7 @@ T_ACK = "ack"
 T_SCHED = "sched"
 T_IDENTIFY = "identify"
 T_RECORDED = "recorded"  # the time the hub recorded for a call, back to its station
+T_STATIONS = "stations"  # the hub's state of each of a board's stations: the board follows it
 T_HUB = "hub"
 
 
@@ -164,6 +165,19 @@ def validate(msg):
     elif t == T_HUB:
         if m.get("state") not in (ONLINE, OFFLINE):
             raise ProtocolError("'state': 'online' or 'offline'")
+    elif t == T_STATIONS:
+        # per button: [state 0 idle 1 running 2 called 3 done 4 stopped,
+        #              the open call [boot, seq] or None, own end or None,
+        #              finish calls confirmed]
+        st = m.get("st")
+        bad = not isinstance(st, list) or len(st) > 64
+        for e in (st if isinstance(st, list) else ()):
+            bad = (bad or not isinstance(e, list) or len(e) != 4 or not _is_int(e[0]) or not 0 <= e[0] <= 4
+                   or not (e[1] is None or (isinstance(e[1], list) and len(e[1]) == 2 and _is_int(e[1][0])
+                                            and _is_int(e[1][1])))
+                   or not (e[2] is None or _is_int(e[2])) or not _is_int(e[3]) or not 0 <= e[3] <= 99)
+        if bad:
+            raise ProtocolError("'st': up to 64 [state 0..4, call or null, end or null, confirmed 0..99]")
     else:
         raise ProtocolError("unknown message type: %r" % (t,))
     # replay-protection fields (see stamp()); their presence is checked by

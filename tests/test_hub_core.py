@@ -75,13 +75,15 @@ def parse_cmd(out, board="b1"):
 def test_press_is_committed_before_ack_and_duplicates_are_harmless(hub, tmp_path):
     hub.start_round()
     out = press(hub, at=hub.clock.t + 61_000)
-    assert [o.topic for o in out] == ["tt/v1/b/b1/cmd", "tt/v1/b/b1/cmd"]
+    assert [o.topic for o in out] == ["tt/v1/b/b1/cmd"] * 3
     body = parse_cmd(out[0])
     assert {k: body[k] for k in ("type", "boot", "seq")} == {"type": "ack", "boot": 1, "seq": 1}
     assert out[0].qos == 1
     rec = parse_cmd(out[1])            # the recorded time, back to the station
     assert {k: rec[k] for k in ("type", "station", "call", "time", "confirmed")} == \
         {"type": "recorded", "station": 1, "call": [1, 1], "time": 61_000, "confirmed": False}
+    st = parse_cmd(out[2])             # the hub's state of the board's stations: called
+    assert (st["type"], st["st"][0][:2]) == ("stations", [2, [1, 1]]) and out[2].qos == 1
     # committed: another connection sees it the moment the ack exists
     other = sqlite3.connect(tmp_path / "events.sqlite")
     assert other.execute("SELECT count(*) FROM events WHERE type='press'").fetchone() == (1,)
@@ -111,7 +113,7 @@ def test_press_before_the_start_is_kept_but_not_a_finish(hub):
 def test_press_without_time_is_stored_and_acked_but_not_ranked(hub):
     hub.start_round()
     out = hub.sender.send(hub, "b1", P.EVENT, P.press(1, 1, 1, None))
-    assert len(out) == 1
+    assert [parse_cmd(o)["type"] for o in out] == ["ack", "stations"]      # no time recorded
     assert hub.standings(final=True)[0].status == "unfinished"
     assert [u.type for u in hub.competition.unassigned] == ["untimed press"]
 
@@ -157,7 +159,7 @@ def test_sync_reply_carries_receive_and_send_times(hub):
 def test_replayed_message_is_rejected(hub):
     hub.start_round()
     payload = hub.sender.payload("b1", P.EVENT, P.press(1, 1, 1, hub.clock.t + 5))
-    assert len(hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t)) == 2     # ack + recorded
+    assert len(hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t)) == 3     # ack, recorded, stations
     assert hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t) == []        # the very same bytes
     assert dict(hub.rejected) == {"replayed": 1} and hub.duplicates == 0
     old_boot = hub.sender.payload("b1", P.EVENT, P.press(1, 2, 1, hub.clock.t + 5), boot=0, ctr=99)
@@ -328,7 +330,8 @@ def test_relay_schedule_changes_only_when_the_relay_does(tmp_path):
     svc.publish = sent.extend
     t0 = svc.clock.t
     svc.start_round(t0)
-    (first,) = sent
+    first, stations = sent                           # the schedule, then the stations' state
+    assert parse_cmd(stations)["st"] == [[1, None, t0 + 5 * 3_600_000, 0]] * 8
     body = parse_cmd(first)
     assert body["rot"] == [t0 + 480_000, 480_000, t0 + 5 * 3_600_000]
     svc.clock.t += 20 * 60_000                        # three rotations later

@@ -464,6 +464,19 @@ def _ask(question: str) -> bool:
         return False
 
 
+def replay_document(service: HubService) -> dict:
+    """`replay --json`: the final standings, and every station's state and
+    the relay as they are now (hub ms)."""
+    from .relay import relay_view
+    from .standings import row_dict
+    comp = service.competition
+    now = service.clock.now_ms()
+    return {"now": now, "standings": [row_dict(r) for r in service.standings(final=True)],
+            "stations": [s.as_dict() for s in service.station_states(now)],
+            "relay": relay_view(comp.format, comp.entrants, comp.facts(), now, comp.round_end_ms())
+            if comp.format.relay is not None and comp.start_ms is not None else []}
+
+
 def cmd_replay(args) -> int:
     """The standings rebuilt offline from an event's log."""
     opened = _open_event(args.dir)
@@ -474,8 +487,7 @@ def cmd_replay(args) -> int:
     try:
         service = _service_for(ev, keys, store)
         if args.json:
-            from .standings import row_dict
-            print(json.dumps([row_dict(r) for r in service.standings(final=True)], indent=2))
+            print(json.dumps(replay_document(service), indent=2))
         else:
             _print_final(service)
     finally:

@@ -80,7 +80,11 @@ def cmd_dry_run(args) -> int:
         return 2
     rows = scn.standings()
     if args.json:
-        print(json.dumps([row_dict(r) for r in rows], indent=2))
+        from .relay import relay_view
+        fmt = scn.format
+        relay = (relay_view(fmt, scn.entrants, scn.facts, scn.now_ms, fmt.time_limit_ms)
+                 if fmt.relay is not None and scn.now_ms is not None else [])
+        print(json.dumps({"now": scn.now_ms, "standings": [row_dict(r) for r in rows], "relay": relay}, indent=2))
     else:
         fmt = scn.format
         when = (f"at {fmt_duration(scn.now_ms)} (live)" if scn.now_ms is not None

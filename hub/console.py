@@ -35,6 +35,7 @@ from .console_table import LiveTable
 from .formats import fmt_duration
 from .service import HubService
 from .standings import StandingRow
+from .station_state import station_states
 from .timetext import parse_clock_time, parse_duration_ms
 
 CALL_LATE_MS = 60_000        # a call waiting longer than this is highlighted
@@ -110,17 +111,19 @@ def _next_signal(service: HubService, now: int) -> tuple[int, str] | None:
     return best
 
 
-def _hall(service: HubService, rows: list[StandingRow], calls: list, now: int,
-          start: int | None, end: int | None) -> list[HallRow]:
+_SHOWN = {"called": "called", "done": "confirmed", "running": "running", "idle": "idle"}
+
+
+def _hall(service: HubService, now: int) -> list[HallRow]:
+    """Every station as the hub's state of it (the one the boards are sent),
+    with its board's link and clock."""
     comp = service.competition
     reg = service.registry.boards
-    by_entrant = {r.entrant: r for r in rows}
-    called_entrants = {(c[2], c[3]) for c in calls}
-    called_any = {c[2] for c in calls}
     names = {e.id: e.name or e.id for e in comp.entrants}
+    tables = {(s.board, s.button): s.table for s in comp.stations}
     out: list[HallRow] = []
     seen_boards = set()
-    for s in sorted(comp.stations, key=lambda s: (s.board, s.button)):
+    for s in station_states(comp, now):
         seen_boards.add(s.board)
         info = reg.get(s.board)
         sync = "-"
@@ -129,25 +132,15 @@ def _hall(service: HubService, rows: list[StandingRow], calls: list, now: int,
             states.append("offline" if info is not None else "not seen")
         elif info.sync_err_ms is not None:
             sync = f"±{info.sync_err_ms}"
-        r = by_entrant.get(s.entrant)
-        called = ((s.entrant, s.puzzle) in called_entrants if s.puzzle is not None
-                  else s.entrant in called_any)
-        if called:
-            states.append("called")
-        elif r is not None and r.status in ("dns", "dq"):
-            states.append(r.status.upper())
-        elif r is not None and r.status == "finished":
-            states.append("provisional" if r.provisional else "confirmed")
-        elif start is None or now < start:
-            states.append("idle")
-        elif end is not None and now >= end:
-            states.append("unfinished")
+        if s.state == "stopped":
+            states.append("unfinished" if s.reason == "time up" else s.reason.upper())
         else:
-            states.append("running")
+            states.append(_SHOWN[s.state] + (f" {s.confirmed}/{s.calls}" if s.calls > 1 and s.state != "done"
+                                              and s.confirmed else ""))
         if info is not None and info.online and info.sync_err_ms is not None and info.sync_err_ms > POOR_SYNC_MS:
             states.append("poor sync")
-        out.append(HallRow(s.board, s.button, s.table, s.entrant, names.get(s.entrant, s.entrant),
-                           ", ".join(states), sync))
+        out.append(HallRow(s.board, s.button, tables.get((s.board, s.button), s.board), s.entrant,
+                           names.get(s.entrant, s.entrant), ", ".join(states), sync))
     for b in sorted(set(reg) - seen_boards):       # boards the stations table does not know
         info = reg[b]
         out.append(HallRow(b, None, "-", "-", "-", ("online" if info.online else "offline") + ", no station",
@@ -174,7 +167,7 @@ def snapshot(service: HubService) -> Snapshot:
             now=now, start=start, end=end, next_signal=_next_signal(service, now),
             online=sum(1 for b in reg.values() if b.online), boards_total=len(reg),
             rejected=sum(service.rejected.values()), duplicates=service.duplicates,
-            standings=rows, calls=calls, hall=_hall(service, rows, calls, now, start, end),
+            standings=rows, calls=calls, hall=_hall(service, now),
             alerts=service.alerts(), activity=activity,
             names={e.id: e.name or e.id for e in comp.entrants})
 

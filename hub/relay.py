@@ -205,3 +205,31 @@ def relay_states(fmt: Format, entrants: Sequence[Entrant], facts: Iterable[Fact]
                                 if not e.members else min(len(e.members), len(part.puzzles)),
                                 start_ms=part_start)
     return out
+
+
+def relay_view(fmt: Format, entrants: Sequence[Entrant], facts: Iterable[Fact], now_ms: int,
+               end_ms: int | None) -> list[dict]:
+    """The relay at now_ms as data a program can check: per team, who sits
+    at which puzzle (round-wide puzzle numbers), the finished ones, and the
+    rotation signals still to come before end_ms (the round's end)."""
+    part = fmt.relay
+    if part is None:
+        return []
+    interval = part.rotation_interval_ms
+    first = part.first
+    out = []
+    for e, st in relay_states(fmt, entrants, list(facts), now_ms).items():
+        if st is None:
+            out.append({"entrant": e, "started": False})
+            continue
+        nxt = st.next_signal_at
+        left = 0
+        if nxt is not None and interval and end_ms is not None and nxt < end_ms:
+            left = (end_ms - nxt + interval - 1) // interval
+        out.append({"entrant": e, "started": True, "complete": st.complete,
+                    "at_puzzle": {str(m): s + first - 1 for m, s in sorted(st.positions.items())},
+                    "finished": {str(s + first - 1): {"at_ms": f.at_ms, "member": f.member}
+                                 for s, f in sorted(st.finished.items())},
+                    "next_signal_at": nxt, "signals_left": left,
+                    "next_moves": [[m, a + first - 1, b + first - 1] for m, a, b in st.next_moves]})
+    return out

@@ -25,7 +25,7 @@ def act(ev: Path, action: str, **fields) -> None:
 def replay_json(ev: Path) -> list[dict]:
     """The standings `tabletimer replay DIR --json` rebuilds from the log."""
     out = subprocess.run([TT, "replay", str(ev), "--json"], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+    return json.loads(out.stdout)["standings"]
 
 
 def acked_all(sim: SimBoard, n: int, timeout: float = 40) -> None:

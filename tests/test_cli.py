@@ -141,7 +141,11 @@ def test_init_act_and_replay_an_event_folder(tmp_path, capsys):
     assert cli.main(["act", str(ev), "count", "entrant=1", "colour=red"]) == 2
     assert "unknown field(s) colour" in capsys.readouterr().err
     assert cli.main(["replay", str(ev), "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    rows = doc["standings"]
+    # every station's state at now: Anna counted (time up), Ben done, Cecilie DNS
+    assert [(s["board"], s["button"], s["entrant"], s["state"], s["reason"]) for s in doc["stations"]] == [
+        ("T01", 1, "1", "stopped", "time up"), ("T01", 2, "2", "done", ""), ("T02", 1, "3", "stopped", "dns")]
     assert [(r["entrant"], r["status"], r["place"]) for r in rows] == [
         ("2", "finished", 1), ("1", "unfinished", 2), ("3", "dns", None)]
     assert rows[0]["net_time_ms"] == 3_610_000 and rows[1]["pieces"] == 420

@@ -61,7 +61,7 @@ def test_board_press_through_a_configured_mosquitto(tmp_path):
         broker.terminate()
         broker.wait(10)
     rows = json.loads(subprocess.run([TT, "replay", str(ev), "--json"], capture_output=True, text=True,
-                                     check=True).stdout)
+                                     check=True).stdout)["standings"]
     by = {r["entrant"]: r for r in rows}
     assert by["2"]["status"] == "finished" and by["2"]["place"] == 1
     assert by["2"]["award_place"] is None and not by["2"]["official"]   # not from Rogaland

@@ -106,7 +106,7 @@ def test_team_relay_rotations_stop_when_part_one_is_done(tmp_path, embedded_brok
     facts += [Count(entrant="B", puzzle=n, placed=p) for n, p in
               ((1, 300), (3, 250), (4, 120), (5, 0), (6, 0), (7, 0), (8, 0))]
     expected = rank(loaded.format, loaded.entrants, facts)
-    rows = json.loads(tt("replay", str(ev), "--json"))
+    rows = json.loads(tt("replay", str(ev), "--json"))["standings"]
     assert [(r["entrant"], r["status"], r["place"], r["time_ms"], r["pieces"]) for r in rows] == \
         [(x.entrant, x.status, x.place, x.time_ms, x.pieces) for x in expected]
     assert rows[0]["entrant"] == "A" and rows[0]["status"] == "finished" and rows[0]["time_ms"] == 12000
@@ -144,7 +144,7 @@ def test_fixed_order_team_round_ranks_by_pieces(tmp_path, embedded_broker):
             d.command(f"edges {station} {plan}")
         acked: set = set()
         d.wait_for(lambda r: "acked" in r and (acked.add(r["acked"][1]) or len(acked) == 16), timeout=20)
-        rows = {r["entrant"]: r for r in json.loads(tt("replay", str(ev), "--json"))}
+        rows = {r["entrant"]: r for r in json.loads(tt("replay", str(ev), "--json"))["standings"]}
         # the referees' desk refines two confirmations: A's third puzzle had
         # 3 missing pieces next to each other (production fault: not
         # subtracted), B's third 2 single missing pieces; C laid 640 of its third
@@ -160,7 +160,7 @@ def test_fixed_order_team_round_ranks_by_pieces(tmp_path, embedded_broker):
         if hub:
             hub.stop()
         d.stop()
-    rows = json.loads(tt("replay", str(ev), "--json"))
+    rows = json.loads(tt("replay", str(ev), "--json"))["standings"]
     got = [(r["entrant"], r["place"], r["pieces"], r["provisional"]) for r in rows]
     assert got == [("A", 1, 3000, False), ("B", 2, 2998, False), ("C", 3, 2640, False)], got
     # the n-th call of a team is its n-th puzzle (times at whole seconds)

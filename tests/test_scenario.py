@@ -40,7 +40,7 @@ def test_shipped_scenario_meets_its_expectations(path, capsys):
     out = capsys.readouterr().out
     assert scn.format.name in out and "place" in out
     assert dry_run(str(path), "--json") == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["standings"]
     assert {r["entrant"] for r in rows} == {e.id for e in scn.entrants}
 
 
@@ -66,7 +66,9 @@ def test_json_has_the_documented_fields(tmp_path, capsys):
     p = tmp_path / "example.toml"
     p.write_text(toml)
     assert dry_run(str(p), "--json") == 0
-    rows = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == {"now", "standings", "relay"} and doc["relay"] == []      # no relay here
+    rows = doc["standings"]
     assert [r["entrant"] for r in rows] == ["ingrid", "sigrid", "ola", "kari", "lars", "nils"]
     kari = rows[3]
     assert set(kari) == {"place", "award_place", "entrant", "name", "official", "status", "reason",
@@ -219,3 +221,21 @@ def test_dry_run_bad_input_exits_2(tmp_path, capsys):
     assert "broken.toml: not valid TOML" in err and "line 3" in err
     assert dry_run(str(tmp_path / "absent.toml")) == 2
     assert "cannot read the scenario" in capsys.readouterr().err
+
+
+def test_dry_run_json_says_who_sits_at_which_puzzle_in_a_relay(tmp_path, capsys):
+    """The relay as data (the same model as the table view): at 20:00 Ana
+    (member 1) finished puzzle 2 at 10:00, the others sit at 4, 1 and 3,
+    the next signal is at 24:00 and 35 more come before the 5 h limit."""
+    p = tmp_path / "relay.toml"
+    p.write_text('format = "cz-championship-teams"\nnow = "20:00"\n'
+                 'entrants = [{ id = "A", members = ["Ana", "Bo", "Cy", "Di"] }]\n'
+                 'timeline = [ { at = "10:00", press = "A", puzzle = 2 } ]\n')
+    assert dry_run(str(p), "--json") == 0
+    (team,) = json.loads(capsys.readouterr().out)["relay"]
+    assert team == {"entrant": "A", "started": True, "complete": False,
+                    "at_puzzle": {"2": 4, "3": 1, "4": 3}, "finished": {"2": {"at_ms": 600_000, "member": 1}},
+                    "next_signal_at": 1_440_000, "signals_left": 35,
+                    "next_moves": [[3, 1, 3], [4, 3, 4], [2, 4, 1]]}
+    assert dry_run(str(p)) == 0
+    assert "A: Cy @ 1, Di @ 3, Bo @ 4; finished: 2 by Ana 0:10:00; next signal 0:24:00" in capsys.readouterr().out

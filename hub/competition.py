@@ -364,7 +364,10 @@ class Competition:
                 new = f"op/{row['id']}"
                 self._add(Press(entrant=old.entrant, puzzle=old.puzzle, at_ms=p["at"], press_id=new))
                 # a confirmation of the old press carries over to the corrected one
-                for c in list(self._confirms.get(p["press_id"], ())):
+                # (by its press id, or by the entrant and puzzle it was for)
+                by_entrant = [c for c in self._confirms.get("", ())
+                              if (c.entrant, c.puzzle) == (old.entrant, old.puzzle)]
+                for c in list(self._confirms.get(p["press_id"], ())) + by_entrant:
                     self._add(Confirm(press_id=new, missing_found=c.missing_found,
                                       missing_lost=c.missing_lost, missing_adjacent=c.missing_adjacent))
         elif typ in FACT_KINDS:

@@ -39,19 +39,20 @@ class Scenario:
         return rank(self.format, self.entrants, self.facts, self.now_ms)
 
 
-VERBS = ("press", "confirm", "count", "void", "swap", "start", "dns", "dq", "reinstate")
+VERBS = ("press", "confirm", "count", "void", "correct", "swap", "start", "dns", "dq", "reinstate")
 _EXTRA: dict[str, set[str]] = {
     "press": {"puzzle", "id"},
     "confirm": {"puzzle", "id", "missing", "found", "lost", "adjacent"},
     "count": {"puzzle", "placed", "remaining"},
     "void": {"puzzle"},
+    "correct": {"puzzle"},
     "swap": {"packed", "opened"},
     "start": set(),
     "dns": set(),
     "dq": {"reason"},
     "reinstate": set(),
 }
-_NEEDS_AT = {"press", "swap", "start"}
+_NEEDS_AT = {"press", "correct", "swap", "start"}
 _TOP = {"format", "title", "now", "entrants", "timeline", "expect"}
 _ENTRANT_KEYS = {"id", "name", "members", "ineligible", "eligible"}
 _EXPECT_KEYS = {"entrant", "place", "award", "status", "time", "net", "penalty", "pieces",
@@ -247,6 +248,21 @@ class _Reader:
             target = ev[verb]
             if verb == "void":
                 facts.append(self.void(where, ev, current, press_ids))
+                continue
+            if verb == "correct":
+                # as the hub's `act correct`: the press is voided and made
+                # again at the corrected time, keeping its confirmations
+                old = self.void(where, dict(ev, void=target), current, press_ids)
+                ent, pz = next((f.entrant, f.puzzle) for f in facts
+                               if isinstance(f, Press) and f.press_id == old.press_id)
+                auto += 1
+                pid = f"{ent}:{pz}#{auto}"
+                press_ids.add(pid)
+                current.setdefault((ent, pz), []).append(pid)
+                facts += [old, Press(ent, pz, at, pid)]          # type: ignore[arg-type]
+                facts += [Confirm(ent, pz, pid, c.missing_found, c.missing_lost, c.missing_adjacent)
+                          for c in list(facts) if isinstance(c, Confirm) and (
+                              c.press_id == old.press_id or (not c.press_id and (c.entrant, c.puzzle) == (ent, pz)))]
                 continue
             ent = self.entrant(where, verb, target)
 

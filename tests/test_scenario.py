@@ -239,3 +239,44 @@ def test_dry_run_json_says_who_sits_at_which_puzzle_in_a_relay(tmp_path, capsys)
                     "next_moves": [[3, 1, 3], [4, 3, 4], [2, 4, 1]]}
     assert dry_run(str(p)) == 0
     assert "A: Cy @ 1, Di @ 3, Bo @ 4; finished: 2 by Ana 0:10:00; next signal 0:24:00" in capsys.readouterr().out
+
+
+def test_a_corrected_time_in_a_scenario_ranks_as_the_hubs_act_correct(tmp_path):
+    """`correct` (the referee's watch says 1:05:00, not the button's 1:05:30)
+    gives the standings the hub gives for `act correct`: the new time, the
+    confirmation and its missing pieces kept."""
+    from tabletimer.hub.competition import Competition
+    from tabletimer.hub.service import HubService
+    from tabletimer.hub.keys import BoardKeys
+    from tabletimer.hub.store import EventStore
+
+    scn = loads_scenario('''
+format = "cz-championship-individuals"
+entrants = [{ id = "A" }, { id = "B" }]
+timeline = [
+  { at = "1:05:30", press = "A", id = "a1" },
+  { confirm = "A", missing = 1 },
+  { at = "1:10:00", press = "B" },
+  { confirm = "B", id = "B:1#1" },
+  { at = "1:05:00", correct = "a1" },
+  { at = "1:09:00", correct = "B" },
+]''')
+    want = [(r.entrant, r.time_ms, r.penalty_ms, r.provisional) for r in scn.standings()]
+    assert want == [("A", 3_900_000, 10_000, False), ("B", 4_140_000, 0, False)]
+
+    class Clock:
+        def now_ms(self) -> int:
+            return T + 6 * 3_600_000
+    T = 1_796_000_000_000
+    svc = HubService(EventStore(tmp_path / "e.sqlite"), BoardKeys(keys={}),
+                     Competition(scn.format, scn.entrants, []), Clock())
+    svc.act("round_start", {"at": T})
+    a = svc.act("press", {"entrant": "A", "puzzle": 1, "at": T + 3_930_000})
+    svc.act("confirm", {"entrant": "A", "puzzle": 1, "missing_found": 1})
+    b = svc.act("press", {"entrant": "B", "puzzle": 1, "at": T + 4_200_000})
+    svc.act("confirm", {"press_id": f"op/{b['id']}"})
+    svc.act("correct", {"press_id": f"op/{a['id']}", "at": T + 3_900_000})
+    svc.act("correct", {"press_id": f"op/{b['id']}", "at": T + 4_140_000})
+    got = [(r.entrant, r.time_ms, r.penalty_ms, r.provisional) for r in svc.standings(final=True)]
+    svc.store.close()
+    assert got == want

@@ -169,6 +169,13 @@ class App:
                 self.save_state()
                 self.hw.emit({"sched": msg["id"]})
                 self.sched_changed.set()
+        elif typ == protocol.T_STATIONS:
+            b = self.board
+            for name in b.follow(msg["st"]):
+                self.play(name)
+            self.save_state()
+            hub_now = b.sync.to_hub(now)
+            self.hw.emit({"stations": [b.state(n, hub_now) for n in range(1, b.stations + 1)]})
         elif typ == protocol.T_RECORDED:
             # what the hub recorded for a call: for a display at the station
             # (the competitor confirms the time); the board only reports it
@@ -270,12 +277,21 @@ class App:
         inputs task may wait for the next edge before something is due.
         (Not in inputs() itself: a task's locals stay in RAM all along.)"""
         hw, b = self.hw, self.board
+        actions = []
         while hw.edges:
             station, level, ticks = hw.edges.pop(0)
             if 1 <= station <= b.stations:
-                b.st[station - 1].edge(level, self.clock.at(ticks))
+                s = b.st[station - 1]
+                t = self.clock.at(ticks)
+                # a burst that had settled before this edge is a transition
+                # of its own, however late this task runs (else a whole
+                # press and release between two of its runs came to nothing)
+                r = s.poll(t)
+                if r is not None:
+                    hw.emit({"input": [s.number, r[0]]})
+                    actions += b.transition(s.number, r[0], r[1])
+                s.edge(level, t)
         now = self.clock.now()
-        actions = []
         for s in b.st:
             r = s.poll(now)
             if r is not None:

@@ -47,6 +47,9 @@ class Station(gestures.Debouncer):
         self.missing = 0
         self.confirmed = 0       # finish calls confirmed so far
         self.done = False
+        self.end = None          # the hub's time-up for this station (a new start moves it)
+        self.stop = False        # the hub stopped it (DNS, DQ, time up)
+        self.desk = False        # the desk recorded a call the board does not know
 
 
 class Board:
@@ -78,10 +81,12 @@ class Board:
     def state(self, number, now):
         """Station `number`'s state at hub time now (None: no clock yet)."""
         s = self.st[number - 1]
-        if s.call is not None:
+        if s.call is not None or s.desk:
             return "called"
         if s.done:
             return "done"
+        if s.stop:
+            return "stopped"
         sc = self.sched
         if sc is None or sc["start"] is None:
             return "idle"
@@ -92,7 +97,8 @@ class Board:
             return "running"
         if now < sc["start"]:
             return "idle"
-        if sc["end"] is not None and now >= sc["end"]:
+        end = s.end if s.end is not None else sc["end"]
+        if end is not None and now >= end:
             return "stopped"
         return "running"
 
@@ -101,7 +107,7 @@ class Board:
         stations, the schedule), as JSON-able data."""
         st = []
         for s in self.st:
-            st.append([s.call, s.missing, s.done, s.confirmed])
+            st.append([s.call, s.missing, s.done, s.confirmed, s.end, s.stop, s.desk])
         return {"st": st, "sched": self.sched}
 
     def restore(self, data):
@@ -109,6 +115,8 @@ class Board:
         for s, rec in zip(self.st, data.get("st", ())):
             s.call, s.missing, s.done = rec[0], rec[1], rec[2]
             s.confirmed = rec[3] if len(rec) > 3 else 0
+            if len(rec) > 6:
+                s.end, s.stop, s.desk = rec[4], rec[5], rec[6]
         if data.get("sched"):
             self.sched = data["sched"]
 
@@ -126,7 +134,7 @@ class Board:
                 e = self._event(protocol.T_PRESS, number, t)
                 s.call, s.missing = [e["boot"], e["seq"]], 0
                 return [("event", e), ("sound", "call")]
-            if state == "called":
+            if state == "called" and s.call is not None:
                 return []                 # the referee's press: judged on release
             e = self._event(protocol.T_STRAY, number, t)
             e["state"] = state
@@ -190,6 +198,40 @@ class Board:
             e["local"] = t
         self.unacked[(self.boot, self.seq)] = [e, 0, _RETRY_MIN_MS]
         return e
+
+    def follow(self, entries):
+        """The hub's state of the stations (protocol 'stations'; the event
+        log is the one truth): a call the desk voided runs again, one it
+        confirmed is done, a call the board lost is taken back.  A station
+        with an event the hub has not acknowledged is left alone: the hub
+        has not seen it yet.  Returns the sounds to play."""
+        busy = []
+        for rec in self.unacked.values():
+            busy.append(rec[0]["station"])
+        out = []
+        for i in range(min(len(entries), self.stations)):
+            s = self.st[i]
+            code, call, end, n = entries[i]
+            s.end = end
+            if s.number in busy:
+                continue
+            had = s.call
+            s.confirmed, s.stop, s.desk = n, code == 4, code == 2 and call is None
+            if code == 2:
+                if call is not None and had != call:
+                    s.call, s.missing = call, 0
+                elif call is None:
+                    s.call = None
+                s.done = False
+            elif code == 3:
+                if had is not None or not s.done:
+                    out.append("confirmed")
+                s.call, s.done = None, True
+            else:
+                if had is not None:
+                    out.append("voided")
+                s.call, s.missing, s.done = None, 0, False
+        return out
 
     # -- delivery ------------------------------------------------------
     def resolve_times(self):

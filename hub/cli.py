@@ -179,12 +179,22 @@ def _report_dead_sims(sims: list, say) -> None:
 
 def cmd_demo(args) -> int:
     """Hub + embedded broker + simulated boards playing a round."""
+    data = Path(args.data)
+    data.mkdir(parents=True, exist_ok=True)
+    lock = _hub_lock(data / "events.sqlite")
+    if lock is None:
+        return 2
+    try:
+        return _demo(args, data)
+    finally:
+        lock.release()
+
+
+def _demo(args, data: Path) -> int:
     from .console_server import demo_description
     from .demo import demo_event, sim_board_id
     from .formats import format_text
 
-    data = Path(args.data)
-    data.mkdir(parents=True, exist_ok=True)
     try:
         fmt, entrants, stations = demo_event(args.preset, args.boards, args.stations, args.speed)
         keys = BoardKeys(data / "board-keys.json")
@@ -283,6 +293,22 @@ def _open_event(path: str):
         return None
 
 
+def _hub_lock(log: Path):
+    """One hub per event log: the lock held for the process's lifetime
+    (None after saying who holds it)."""
+    from .folder_lock import FolderLocked, HubLock
+
+    try:
+        lock = HubLock(log).acquire()
+    except FolderLocked as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+    if not lock.supported:
+        print(f"warning: this system has no file locks: make sure no other hub runs on {log}",
+              file=sys.stderr)
+    return lock
+
+
 def _service_for(ev, keys: BoardKeys, store: EventStore) -> HubService:
     return HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations))
 
@@ -301,11 +327,15 @@ def cmd_run(args) -> int:
     from .console_server import folder_event
 
     event = folder_event(ev.path)        # what the hub loaded, for remote consoles
+    lock = _hub_lock(ev.db)
+    if lock is None:
+        return 2
     store = EventStore(ev.db)
     try:
         return _serve(args, _service_for(ev, keys, store), ev.path, event=event)
     finally:
         store.close()
+        lock.release()
 
 
 def cmd_console(args) -> int:

@@ -26,6 +26,10 @@ from .standings import StandingRow
 from .store import EventStore
 
 IDENTIFY_TTL_MS = 10_000
+# the hub's command counter (each command's 'ctr', which a board requires to
+# grow) is reserved in the log this many numbers at a time: one write per
+# block, not per message, and a restart continues above the last block
+CTR_BLOCK = 10_000
 # (topic kind, message type) a board may send; events are checked separately
 _ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STATUS)}
 
@@ -52,7 +56,7 @@ class HubService:
         self.listeners: list[Callable[[dict], None]] = []
         self.reject_listeners: list[Callable[[str, str], None]] = []   # (category, detail)
         self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
-        self._hub_ctr = 0
+        self._ctr_next, self._ctr_last = 1, 0   # the reserved block not used yet
         self._sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
         self._lock = threading.RLock()
         self._caught_up = 0      # every row with an id up to this one is applied
@@ -148,10 +152,24 @@ class HubService:
         signer = self.keys.signer(board)
         assert signer is not None
         with self._lock:
-            self._hub_ctr = max(self._hub_ctr + 1, self.clock.now_ms())
-            protocol.stamp(msg, self._hub_ctr)
+            protocol.stamp(msg, self._next_ctr())
         topic = protocol.board_topic(board, kind)
         return Outgoing(topic, signer.sign(topic, protocol.encode(msg)), qos, retain)
+
+    def _next_ctr(self) -> int:
+        """The next command counter: strictly above every one this event's
+        hub sent before, whatever the laptop's clock says now.  Numbers come
+        from a block reserved durably in the log (store.reserve) before any is
+        used; the hub clock is a floor, so a new log's first block is above
+        what a hub of another event numbered a board that has not rebooted
+        since (counters were the clock's milliseconds)."""
+        with self._lock:
+            if self._ctr_next > self._ctr_last:
+                first = self.store.reserve("hub_ctr", CTR_BLOCK, floor=self.clock.now_ms())
+                self._ctr_next, self._ctr_last = first, first + CTR_BLOCK - 1
+            n = self._ctr_next
+            self._ctr_next += 1
+            return n
 
     # ------------------------------------------------------ operator actions
     def start_round(self, at_ms: int | None = None, duration_ms: int | None = None,

@@ -7,14 +7,22 @@ against a real broker, with real boards (the firmware in micropython)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
 
 from hall import TT, Hub, act, replay_json
+from rig import HOUR, Rig, ready, synced
 from tabletimer.hub import event_folder
 from tabletimer.hub.broker import free_port
+from tabletimer.hub.clock import HubClock
 from tabletimer.hub.keys import BoardKeys
+from tabletimer.hub.mqtt_adapter import HubMqtt
+from tabletimer.hub.service import HubService
+from tabletimer.hub.store import EventStore
+from tabletimer.shared import protocol as P
+from tabletimer.shared.auth import Signer
 from waiting import until
 
 
@@ -66,3 +74,104 @@ def test_a_second_hub_on_an_event_folder_is_refused_and_named(tmp_path, embedded
     hub = Hub(ev, port)
     assert hub.proc.poll() is None
     hub.stop()
+
+
+# ------------------------------------------- 6: command counters across restarts
+
+class SteppedClock(HubClock):
+    """This machine's clock, stepped by offset_ms (a laptop whose clock was
+    set back, or corrected by NTP, between two runs of the hub)."""
+
+    def __init__(self, offset_ms: int) -> None:
+        super().__init__()
+        self.offset_ms = offset_ms
+
+    def now_ms(self) -> int:
+        return super().now_ms() + self.offset_ms
+
+
+def _ctr(out) -> int:
+    return json.loads(out.payload.rsplit(b"\n", 1)[0])["ctr"]
+
+
+def test_counters_rise_across_a_restart_with_the_clock_an_hour_back(tmp_path, embedded_broker, monkeypatch):
+    sent: dict[object, list[int]] = {}               # HubMqtt (one per run) -> counters it published
+    real_publish = HubMqtt.publish_all
+
+    def spy(self, out) -> None:
+        out = list(out)
+        sent.setdefault(self, []).extend(_ctr(o) for o in out)
+        real_publish(self, out)
+    monkeypatch.setattr(HubMqtt, "publish_all", spy)
+    rig = Rig(tmp_path, embedded_broker)
+    try:
+        svc = rig.start_hub()
+        svc.start_round()
+        sim = rig.board("B1", stations=2)
+        ready(sim)
+        boot = sim.wait_for(lambda r: "booted" in r)["booted"]
+        sim.press(1)
+        sim.wait_for(lambda r: r.get("acked") == [boot, 1])
+        first = sent[rig.mqtt]
+        rig.stop_hub()
+        # the laptop's clock goes back an hour; the hub starts again; the board
+        # did not reboot and remembers the highest counter it accepted
+        mark = len(sim.records)
+        rig.start_hub(clock=SteppedClock(-HOUR))
+        second = until(lambda: sent.get(rig.mqtt), "the restarted hub to send its first commands")
+        assert min(second) > max(first), (max(first), second[:5])
+        synced(sim, 3)                   # its sync replies are accepted: the board takes the samples
+        sim.press(2)                     # event seq 2 (the first station awaits its referee)
+        sim.wait_for(lambda r: r.get("acked") == [boot, 2], timeout=20, start=mark)
+        assert min(sent[rig.mqtt]) > max(first)
+        assert not [line for line in sim.stderr_tail if "rejected" in line], sim.stderr_tail
+    finally:
+        rig.close()
+
+
+def test_counters_are_reserved_in_blocks_in_the_log_not_written_per_message(tmp_path, monkeypatch):
+    from tabletimer.hub import service as service_module
+
+    monkeypatch.setattr(service_module, "CTR_BLOCK", 50)
+    keys = BoardKeys(tmp_path / "board-keys.json")
+    key = keys.ensure("B1")
+    db = tmp_path / "events.sqlite"
+
+    def reserved() -> int:
+        with sqlite3.connect(db) as c:           # what another process sees in the log
+            return c.execute("SELECT reserved FROM counters WHERE name = 'hub_ctr'").fetchone()[0]
+
+    def sync_replies(svc, n: int, ctr0: int) -> list[int]:
+        """n clock-sync requests from board B1: the counters of the replies."""
+        topic = P.board_topic("B1", P.SYNC)
+        out = []
+        for i in range(n):
+            msg = P.stamp(P.sync_request(ctr0 + i, ctr0 + i), ctr0 + i, 1)
+            (o,) = svc.handle(topic, Signer(key).sign(topic, P.encode(msg)), svc.clock.now_ms())
+            out.append(_ctr(o))
+        return out
+
+    store = EventStore(db)
+    svc = HubService(store, keys, Rig.competition())
+    started = svc.clock.now_ms()
+    a = sync_replies(svc, 30, 1)
+    assert a == list(range(a[0], a[0] + 30)) and a[0] > started    # the clock a floor, for a new log
+    assert reserved() == a[0] + 49                        # one block, written before its first use
+    a += sync_replies(svc, 40, 31)                        # into the second block: one more write
+    assert reserved() == a[0] + 99 and a == sorted(set(a))
+    # the process dies (no clean close); the clock is an hour back when it starts again
+    b_store = EventStore(db)
+    b_svc = HubService(b_store, keys, Rig.competition(), SteppedClock(-HOUR))
+    b = sync_replies(b_svc, 10, 71)
+    assert min(b) > max(a) and reserved() == b[0] + 49
+    # a second process on the log (`act` beside the running hub) numbers what
+    # it signs from a block of its own, above the hub's; the hub's next block
+    # is above that one
+    block_end = reserved()
+    act_store = EventStore(db)
+    assert sync_replies(HubService(act_store, keys, Rig.competition(), SteppedClock(-HOUR)), 1, 500) \
+        == [block_end + 1]
+    b += sync_replies(b_svc, 45, 81)
+    assert b == sorted(set(b)) and b[-1] > block_end + 50
+    for s in (store, b_store, act_store):
+        s.close()

@@ -21,7 +21,7 @@ from .competition import Competition
 from .formats import FormatError, fmt_duration
 from .keys import BoardKeys, KeyFileError, mqtt_password
 from .mqtt_adapter import HubMqtt
-from .service import HubService
+from .service import STORE_ERRORS, HubService, LogWriteFailed, write_failure_advice
 from .store import EventStore
 
 
@@ -205,8 +205,11 @@ def _demo(args, data: Path) -> int:
         return 2
     for i in range(args.boards):
         keys.ensure(sim_board_id(i))
-    store = EventStore(data / "events.sqlite")
-    service = HubService(store, keys, Competition(fmt, entrants, stations))
+    opened = _writable_log(data / "events.sqlite", lambda store: HubService(
+        store, keys, Competition(fmt, entrants, stations)))
+    if opened is None:
+        return LOG_FAILED
+    store, service = opened
 
     def start_sims(address: BrokerAddress, stop: threading.Event):
         service.start_round(duration_ms=int(args.limit * 60_000) if args.limit else None,
@@ -293,6 +296,30 @@ def _open_event(path: str):
         return None
 
 
+LOG_FAILED = 3        # exit code: the event log could not be opened or written
+
+
+def _writable_log(path: Path, make_service):
+    """(store, service) on the log at path, once it has taken a committed
+    write; else None, after saying what is wrong and what to do."""
+    try:
+        store = EventStore(path)
+    except STORE_ERRORS as e:
+        print(f"error: {write_failure_advice(path, e, 'open')}. The hub did not start.", file=sys.stderr)
+        return None
+    try:
+        service = make_service(store)
+        service.check_writable()
+    except LogWriteFailed as e:
+        print(f"error: {e}. The hub did not start: it would acknowledge nothing.", file=sys.stderr)
+    except STORE_ERRORS as e:
+        print(f"error: {write_failure_advice(path, e, 'read')}. The hub did not start.", file=sys.stderr)
+    else:
+        return store, service
+    store.close()
+    return None
+
+
 def _hub_lock(log: Path):
     """One hub per event log: the lock held for the process's lifetime
     (None after saying who holds it)."""
@@ -330,11 +357,16 @@ def cmd_run(args) -> int:
     lock = _hub_lock(ev.db)
     if lock is None:
         return 2
-    store = EventStore(ev.db)
     try:
-        return _serve(args, _service_for(ev, keys, store), ev.path, event=event)
+        opened = _writable_log(ev.db, lambda store: _service_for(ev, keys, store))
+        if opened is None:
+            return LOG_FAILED
+        store, service = opened
+        try:
+            return _serve(args, service, ev.path, event=event)
+        finally:
+            store.close()
     finally:
-        store.close()
         lock.release()
 
 
@@ -431,6 +463,12 @@ def cmd_act(args) -> int:
     except (ValueError, TypeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except LogWriteFailed as e:
+        print(f"error: {e}. Nothing was recorded: fix this and run the command again.", file=sys.stderr)
+        return LOG_FAILED
+    except STORE_ERRORS as e:       # opening or reading the log
+        print(f"error: {write_failure_advice(ev.db, e, 'open')}. Nothing was recorded.", file=sys.stderr)
+        return LOG_FAILED
     print(f"recorded #{row['id']}: {args.action} {json.dumps(row['payload'])}")
     return 0
 

@@ -7,6 +7,8 @@ against a real broker, with real boards (the firmware in micropython)."""
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sqlite3
 import subprocess
 import time
@@ -175,3 +177,114 @@ def test_counters_are_reserved_in_blocks_in_the_log_not_written_per_message(tmp_
     assert b == sorted(set(b)) and b[-1] > block_end + 50
     for s in (store, b_store, act_store):
         s.close()
+
+
+# ------------------------------------------------- 7: a log that cannot be written
+
+def test_a_log_that_stops_taking_writes_is_an_alert_nothing_is_acked_and_it_recovers(
+        tmp_path, embedded_broker, caplog):
+    caplog.set_level(logging.INFO)
+    rig = Rig(tmp_path, embedded_broker)
+    try:
+        svc = rig.start_hub()
+        svc.start_round()
+        sim = rig.board("B1", stations=2)
+        ready(sim)
+        boot = sim.wait_for(lambda r: "booted" in r)["booted"]
+        assert not [a for a in svc.alerts() if "LOG" in a]
+        # the log's disk goes read-only (as Linux remounts a failing USB stick)
+        with rig.store._lock:
+            rig.store._db.execute("PRAGMA query_only = 1")
+        mark = len(sim.records)
+        sim.press(1)
+        sim.press(2)
+        # the board sends both, and again (its retries): every write fails
+        until(lambda: svc.write_failure and svc.write_failure["count"] >= 4,
+              "the hub to fail to store the presses and their retries", timeout=20,
+              seen=lambda: svc.write_failure)
+        assert not [r for r in sim.records[mark:] if "acked" in r]        # nothing acked
+        alert = svc.alerts()[0]
+        assert alert.startswith("EVENT LOG NOT WRITTEN since ") and "nothing acknowledged meanwhile" in alert
+        assert f"cannot write the event log {rig.db}" in alert and "read-only" in alert, alert
+        errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert len(errors) == 1 and errors[0].name == "tabletimer.hub.service", \
+            [r.getMessage()[:100] for r in errors]                         # once per burst, no tracebacks
+        assert "Nothing is acknowledged" in errors[0].getMessage()
+        # the disk is back: the boards' retries are stored (once) and acked
+        with rig.store._lock:
+            rig.store._db.execute("PRAGMA query_only = 0")
+        for seq in (1, 2):
+            sim.wait_for(lambda r: r.get("acked") == [boot, seq], timeout=30, start=mark)
+        assert not [a for a in svc.alerts() if "LOG" in a], svc.alerts()
+        presses = [e for e in svc.store.events() if e["board"] == "B1" and e["type"] == "press"]
+        assert sorted(e["payload"]["seq"] for e in presses) == [1, 2]
+        again = [r.getMessage() for r in caplog.records if "log is written again" in r.getMessage()]
+        assert len(again) == 1 and "failed write(s) since" in again[0], again
+        assert len([r for r in caplog.records if r.levelno >= logging.ERROR]) == 1
+    finally:
+        rig.close()
+
+
+def _write_locked(db: Path) -> sqlite3.Connection:
+    """Another program holding the log's write lock (a database browser with
+    an unsaved edit): every other writer waits, then fails."""
+    c = sqlite3.connect(db, isolation_level=None)
+    c.execute("BEGIN IMMEDIATE")
+    return c
+
+
+def _read_only(path: Path) -> bool:
+    """Make the file read-only even for root (chattr +i); False if this
+    machine cannot."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+    else:
+        subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+    try:
+        open(path, "r+b").close()
+    except OSError:
+        return True
+    return False
+
+
+def _writable(path: Path) -> None:
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+    path.chmod(0o644)
+
+
+def test_the_hub_does_not_start_on_a_log_it_cannot_write_and_act_says_so(tmp_path, embedded_broker):
+    ev = make_event(tmp_path)
+    subprocess.run([TT, "act", str(ev), "dns", "entrant=11"], check=True, capture_output=True)
+    run = [TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{embedded_broker.port}",
+           "--console-listen", "off", "--duration", "3"]
+    db = ev / "events.sqlite"
+    holder = _write_locked(db)
+    try:
+        for name, cmd in (("run", run), ("act", [TT, "act", str(ev), "dns", "entrant=12"])):
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            assert p.returncode == 3, (name, p.returncode, p.stdout, p.stderr)
+            assert f"error: cannot write the event log {db} (database is locked): another program is " \
+                   f"writing to the log" in p.stderr, (name, p.stderr)
+            assert "Traceback" not in p.stderr + p.stdout and "broker on" not in p.stdout, p.stderr
+            assert ("The hub did not start" if name == "run" else "Nothing was recorded") in p.stderr
+    finally:
+        holder.rollback()
+        holder.close()
+    if _read_only(db):                    # (where this machine can make a file read-only)
+        try:
+            for cmd, said in ((run, "The hub did not start"),
+                              ([TT, "act", str(ev), "dns", "entrant=12"], "Nothing was recorded")):
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+                assert p.returncode == 3 and said in p.stderr, (p.returncode, p.stdout, p.stderr)
+                assert f"cannot write the event log {db} (attempt to write a readonly database): the " \
+                       f"file or its folder is read-only" in p.stderr, p.stderr
+                assert "Traceback" not in p.stderr and "broker on" not in p.stdout
+        finally:
+            _writable(db)
+    # nothing was stored meanwhile; with the log writable, both work
+    assert [r["status"] for r in replay_json(ev)][-1] == "dns"
+    stored = subprocess.run([TT, "act", str(ev), "dns", "entrant=12"], capture_output=True, text=True)
+    assert stored.returncode == 0 and "recorded #2:" in stored.stdout, stored.stderr
+    hub = Hub(ev, embedded_broker.port)
+    hub.stop()

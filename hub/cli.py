@@ -21,7 +21,7 @@ from .competition import Competition
 from .formats import FormatError, fmt_duration
 from .keys import BoardKeys, KeyFileError, mqtt_password
 from .mqtt_adapter import HubMqtt
-from .service import HubService
+from .service import STORE_ERRORS, HubService, LogWriteFailed, write_failure_advice
 from .store import EventStore
 
 
@@ -179,12 +179,22 @@ def _report_dead_sims(sims: list, say) -> None:
 
 def cmd_demo(args) -> int:
     """Hub + embedded broker + simulated boards playing a round."""
+    data = Path(args.data)
+    data.mkdir(parents=True, exist_ok=True)
+    lock = _hub_lock(data / "events.sqlite")
+    if lock is None:
+        return 2
+    try:
+        return _demo(args, data)
+    finally:
+        lock.release()
+
+
+def _demo(args, data: Path) -> int:
     from .console_server import demo_description
     from .demo import demo_event, sim_board_id
     from .formats import format_text
 
-    data = Path(args.data)
-    data.mkdir(parents=True, exist_ok=True)
     try:
         fmt, entrants, stations = demo_event(args.preset, args.boards, args.stations, args.speed)
         keys = BoardKeys(data / "board-keys.json")
@@ -195,8 +205,11 @@ def cmd_demo(args) -> int:
         return 2
     for i in range(args.boards):
         keys.ensure(sim_board_id(i))
-    store = EventStore(data / "events.sqlite")
-    service = HubService(store, keys, Competition(fmt, entrants, stations))
+    opened = _writable_log(data / "events.sqlite", lambda store: HubService(
+        store, keys, Competition(fmt, entrants, stations)))
+    if opened is None:
+        return LOG_FAILED
+    store, service = opened
 
     def start_sims(address: BrokerAddress, stop: threading.Event):
         service.start_round(duration_ms=int(args.limit * 60_000) if args.limit else None,
@@ -283,6 +296,46 @@ def _open_event(path: str):
         return None
 
 
+LOG_FAILED = 3        # exit code: the event log could not be opened or written
+
+
+def _writable_log(path: Path, make_service):
+    """(store, service) on the log at path, once it has taken a committed
+    write; else None, after saying what is wrong and what to do."""
+    try:
+        store = EventStore(path)
+    except STORE_ERRORS as e:
+        print(f"error: {write_failure_advice(path, e, 'open')}. The hub did not start.", file=sys.stderr)
+        return None
+    try:
+        service = make_service(store)
+        service.check_writable()
+    except LogWriteFailed as e:
+        print(f"error: {e}. The hub did not start: it would acknowledge nothing.", file=sys.stderr)
+    except STORE_ERRORS as e:
+        print(f"error: {write_failure_advice(path, e, 'read')}. The hub did not start.", file=sys.stderr)
+    else:
+        return store, service
+    store.close()
+    return None
+
+
+def _hub_lock(log: Path):
+    """One hub per event log: the lock held for the process's lifetime
+    (None after saying who holds it)."""
+    from .folder_lock import FolderLocked, HubLock
+
+    try:
+        lock = HubLock(log).acquire()
+    except FolderLocked as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+    if not lock.supported:
+        print(f"warning: this system has no file locks: make sure no other hub runs on {log}",
+              file=sys.stderr)
+    return lock
+
+
 def _service_for(ev, keys: BoardKeys, store: EventStore) -> HubService:
     return HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations))
 
@@ -301,11 +354,20 @@ def cmd_run(args) -> int:
     from .console_server import folder_event
 
     event = folder_event(ev.path)        # what the hub loaded, for remote consoles
-    store = EventStore(ev.db)
+    lock = _hub_lock(ev.db)
+    if lock is None:
+        return 2
     try:
-        return _serve(args, _service_for(ev, keys, store), ev.path, event=event)
+        opened = _writable_log(ev.db, lambda store: _service_for(ev, keys, store))
+        if opened is None:
+            return LOG_FAILED
+        store, service = opened
+        try:
+            return _serve(args, service, ev.path, event=event)
+        finally:
+            store.close()
     finally:
-        store.close()
+        lock.release()
 
 
 def cmd_console(args) -> int:
@@ -403,6 +465,12 @@ def cmd_act(args) -> int:
     except (ValueError, TypeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except LogWriteFailed as e:
+        print(f"error: {e}. Nothing was recorded: fix this and run the command again.", file=sys.stderr)
+        return LOG_FAILED
+    except STORE_ERRORS as e:       # opening or reading the log
+        print(f"error: {write_failure_advice(ev.db, e, 'open')}. Nothing was recorded.", file=sys.stderr)
+        return LOG_FAILED
     print(f"recorded #{row['id']}: {args.action} {json.dumps(row['payload'])}")
     return 0
 

@@ -33,7 +33,7 @@ from textual.widgets import Button, Footer, Input, Label, Log, Static
 
 from .console_table import LiveTable
 from .formats import fmt_duration
-from .service import HubService
+from .service import HubService, LogWriteFailed
 from .standings import StandingRow
 from .station_state import station_states
 from .timetext import parse_clock_time, parse_duration_ms
@@ -306,7 +306,7 @@ class FormScreen(ModalScreen[bool]):
     def _record(self, action: str, payload: dict, why: str) -> None:
         try:
             self.console.perform(action, payload, why)
-        except ValueError as e:
+        except (ValueError, LogWriteFailed) as e:     # LogWriteFailed: nothing was recorded
             self.show_error(str(e))
             return
         self.dismiss(True)

@@ -111,6 +111,7 @@ class RemoteLog:
         self.down: str | None = None         # why the hub cannot be reached, while it cannot
         self.rejected: dict[str, int] = {}   # the hub's counters, from its last reply
         self.duplicates = 0
+        self.write_failure: dict | None = None   # the hub's failing log writes, if they fail
         self._rows: list[dict] = []
         self._last = 0                       # the last row id fetched
         self._lock = threading.Lock()
@@ -153,6 +154,7 @@ class RemoteLog:
                 if reply["rows"]:
                     self._last = reply["rows"][-1]["id"]
             self.rejected, self.duplicates = reply.get("rejected", {}), reply.get("duplicates", 0)
+            self.write_failure = reply.get("write_failure")
             if not reply.get("more"):
                 return
 
@@ -176,6 +178,7 @@ class RemoteHubService(HubService):
     def catch_up(self) -> int:
         n = super().catch_up()
         self.rejected, self.duplicates = Counter(self.log.rejected), self.log.duplicates
+        self.write_failure = self.log.write_failure      # the hub's alert, shown here too
         down = self.log.down
         if down and not self.was_down:
             self.activity.append(f"remote: {down}; trying again")

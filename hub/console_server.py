@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .service import HubService
+from .service import HubService, LogWriteFailed
 
 TOKEN_FILE = "console-token"
 DEFAULT_PORT = 8765
@@ -145,7 +145,8 @@ class ConsoleServer:
             rows = self._rows[i:i + MAX_ROWS]
             more = i + MAX_ROWS < len(self._rows)
         return {"rows": rows, "more": more, "now": self.service.clock.now_ms(),
-                "rejected": dict(self.service.rejected), "duplicates": self.service.duplicates}
+                "rejected": dict(self.service.rejected), "duplicates": self.service.duplicates,
+                "write_failure": dict(f) if (f := self.service.write_failure) else None}
 
     def act(self, body: Any) -> dict:
         if not isinstance(body, dict):
@@ -160,6 +161,8 @@ class ConsoleServer:
             return self.service.act(action, payload, who=who, why=why)
         except (ValueError, TypeError) as e:
             raise ApiError(400, str(e)) from None
+        except LogWriteFailed as e:
+            raise ApiError(503, f"{e}; nothing was recorded") from None
 
 
 class _Server(ThreadingHTTPServer):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tabletimer.shared.protocol import ProtocolError, check_board_id
 
-from .formats import Format, load_format, preset_text
+from .formats import Format, format_text, load_format
 from .standings import Entrant, Member
 
 ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes")
@@ -70,9 +70,11 @@ class EventFolder:
 
 # --------------------------------------------------------------------------- CSV
 
-def _read_csv(path: Path, columns: tuple[str, ...], required: tuple[str, ...]) -> list[tuple[int, dict]]:
+def _read_csv(path: Path, columns: tuple[str, ...], required: tuple[str, ...],
+              why: dict[str, str] | None = None) -> list[tuple[int, dict]]:
     """Rows as (line number, {column: value}); header names are matched
-    case-insensitively; the delimiter is sniffed (comma or semicolon)."""
+    case-insensitively; the delimiter is sniffed (comma or semicolon).  why:
+    for a required column, why it is needed (said when it is missing)."""
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except OSError as e:
@@ -92,7 +94,8 @@ def _read_csv(path: Path, columns: tuple[str, ...], required: tuple[str, ...]) -
                                f"expected {', '.join(columns)}")
     missing = [c for c in required if c not in header]
     if missing:
-        raise EventFolderError(f"{path}:1: missing column(s) {', '.join(missing)}")
+        reasons = "".join(f": {why[c]}" for c in missing if why and c in why)
+        raise EventFolderError(f"{path}:1: missing column(s) {', '.join(missing)}{reasons}")
     out = []
     for n, row in enumerate(rows[1:], start=2):
         if not any(c.strip() for c in row):
@@ -119,7 +122,16 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
     warnings: list[str] = []
     seen_ids: dict[str, int] = {}
     seen_names: dict[str, int] = {}
-    for n, row in _read_csv(path, ENTRANT_COLUMNS, ("id", "name")):
+    # a format with prizes for eligible entrants only needs the column: read
+    # without it, everyone would count as eligible
+    needs_eligible = fmt.eligible_members_min > 0
+    rule = f"{Path(fmt.path).name} (prizes.eligible_members_min = {fmt.eligible_members_min})"
+    why = {"eligible": f"{rule} gives prizes only to eligible entrants"
+                       f"{f' ({fmt.eligibility})' if fmt.eligibility else ''}; add the column "
+                       f"with yes or no for every entrant (a team: yes|no|... per member)"}
+    rows = _read_csv(path, ENTRANT_COLUMNS, ("id", "name", "eligible") if needs_eligible else ("id", "name"),
+                     why)
+    for n, row in rows:
         where = f"{path}:{n}"
         eid = row["id"]
         if not eid:
@@ -138,6 +150,10 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
             raise EventFolderError(f"{where}: a pair has 2 members, not {len(names)}")
         elig_text = row.get("eligible", "")
         parts = [p for p in elig_text.split("|")] if "|" in elig_text else None
+        if needs_eligible and not all(p.strip() for p in (parts or [elig_text])):
+            raise EventFolderError(f"{where}: 'eligible' is empty; {rule} gives prizes only to "
+                                   f"eligible entrants: write yes or no"
+                                   f"{' for every member' if parts else ''}")
         if parts is not None:
             if len(parts) != len(names):
                 raise EventFolderError(f"{where}: 'eligible' has {len(parts)} values for {len(names)} members")
@@ -211,9 +227,13 @@ def init(path: str | Path, preset: str) -> Path:
     p = Path(path)
     if (p / "format.toml").exists():
         raise EventFolderError(f"{p} already holds an event (format.toml exists)")
-    text = preset_text(preset)           # FormatError for an unknown preset
+    fmt = load_format(preset)            # FormatError: an unknown preset (the nearest named), a bad file
+    text = format_text(preset)
+    origin = f"TableTimer's preset {fmt.name!r}" if fmt.path.startswith("presets/") else "a format file"
+    head = (f"# This event's competition format, copied from {origin} by `tabletimer init`.\n"
+            f"# Edit it for your event; `tabletimer formats show format.toml --explain` checks it.\n")
     p.mkdir(parents=True, exist_ok=True)
-    (p / "format.toml").write_text(text)
+    (p / "format.toml").write_text(head + text)
     fmt = load_format(p / "format.toml")
     if fmt.kind == "individual":
         rows = ["id,name,kind,members,eligible,notes", "1,Anna Example,individual,,yes,",

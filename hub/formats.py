@@ -11,6 +11,7 @@ described in docs/formats.md.  Pure apart from reading the file in
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -445,7 +446,20 @@ def preset_names() -> list[str]:
     return sorted(p.name[:-5] for p in _preset_dir().iterdir() if p.name.endswith(".toml"))
 
 
+def unknown_preset(name: str) -> FormatError:
+    """The error for a preset name that is not one: the nearest names first."""
+    names = preset_names()
+    near = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+    return FormatError(f"no such preset {name!r}; {hint}(presets: {', '.join(names)}; "
+                       f"or give a path to a .toml file)")
+
+
 def preset_text(name: str) -> str:
+    """A shipped preset's file text (FormatError naming the nearest presets
+    for a name that is not one)."""
+    if name not in preset_names():
+        raise unknown_preset(name)
     return _preset_dir().joinpath(f"{name}.toml").read_text(encoding="utf-8")
 
 
@@ -473,9 +487,6 @@ def load_format(path_or_name: str | Path) -> Format:
             raise FormatError(f"{p}: cannot read the format file ({e.strerror or e})") from None
         return loads(raw.decode("utf-8", errors="replace"), str(p))
     name = str(path_or_name)
-    if name not in preset_names():
-        raise FormatError(f"{name}: no such preset (presets: {', '.join(preset_names())};"
-                          f" or give a path to a .toml file)")
     return loads(preset_text(name), f"presets/{name}.toml", name=name)
 
 

@@ -8,8 +8,12 @@ I/O-free except for the event store it is given: the MQTT adapter feeds
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import threading
+import time
 from collections import Counter, deque
+from pathlib import Path
 from typing import Callable, NamedTuple
 
 from tabletimer.shared import protocol
@@ -27,9 +31,48 @@ from .replay import ReplayGuard
 from .standings import StandingRow
 from .store import EventStore
 
+log = logging.getLogger(__name__)
+
 IDENTIFY_TTL_MS = 10_000
+# the hub's command counter (each command's 'ctr', which a board requires to
+# grow) is reserved in the log this many numbers at a time: one write per
+# block, not per message, and a restart continues above the last block
+CTR_BLOCK = 10_000
 # (topic kind, message type) a board may send; events are checked separately
 _ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STATUS)}
+
+
+# what a failed write of the event log raises (disk full, read-only, locked,
+# a USB stick pulled out)
+STORE_ERRORS = (sqlite3.Error, OSError)
+
+
+class LogWriteFailed(RuntimeError):
+    """The event log could not be written: nothing was stored, so nothing was
+    acknowledged.  The message says what failed and what to do."""
+
+
+def write_failure_advice(path: str | Path, err: BaseException, doing: str = "write") -> str:
+    """What a failed write (open, read) of the log at path means, in an
+    operator's words."""
+    text = str(err) or type(err).__name__
+    low = text.lower()
+    if "full" in low:
+        what = f"the disk is full: free space on it (df -h {Path(path).parent})"
+    elif "readonly" in low or "read-only" in low or "permission" in low or isinstance(err, PermissionError):
+        what = (f"the file or its folder is read-only: check `ls -l {path}` (owner, permissions) and "
+                f"that its disk is not mounted read-only")
+    elif "locked" in low or "busy" in low:
+        what = "another program is writing to the log (a database browser?): close it"
+    elif "unable to open" in low:
+        what = f"the folder {Path(path).parent} is gone or not writable"
+    elif "not a database" in low or "malformed" in low:
+        what = "the file is not an event log or is damaged: put back your copy of the event folder"
+    elif "i/o" in low:
+        what = "the disk failed or was removed (a USB stick pulled out?)"
+    else:
+        what = "check the disk (free space: df -h) and the file's permissions"
+    return f"cannot {doing} the event log {path} ({text}): {what}"
 
 
 class Outgoing(NamedTuple):
@@ -54,7 +97,8 @@ class HubService:
         self.listeners: list[Callable[[dict], None]] = []
         self.reject_listeners: list[Callable[[str, str], None]] = []   # (category, detail)
         self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
-        self._hub_ctr = 0
+        self._ctr_next, self._ctr_last = 1, 0   # the reserved block not used yet
+        self.write_failure: dict | None = None   # the failed writes now: since, count, advice
         self._sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
         self._stations_sent: dict[str, list] = {}   # board -> station entries last published
         self._lock = threading.RLock()
@@ -100,32 +144,48 @@ class HubService:
             if why:
                 return self._reject("replayed", why, topic)
             self.registry.seen(board, received_ms)
-            if kind == protocol.SYNC:
-                reply = hub_protocol.sync_reply(msg, received_ms, self.clock.now_ms())
-                return [self._to_board(board, protocol.CMD, reply, 0)]
-            if kind == protocol.STATUS:
-                self._apply(self.store.append("board", "status", msg, received_ms, board))
-                if msg["state"] == protocol.ONLINE:
-                    # a board flashed after the round began has no retained
-                    # schedule yet; a rebooted one gets the current one again,
-                    # and the state of its stations
-                    return self.schedules([board], force=True) + self.station_messages([board], force=True)
-                return []
-            # an event
-            row = self.store.append_board_event(board, msg, received_ms)   # committed here
-            out = [self._to_board(board, protocol.CMD, hub_protocol.ack(msg["boot"], msg["seq"]), 1)]
-            if row is None:
-                self.duplicates += 1
-            else:
-                self._apply(row)
-                if self.competition.format.relay is not None and typ in ("press", "void"):
-                    # a relay finish changes its team's rotations
-                    out += self.schedules(self.competition.team_boards(board, msg["station"]))
-                if typ in ("press", "confirm"):
+            try:
+                return self._take(board, kind, msg, received_ms)
+            except LogWriteFailed:
+                return []        # nothing acked: the board keeps the event and sends it again
+
+    def _take(self, board: str, kind: str, msg: dict, received_ms: int) -> list[Outgoing]:
+        """A message that passed the checks: stored (LogWriteFailed if it
+        cannot be), applied, answered."""
+        typ = msg["type"]
+        if kind == protocol.SYNC:
+            reply = hub_protocol.sync_reply(msg, received_ms, self.clock.now_ms())
+            return [self._to_board(board, protocol.CMD, reply, 0)]
+        if kind == protocol.STATUS:
+            self._apply(self._write(self.store.append, "board", "status", msg, received_ms, board))
+            if msg["state"] == protocol.ONLINE:
+                # a board flashed after the round began has no retained
+                # schedule yet; a rebooted one gets the current one again,
+                # and the state of its stations
+                return self.schedules([board], force=True) + self.station_messages([board], force=True)
+            return []
+        # an event
+        row = self._write(self.store.append_board_event, board, msg, received_ms)   # committed here
+        if row is None:
+            self.duplicates += 1
+        else:
+            self._apply(row)
+        out = [self._to_board(board, protocol.CMD, hub_protocol.ack(msg["boot"], msg["seq"]), 1)]
+        if row is not None:
+            if self.competition.format.relay is not None and typ in ("press", "void"):
+                # a relay finish changes its team's rotations
+                out += self.schedules(self.competition.team_boards(board, msg["station"]))
+            if typ in ("press", "confirm"):
+                try:
                     out += self._recorded(board, msg)
-                if typ in ("press", "confirm", "void"):
+                except LogWriteFailed:
+                    pass         # the ack goes out; the recorded time is only for a display
+            if typ in ("press", "confirm", "void"):
+                try:
                     out += self.station_messages([board])
-            return out
+                except LogWriteFailed:
+                    pass         # the ack goes out; the board gets the states with the next change
+        return out
 
     def _recorded(self, board: str, msg: dict) -> list[Outgoing]:
         """The time recorded for the call, back to its station (cheap: no
@@ -154,10 +214,76 @@ class HubService:
         signer = self.keys.signer(board)
         assert signer is not None
         with self._lock:
-            self._hub_ctr = max(self._hub_ctr + 1, self.clock.now_ms())
-            protocol.stamp(msg, self._hub_ctr)
+            protocol.stamp(msg, self._next_ctr())
         topic = protocol.board_topic(board, kind)
         return Outgoing(topic, signer.sign(topic, protocol.encode(msg)), qos, retain)
+
+    # ------------------------------------------------------ log writes
+    def _write(self, fn, *args, told: bool = False):
+        """A write to the log (fn(*args)); LogWriteFailed if it fails (told:
+        the caller shows its message to whoever asked)."""
+        try:
+            result = fn(*args)
+        except STORE_ERRORS as e:
+            raise self._write_failed(e, told) from e
+        self._written()
+        return result
+
+    def _write_failed(self, err: BaseException, told: bool = False) -> LogWriteFailed:
+        """Note a failed write: an alert while they last, logged once per
+        burst (not once per message: a hall of boards resends every second),
+        unless the one who asked is told (an operator's action)."""
+        advice = write_failure_advice(getattr(self.store, "path", "events.sqlite"), err)
+        with self._lock:
+            f = self.write_failure
+            if f is None:
+                f = self.write_failure = {"since": self.clock.now_ms(), "count": 0, "advice": advice,
+                                          "logged": False}
+                self.activity.append(f"EVENT LOG NOT WRITTEN: {advice}")
+            if not told and not f["logged"]:
+                f["logged"] = True
+                log.error("%s. Nothing is acknowledged until the log can be written again; the boards "
+                          "keep their presses and send them again.", advice)
+            f["count"] += 1
+            f["advice"] = advice
+        return LogWriteFailed(advice)
+
+    def _written(self) -> None:
+        if self.write_failure is None:
+            return
+        with self._lock:
+            f, self.write_failure = self.write_failure, None
+        if f is not None:
+            msg = (f"the event log is written again, after {f['count']} failed write(s) since "
+                   f"{_clock_text(f['since'])}; the boards send again what was not acknowledged")
+            if f["logged"]:
+                log.warning("%s", msg)
+            self.activity.append(msg)
+
+    def check_writable(self) -> None:
+        """LogWriteFailed unless the log takes a committed write now (the
+        first block of command counters): a hub must not start on a log it
+        cannot write, acknowledging nothing all event."""
+        with self._lock:
+            self._reserve_ctr_block(told=True)
+
+    def _reserve_ctr_block(self, told: bool = False) -> None:
+        first = self._write(self.store.reserve, "hub_ctr", CTR_BLOCK, self.clock.now_ms(), told=told)
+        self._ctr_next, self._ctr_last = first, first + CTR_BLOCK - 1
+
+    def _next_ctr(self) -> int:
+        """The next command counter: strictly above every one this event's
+        hub sent before, whatever the laptop's clock says now.  Numbers come
+        from a block reserved durably in the log (store.reserve) before any is
+        used; the hub clock is a floor, so a new log's first block is above
+        what a hub of another event numbered a board that has not rebooted
+        since (counters were the clock's milliseconds)."""
+        with self._lock:
+            if self._ctr_next > self._ctr_last:
+                self._reserve_ctr_block()          # LogWriteFailed: the command is not sent
+            n = self._ctr_next
+            self._ctr_next += 1
+            return n
 
     # ------------------------------------------------------ operator actions
     def start_round(self, at_ms: int | None = None, duration_ms: int | None = None,
@@ -223,11 +349,12 @@ class HubService:
 
     def act(self, action: str, payload: dict, who: str = "operator", why: str = "") -> dict:
         """Check an operator action (check_action), then append it (with who
-        and why) and apply it; nothing is stored when the check fails."""
+        and why) and apply it; nothing is stored when the check fails
+        (ValueError) or the log cannot be written (LogWriteFailed)."""
         with self._lock:
             self.check_action(action, payload, who, why)
-            row = self.store.append("operator", action, dict(payload, who=who, why=why),
-                                    self.clock.now_ms())
+            row = self._write(self.store.append, "operator", action, dict(payload, who=who, why=why),
+                              self.clock.now_ms(), told=True)
             self._apply(row)
         self.publish(self.schedules() + self.station_messages())
         return row
@@ -260,9 +387,13 @@ class HubService:
                 if last is not None and last[0] == content and not force:
                     continue
                 sid = max(self.competition.last_row_id(), last[1] + 1 if last and last[0] != content else 0)
-                self._sched_sent[b] = (content, sid)
                 sched = hub_protocol.schedule(sid, *content)
-                out.append(self._to_board(b, protocol.SCHED, sched, 1, retain=True))
+                try:
+                    o = self._to_board(b, protocol.SCHED, sched, 1, retain=True)
+                except LogWriteFailed:
+                    break        # not numbered: sent with the next change or reconnection
+                self._sched_sent[b] = (content, sid)
+                out.append(o)
         return out
 
     def station_states(self, now_ms: int | None = None) -> list[StationState]:
@@ -310,7 +441,10 @@ class HubService:
         if self.keys.signer(board) is None:
             return
         msg = hub_protocol.identify(self.clock.now_ms() + IDENTIFY_TTL_MS)
-        self.publish([self._to_board(board, protocol.CMD, msg, 1)])
+        try:
+            self.publish([self._to_board(board, protocol.CMD, msg, 1)])
+        except LogWriteFailed:
+            pass                 # the alert says why; identify is not worth more
 
     # ------------------------------------------------------------ state
     def _apply(self, ev: dict) -> None:
@@ -341,6 +475,11 @@ class HubService:
     def alerts(self, sync_limit_ms: int = 20) -> list[str]:
         """What needs the head referee's attention, besides waiting calls."""
         out = []
+        f = self.write_failure
+        if f is not None:
+            out.append(f"EVENT LOG NOT WRITTEN since {_clock_text(f['since'])}: {f['count']} write(s) "
+                       f"failed, nothing acknowledged meanwhile (the boards keep their presses and "
+                       f"send them again) - {f['advice']}")
         comp, reg = self.competition, self.registry.boards
         running = comp.start_ms is not None
         for b in sorted({s.board for s in comp.stations}):
@@ -374,3 +513,7 @@ class HubService:
         'running'), or as final results."""
         with self._lock:
             return self.competition.standings(None if final else self.clock.now_ms())
+
+
+def _clock_text(hub_ms: int) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(hub_ms / 1000))

@@ -66,6 +66,27 @@ class EventStore:
                 (after,)).fetchall()
         return [self._row(i, r, s, t, b, json.loads(p)) for i, r, s, t, b, p in rows]
 
+    def reserve(self, name: str, count: int, floor: int = 0) -> int:
+        """Reserve `count` numbers of the counter `name` (in the table
+        `counters`, beside the log), above every number reserved before, by
+        any process in any run, and above floor; committed before it returns,
+        so they may be used at once.  Returns the first of them."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("CREATE TABLE IF NOT EXISTS counters"
+                                 " (name TEXT PRIMARY KEY, reserved INTEGER NOT NULL)")
+                row = self._db.execute("SELECT reserved FROM counters WHERE name = ?", (name,)).fetchone()
+                first = max(row[0] if row else 0, floor) + 1
+                self._db.execute("INSERT INTO counters (name, reserved) VALUES (?, ?) ON CONFLICT (name)"
+                                 " DO UPDATE SET reserved = excluded.reserved", (name, first + count - 1))
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+        return first
+
     @staticmethod
     def _row(id_, received_ms, source, type_, board, payload) -> dict:
         return {"id": id_, "received_ms": received_ms, "source": source, "type": type_,

@@ -29,10 +29,11 @@ class Rig:
         self.store: EventStore | None = None
 
     # -------------------------------------------------------------- hub
-    def start_hub(self, preset: str = "cz-championship-individuals") -> HubService:
-        """Every station of every board is an individual entrant (board/station)."""
+    def start_hub(self, preset: str = "cz-championship-individuals", clock=None) -> HubService:
+        """Every station of every board is an individual entrant (board/station).
+        clock: the hub's clock (default a HubClock: this machine's)."""
         self.store = EventStore(self.db)
-        self.service = HubService(self.store, self.keys, self.competition(preset))
+        self.service = HubService(self.store, self.keys, self.competition(preset), clock)
         self.mqtt = HubMqtt(self.service, self.broker.host, self.broker.port)
         self.mqtt.start()
         return self.service

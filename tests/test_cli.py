@@ -127,7 +127,7 @@ def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path):
 def test_init_act_and_replay_an_event_folder(tmp_path, capsys):
     ev = tmp_path / "event"
     assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
-    (ev / "entrants.csv").write_text("id,name\n1,Anna\n2,Ben\n3,Cecilie\n")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n3,Cecilie,yes\n")
     (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n"
                                      "T02,1,Table 2,3\n")
     capsys.readouterr()

@@ -56,7 +56,7 @@ def line_with(text: str, word: str, section: str) -> str:
 def test_press_shows_in_the_queue_and_console_confirmation_moves_standings(tmp_path, embedded_broker):
     tm = tmux()
     ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
-    (ev / "entrants.csv").write_text("id,name\n1,Alice\n2,Bob\n")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Alice,yes\n2,Bob,yes\n")
     (ev / "stations.csv").write_text("board,button,table,entrant\nB1,1,Table 1,1\nB1,2,Table 1,2\n")
     key = BoardKeys(ev / "board-keys.json").ensure("B1")
     subprocess.run([TT, "act", str(ev), "round_start"], check=True, capture_output=True)
@@ -100,7 +100,7 @@ def test_closing_the_terminal_stops_hub_and_broker(tmp_path):
 
     tm = tmux()
     ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
-    (ev / "entrants.csv").write_text("id,name\n1,Alice\n")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Alice,yes\n")
     (ev / "stations.csv").write_text("board,button,entrant\nB1,1,1\n")
     session = f"tt-close-{os.getpid()}"
     subprocess.run([tm, "new-session", "-d", "-s", session, "-x", "160", "-y", "48", "sh"], check=True)

@@ -3,6 +3,8 @@ registration tools export them, clear errors with line numbers."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tabletimer.hub import event_folder as ef
@@ -49,7 +51,7 @@ def test_bom_semicolons_members_and_eligibility(tmp_path):
     ("id,name\n1,A\n", "board,entrant\nT01,1\n", r"stations.csv:1: missing column\(s\) button"),
 ])
 def test_bad_rows_are_named_by_file_and_line(tmp_path, entrants, stations, message):
-    d = ef.init(tmp_path / "ev", "czjpa-individuals")
+    d = ef.init(tmp_path / "ev", "cz-championship-individuals")
     (d / "entrants.csv").write_text(entrants)
     (d / "stations.csv").write_text(stations)
     with pytest.raises(ef.EventFolderError, match=message):
@@ -58,7 +60,7 @@ def test_bad_rows_are_named_by_file_and_line(tmp_path, entrants, stations, messa
 
 def test_warnings_for_capacity_duplicate_names_and_missing_stations(tmp_path):
     d = ef.init(tmp_path / "ev", "czjpa-individuals")      # capacity 100
-    rows = ["id,name"] + [f"{i},Person {i}" for i in range(1, 102)] + ["102,Person 1"]
+    rows = ["id,name,eligible"] + [f"{i},Person {i},yes" for i in range(1, 102)] + ["102,Person 1,no"]
     (d / "entrants.csv").write_text("\n".join(rows) + "\n")
     (d / "stations.csv").write_text("board,button,entrant\nT01,1,1\n")
     ev = ef.load(d)
@@ -66,3 +68,67 @@ def test_warnings_for_capacity_duplicate_names_and_missing_stations(tmp_path):
     assert "102 entrants; the format allows 100" in text
     assert "name 'Person 1' also on line 2" in text
     assert "no station for" in text
+
+
+def test_a_format_with_prizes_for_eligible_entrants_only_needs_the_eligible_column(tmp_path):
+    # czjpa: prizes only for participants from the Czech Republic; read without
+    # the column, a foreigner would be official and could take a Czech prize
+    d = ef.init(tmp_path / "ev", "czjpa-individuals")
+    (d / "stations.csv").write_text("board,button,entrant\nT01,1,1\nT01,2,2\n")
+    (d / "entrants.csv").write_text("id,name\n1,Jana\n2,Hans\n")
+    with pytest.raises(ef.EventFolderError, match=r"entrants.csv:1: missing column\(s\) eligible: format.toml "
+                       r"\(prizes.eligible_members_min = 1\) gives prizes only to eligible entrants \(participants from the "
+                       r"Czech Republic\); add the column with yes or no"):
+        ef.load(d)
+    (d / "entrants.csv").write_text("id,name,eligible\n1,Jana,yes\n2,Hans,\n")
+    with pytest.raises(ef.EventFolderError, match=r"entrants.csv:3: 'eligible' is empty"):
+        ef.load(d)
+    (d / "entrants.csv").write_text("id,name,eligible\n1,Jana,yes\n2,Hans,no\n")
+    from tabletimer.hub.standings import is_official
+    ev = ef.load(d)
+    assert [is_official(ev.format, e) for e in ev.entrants] == [True, False]
+    # a team's members: every one yes or no
+    t = ef.init(tmp_path / "teams", "rogaland-teams")
+    (t / "entrants.csv").write_text("id,name,members,eligible\nT1,Lag,A|B|C,yes||yes\n")
+    with pytest.raises(ef.EventFolderError, match=r"entrants.csv:2: 'eligible' is empty.*for every member"):
+        ef.load(t)
+    # a format where everyone is official does not need it
+    c = ef.init(tmp_path / "open", "cz-championship-individuals")
+    (c / "entrants.csv").write_text("id,name\n1,Jana\n")
+    (c / "stations.csv").write_text("board,button,entrant\nT01,1,1\n")
+    assert ef.load(c).entrants[0].eligible
+
+
+def test_init_with_an_unknown_preset_names_the_nearest(tmp_path, capsys):
+    from tabletimer.hub import cli
+
+    assert cli.main(["init", str(tmp_path / "ev"), "--format", "czjpa-individual"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: no such preset 'czjpa-individual'; did you mean 'czjpa-individuals'"), err
+    assert "Traceback" not in err and not (tmp_path / "ev").exists()
+    assert cli.main(["init", str(tmp_path / "ev"), "--format", "nothing-like-it"]) == 2
+    err = capsys.readouterr().err
+    assert "no such preset 'nothing-like-it'; (presets: cz-championship-individuals" in err
+    # a format file of one's own works too
+    from tabletimer.hub.formats import format_text
+
+    own = tmp_path / "mine.toml"
+    own.write_text(format_text("rogaland-pairs"))
+    assert cli.main(["init", str(tmp_path / "second"), "--format", str(own)]) == 0
+    assert ef.load(tmp_path / "second").format.kind == "pair"
+
+
+# a file name or a path (seeds/..., docs/formats.md, 000_....txt) in a generated file
+_REFERENCE = re.compile(r"[\w.-]+/[\w./-]*\w|[\w-]+(?:\.[\w-]+)*\.(?:txt|md|toml|csv|json|sqlite|html)\b")
+
+
+def test_generated_files_cite_nothing_the_event_folder_lacks(tmp_path):
+    from tabletimer.hub.formats import preset_names
+
+    for name in preset_names():
+        d = ef.init(tmp_path / name, name)
+        for f in sorted(d.iterdir()):
+            for ref in _REFERENCE.findall(f.read_text()):
+                if re.fullmatch(r"[a-z]+(?:/[a-z]+)+", ref):
+                    continue          # words, such as yes/no or found/lost/adjacent
+                assert (d / ref).exists(), f"{f.name} of {name} cites {ref!r}, which the folder does not have"

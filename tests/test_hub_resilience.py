@@ -26,7 +26,7 @@ def make_event(tmp: Path) -> Path:
     fmt = (ev / "format.toml").read_text().replace('resolution = "1s"', 'resolution = "1ms"')
     (ev / "format.toml").write_text(fmt)
     ids = [f"{b}{s}" for b in range(1, BOARDS + 1) for s in range(1, STATIONS + 1)]
-    (ev / "entrants.csv").write_text("id,name\n" + "".join(f"{i},Puzzler {i}\n" for i in ids))
+    (ev / "entrants.csv").write_text("id,name,eligible\n" + "".join(f"{i},Puzzler {i},yes\n" for i in ids))
     (ev / "stations.csv").write_text("board,button,table,entrant\n" + "".join(
         f"B{b},{s},Table {b},{b}{s}\n" for b in range(1, BOARDS + 1) for s in range(1, STATIONS + 1)))
     keys = BoardKeys(ev / "board-keys.json")

@@ -43,7 +43,7 @@ class FakeClock:
 
 def make_event(path: Path, preset: str = "czjpa-individuals") -> Path:
     event_folder.init(path, preset)
-    (path / "entrants.csv").write_text("id,name\n1,Alice\n2,Bob\n3,Carol\n")
+    (path / "entrants.csv").write_text("id,name,eligible\n1,Alice,yes\n2,Bob,yes\n3,Carol,yes\n")
     (path / "stations.csv").write_text("board,button,table,entrant\nB1,1,Table 1,1\nB1,2,Table 1,2\n"
                                        "B1,3,Table 1,3\n")
     BoardKeys(path / "board-keys.json").ensure("B1")

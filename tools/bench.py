@@ -112,8 +112,8 @@ class Hall:
         self.ev = event_folder.init(root / "event", FORMAT)
         fmt = (self.ev / "format.toml").read_text().replace('resolution = "1s"', 'resolution = "1ms"')
         (self.ev / "format.toml").write_text(fmt)
-        (self.ev / "entrants.csv").write_text("id,name\n" + "".join(
-            f"{b}-{s},Puzzler {b}.{s}\n" for b in self.ids for s in range(1, stations + 1)))
+        (self.ev / "entrants.csv").write_text("id,name,eligible\n" + "".join(
+            f"{b}-{s},Puzzler {b}.{s},yes\n" for b in self.ids for s in range(1, stations + 1)))
         (self.ev / "stations.csv").write_text("board,button,table,entrant\n" + "".join(
             f"{b},{s},Table {b},{b}-{s}\n" for b in self.ids for s in range(1, stations + 1)))
         self.keys = BoardKeys(self.ev / "board-keys.json")

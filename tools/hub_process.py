@@ -30,8 +30,14 @@ class HubProcess:
         if not self._connected.wait(timeout):
             self.kill()
             raise TimeoutError(f"the hub did not start in {timeout} s: {''.join(self.lines)[-2000:]}")
-        if self.proc.poll() is not None and not any(li.startswith("broker on") for li in self.lines):
-            raise RuntimeError(f"the hub exited ({self.proc.returncode}): {''.join(self.lines)[-2000:]}")
+        if not any(li.startswith("broker on") for li in self.lines):   # its output ended: it exits
+            self._reader.join(10)
+            try:
+                code = self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                code = "killed"
+            raise RuntimeError(f"the hub exited ({code}): {''.join(self.lines)[-2000:]}")
 
     @property
     def pid(self) -> int:

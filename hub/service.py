@@ -182,7 +182,10 @@ class HubService:
                     pass         # the ack goes out; the recorded time is only for a display
             if typ in ("press", "confirm", "void"):
                 try:
-                    out += self.station_messages([board])
+                    # always, changed or not: the board may have decided on a
+                    # state the hub had already left (a conflict), or left a
+                    # station alone while this event was on its way
+                    out += self.station_messages([board], force=True)
                 except LogWriteFailed:
                     pass         # the ack goes out; the board gets the states with the next change
         return out

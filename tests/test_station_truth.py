@@ -13,6 +13,9 @@ command's: tests/test_operator_actions.py, tests/test_results.py.)"""
 
 from __future__ import annotations
 
+import os
+import random
+
 import pytest
 
 from rig import Rig, ready
@@ -20,6 +23,7 @@ from tabletimer.hub.competition import Competition
 from tabletimer.hub.event_folder import Station
 from tabletimer.hub.formats import load_format
 from tabletimer.hub.standings import Entrant
+from waiting import until
 
 FAST = {"debounce_ms": 30, "confirm_ms": 600, "void_ms": 1500}
 
@@ -166,3 +170,128 @@ def test_a_new_start_time_moves_the_stations_end_on_the_board(rig):
     rig.wait_event(lambda ev: ev["type"] == "press")
     (p,) = [e for e in hub.store.events() if e["type"] == "press"]
     assert p["payload"]["station"] == 2 and start + 4000 <= p["payload"]["at"] < start + 8000, presses
+
+
+# ------------------------------------------------------------ the property
+
+SEED = int(os.environ.get("TT_TRUTH_SEED", "1313"))
+
+
+def _expected_view(hub) -> dict[str, list[str]]:
+    """What each board should show: the hub's state of its stations."""
+    out: dict[str, list[str]] = {}
+    for s in hub.station_states():
+        out.setdefault(s.board, []).append(s.state)
+    return out
+
+
+def _decisions_kept(hub) -> list[str]:
+    """Every call's decision is its first one, unless the desk changed it
+    (an explicit correction): a board's later decision never replaces it.
+    Returns what breaks that (empty: nothing)."""
+    rows = hub.store.events()
+    # the fold's order: each board's events in the order the board made them
+    slots: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        if r["source"] == "board" and r["type"] != "status":
+            slots.setdefault(r["board"], []).append(i)
+    order = list(rows)
+    for idx in slots.values():
+        for i, r in zip(idx, sorted((rows[i] for i in idx), key=lambda r: (r["payload"]["boot"], r["payload"]["seq"]))):
+            order[i] = r
+    want: dict[str, str] = {}
+    for r in order:
+        p = r["payload"]
+        if r["source"] == "board" and r["type"] in ("confirm", "void"):
+            pid = f"{r['board']}/{p['call'][0]}/{p['call'][1]}"
+            want.setdefault(pid, r["type"])
+        elif r["source"] == "operator" and r["type"] in ("confirm", "void"):
+            want[p["press_id"]] = r["type"]            # first, or an explicit correction
+    facts = hub.competition.facts()
+    got: dict[str, str] = {}
+    for f in facts:
+        if f.kind in ("confirm", "void") and f.press_id:
+            got[f.press_id] = f.kind                    # the decision that counts: the last applied
+    return [f"{pid}: decided {w}, counts as {got.get(pid)}" for pid, w in want.items() if got.get(pid) != w]
+
+
+def play_the_truth(rig: Rig, seed: int, steps: int, boards: int) -> None:
+    rng = random.Random(seed)
+    print(f"seed {seed} (TT_TRUTH_SEED={seed}), {steps} steps, {boards} board(s)")
+    fmt = load_format("czjpa-individuals")
+    ids = [f"P{b + 1}" for b in range(boards)]
+    entrants = [Entrant(f"{b}-{n}", f"{b} #{n}") for b in ids for n in (1, 2, 3)]
+    st = [Station(b, n, b, f"{b}-{n}", 1) for b in ids for n in (1, 2, 3)]
+    rig.competition = lambda preset="": Competition(fmt, entrants, st)     # type: ignore[method-assign]
+    hub = rig.start_hub()
+    sims = {b: rig.board(b, stations=3, timings=FAST) for b in ids}
+    lives = {b: [s] for b, s in sims.items()}          # every boot of each board
+    hub.start_round()
+    for s in sims.values():
+        ready(s)
+    log: list[str] = []
+    for i in range(steps):
+        b = rng.choice(ids)
+        sim = sims[b]
+        kind = rng.choices(["tap", "confirm", "void", "desk_void", "desk_confirm", "correct", "reboot", "hub"],
+                           [5, 3, 1, 2, 2, 1, 1, 1])[0]
+        station = rng.randint(1, 3)
+        calls = [c[1] for c in hub.competition.open_calls() if c[1].startswith(b + "/")]
+        log.append(f"#{i} {kind} {b}/{station}")
+        if kind == "tap":
+            tap(sim, station)
+        elif kind == "confirm":
+            tap(sim, station, 900)
+        elif kind == "void":
+            tap(sim, station, 1800)
+        elif kind in ("desk_void", "desk_confirm") and calls:
+            pid = rng.choice(calls)
+            if kind == "desk_void":
+                hub.act("void", {"press_id": pid}, who="desk")
+            else:
+                hub.act("confirm", {"press_id": pid, "missing_found": rng.randint(0, 2)}, who="desk")
+        elif kind == "correct":                         # the desk changes a decided call, explicitly
+            decided = [f.press_id for f in hub.competition.facts()
+                       if f.kind in ("confirm", "void") and f.press_id.startswith(b + "/")]
+            if decided:
+                hub.act("confirm", {"press_id": rng.choice(decided), "missing_found": 1}, who="desk",
+                        why="explicit correction")
+        elif kind == "reboot":
+            sim.kill()
+            sims[b] = sim = rig.board(b, stations=3, timings=FAST)
+            lives[b].append(sim)
+            sim.wait_for(lambda r: "sched" in r, timeout=20)
+        elif kind == "hub":
+            rig.stop_hub()
+            hub = rig.start_hub()
+    # settle: every event acknowledged, every board showing the hub's states
+    for b in ids:
+        until(lambda: not _unacked(lives[b]), f"board {b}'s events all acknowledged", timeout=30,
+              seen=lambda: (_unacked(lives[b]), log[-5:]))
+    want = _expected_view(hub)
+    for b, sim in sims.items():
+        until(lambda: _last_view(sim) == want[b], f"board {b} showing the hub's station states {want[b]}",
+              timeout=20, seen=lambda: (_last_view(sim), want[b], f"seed {seed}", log))
+    broken = _decisions_kept(hub)
+    assert not broken, (f"seed {seed}", broken, log)
+
+
+def _unacked(boots) -> list:
+    """Events journaled by any boot of a board and not acknowledged to any."""
+    journaled = {tuple(r["journaled"]) for sim in boots for r in sim.records if "journaled" in r}
+    acked = {tuple(r["acked"]) for sim in boots for r in sim.records if "acked" in r}
+    return sorted(journaled - acked)
+
+
+def _last_view(sim):
+    views = [r["stations"] for r in sim.records if "stations" in r]
+    return views[-1] if views else None
+
+
+def test_boards_and_hub_agree_after_random_gestures_desk_actions_and_restarts(rig):
+    play_the_truth(rig, SEED, steps=20, boards=1)
+
+
+@pytest.mark.slow
+def test_boards_and_hub_agree_long(rig):
+    play_the_truth(rig, SEED + 1, steps=80, boards=2)

@@ -349,7 +349,7 @@ class Competition:
             self._decided[p["press_id"]] = Decision(row["id"], typ, p.get("who") or "operator",
                                                     row.get("received_ms"), missing if typ == "confirm" else None)
         if typ == "round_start":
-            self._add(RoundStart(at_ms=p["at"]))
+            self._add(RoundStart(at_ms=p["at"], limit_ms=p.get("duration")))
         elif typ == "press":
             self._add(Press(entrant=p["entrant"], puzzle=p.get("puzzle") or 1, at_ms=p["at"],
                             press_id=f"op/{row['id']}"))

@@ -5,7 +5,7 @@ Facts are small dataclasses, each with an explicit `kind`, in log order (the
 order the hub stored them).  Times are integer milliseconds on one clock (hub
 time; scenarios use the time since the round start, with the round start at 0).
 
-    round_start(at_ms)                          the organizer's start cue
+    round_start(at_ms, limit_ms)                the organizer's start cue (and the round's own limit)
     start_offset(entrant, offset_ms)            a new start time for one entrant
                                                 (Norwegian rule: a referee cut a taped bag)
     press(entrant, puzzle, at_ms, press_id)     a finish call for one puzzle (station);
@@ -52,6 +52,7 @@ from .formats import Format, fmt_duration
 class RoundStart:
     kind: str = field(default="round_start", init=False)
     at_ms: int = 0
+    limit_ms: int | None = None       # this round's own time limit (None: the format's)
 
 
 @dataclass(slots=True)
@@ -342,6 +343,7 @@ class Standings:
         if len(self._by_entrant) != len(self._states):
             raise ValueError("entrant ids must be unique")
         self._start: int | None = None
+        self._limit: int | None = None      # the round start's own limit, if it gives one
         self._voided: set[str] = set()
         self._press: dict[str, Press] = {}             # press id -> press
         self._pending: dict[str, list[Confirm]] = {}   # confirmations of presses not seen yet
@@ -421,7 +423,7 @@ class Standings:
                     s.counts[f.puzzle] = f
                     s.summary = None
             elif t is RoundStart:
-                self._start = f.at_ms
+                self._start, self._limit = f.at_ms, f.limit_ms
                 for s in self._states:
                     s.summary = None
                     if s.early:
@@ -541,7 +543,7 @@ class Standings:
             elif t is V:
                 pass
             elif t is RoundStart:
-                self._start = f.at_ms
+                self._start, self._limit = f.at_ms, f.limit_ms
             else:
                 s = get(f.entrant)      # type: ignore[union-attr]
                 if s is not None:
@@ -692,7 +694,8 @@ class Standings:
             notes = (s.notes or []) + (s.scan_notes or [])
         best, conf = s.best, s.conf
         n, res, pieces = cfg.n, cfg.res, cfg.pieces
-        deadline = cfg.limit if cfg.extends else cfg.limit - s.offset
+        limit = self._limit or cfg.limit
+        deadline = limit if cfg.extends else limit - s.offset
         penalty = deducted = total = nfin = 0
         last = -1
         unconfirmed = False

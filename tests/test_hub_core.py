@@ -346,3 +346,19 @@ def test_relay_schedule_changes_only_when_the_relay_does(tmp_path):
     new = parse_cmd(sched)
     assert "rot" not in new and new["id"] > body["id"]
     store.close()
+
+
+def test_a_round_started_with_its_own_limit_is_ranked_to_that_limit(hub):
+    """round_start duration=... (a shorter round than the format's): the
+    boards sound time-up then, and the standings end there too (a finish
+    recorded after it is not a finish; entrants are unfinished, not running)."""
+    t0 = hub.clock.t
+    hub.start_round(t0, duration_ms=600_000)
+    press(hub, seq=1, station=1, at=t0 + 300_000)
+    press(hub, seq=2, station=2, at=t0 + 700_000)    # (a board would have made it a stray)
+    press(hub, board="b2", seq=1, station=1, at=t0 - 1)   # b2/1 exists, never finishes
+    hub.clock.t = t0 + 650_000                       # after this round's time-up
+    st = {s.entrant: s for s in hub.standings()}
+    assert st["b1/1"].status == "finished"
+    assert st["b1/2"].status == "unfinished"        # 11:40 is after the 10:00 limit
+    assert st["b2/1"].status == "unfinished"         # not 'running' until the format's 90 min

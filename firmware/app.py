@@ -144,7 +144,6 @@ class App:
                     ctr = msg.get("ctr")
                     if ctr is None or ctr <= self.hub_ctr:
                         raise AuthError("replayed or unnumbered")
-                    self.hub_ctr = ctr
         except (protocol.ProtocolError, AuthError) as e:
             self.hw.log("rejected message on %s: %s" % (topic, e))
             return
@@ -192,6 +191,11 @@ class App:
                 self.sync_now.set()
                 self.kick.set()
             self.hub_online = online
+        c = msg.get("ctr")
+        if c is not None and typ != protocol.T_SCHED and typ != protocol.T_HUB:
+            # only once handled: a message whose handling failed (a
+            # MemoryError) is handled again (mqtt_client), not "replayed"
+            self.hub_ctr = c
 
     # -- sounds --------------------------------------------------------
     def play(self, name):

@@ -170,14 +170,15 @@ def validate(msg):
         #              the open call [boot, seq] or None, own end or None,
         #              finish calls confirmed]
         st = m.get("st")
-        bad = not isinstance(st, list) or len(st) > 64
+        ok = isinstance(st, list) and len(st) <= 64
         for e in (st if isinstance(st, list) else ()):
-            bad = (bad or not isinstance(e, list) or len(e) != 4 or not _is_int(e[0]) or not 0 <= e[0] <= 4
-                   or not (e[1] is None or (isinstance(e[1], list) and len(e[1]) == 2 and _is_int(e[1][0])
-                                            and _is_int(e[1][1])))
-                   or not (e[2] is None or _is_int(e[2])) or not _is_int(e[3]) or not 0 <= e[3] <= 99)
-        if bad:
-            raise ProtocolError("'st': up to 64 [state 0..4, call or null, end or null, confirmed 0..99]")
+            ok = (isinstance(e, list) and len(e) == 4 and e[0] in (0, 1, 2, 3, 4) and _is_int(e[3])
+                  and (e[1] is None or (isinstance(e[1], list) and len(e[1]) == 2))
+                  and (e[2] is None or _is_int(e[2])))
+            if not ok:
+                break
+        if not ok:
+            raise ProtocolError("'st': up to 64 [state 0..4, call or null, end or null, confirmed]")
     else:
         raise ProtocolError("unknown message type: %r" % (t,))
     # replay-protection fields (see stamp()); their presence is checked by

@@ -170,11 +170,16 @@ class App:
                 self.sched_changed.set()
         elif typ == protocol.T_STATIONS:
             b = self.board
-            for name in b.follow(msg["st"]):
-                self.play(name)
-            self.save_state()
-            hub_now = b.sync.to_hub(now)
-            self.hw.emit({"stations": [b.state(n, hub_now) for n in range(1, b.stations + 1)]})
+            sounds = b.follow(msg["st"])
+            if sounds is not None:         # something changed: saved, played, said
+                for name in sounds:
+                    self.play(name)
+                self.save_state()
+                hub_now = b.sync.to_hub(now)
+                states = []
+                for n in range(1, b.stations + 1):
+                    states.append(b.state(n, hub_now))
+                self.hw.emit({"stations": states})
         elif typ == protocol.T_RECORDED:
             # what the hub recorded for a call: for a display at the station
             # (the competitor confirms the time); the board only reports it

@@ -204,18 +204,22 @@ class Board:
         log is the one truth): a call the desk voided runs again, one it
         confirmed is done, a call the board lost is taken back.  A station
         with an event the hub has not acknowledged is left alone: the hub
-        has not seen it yet.  Returns the sounds to play."""
+        has not seen it yet.  Returns the sounds to play, or None when
+        nothing changed."""
         busy = []
         for rec in self.unacked.values():
             busy.append(rec[0]["station"])
         out = []
+        changed = False
         for i in range(min(len(entries), self.stations)):
             s = self.st[i]
             code, call, end, n = entries[i]
-            s.end = end
+            if s.end != end:
+                s.end, changed = end, True
             if s.number in busy:
                 continue
             had = s.call
+            was = (had, s.done, s.stop, s.desk, s.confirmed)
             s.confirmed, s.stop, s.desk = n, code == 4, code == 2 and call is None
             if code == 2:
                 if call is not None and had != call:
@@ -231,7 +235,8 @@ class Board:
                 if had is not None:
                     out.append("voided")
                 s.call, s.missing, s.done = None, 0, False
-        return out
+            changed = changed or was != (s.call, s.done, s.stop, s.desk, s.confirmed)
+        return out if changed else None
 
     # -- delivery ------------------------------------------------------
     def resolve_times(self):

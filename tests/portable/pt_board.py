@@ -310,14 +310,14 @@ def test_the_board_follows_the_hubs_station_states():
     assert events(press(b, 2, 3000))[0]["state"] == "done"         # station 2: a stray
     # the same state again: nothing changes, nothing sounds
     _acked(b)
-    assert b.follow([[2, [1, 3], None, 0], [3, None, None, 1], [1, None, None, 0]]) == []
+    assert b.follow([[2, [1, 3], None, 0], [3, None, None, 1], [1, None, None, 0]]) is None
 
 
 def test_a_station_with_an_event_the_hub_has_not_seen_is_left_alone():
     b = Board(1, 1)
     running(b)
     press(b, 1, 1000)                           # journaled, not acknowledged yet
-    assert b.follow([[1, None, None, 0]]) == []  # the hub's view predates the call
+    assert b.follow([[1, None, None, 0]]) is None  # the hub's view predates the call
     assert b.state(1, b.sync.to_hub(1500)) == "called"
 
 

@@ -168,9 +168,9 @@ class App:
                 self.save_state()
                 self.hw.emit({"sched": msg["id"]})
                 self.sched_changed.set()
-        elif typ == protocol.T_STATIONS:
+        elif typ == "stations":            # protocol.T_STATIONS (a name less in RAM)
             b = self.board
-            sounds = b.follow(msg["st"])
+            sounds = b.update(msg["st"])
             if sounds is not None:         # something changed: saved, played, said
                 for name in sounds:
                     self.play(name)
@@ -253,7 +253,7 @@ class App:
                 late = self.clock.now() - target   # woken late (a busy host): said, not hidden
                 self.hw.led(first > 0)
                 b.mark_played(sig)
-                self.hw.emit({"signal": sig[1], "at": sig[0], "late": late})
+                self.hw.emit({"signal": sig[1], "at": sig[0], "delay": late})
                 await pattern(self.hw, sig[1])
             except Exception as e:    # a MemoryError on a fragmented heap, above all
                 self.hw.log(repr(e))

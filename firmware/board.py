@@ -48,8 +48,7 @@ class Station(gestures.Debouncer):
         self.confirmed = 0       # finish calls confirmed so far
         self.done = False
         self.end = None          # the hub's time-up for this station (a new start moves it)
-        self.stop = False        # the hub stopped it (DNS, DQ, time up)
-        self.desk = False        # the desk recorded a call the board does not know
+        self.stop = False        # the hub stopped it (DNS, DQ, a call only the desk has)
 
 
 class Board:
@@ -81,7 +80,7 @@ class Board:
     def state(self, number, now):
         """Station `number`'s state at hub time now (None: no clock yet)."""
         s = self.st[number - 1]
-        if s.call is not None or s.desk:
+        if s.call is not None:
             return "called"
         if s.done:
             return "done"
@@ -107,7 +106,7 @@ class Board:
         stations, the schedule), as JSON-able data."""
         st = []
         for s in self.st:
-            st.append([s.call, s.missing, s.done, s.confirmed, s.end, s.stop, s.desk])
+            st.append([s.call, s.missing, s.done, s.confirmed, s.end, s.stop])
         return {"st": st, "sched": self.sched}
 
     def restore(self, data):
@@ -115,8 +114,8 @@ class Board:
         for s, rec in zip(self.st, data.get("st", ())):
             s.call, s.missing, s.done = rec[0], rec[1], rec[2]
             s.confirmed = rec[3] if len(rec) > 3 else 0
-            if len(rec) > 6:
-                s.end, s.stop, s.desk = rec[4], rec[5], rec[6]
+            if len(rec) > 5:
+                s.end, s.stop = rec[4], rec[5]
         if data.get("sched"):
             self.sched = data["sched"]
 
@@ -134,7 +133,7 @@ class Board:
                 e = self._event(protocol.T_PRESS, number, t)
                 s.call, s.missing = [e["boot"], e["seq"]], 0
                 return [("event", e), ("sound", "call")]
-            if state == "called" and s.call is not None:
+            if state == "called":
                 return []                 # the referee's press: judged on release
             e = self._event(protocol.T_STRAY, number, t)
             e["state"] = state
@@ -199,44 +198,37 @@ class Board:
         self.unacked[(self.boot, self.seq)] = [e, 0, _RETRY_MIN_MS]
         return e
 
-    def follow(self, entries):
-        """The hub's state of the stations (protocol 'stations'; the event
-        log is the one truth): a call the desk voided runs again, one it
-        confirmed is done, a call the board lost is taken back.  A station
-        with an event the hub has not acknowledged is left alone: the hub
-        has not seen it yet.  Returns the sounds to play, or None when
-        nothing changed."""
+    def update(self, st):
+        # (named as a built-in qstr: each new name costs the board's qstr pool)
+        # The hub's state of the stations (protocol 'stations'; the event
+        # log is the one truth): a call the desk voided runs again, one it
+        # confirmed is done, a call the board lost comes back; a call only
+        # the desk knows, DNS and DQ stop the station.  A station with an
+        # event the hub has not acknowledged is left alone: the hub has not
+        # seen it yet.  Returns the sounds to play; None: nothing changed.
         busy = []
         for rec in self.unacked.values():
             busy.append(rec[0]["station"])
         out = []
-        changed = False
-        for i in range(min(len(entries), self.stations)):
-            s = self.st[i]
-            code, call, end, n = entries[i]
-            if s.end != end:
-                s.end, changed = end, True
+        ch = False
+        for s, e in zip(self.st, st):
+            ch = ch or s.end != e[2]
+            s.end = e[2]
             if s.number in busy:
                 continue
-            had = s.call
-            was = (had, s.done, s.stop, s.desk, s.confirmed)
-            s.confirmed, s.stop, s.desk = n, code == 4, code == 2 and call is None
-            if code == 2:
-                if call is not None and had != call:
+            code, call = e[0], e[1]
+            was = (s.call, s.done, s.stop, s.confirmed)
+            if code == 2 and call is not None:
+                if s.call != call:
                     s.call, s.missing = call, 0
-                elif call is None:
-                    s.call = None
-                s.done = False
-            elif code == 3:
-                if had is not None or not s.done:
-                    out.append("confirmed")
-                s.call, s.done = None, True
-            else:
-                if had is not None:
-                    out.append("voided")
-                s.call, s.missing, s.done = None, 0, False
-            changed = changed or was != (s.call, s.done, s.stop, s.desk, s.confirmed)
-        return out if changed else None
+            elif s.call is not None:
+                out.append("confirmed" if code == 3 else "voided")
+                s.call, s.missing = None, 0
+            elif code == 3 and not s.done:
+                out.append("confirmed")
+            s.done, s.stop, s.confirmed = code == 3, code == 4 or code == 2 and call is None, e[3]
+            ch = ch or was != (s.call, s.done, s.stop, s.confirmed)
+        return out if ch else None
 
     # -- delivery ------------------------------------------------------
     def resolve_times(self):

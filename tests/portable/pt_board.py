@@ -303,21 +303,21 @@ def test_the_board_follows_the_hubs_station_states():
     _acked(b)
     assert b.state(1, b.sync.to_hub(2000)) == b.state(2, b.sync.to_hub(2000)) == "called"
     # the desk voided station 1's call and confirmed station 2's
-    assert b.follow([[1, None, None, 0], [3, None, None, 1], [1, None, None, 0]]) == ["voided", "confirmed"]
+    assert b.update([[1, None, None, 0], [3, None, None, 1], [1, None, None, 0]]) == ["voided", "confirmed"]
     now = b.sync.to_hub(3000)
     assert (b.state(1, now), b.state(2, now), b.state(3, now)) == ("running", "done", "running")
     assert events(press(b, 1, 3000))[0]["type"] == "press"          # station 1 calls again
     assert events(press(b, 2, 3000))[0]["state"] == "done"         # station 2: a stray
     # the same state again: nothing changes, nothing sounds
     _acked(b)
-    assert b.follow([[2, [1, 3], None, 0], [3, None, None, 1], [1, None, None, 0]]) is None
+    assert b.update([[2, [1, 3], None, 0], [3, None, None, 1], [1, None, None, 0]]) is None
 
 
 def test_a_station_with_an_event_the_hub_has_not_seen_is_left_alone():
     b = Board(1, 1)
     running(b)
     press(b, 1, 1000)                           # journaled, not acknowledged yet
-    assert b.follow([[1, None, None, 0]]) is None  # the hub's view predates the call
+    assert b.update([[1, None, None, 0]]) is None  # the hub's view predates the call
     assert b.state(1, b.sync.to_hub(1500)) == "called"
 
 
@@ -326,27 +326,27 @@ def test_a_lost_call_comes_back_and_the_stations_own_end_counts():
     running(b, end_local=100000)
     now = b.sync.to_hub(5000)
     late_end = b.sync.to_hub(160000)        # a new start time (taped bag): station 2 ends later
-    b.follow([[2, [1, 7], None, 0], [1, None, late_end, 0]])
+    b.update([[2, [1, 7], None, 0], [1, None, late_end, 0]])
     assert b.state(1, now) == "called" and b.st[0].call == [1, 7]   # taken back after a reboot
     later = b.sync.to_hub(120000)
     assert b.state(2, later) == "running"                  # within its own time
     assert events(press(b, 2, 120000))[0]["type"] == "press"
-    # a desk call the board does not know: the referee's presses are strays
+    # a call only the desk has (recorded by hand): presses there are strays
     b2 = Board(1, 1)
     running(b2)
-    b2.follow([[2, None, None, 0]])
+    b2.update([[2, None, None, 0]])
     e = events(press(b2, 1, 2000))[0]
-    assert (e["type"], e["state"]) == ("stray", "called")
+    assert (e["type"], e["state"]) == ("stray", "stopped")
     # DNS at the desk: stopped
     _acked(b2)
-    b2.follow([[4, None, None, 0]])
+    b2.update([[4, None, None, 0]])
     assert b2.state(1, b2.sync.to_hub(3000)) == "stopped"
 
 
 def test_snapshot_keeps_the_hubs_station_state_across_a_reboot():
     b = Board(1, 1)
     running(b)
-    b.follow([[4, None, 123, 0]])
+    b.update([[4, None, 123, 0]])
     again = Board(2, 1)
     again.restore(b.snapshot())
     assert (again.st[0].end, again.st[0].stop) == (123, True)

@@ -144,6 +144,7 @@ class App:
                     ctr = msg.get("ctr")
                     if ctr is None or ctr <= self.hub_ctr:
                         raise AuthError("replayed or unnumbered")
+                    self.hub_ctr = ctr
         except (protocol.ProtocolError, AuthError) as e:
             self.hw.log("rejected message on %s: %s" % (topic, e))
             return
@@ -168,18 +169,6 @@ class App:
                 self.save_state()
                 self.hw.emit({"sched": msg["id"]})
                 self.sched_changed.set()
-        elif typ == "stations":            # protocol.T_STATIONS (a name less in RAM)
-            b = self.board
-            sounds = b.update(msg["st"])
-            if sounds is not None:         # something changed: saved, played, said
-                for name in sounds:
-                    self.play(name)
-                self.save_state()
-                hub_now = b.sync.to_hub(now)
-                states = []
-                for n in range(1, b.stations + 1):
-                    states.append(b.state(n, hub_now))
-                self.hw.emit({"stations": states})
         elif typ == protocol.T_RECORDED:
             # what the hub recorded for a call: for a display at the station
             # (the competitor confirms the time); the board only reports it
@@ -196,11 +185,6 @@ class App:
                 self.sync_now.set()
                 self.kick.set()
             self.hub_online = online
-        c = msg.get("ctr")
-        if c is not None and typ != protocol.T_SCHED and typ != protocol.T_HUB:
-            # only once handled: a message whose handling failed (a
-            # MemoryError) is handled again (mqtt_client), not "replayed"
-            self.hub_ctr = c
 
     # -- sounds --------------------------------------------------------
     def play(self, name):
@@ -286,21 +270,12 @@ class App:
         inputs task may wait for the next edge before something is due.
         (Not in inputs() itself: a task's locals stay in RAM all along.)"""
         hw, b = self.hw, self.board
-        actions = []
         while hw.edges:
             station, level, ticks = hw.edges.pop(0)
             if 1 <= station <= b.stations:
-                s = b.st[station - 1]
-                t = self.clock.at(ticks)
-                # a burst that had settled before this edge is a transition
-                # of its own, however late this task runs (else a whole
-                # press and release between two of its runs came to nothing)
-                r = s.poll(t)
-                if r is not None:
-                    hw.emit({"input": [s.number, r[0]]})
-                    actions += b.transition(s.number, r[0], r[1])
-                s.edge(level, t)
+                b.st[station - 1].edge(level, self.clock.at(ticks))
         now = self.clock.now()
+        actions = []
         for s in b.st:
             r = s.poll(now)
             if r is not None:

@@ -47,8 +47,6 @@ class Station(gestures.Debouncer):
         self.missing = 0
         self.confirmed = 0       # finish calls confirmed so far
         self.done = False
-        self.end = None          # the hub's time-up for this station (a new start moves it)
-        self.stop = False        # the hub stopped it (DNS, DQ, a call only the desk has)
 
 
 class Board:
@@ -84,8 +82,6 @@ class Board:
             return "called"
         if s.done:
             return "done"
-        if s.stop:
-            return "stopped"
         sc = self.sched
         if sc is None or sc["start"] is None:
             return "idle"
@@ -96,8 +92,7 @@ class Board:
             return "running"
         if now < sc["start"]:
             return "idle"
-        end = s.end if s.end is not None else sc["end"]
-        if end is not None and now >= end:
+        if sc["end"] is not None and now >= sc["end"]:
             return "stopped"
         return "running"
 
@@ -106,7 +101,7 @@ class Board:
         stations, the schedule), as JSON-able data."""
         st = []
         for s in self.st:
-            st.append([s.call, s.missing, s.done, s.confirmed, s.end, s.stop])
+            st.append([s.call, s.missing, s.done, s.confirmed])
         return {"st": st, "sched": self.sched}
 
     def restore(self, data):
@@ -114,8 +109,6 @@ class Board:
         for s, rec in zip(self.st, data.get("st", ())):
             s.call, s.missing, s.done = rec[0], rec[1], rec[2]
             s.confirmed = rec[3] if len(rec) > 3 else 0
-            if len(rec) > 5:
-                s.end, s.stop = rec[4], rec[5]
         if data.get("sched"):
             self.sched = data["sched"]
 
@@ -197,38 +190,6 @@ class Board:
             e["local"] = t
         self.unacked[(self.boot, self.seq)] = [e, 0, _RETRY_MIN_MS]
         return e
-
-    def update(self, st):
-        # (named as a built-in qstr: each new name costs the board's qstr pool)
-        # The hub's state of the stations (protocol 'stations'; the event
-        # log is the one truth): a call the desk voided runs again, one it
-        # confirmed is done, a call the board lost comes back; a call only
-        # the desk knows, DNS and DQ stop the station.  A station with an
-        # event the hub has not acknowledged is left alone: the hub has not
-        # seen it yet.  Returns the sounds to play; None: nothing changed.
-        busy = []
-        for rec in self.unacked.values():
-            busy.append(rec[0]["station"])
-        out = []
-        ch = False
-        for s, e in zip(self.st, st):
-            ch = ch or s.end != e[2]
-            s.end = e[2]
-            if s.number in busy:
-                continue
-            code, call = e[0], e[1]
-            was = (s.call, s.done, s.stop, s.confirmed)
-            if code == 2 and call is not None:
-                if s.call != call:
-                    s.call, s.missing = call, 0
-            elif s.call is not None:
-                out.append("confirmed" if code == 3 else "voided")
-                s.call, s.missing = None, 0
-            elif code == 3 and not s.done:
-                out.append("confirmed")
-            s.done, s.stop, s.confirmed = code == 3, code == 4 or code == 2 and call is None, e[3]
-            ch = ch or was != (s.call, s.done, s.stop, s.confirmed)
-        return out if ch else None
 
     # -- delivery ------------------------------------------------------
     def resolve_times(self):

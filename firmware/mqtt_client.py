@@ -18,7 +18,6 @@
 # _busy, not an asyncio.Lock: those would load asyncio.funcs and
 # asyncio.lock, which then stay in the board's RAM.
 import asyncio
-import gc
 import random
 
 
@@ -273,17 +272,10 @@ class MQTTClient:
         if t == 0x30:        # PUBLISH
             n = body[0] << 8 | body[1]
             i = 2 + n + (2 if kind & 0x06 else 0)
-            for again in (1, 0):   # a MemoryError on a fragmented heap: collect, once more
-                try:
-                    self.on_message(body[2:2 + n].decode(), body[i:])
-                    break
-                except MemoryError as e:
-                    if not again:
-                        self.log("mqtt: on_message %r" % (e,))
-                    gc.collect()
-                except Exception as e:
-                    self.log("mqtt: on_message %r" % (e,))
-                    break
+            try:
+                self.on_message(body[2:2 + n].decode(), body[i:])
+            except Exception as e:
+                self.log("mqtt: on_message %r" % (e,))
             if kind & 0x06:    # QoS 1
                 return b"\x40\x02" + body[2 + n:i]
         elif t == 0x40 or t == 0x90:     # PUBACK, SUBACK

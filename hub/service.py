@@ -185,7 +185,7 @@ class HubService:
                     # always, changed or not: the board may have decided on a
                     # state the hub had already left (a conflict), or left a
                     # station alone while this event was on its way
-                    out += self.station_messages([board], force=True)
+                    out += self.station_messages([board])
                 except LogWriteFailed:
                     pass         # the ack goes out; the board gets the states with the next change
         return out

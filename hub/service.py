@@ -182,9 +182,9 @@ class HubService:
                     pass         # the ack goes out; the recorded time is only for a display
             if typ in ("press", "confirm", "void"):
                 try:
-                    # always, changed or not: the board may have decided on a
-                    # state the hub had already left (a conflict), or left a
-                    # station alone while this event was on its way
+                    # when its stations changed (not after every event: one more
+                    # message per event broke the board's 64 KB heap; a board
+                    # that follows these will need it after a conflict too)
                     out += self.station_messages([board])
                 except LogWriteFailed:
                     pass         # the ack goes out; the board gets the states with the next change

@@ -77,7 +77,8 @@ class App:
         self.journal = Journal(hw.root)
         boot = self.journal.next_boot()
         self.clock = LocalClock(hw.ticks_ms, hw.ticks_diff)
-        self.board = Board(boot, len(cfg["buttons"]), self.journal.load(), cfg.get("timings"))
+        self.board = Board(boot, len(cfg["buttons"]), self.journal.load(), cfg.get("timings"),
+                           cfg.get("install"))
         self.state_path = hw.root + "/stations.json"
         try:
             with open(self.state_path) as f:
@@ -107,7 +108,7 @@ class App:
     # -- signing -------------------------------------------------------
     def seal(self, topic, msg):
         self.ctr += 1
-        protocol.stamp(msg, self.ctr, self.board.boot)
+        protocol.stamp(msg, self.ctr, self.board.boot, self.board.bi)
         return self.signer.sign(topic, protocol.encode(msg))
 
     async def send(self, topic, msg, qos=0, retain=False):
@@ -160,7 +161,7 @@ class App:
                     self.kick.set()
                 self.sched_changed.set()   # the signal instants moved a little
         elif typ == protocol.T_ACK:
-            if self.board.ack(msg["boot"], msg["seq"]):
+            if self.board.ack(msg["boot"], msg["seq"], msg.get("in")):
                 self.journal.remove(msg["boot"], msg["seq"])
                 self.hw.emit({"acked": [msg["boot"], msg["seq"]]})
                 self.play("acked")

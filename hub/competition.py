@@ -10,7 +10,13 @@ another process) lands in its place and the result is the same as a replay.
 Board events map through the stations table: (board, button) -> (entrant,
 puzzle).  A station without a puzzle number means "the entrant's next
 puzzle" (one-at-a-time rounds): its n-th standing finish call is puzzle n.
-A press id is "board/boot/seq"; operator presses are "op/<row id>".
+A press id is "board/boot/seq" for the events of the first install of a
+board id in the log (the install id made when a board is flashed), and
+"board.N/boot/seq" for those of its N-th (a spare flashed with the same id:
+its boot count starts at 1 again); operator presses are "op/<row id>".
+
+A conflict row (the same event identity sent again with other content:
+hub/store.py) is listed in `conflicts`, never folded.
 """
 
 from __future__ import annotations
@@ -136,6 +142,8 @@ class Competition:
                 if not all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool)
                            for k in ("boot", "seq", "station")):
                     return f"board {row['type']}: boot, seq and station must be whole numbers"
+                if not isinstance(p.get("in", ""), str):
+                    return f"board {row['type']}: its install id must be text"
             return None
         except Exception as e:                   # the fold never raises: say what it was
             return f"unreadable row: {e!r}"
@@ -150,11 +158,53 @@ class Competition:
 
     @staticmethod
     def _event_key(row: dict) -> tuple[int, int] | None:
-        """(boot, seq) of a board event, the order the board made them in."""
+        """(boot, seq) of a board event, the order the board (the install
+        of it: _maker) made them in."""
         if row["source"] != "board" or row["type"] == "status":
             return None
         p = row["payload"]
         return (p["boot"], p["seq"])
+
+    @staticmethod
+    def _maker(row: dict) -> tuple[str, str]:
+        """(board, install) that made a board event."""
+        return (row["board"], row["payload"].get("in") or "")
+
+    def _pid(self, board: str, install: str, boot: int, seq: int) -> str:
+        """The press id of an install's (boot, seq): the board's first
+        install in the log gets plain "board/boot/seq", its N-th
+        "board.N/boot/seq" (installs are numbered as their events first
+        appear in the log)."""
+        order = self._installs.setdefault(board, [])
+        if install not in order:
+            order.append(install)
+        n = order.index(install)
+        return press_id(board if n == 0 else f"{board}.{n + 1}", boot, seq)
+
+    def _call_pid(self, board: str, install: str, call: list, station: int) -> str:
+        """The press id a confirmation's or void's call [boot, seq] names:
+        the same install's press, or -- a board flashed again mid-round (a
+        new install id, the same station states and boot counter) -- the
+        press of another install of the board at the same station."""
+        own = self._pid(board, install, call[0], call[1])
+        if own in self._presses:
+            return own
+        for other in reversed(self._installs.get(board, ())):
+            pid = self._pid(board, other, call[0], call[1])
+            if other != install and self._press_station.get(pid) == (board, station):
+                return pid
+        return own
+
+    def press_id_of(self, board: str, install: str, boot: int, seq: int) -> str:
+        """The press id of a board event (after its row is folded)."""
+        self.facts()
+        return self._pid(board, install, boot, seq)
+
+    def call_press_id(self, board: str, msg: dict) -> str:
+        """The press id a board's confirm or void names (after its row is folded)."""
+        self.facts()
+        return self._call_pid(board, msg.get("in") or "", msg["call"], msg["station"])
+
 
     def _overtakes(self, row: dict) -> bool:
         """A board event that arrives after a later one of the same board (it
@@ -164,18 +214,19 @@ class Competition:
         key = self._event_key(row)
         if key is None:
             return False
-        last = self._board_last.get(row["board"])
+        last = self._board_last.get(self._maker(row))
         return last is not None and key < last
 
     def _board_order(self, rows: list[dict]) -> list[dict]:
         """The log with each board's events in the order the board made them
-        (by boot and sequence number), each in one of its own events' slots:
-        what the log would be had no event waited for a retransmission.
-        Operator actions and status messages keep their places."""
-        slots: dict[str, list[int]] = {}
+        (by boot and sequence number, per install), each in one of its own
+        events' slots: what the log would be had no event waited for a
+        retransmission.  Operator actions and status messages keep their
+        places."""
+        slots: dict[tuple[str, str], list[int]] = {}
         for i, row in enumerate(rows):
             if self._event_key(row) is not None:
-                slots.setdefault(row["board"], []).append(i)
+                slots.setdefault(self._maker(row), []).append(i)
         out = list(rows)
         for idx in slots.values():
             for i, row in zip(idx, sorted((rows[i] for i in idx), key=self._event_key)):  # type: ignore[arg-type, return-value]
@@ -187,6 +238,8 @@ class Competition:
         self._live = None
         self.unassigned: list[Unassigned] = []
         self.strays: list[dict] = []
+        self.conflicts: list[dict] = []           # conflict rows (hub/store.py)
+        self._installs: dict[str, list[str]] = {}  # board -> its installs, as they appear in the log
         self._calls: dict[str, int] = {}          # entrant -> standing finish calls (next-puzzle stations)
         self._voided: set[str] = set()
         self._press_entrant: dict[str, str] = {}  # press id -> entrant (to give back a voided call)
@@ -195,7 +248,7 @@ class Competition:
         self._press_station: dict[str, tuple[str, int]] = {}   # board press id -> (board, button)
         self._open: dict[str, Press] = {}         # presses without confirmation or void, log order
         self._closed: set[str] = set()            # press ids confirmed or voided
-        self._board_last: dict[str, tuple[int, int]] = {}   # board -> latest (boot, seq) folded
+        self._board_last: dict[tuple[str, str], tuple[int, int]] = {}   # (board, install) -> latest (boot, seq)
 
     def _add(self, f: Fact) -> None:
         self._facts.append(f)       # type: ignore[union-attr]
@@ -223,9 +276,14 @@ class Competition:
         src, typ = row["source"], row["type"]
         key = self._event_key(row)
         if key is not None:
-            self._board_last[row["board"]] = max(key, self._board_last.get(row["board"], key))
+            maker = self._maker(row)
+            self._board_last[maker] = max(key, self._board_last.get(maker, key))
+            self._pid(*maker, *key)                 # the install numbered as it first appears
         if src == "operator":
             self._operator(row)
+            return
+        if src == "hub" and typ == "conflict":
+            self.conflicts.append(row)
             return
         if src != "board":
             return
@@ -244,7 +302,7 @@ class Competition:
             if p["at"] is None:
                 self.unassigned.append(Unassigned(row["board"], p["station"], "untimed press", None))
                 return
-            pid = press_id(row["board"], p["boot"], p["seq"])
+            pid = self._pid(*self._maker(row), p["boot"], p["seq"])
             puzzle = st.puzzle
             if puzzle is None:
                 calls = self._calls[st.entrant] = self._calls.get(st.entrant, 0) + 1
@@ -254,10 +312,10 @@ class Competition:
             self._press_station[pid] = (row["board"], p["station"])
             self._add(Press(entrant=st.entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
         elif typ == "confirm":
-            pid = press_id(row["board"], p["call"][0], p["call"][1])
+            pid = self._call_pid(*self._maker(row), p["call"], p["station"])
             self._add(Confirm(press_id=pid, missing_found=p["missing"]))
         elif typ == "void":
-            self._void(press_id(row["board"], p["call"][0], p["call"][1]))
+            self._void(self._call_pid(*self._maker(row), p["call"], p["station"]))
         elif typ == "stray":
             self.strays.append(row)
 

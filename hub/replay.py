@@ -1,11 +1,17 @@
 """Replay protection for board messages.  Pure.
 
-Every signed board message carries 'bt' (the sender's boot) and 'ctr' (a
-counter, strictly increasing within a boot).  A message is fresh when its
-boot is newer than the board's last, or its counter higher than the last in
-the same boot.  The last will is the exception: the board signs it at
-connect time, before its birth message, and the broker sends it later; it is
-accepted once, and only if its counter lies between the previous and the
+Every signed board message carries 'bt' (the sender's boot), 'ctr' (a
+counter, strictly increasing within a boot) and, from a board flashed with
+one, 'bi' (its install id).  The counters are kept per (board, install): a
+spare flashed with a dead board's id (a new install id) starts again at
+boot 1 without being taken for a replay of the dead board.
+
+A message is fresh when its boot is newer than the last of its (board,
+install), or its counter higher than the last in the same boot.
+
+The last will is the exception to the counter rule: the board signs it at
+connect time, before its birth message, and the broker sends it later; it
+is accepted once, and only if its counter lies between the previous and the
 latest birth -- so a stale will of an earlier connection cannot mark a
 reconnected board offline.
 """
@@ -26,16 +32,17 @@ class _Board:
 
 class ReplayGuard:
     def __init__(self) -> None:
-        self.boards: dict[str, _Board] = {}
+        self.boards: dict[tuple[str, str], _Board] = {}    # (board, install) -> counters
 
     def check(self, board: str, msg: dict) -> str | None:
         """None if fresh (and remembered), else why it is rejected."""
         bt, ctr = msg.get("bt"), msg.get("ctr")
         if bt is None or ctr is None:
             return "unnumbered (no 'bt'/'ctr')"
-        st = self.boards.get(board)
+        key = (board, msg.get("bi") or "")
+        st = self.boards.get(key)
         if st is None or bt > st.boot:
-            st = self.boards[board] = _Board(bt)
+            st = self.boards[key] = _Board(bt)
         elif bt < st.boot:
             return f"replayed: boot {bt} is older than the board's boot {st.boot}"
         if msg["type"] == "status" and msg["state"] == "offline":

@@ -23,7 +23,7 @@ from .keys import BoardKeys
 from .registry import BoardRegistry
 from .replay import ReplayGuard
 from .standings import StandingRow
-from .store import EventStore
+from .store import CONFLICT, DUPLICATE, EventStore
 
 IDENTIFY_TTL_MS = 10_000
 # (topic kind, message type) a board may send; events are checked separately
@@ -46,6 +46,8 @@ class HubService:
         self.registry = BoardRegistry()
         self.competition = competition
         self.guard = ReplayGuard()
+        # the event's id, in every schedule (a remote console's log has none: it sends none)
+        self.event_id: int | None = store.event_id
         self.rejected: Counter[str] = Counter()   # reason -> count
         self.duplicates = 0
         self.activity: deque[str] = deque(maxlen=200)
@@ -60,6 +62,8 @@ class HubService:
         for ev in store.events():                # resume: replay the log
             if ev["source"] == "board":
                 self.guard.check(ev["board"], ev["payload"])
+            elif ev["type"] == "conflict" and isinstance(ev["payload"].get("msg"), dict):
+                self.guard.check(ev["board"], ev["payload"]["msg"])
             self._apply(ev)
             self._caught_up = ev["id"]
         self._live = True
@@ -107,12 +111,16 @@ class HubService:
                     # schedule yet; a rebooted one gets the current one again
                     return self.schedules([board], force=True)
                 return []
-            # an event
-            row = self.store.append_board_event(board, msg, received_ms)   # committed here
-            out = [self._to_board(board, protocol.CMD, hub_protocol.ack(msg["boot"], msg["seq"]), 1)]
-            if row is None:
+            # an event: stored (or a conflict row stored) before it is acked
+            stored, row = self.store.append_board_event(board, msg, received_ms)   # committed here
+            assert row is not None or stored == DUPLICATE
+            ack = hub_protocol.ack(msg["boot"], msg["seq"], msg.get("in"))
+            out = [self._to_board(board, protocol.CMD, ack, 1)]
+            if stored == DUPLICATE:
                 self.duplicates += 1
-            else:
+            elif stored == CONFLICT and row is not None:
+                self._apply(row)                 # alerted; never folded as the event
+            elif row is not None:
                 self._apply(row)
                 if self.competition.format.relay is not None and typ in ("press", "void"):
                     # a relay finish changes its team's rotations
@@ -124,13 +132,15 @@ class HubService:
     def _recorded(self, board: str, msg: dict) -> list[Outgoing]:
         """The time recorded for the call, back to its station (cheap: no
         re-ranking in the path of the ack)."""
+        comp = self.competition
         if msg["type"] == "press":
-            call, at = [msg["boot"], msg["seq"]], msg["at"]
+            call = [msg["boot"], msg["seq"]]
+            pid = comp.press_id_of(board, hub_protocol.install_of(msg), *call)
         else:
             call = msg["call"]
-            pid = f"{board}/{call[0]}/{call[1]}"
-            at = self.competition.press_at(pid)
-        t = self.competition.recorded_time(board, msg["station"], at)
+            pid = comp.call_press_id(board, msg)
+        at = comp.press_at(pid)              # None: not a timed press that can be a finish
+        t = comp.recorded_time(board, msg["station"], at)
         if t is None:
             return []
         m = hub_protocol.recorded(msg["station"], call, t, msg["type"] == "confirm")
@@ -178,7 +188,7 @@ class HubService:
             if action == "identify":
                 b = payload["board"]
                 if b not in self.keys.boards() and b not in self.registry.boards:
-                    raise ValueError(f"identify: no board {b!r}")
+                    raise ValueError(f"{action}: no board {b!r}")
 
     def act(self, action: str, payload: dict, who: str = "operator", why: str = "") -> dict:
         """Check an operator action (check_action), then append it (with who
@@ -218,9 +228,12 @@ class HubService:
                 last = self._sched_sent.get(b)
                 if last is not None and last[0] == content and not force:
                     continue
+                # ids rise within the event (log row ids); the event id tells
+                # a board reused from an earlier event that this is another one
                 sid = max(self.competition.last_row_id(), last[1] + 1 if last and last[0] != content else 0)
                 self._sched_sent[b] = (content, sid)
-                sched = hub_protocol.schedule(sid, *content)
+                start, end, signals, rot, calls = content
+                sched = hub_protocol.schedule(sid, start, end, signals, rot, calls, ev=self.event_id)
                 out.append(self._to_board(b, protocol.SCHED, sched, 1, retain=True))
         return out
 
@@ -243,6 +256,10 @@ class HubService:
             if p.get("err") is not None:
                 self.registry.get(ev["board"]).sync_err_ms = p["err"]
             self.activity.append(f"{ev['type']} {ev['board']}/{p['station']} at {p['at']}")
+        elif ev["source"] == "hub" and ev["type"] == "conflict":
+            m = p.get("msg") or {}
+            self.activity.append(f"CONFLICT {ev['board']} boot {m.get('boot')} seq {m.get('seq')}: sent again "
+                                 f"with other content than row #{p.get('of')}; stored as row #{ev['id']}")
         elif ev["type"] == "round_start":
             self.activity.append(f"round started at {p['at']}")
         elif ev["source"] == "operator":
@@ -279,6 +296,13 @@ class HubService:
         comp.facts()
         for rid, why in list(comp.flagged.items())[-5:]:
             out.append(f"log row #{rid} cannot apply ({why}): kept in the log, left out of the standings")
+        for row in comp.conflicts[-5:]:
+            p = row["payload"]
+            m = p.get("msg") or {}
+            out.append(f"CONFLICT: {row['board']} sent boot {m.get('boot')} seq {m.get('seq')} again with other "
+                       f"content than log row #{p.get('of')} (two boards with one install id? a board's "
+                       f"flash reset?): stored as row #{row['id']}, not ranked; check it, record a finish "
+                       f"by hand if it is one")
         for u in comp.unassigned[-5:]:
             out.append(f"{u.type} from {u.board} button {u.station}: no station for it")
         for row in comp.strays[-5:]:

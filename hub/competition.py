@@ -15,8 +15,13 @@ board id in the log (the install id made when a board is flashed), and
 "board.N/boot/seq" for those of its N-th (a spare flashed with the same id:
 its boot count starts at 1 again); operator presses are "op/<row id>".
 
-A conflict row (the same event identity sent again with other content:
-hub/store.py) is listed in `conflicts`, never folded.
+A board press is a finish only when its time is plausible: within
+PRESS_PAST_MS before to PRESS_FUTURE_MS after the hub's clock when it
+arrived, and, once the round has a start, within the round (start to end,
+give or take ROUND_MARGIN_MS).  Any other is refused: kept in the log,
+listed in `refused` (alerted), never ranked.  A conflict row (the same
+event identity sent again with other content: hub/store.py) is listed in
+`conflicts`, never folded.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 
 from .actions import ENTRANT_ACTIONS, FIELDS as OPERATOR_ACTIONS, shape_problem
 from .event_folder import Station
-from .formats import Format
+from .formats import Format, fmt_duration
 from .standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow,
                         Standings, Void)
 
@@ -35,6 +40,11 @@ __all__ = ["OPERATOR_ACTIONS", "Competition", "Unassigned", "press_id"]
 # how far from the hub's clock an operator's time may lie (a start armed for
 # tomorrow, a finish recorded by hand after the round: yes; a mistyped year: no)
 PLAUSIBLE_MS = 7 * 86_400_000
+# a board press's time against the hub's clock when it arrived (it may come
+# long after it happened -- a hub or WiFi outage -- never from the future)
+PRESS_PAST_MS = PLAUSIBLE_MS
+PRESS_FUTURE_MS = 10 * 60_000
+ROUND_MARGIN_MS = 3_600_000       # ... and against the round, start to end, give or take this
 
 
 def press_id(board: str, boot: int, seq: int) -> str:
@@ -49,6 +59,14 @@ class Unassigned:
     station: int
     type: str
     at: int | None
+
+
+@dataclass
+class Refused:
+    """A board press whose time cannot be a finish (kept, never ranked)."""
+    row: dict
+    press_id: str
+    why: str
 
 
 @dataclass
@@ -71,6 +89,7 @@ class Competition:
         self._start_row: dict | None = None     # the latest round start
         self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
         self.flagged: dict[int, str] = {}       # row id -> why that stored row cannot apply
+        self._window: tuple[int, int] | None = None   # plausible board press times (the round)
         self._reset_fold()
         rows, self.rows, self._ids = self.rows, [], []
         for row in rows:
@@ -109,12 +128,15 @@ class Competition:
         if problem is not None:                  # kept in the log, flagged, never folded
             self.flagged[row["id"]] = problem
             return
+        moved = False
         if row["source"] == "operator":
             if row["type"] == "round_start" and (self._start_row is None or row["id"] > self._start_row["id"]):
                 self._start_row = row
             elif row["type"] == "start_offset" and self.format.start_offsets:
                 self._offsets[row["payload"]["entrant"]] = row["payload"]["offset_ms"]
-        if i < len(self._ids) - 1 or self._facts is None or self._overtakes(row):
+            window = self._round_window()
+            moved, self._window = window != self._window, window   # presses refused or not: again
+        if i < len(self._ids) - 1 or self._facts is None or moved or self._overtakes(row):
             self._facts = self._live = None
             return
         n, entrants = len(self._facts), len(self.entrants)
@@ -205,6 +227,36 @@ class Competition:
         self.facts()
         return self._call_pid(board, msg.get("in") or "", msg["call"], msg["station"])
 
+    def _round_window(self) -> tuple[int, int] | None:
+        """Board press times that can be finishes of this round: start to
+        end (the latest start offset added), give or take ROUND_MARGIN_MS;
+        None before a round start."""
+        row = self._start_row
+        if row is None:
+            return None
+        p = row["payload"]
+        start = p["at"]
+        end = start + (p.get("duration") or self.format.time_limit_ms)
+        late = max(0, *self._offsets.values()) if self._offsets else 0
+        return (start - ROUND_MARGIN_MS, end + late + ROUND_MARGIN_MS)
+
+    def _press_problem(self, row: dict) -> str | None:
+        """Why a board press's time cannot be a finish (None: it can)."""
+        at, got = row["payload"]["at"], row.get("received_ms")
+        if isinstance(got, int):
+            if at > got + PRESS_FUTURE_MS:
+                return (f"its time is {(at - got) // 60_000} min after the hub's clock when it arrived "
+                        f"(more than {PRESS_FUTURE_MS // 60_000} min)")
+            if at < got - PRESS_PAST_MS:
+                return f"its time is {(got - at) // 86_400_000} days before it arrived (more than 7)"
+        w = self._window
+        if w is not None and not w[0] <= at <= w[1]:
+            start = self._start_row["payload"]["at"]      # type: ignore[index]
+            off = at - start
+            return (f"its time is {fmt_duration(abs(off))} {'before' if off < 0 else 'after'} the round's "
+                    f"start, outside the round (more than {ROUND_MARGIN_MS // 60_000} min before the start"
+                    f" or after the end)")
+        return None
 
     def _overtakes(self, row: dict) -> bool:
         """A board event that arrives after a later one of the same board (it
@@ -238,6 +290,7 @@ class Competition:
         self._live = None
         self.unassigned: list[Unassigned] = []
         self.strays: list[dict] = []
+        self.refused: list[Refused] = []          # board presses whose time cannot be a finish
         self.conflicts: list[dict] = []           # conflict rows (hub/store.py)
         self._installs: dict[str, list[str]] = {}  # board -> its installs, as they appear in the log
         self._calls: dict[str, int] = {}          # entrant -> standing finish calls (next-puzzle stations)
@@ -303,6 +356,10 @@ class Competition:
                 self.unassigned.append(Unassigned(row["board"], p["station"], "untimed press", None))
                 return
             pid = self._pid(*self._maker(row), p["boot"], p["seq"])
+            why = self._press_problem(row)
+            if why is not None:
+                self.refused.append(Refused(row, pid, why))
+                return
             puzzle = st.puzzle
             if puzzle is None:
                 calls = self._calls[st.entrant] = self._calls.get(st.entrant, 0) + 1

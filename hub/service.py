@@ -46,6 +46,7 @@ class HubService:
         self.registry = BoardRegistry()
         self.competition = competition
         self.guard = ReplayGuard()
+        self.boot_jumps: dict[str, str] = {}        # board -> its last message rejected for a boot jump
         # the event's id, in every schedule (a remote console's log has none: it sends none)
         self.event_id: int | None = store.event_id
         self.rejected: Counter[str] = Counter()   # reason -> count
@@ -61,9 +62,9 @@ class HubService:
         self._live = False       # replaying the log at start: no commands go out
         for ev in store.events():                # resume: replay the log
             if ev["source"] == "board":
-                self.guard.check(ev["board"], ev["payload"])
+                self.guard.check(ev["board"], ev["payload"], stored=True)
             elif ev["type"] == "conflict" and isinstance(ev["payload"].get("msg"), dict):
-                self.guard.check(ev["board"], ev["payload"]["msg"])
+                self.guard.check(ev["board"], ev["payload"]["msg"], stored=True)
             self._apply(ev)
             self._caught_up = ev["id"]
         self._live = True
@@ -98,8 +99,12 @@ class HubService:
             return self._reject("malformed", "a sync reply from a board", topic)
         with self._lock:
             why = self.guard.check(board, msg)
+            if why and why.startswith("boot jump"):
+                self.boot_jumps[board] = why
+                return self._reject("boot jump", why, topic)
             if why:
                 return self._reject("replayed", why, topic)
+            self.boot_jumps.pop(board, None)     # it is heard again: not locked out
             self.registry.seen(board, received_ms)
             if kind == protocol.SYNC:
                 reply = hub_protocol.sync_reply(msg, received_ms, self.clock.now_ms())
@@ -139,7 +144,7 @@ class HubService:
         else:
             call = msg["call"]
             pid = comp.call_press_id(board, msg)
-        at = comp.press_at(pid)              # None: not a timed press that can be a finish
+        at = comp.press_at(pid)              # None: not a timed press that can be a finish (refused)
         t = comp.recorded_time(board, msg["station"], at)
         if t is None:
             return []
@@ -185,7 +190,7 @@ class HubService:
             raise ValueError(f"{action}: why must be text of at most {MAX_TEXT} characters")
         with self._lock:
             self.competition.check_action(action, payload, self.clock.now_ms())
-            if action == "identify":
+            if action in ("identify", "reset_board"):
                 b = payload["board"]
                 if b not in self.keys.boards() and b not in self.registry.boards:
                     raise ValueError(f"{action}: no board {b!r}")
@@ -265,6 +270,9 @@ class HubService:
         elif ev["source"] == "operator":
             if ev["type"] == "identify" and self._live and self.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
                 self._identify_now(p["board"])
+            elif ev["type"] == "reset_board" and isinstance(p.get("board"), str):
+                self.guard.reset(p["board"])     # its next message of each install starts afresh
+                self.boot_jumps.pop(p["board"], None)
             self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "
                                  + " ".join(f"{k}={v}" for k, v in p.items() if k not in ("who", "why") and v is not None)
                                  + (f" ({p['why']})" if p.get("why") else ""))
@@ -296,6 +304,8 @@ class HubService:
         comp.facts()
         for rid, why in list(comp.flagged.items())[-5:]:
             out.append(f"log row #{rid} cannot apply ({why}): kept in the log, left out of the standings")
+        for b, why in sorted(self.boot_jumps.items()):
+            out.append(f"board {b}: messages rejected, {why}")
         for row in comp.conflicts[-5:]:
             p = row["payload"]
             m = p.get("msg") or {}
@@ -303,6 +313,9 @@ class HubService:
                        f"content than log row #{p.get('of')} (two boards with one install id? a board's "
                        f"flash reset?): stored as row #{row['id']}, not ranked; check it, record a finish "
                        f"by hand if it is one")
+        for r in comp.refused[-5:]:
+            out.append(f"press {r.press_id} ({r.row['board']} button {r.row['payload']['station']}) refused, "
+                       f"not ranked: {r.why}; record the finish by hand if it is one")
         for u in comp.unassigned[-5:]:
             out.append(f"{u.type} from {u.board} button {u.station}: no station for it")
         for row in comp.strays[-5:]:

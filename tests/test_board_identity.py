@@ -1,4 +1,4 @@
-"""Issue 14, items 2 and 3, at the hub (the real HubService on a real SQLite
+"""Issue 14, items 2-4, at the hub (the real HubService on a real SQLite
 log; the boards' side is tests/portable/pt_board.py, end to end with real
 boards tests/test_board_swap_e2e.py):
 
@@ -8,7 +8,11 @@ boards tests/test_board_swap_e2e.py):
    with a dead board's id is not a replay of it, and its events do not
    collide with the dead board's; the same identity with other content is
    a conflict row, stored and alerted, never silently dropped; an old log
-   is migrated.
+   is migrated;
+4. a boot may only advance by BOOT_WINDOW (a validly signed bt = 2^53-1
+   no longer locks a board out), `reset_board` (an operator action, with
+   who and why) forgets a board's counters; press times that cannot be
+   this round's are kept in the log, refused as finishes and alerted.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from tabletimer.hub import cli, event_folder
 from tabletimer.hub.competition import Competition
 from tabletimer.hub.formats import load_format
 from tabletimer.hub.keys import BoardKeys
+from tabletimer.hub import replay
 from tabletimer.hub import store as event_store
 from tabletimer.hub.service import HubService
 from tabletimer.hub.standings import row_dict
@@ -31,6 +37,7 @@ from tabletimer.shared.auth import Signer
 
 KEYS = {"b1": "11" * 32, "b2": "22" * 32}
 T0 = 1_796_000_000_000
+MAX = 2 ** 53 - 1
 DEAD, SPARE = "0a1b2c3d", "9f8e7d6c"          # install ids of two flashes of board b1
 
 
@@ -287,3 +294,118 @@ def test_a_log_of_the_previous_schema_is_migrated_row_for_row(tmp_path):
         assert [c[1] for c in hub.competition.open_calls()] == ["b1/1/1", "b2/1/1", "b1.2/1/1"]
     finally:
         hub.store.close()
+
+
+# ------------------------------------------------------------ item 4
+
+def test_a_boot_far_ahead_is_rejected_and_locks_nobody_out(tmp_path):
+    """The measured lock-out: one validly signed message with bt = 2^53-1
+    made every later genuine message "older", for good, through hub
+    restarts.  Now a boot may advance by at most BOOT_WINDOW: the jump is
+    rejected (and alerted), nothing is stored, the board goes on."""
+    db = tmp_path / "events.sqlite"
+    hub = open_hub(db)
+    hub.start_round()
+    b = Flash("b1", DEAD, boot=2)
+    b.online(hub)
+    b.press(hub, 1, at=T0 + 4000)
+    n = len(hub.store.events())
+    assert b.online(hub, bt=MAX) == [] and b.press(hub, 9, bt=MAX) == []
+    assert len(hub.store.events()) == n
+    assert any(a.startswith("board b1: messages rejected, boot jump") and "reset_board board=b1" in a
+               for a in hub.alerts()), hub.alerts()
+    assert acks(b.press(hub, 2, station=2, at=T0 + 5000))           # the genuine board goes on
+    assert not any("boot jump" in a for a in hub.alerts())          # heard again: not locked out
+    assert finished(hub) == {"b1/1": 4000, "b1/2": 5000}
+    window = replay.BOOT_WINDOW
+    assert b.send(hub, P.SYNC, P.sync_request(1, 5), bt=2 + window + 1) == []
+    assert hub.rejected == {"boot jump": 3}
+    assert b.send(hub, P.SYNC, P.sync_request(2, 5), bt=2 + window)   # within the window: a reboot loop
+    hub.store.close()
+    hub = open_hub(db)                                               # restarted: the log replayed
+    try:
+        b.boot = 3
+        assert acks(b.press(hub, 1, station=3, at=T0 + 6000))
+        assert b.press(hub, 2, bt=MAX) == [] and hub.rejected == {"boot jump": 1}
+    finally:
+        hub.store.close()
+
+
+def test_reset_board_from_the_command_line_lets_a_board_in_again(tmp_path, capsys):
+    """A board whose first message in this log came with a boot far ahead
+    (nothing to compare it with), or whose boot counter went back (its flash
+    lost): rejected until `tabletimer act DIR reset_board board=T07`, stored
+    as an operator action with who and why; its next message starts afresh,
+    and a restarted hub replays the reset."""
+    ev = tmp_path / "hall"
+    event_folder.init(ev, "czjpa-individuals")
+    (ev / "entrants.csv").write_text("id,name\n1,Alice\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nb1,1,Table 1,1\n")
+    (ev / "board-keys.json").write_text(json.dumps({"b1": KEYS["b1"]}))
+    folder = event_folder.load(ev)
+
+    def open_event() -> HubService:
+        return HubService(EventStore(folder.db), BoardKeys(folder.keys_file),
+                          Competition(folder.format, folder.entrants, folder.stations), FakeClock())
+    hub = open_event()
+    hub.start_round()
+    b = Flash("b1", DEAD, boot=5)
+    b.online(hub, bt=MAX - 1)                # a corrupted boot counter, the first heard of it
+    b.ctr = 0
+    assert b.online(hub) == [] and hub.rejected == {"replayed": 1}
+    assert cli.main(["act", str(ev), "reset_board", "board=b1", "--who", "head referee",
+                     "--why", "boot counter corrupted"]) == 0
+    assert "recorded" in capsys.readouterr().out
+    assert hub.catch_up() == 1
+    (row,) = [r for r in hub.store.events() if r["type"] == "reset_board"]
+    assert row["source"] == "operator"
+    assert row["payload"] == {"board": "b1", "who": "head referee", "why": "boot counter corrupted"}
+    assert b.online(hub) != [] and acks(b.press(hub, 1, at=T0 + 3000))
+    assert {s.entrant: s.status for s in hub.standings(final=True)} == {"1": "finished"}
+    assert not hub.competition.flagged
+    assert cli.main(["act", str(ev), "reset_board", "board=nope"]) == 2        # no such board
+    assert "reset_board: no board 'nope'" in capsys.readouterr().err
+    hub.store.close()
+    again = open_event()
+    try:
+        assert acks(b.press(again, 2, at=T0 + 4000))                       # the reset replayed
+        assert not again.competition.flagged and again.rejected == {}
+    finally:
+        again.store.close()
+
+
+def test_press_times_that_cannot_be_this_rounds_are_refused_and_alerted(tmp_path):
+    """The measured presses at = 1 and 2^53-1 were stored as finish calls
+    (the console showed "pressed -498918:42:11"); so would last month's,
+    from a board's journal.  Each is still stored as sent and acked (the
+    board's journal may let go of it), but refused as a finish: no open
+    call, no recorded time back to the station, not ranked, alerted."""
+    db = tmp_path / "events.sqlite"
+    hub = open_hub(db)
+    hub.start_round()
+    b = Flash("b1", DEAD)
+    bad = {1: 1, 2: MAX, 3: T0 - 30 * 86_400_000, 4: T0 - 2 * 3_600_000, 5: T0 + 20 * 60_000}
+    for seq, at in bad.items():
+        out = b.press(hub, seq, station=seq, at=at)
+        assert recorded(out) == [] and [a["seq"] for a in acks(out)] == [seq]
+    good = b.press(hub, 6, station=6, at=T0 + 30_000)
+    assert [r["time"] for r in recorded(good)] == [30_000]
+    assert len([e for e in hub.store.events() if e["type"] == "press"]) == 6
+    assert [c[1] for c in hub.competition.open_calls()] == ["b1/1/6"]
+    assert finished(hub) == {"b1/6": 30_000}
+    refused = [a for a in hub.alerts() if a.startswith("press b1/1/")]
+    assert len(refused) == 5 and all("refused, not ranked" in a for a in refused), hub.alerts()
+    assert "days before it arrived" in refused[2] and "outside the round" in refused[3]
+    assert "after the hub's clock" in refused[1] and "after the hub's clock" in refused[4]
+    # the round re-armed two hours later: the good press is not of it any more, live as on a replay
+    hub.act("round_start", {"at": T0 + 2 * 3_600_000, "duration": None, "warnings": []}, why="moved")
+    assert finished(hub) == {} and hub.competition.open_calls() == []
+    live = [row_dict(r) for r in hub.standings(final=True)]
+    hub.store.close()
+    again = open_hub(db)
+    try:
+        assert [row_dict(r) for r in again.standings(final=True)] == live
+        assert len([a for a in again.alerts() if a.startswith("press b1/1/")]) == 5   # the last five
+        assert len(again.competition.refused) == 6 and not again.competition.flagged
+    finally:
+        again.store.close()

@@ -240,9 +240,10 @@ class Board:
         """The hub made (boot, seq) of install bi durable; returns True if it
         was pending.  The ack of another install's (boot, seq) -- a spare
         under this board's id, or this board under a new flash -- is not
-        this entry's."""
+        this entry's.  (The hub names the install once a board id has had
+        more than one in the event: bi None, the only one there is.)"""
         rec = self.unacked.get((boot, seq))
-        if rec is None or rec[0].get("in") != bi:
+        if rec is None or bi is not None and rec[0].get("in", "") != bi:
             return False
         del self.unacked[(boot, seq)]
         return True

@@ -68,3 +68,14 @@ def check(cfg, path="config"):
     if t.get("confirm_ms", 2000) >= t.get("void_ms", 6000):
         raise ConfigError(path + ": 'timings.confirm_ms' must be shorter than 'timings.void_ms'")
     return cfg
+
+
+async def fail(hardware, e, pattern):
+    # No usable configuration: say so forever, serve nothing (here, not in
+    # app.py: this module is unloaded once the configuration is good, and
+    # with it this code's RAM).
+    hw = hardware.Hardware.fallback()
+    hw.log("configuration error: %s" % e)
+    hw.emit({"config_error": str(e)})
+    while True:
+        await pattern(hw, "config_error")

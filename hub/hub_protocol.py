@@ -38,6 +38,12 @@ def install_of(m: dict) -> str:
     return m.get("in") or ""
 
 
+def sender_install(m: dict) -> str:
+    """The sender's install id: 'bi', which a board leaves out of an event
+    made under its own install ('in' says it); '' for a board without one."""
+    return m.get("bi") or m.get("in") or ""
+
+
 def check_board_message(m: dict) -> dict:
     """The fields of a board's own message types (status and the journaled
     events), which protocol.validate leaves to the hub; m has passed
@@ -103,9 +109,12 @@ def sync_reply(request: dict, t2: int, t3: int) -> dict:
 
 
 def ack(boot: int, seq: int, install: str | None = None) -> dict:
-    """The event (install, boot, seq) is stored (install: its 'in')."""
+    """The event (install, boot, seq) is stored.  install: the event's
+    install id ('' none), named once the board id has had more than one
+    install in the event (None: the only one there is; an ack is as short
+    as it can be, on the board's busiest path)."""
     m = {"v": VERSION, "type": T_ACK, "boot": boot, "seq": seq}
-    if install:
+    if install is not None:
         m["in"] = install
     return m
 

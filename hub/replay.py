@@ -2,7 +2,7 @@
 
 Every signed board message carries 'bt' (the sender's boot), 'ctr' (a
 counter, strictly increasing within a boot) and, from a board flashed with
-one, 'bi' (its install id).  The counters are kept per (board, install): a
+one, its install id ('bi'; on an event made under it, its 'in').  The counters are kept per (board, install): a
 spare flashed with a dead board's id (a new install id) starts again at
 boot 1 without being taken for a replay of the dead board.
 
@@ -25,6 +25,8 @@ reconnected board offline.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from .hub_protocol import sender_install
 
 BOOT_WINDOW = 1000      # a boot may be at most this far ahead of the last one seen
 
@@ -50,7 +52,7 @@ class ReplayGuard:
         bt, ctr = msg.get("bt"), msg.get("ctr")
         if bt is None or ctr is None:
             return "unnumbered (no 'bt'/'ctr')"
-        key = (board, msg.get("bi") or "")
+        key = (board, sender_install(msg))
         st = self.boards.get(key)
         if st is not None and bt > st.boot + BOOT_WINDOW and not stored:
             return (f"boot jump: boot {bt} is more than {BOOT_WINDOW} ahead of the board's boot {st.boot}"

@@ -57,14 +57,17 @@ class HubService:
         self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
         self._hub_ctr = 0
         self._sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
+        self._installs: dict[str, set[str]] = {}  # board -> the installs heard under its id
         self._lock = threading.RLock()
         self._caught_up = 0      # every row with an id up to this one is applied
         self._live = False       # replaying the log at start: no commands go out
         for ev in store.events():                # resume: replay the log
             if ev["source"] == "board":
                 self.guard.check(ev["board"], ev["payload"], stored=True)
+                self._heard(ev["board"], ev["payload"])
             elif ev["type"] == "conflict" and isinstance(ev["payload"].get("msg"), dict):
                 self.guard.check(ev["board"], ev["payload"]["msg"], stored=True)
+                self._heard(ev["board"], ev["payload"]["msg"])
             self._apply(ev)
             self._caught_up = ev["id"]
         self._live = True
@@ -105,6 +108,7 @@ class HubService:
             if why:
                 return self._reject("replayed", why, topic)
             self.boot_jumps.pop(board, None)     # it is heard again: not locked out
+            self._heard(board, msg)
             self.registry.seen(board, received_ms)
             if kind == protocol.SYNC:
                 reply = hub_protocol.sync_reply(msg, received_ms, self.clock.now_ms())
@@ -119,7 +123,10 @@ class HubService:
             # an event: stored (or a conflict row stored) before it is acked
             stored, row = self.store.append_board_event(board, msg, received_ms)   # committed here
             assert row is not None or stored == DUPLICATE
-            ack = hub_protocol.ack(msg["boot"], msg["seq"], msg.get("in"))
+            # the install named once the id has more than one: a dead board's
+            # (boot, seq) is not its spare's
+            several = len(self._installs.get(board, ())) > 1
+            ack = hub_protocol.ack(msg["boot"], msg["seq"], hub_protocol.install_of(msg) if several else None)
             out = [self._to_board(board, protocol.CMD, ack, 1)]
             if stored == DUPLICATE:
                 self.duplicates += 1
@@ -133,6 +140,13 @@ class HubService:
                 if typ in ("press", "confirm"):
                     out += self._recorded(board, msg)
             return out
+
+    def _heard(self, board: str, msg: dict) -> None:
+        """Note the installs a board message shows under its board id."""
+        seen = self._installs.setdefault(board, set())
+        seen.add(hub_protocol.sender_install(msg))
+        if msg.get("type") in hub_protocol.EVENT_TYPES:
+            seen.add(hub_protocol.install_of(msg))
 
     def _recorded(self, board: str, msg: dict) -> list[Outgoing]:
         """The time recorded for the call, back to its station (cheap: no

@@ -178,7 +178,7 @@ def validate(msg):
 def encode(msg):
     """Validate and serialise a message dict to bytes (the body that
     auth.Signer signs)."""
-    return json.dumps(validate(msg)).encode()
+    return json.dumps(validate(msg), separators=(",", ":")).encode()
 
 
 def stamp(msg, ctr, boot=None, bi=None):

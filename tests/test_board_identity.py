@@ -61,8 +61,8 @@ class Flash:
             self.ctr += 1
             ctr = self.ctr
         P.stamp(msg, ctr, self.boot if bt is None else bt)
-        if self.install:
-            msg["bi"] = self.install          # as firmware/app.py seals it (protocol.stamp's bi)
+        if self.install and msg.get("in") != self.install:
+            msg["bi"] = self.install          # as firmware/app.py seals it (not on its own events)
         return Signer(KEYS[self.board]).sign(P.board_topic(self.board, kind), P.encode(msg))
 
     def send(self, svc: HubService, kind: str, msg: dict, **kw) -> list:
@@ -162,9 +162,12 @@ def test_a_spare_flashed_with_the_dead_boards_id_is_another_install(tmp_path):
     out = spare.press(hub, 1, station=3, at=T0 + 63_000)           # (b1, 1, 1) like the dead board's first
     assert hub.rejected == {} and hub.duplicates == 0
     assert len([e for e in hub.store.events() if e["type"] == "press"]) == 3
-    (ack,) = acks(out)                     # each ack names its install: the other board ignores it
+    # acks name the install once the id has two: the other board ignores them
+    assert (dead_ack["boot"], dead_ack["seq"], dead_ack.get("in")) == (1, 1, None)
+    (ack,) = acks(out)
     assert (ack["boot"], ack["seq"], ack.get("in")) == (1, 1, SPARE)
-    assert (dead_ack["boot"], dead_ack["seq"], dead_ack.get("in")) == (1, 1, DEAD)
+    (again,) = acks(dead.press(hub, 1, station=1, at=T0 + 61_000))     # the dead board's, resent
+    assert (again["boot"], again["seq"], again.get("in")) == (1, 1, DEAD) and hub.duplicates == 1
     assert [r["call"] for r in recorded(out)] == [[1, 1]]
     hub.handle("tt/v1/b/b1/status", will, hub.clock.t)             # the broker gives out the dead one's will
     assert hub.registry.boards["b1"].online and hub.registry.boards["b1"].install == SPARE

@@ -51,9 +51,11 @@ def _firmware_config_module():
 
 
 def new_install() -> str:
-    """A random install id: 8 lowercase hex digits (32 bits: two flashes of
-    one board id collide once in 4 billion)."""
-    return secrets.token_hex(4)
+    """A random install id: 6 lowercase hex digits.  It only has to tell
+    apart the flashes of one board id within an event (a dead board and its
+    spare collide once in 16.7 million); every byte of it is in every board
+    message, on the board's tight heap (tests/test_firmware_heap.py)."""
+    return secrets.token_hex(3)
 
 
 def make_config(template: Path, key: str, board: str | None = None, wifi_ssid: str | None = None,

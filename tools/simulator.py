@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tabletimer import firmware_dir, repo_root
+from tabletimer.tools.deploy import new_install      # a new install id, as a flash makes one
 
 
 def micropython_binary() -> str:
@@ -40,11 +40,6 @@ def micropython_path(code_dir: Path | None = None) -> str:
     (or one folder of compiled .mpy files, see firmware_build.build)."""
     dirs = [str(code_dir)] if code_dir else [str(firmware_dir()), str(repo_root() / "shared")]
     return ":".join([".frozen", *dirs])
-
-
-def new_install() -> str:
-    """A random install id, as `tabletimer board flash` makes one (8 hex digits)."""
-    return secrets.token_hex(4)
 
 
 class SimBoard:
@@ -73,7 +68,10 @@ class SimBoard:
             "key": key,
             "broker": {"host": broker_host, "port": broker_port, "keepalive": 10},
             "buttons": list(range(1, stations + 1)),
-            "sim": {"clock_offset_ms": clock_offset_ms, "drift_ppm": drift_ppm, "root": str(self.dir)},
+            # the data root relative to the board's cwd (self.dir), short as the
+            # ESP32's "/data": a long absolute path would cost every journal
+            # write heap the real board does not spend
+            "sim": {"clock_offset_ms": clock_offset_ms, "drift_ppm": drift_ppm, "root": "."},
         }
         if self.install:
             self.config["install"] = self.install
@@ -99,7 +97,7 @@ class SimBoard:
                          heap_bytes=self.heap_bytes, code_dir=self.code_dir, on_record=self.on_record)
         if spare.dir == self.dir:
             raise ValueError("a spare is another board: give it a workdir of its own")
-        spare.config = dict(self.config, sim=dict(self.config["sim"], root=str(spare.dir)))
+        spare.config = dict(self.config)
         if spare.install:
             spare.config["install"] = spare.install
         else:

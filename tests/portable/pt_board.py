@@ -318,24 +318,30 @@ def test_a_schedule_of_another_event_replaces_one_kept_from_an_earlier_event():
 
 def test_events_carry_the_install_id_and_acks_must_match_it():
     """Issue 14, item 3: a board flashed with an install id makes every
-    event under it; an ack for the same (boot, seq) of another install (a
-    spare under the same board id, acked on the shared topic) does not
-    retire the entry."""
+    event under it; once the hub names installs in its acks (a board id
+    with more than one install: a spare under the same id, acked on the
+    shared topic), an ack of another install's (boot, seq) does not retire
+    the entry."""
     b = Board(1, 1, bi="0a1b2c3d")
     running(b)
     (e,) = events(press(b, 1, 1000))
     assert e["in"] == "0a1b2c3d"
     m = Board.event_message(e)
     assert m["in"] == "0a1b2c3d" and m["boot"] == 1 and m["seq"] == 1
-    assert not b.ack(1, 1)                          # a legacy ack (no install)
     assert not b.ack(1, 1, "ffffffff")              # another install's
+    assert not b.ack(1, 1, "")                      # a board's without an install id
     assert len(b.unacked) == 1
     assert b.ack(1, 1, "0a1b2c3d") and not b.unacked
-    old = Board(1, 1)                               # no install id: no "in", acks without one
+    events(press(b, 1, 9000))                       # (the station was called: a count)
+    b2 = Board(1, 1, bi="0a1b2c3d")
+    running(b2)
+    events(press(b2, 1, 1000))
+    assert b2.ack(1, 1)                             # the only install there is: not named
+    old = Board(1, 1)                               # no install id: no "in"
     running(old)
     (e,) = events(press(old, 1, 1000))
     assert "in" not in e and "in" not in Board.event_message(e)
-    assert not old.ack(1, 1, "0a1b2c3d") and old.ack(1, 1)
+    assert not old.ack(1, 1, "0a1b2c3d") and old.ack(1, 1, "")
     stamped = protocol.stamp(Board.event_message(e), 5, 1, "0a1b2c3d")
     assert (stamped["ctr"], stamped["bt"], stamped["bi"]) == (5, 1, "0a1b2c3d")
     assert "bi" not in protocol.stamp({}, 5, 1)

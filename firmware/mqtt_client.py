@@ -158,7 +158,10 @@ class MQTTClient:
             if self._idle > 6:
                 self._down("keepalive timeout", w)
             elif not n & 1 and self._busy is None:   # never queue behind a stuck write
-                asyncio.create_task(self._send(b"\xc0\x00"))
+                try:
+                    asyncio.create_task(self._send(b"\xc0\x00"))
+                except MemoryError:     # a fragmented heap: the next ping, two periods on
+                    pass
 
     async def _open(self):
         r, w = await asyncio.open_connection(self.host, self.port)

@@ -77,7 +77,8 @@ class App:
         self.journal = Journal(hw.root)
         boot = self.journal.next_boot()
         self.clock = LocalClock(hw.ticks_ms, hw.ticks_diff)
-        self.board = Board(boot, len(cfg["buttons"]), self.journal.load(), cfg.get("timings"))
+        self.board = Board(boot, len(cfg["buttons"]), self.journal.load(), cfg.get("timings"),
+                           cfg.get("install"))
         self.state_path = hw.root + "/stations.json"
         try:
             with open(self.state_path) as f:
@@ -107,7 +108,10 @@ class App:
     # -- signing -------------------------------------------------------
     def seal(self, topic, msg):
         self.ctr += 1
-        protocol.stamp(msg, self.ctr, self.board.boot)
+        b = self.board
+        # 'bi' (this flash's install id) unless the event says it already
+        # ('in': made under this install): RAM on the busiest path
+        protocol.stamp(msg, self.ctr, b.boot, None if msg.get("in") == b.bi else b.bi)
         return self.signer.sign(topic, protocol.encode(msg))
 
     async def send(self, topic, msg, qos=0, retain=False):
@@ -160,7 +164,7 @@ class App:
                     self.kick.set()
                 self.sched_changed.set()   # the signal instants moved a little
         elif typ == protocol.T_ACK:
-            if self.board.ack(msg["boot"], msg["seq"]):
+            if self.board.ack(msg["boot"], msg["seq"], msg.get("in")):
                 self.journal.remove(msg["boot"], msg["seq"])
                 self.hw.emit({"acked": [msg["boot"], msg["seq"]]})
                 self.play("acked")
@@ -363,15 +367,6 @@ async def pattern(hw, name):
     hw.led(False)
 
 
-async def config_error(hardware, e):
-    """No usable configuration: say so forever, serve nothing."""
-    hw = hardware.Hardware.fallback()
-    hw.log("configuration error: %s" % e)
-    hw.emit({"config_error": str(e)})
-    while True:
-        await pattern(hw, "config_error")
-
-
 def main(hardware, path):
     """Run the board with the hardware layer module and the configuration
     file at path."""
@@ -379,7 +374,7 @@ def main(hardware, path):
     try:
         cfg = config.load(path)
     except config.ConfigError as e:
-        asyncio.run(config_error(hardware, e))
+        asyncio.run(config.fail(hardware, e, pattern))
         return
     finally:
         del config

@@ -50,10 +50,14 @@ class Station(gestures.Debouncer):
 
 
 class Board:
-    def __init__(self, boot, stations, journal=(), timings=None):
-        # journal: the entries not yet acknowledged (Journal.load())
+    def __init__(self, boot, stations, journal=(), timings=None, bi=None):
+        # journal: the entries not yet acknowledged (Journal.load()); bi:
+        # the install id from the configuration (made when flashed), part of
+        # every event's identity: a spare flashed with a dead board's id
+        # makes events of its own, whatever its boot count
         t = timings or {}
         self.boot = boot
+        self.bi = bi
         self.stations = stations
         self.confirm_ms = t.get("confirm_ms", _CONFIRM_MS)
         self.void_ms = t.get("void_ms", _VOID_MS)
@@ -182,6 +186,8 @@ class Board:
         # a new journal entry (the caller adds the type's own fields)
         self.seq += 1
         e = {"type": kind, "boot": self.boot, "seq": self.seq, "station": station}
+        if self.bi:
+            e["in"] = self.bi
         if self.sync.ready:
             e["at"] = self.sync.to_hub(t)
             e["err"] = self.sync.error_bound()
@@ -230,9 +236,17 @@ class Board:
             rec[1] = 0
             rec[2] = _RETRY_MIN_MS
 
-    def ack(self, boot, seq):
-        """The hub made (boot, seq) durable; returns True if it was pending."""
-        return self.unacked.pop((boot, seq), None) is not None
+    def ack(self, boot, seq, bi=None):
+        """The hub made (boot, seq) of install bi durable; returns True if it
+        was pending.  The ack of another install's (boot, seq) -- a spare
+        under this board's id, or this board under a new flash -- is not
+        this entry's.  (The hub names the install once a board id has had
+        more than one in the event: bi None, the only one there is.)"""
+        rec = self.unacked.get((boot, seq))
+        if rec is None or bi is not None and rec[0].get("in", "") != bi:
+            return False
+        del self.unacked[(boot, seq)]
+        return True
 
     @staticmethod
     def event_message(e):
@@ -240,16 +254,26 @@ class Board:
         existed is a press)."""
         m = protocol.event(e.get("type", protocol.T_PRESS), e["boot"], e["seq"], e["station"], e["at"],
                            e.get("err"))
-        for k in ("call", "missing", "state"):
+        for k in ("call", "missing", "state", "in"):
             if k in e:
                 m[k] = e[k]
         return m
 
     # -- schedule ------------------------------------------------------
     def set_schedule(self, msg):
-        """Accept a newer schedule; returns True if it replaced the old."""
-        if self.sched is not None and msg["id"] <= self.sched["id"]:
-            return False
+        """Accept a newer schedule; returns True if it replaced the old.
+        Newer: a higher id within one event ('ev'), or any schedule of
+        another event -- a board reused from an earlier one keeps that
+        event's schedule in flash, its ids are not this event's; its
+        stations start afresh."""
+        old = self.sched
+        if old is not None and msg.get("ev") == old.get("ev"):
+            if msg["id"] <= old["id"]:
+                return False
+        elif old is not None:
+            for s in self.st:
+                s.call, s.missing, s.done, s.confirmed = None, 0, False, 0
+            self.played = None
         signals = []                      # (at, name): a tuple is one small object, a list two
         for s in msg["signals"]:
             signals.append((s[0], s[1]))
@@ -260,8 +284,8 @@ class Board:
                 signals.append((t, "rotate"))
                 t += rot[1]
         signals.sort()
-        self.sched = {"id": msg["id"], "start": msg["start"], "end": msg["end"], "signals": signals,
-                      "calls": msg.get("calls")}
+        self.sched = {"id": msg["id"], "ev": msg.get("ev"), "start": msg["start"], "end": msg["end"],
+                      "signals": signals, "calls": msg.get("calls")}
         calls = msg.get("calls")
         for s in self.st:                 # more puzzles than thought: run again
             if s.done and s.confirmed < (calls[s.number - 1] if calls and s.number <= len(calls) else 1):

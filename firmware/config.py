@@ -27,6 +27,13 @@ def check(cfg, path="config"):
         protocol.check_board_id(cfg.get("board"))
     except protocol.ProtocolError as e:
         raise ConfigError(path + ": 'board': " + str(e))
+    i = cfg.get("install")          # made by `tabletimer board flash`; none: no install id
+    if i is not None:
+        ok = isinstance(i, str) and 0 < len(i) <= 16
+        for c in i.encode() if ok else b"":
+            ok = ok and c in b"0123456789abcdef"
+        if not ok:
+            raise ConfigError(path + ": 'install' must be 1..16 lowercase hex digits")
     b = cfg.get("broker")
     if not isinstance(b, dict) or not isinstance(b.get("host"), str) or not b["host"]:
         raise ConfigError(path + ": 'broker' must be an object with a 'host'")
@@ -61,3 +68,14 @@ def check(cfg, path="config"):
     if t.get("confirm_ms", 2000) >= t.get("void_ms", 6000):
         raise ConfigError(path + ": 'timings.confirm_ms' must be shorter than 'timings.void_ms'")
     return cfg
+
+
+async def fail(hardware, e, pattern):
+    # No usable configuration: say so forever, serve nothing (here, not in
+    # app.py: this module is unloaded once the configuration is good, and
+    # with it this code's RAM).
+    hw = hardware.Hardware.fallback()
+    hw.log("configuration error: %s" % e)
+    hw.emit({"config_error": str(e)})
+    while True:
+        await pattern(hw, "config_error")

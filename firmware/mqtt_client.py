@@ -91,7 +91,7 @@ class MQTTClient:
         b0 = (0x32 if qos else 0x30) | (1 if retain else 0)
         if qos:
             return await self._req(b0, h, payload)
-        return await self._send(b"".join((_hdr(b0, len(h) + len(payload)), h, payload)))
+        return await self._send(_hdr(b0, len(h) + len(payload)) + h, payload)
 
     async def stop(self):
         # DISCONNECT (no will) and end run(): at once when connected, else
@@ -158,7 +158,10 @@ class MQTTClient:
             if self._idle > 6:
                 self._down("keepalive timeout", w)
             elif not n & 1 and self._busy is None:   # never queue behind a stuck write
-                asyncio.create_task(self._send(b"\xc0\x00"))
+                try:
+                    asyncio.create_task(self._send(b"\xc0\x00"))
+                except MemoryError:     # a fragmented heap: the next ping, two periods on
+                    pass
 
     async def _open(self):
         r, w = await asyncio.open_connection(self.host, self.port)
@@ -218,16 +221,18 @@ class MQTTClient:
             if pid not in self._pend:
                 break
         self._pid = pid
-        p = b"".join((_hdr(kind, len(topic) + 2 + len(payload)), topic, pid.to_bytes(2, "big"), payload))
+        # the payload is written after the header, not joined to it: no
+        # second copy of the largest thing on the heap
+        p = b"".join((_hdr(kind, len(topic) + 2 + len(payload)), topic, pid.to_bytes(2, "big")))
         ev = self._pend[pid] = asyncio.Event()
         try:
-            if await self._send(p):
+            if await self._send(p, payload):
                 await self._timed(ev.wait(), 5)
         except Exception:   # no answer in time
             pass
         return self._pend.pop(pid) is None
 
-    async def _send(self, b):
+    async def _send(self, b, b2=None):
         # Writes one whole packet; True if written.  One write at a time per
         # connection: _busy is the writer a write is under way on (drain()
         # yields, and waits while the socket's buffer is full); the others
@@ -240,6 +245,8 @@ class MQTTClient:
         self._busy = w
         try:
             w.write(b)
+            if b2:
+                w.write(b2)
             await w.drain()
             return True
         except Exception as e:

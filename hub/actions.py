@@ -33,6 +33,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "dq": ("entrant", "reason"),
     "reinstate": ("entrant",),
     "identify": ("board",),                                 # make a board buzz and blink (no fact)
+    "reset_board": ("board",),                              # forget a board's boot counters (no fact)
 }
 
 # actions that always name an entrant (confirm may name one instead of a press)
@@ -74,6 +75,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "dq": ("entrant", "reason"),
     "reinstate": ("entrant",),
     "identify": ("board",),
+    "reset_board": ("board",),
 }
 
 

@@ -599,7 +599,7 @@ def cmd_board_flash(args) -> int:
     if args.dry_run:
         print(" ".join(cmd))
     else:
-        print(f"board {board} flashed; its key is in {keys.path}")
+        print(f"board {board} flashed (install {cfg['install']}); its key is in {keys.path}")
     return 0
 
 

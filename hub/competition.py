@@ -10,7 +10,20 @@ another process) lands in its place and the result is the same as a replay.
 Board events map through the stations table: (board, button) -> (entrant,
 puzzle).  A station without a puzzle number means "the entrant's next
 puzzle" (one-at-a-time rounds): its n-th standing finish call is puzzle n.
-A press id is "board/boot/seq"; operator presses are "op/<row id>".
+A press id is "board/boot/seq" for the events of the first install of a
+board id in the log (the install id made when a board is flashed), and
+"board.N/boot/seq" for those of its N-th (a spare flashed with the same id:
+its boot count starts at 1 again); operator presses are "op/<row id>".
+
+A board press is a finish only when its time is plausible: within
+PRESS_PAST_MS before to PRESS_FUTURE_MS after the hub's clock when it
+arrived, and, once the round has a start, within the round (start to end,
+give or take ROUND_MARGIN_MS).  Any other is refused: kept in the log,
+listed in `refused` (alerted), never ranked.  A conflict row (the same
+event identity sent again with other content: hub/store.py) is listed in
+`key_conflicts`, never folded.  A board's confirmation or void of a call
+already decided (at the desk, say) is listed in `conflicts`: the recorded
+decision stands.
 """
 
 from __future__ import annotations
@@ -20,7 +33,7 @@ from dataclasses import dataclass, field
 
 from .actions import ENTRANT_ACTIONS, FIELDS as OPERATOR_ACTIONS, shape_problem
 from .event_folder import Station
-from .formats import Format
+from .formats import Format, fmt_duration
 from .standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow,
                         Standings, Void)
 
@@ -29,6 +42,11 @@ __all__ = ["OPERATOR_ACTIONS", "Competition", "Unassigned", "press_id"]
 # how far from the hub's clock an operator's time may lie (a start armed for
 # tomorrow, a finish recorded by hand after the round: yes; a mistyped year: no)
 PLAUSIBLE_MS = 7 * 86_400_000
+# a board press's time against the hub's clock when it arrived (it may come
+# long after it happened -- a hub or WiFi outage -- never from the future)
+PRESS_PAST_MS = PLAUSIBLE_MS
+PRESS_FUTURE_MS = 10 * 60_000
+ROUND_MARGIN_MS = 3_600_000       # ... and against the round, start to end, give or take this
 
 
 def press_id(board: str, boot: int, seq: int) -> str:
@@ -83,6 +101,14 @@ class Unassigned:
 
 
 @dataclass
+class Refused:
+    """A board press whose time cannot be a finish (kept, never ranked)."""
+    row: dict
+    press_id: str
+    why: str
+
+
+@dataclass
 class Competition:
     """auto_stations: every station of every board that reports is an
     individual entrant named board/station (tests and quick trials without
@@ -102,6 +128,7 @@ class Competition:
         self._start_row: dict | None = None     # the latest round start
         self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
         self.flagged: dict[int, str] = {}       # row id -> why that stored row cannot apply
+        self._window: tuple[int, int] | None = None   # plausible board press times (the round)
         self._reset_fold()
         rows, self.rows, self._ids = self.rows, [], []
         for row in rows:
@@ -140,12 +167,15 @@ class Competition:
         if problem is not None:                  # kept in the log, flagged, never folded
             self.flagged[row["id"]] = problem
             return
+        moved = False
         if row["source"] == "operator":
             if row["type"] == "round_start" and (self._start_row is None or row["id"] > self._start_row["id"]):
                 self._start_row = row
             elif row["type"] == "start_offset" and self.format.start_offsets:
                 self._offsets[row["payload"]["entrant"]] = row["payload"]["offset_ms"]
-        if i < len(self._ids) - 1 or self._facts is None or self._overtakes(row):
+            window = self._round_window()
+            moved, self._window = window != self._window, window   # presses refused or not: again
+        if i < len(self._ids) - 1 or self._facts is None or moved or self._overtakes(row):
             self._facts = self._live = None
             return
         n, entrants = len(self._facts), len(self.entrants)
@@ -173,6 +203,8 @@ class Competition:
                 if not all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool)
                            for k in ("boot", "seq", "station")):
                     return f"board {row['type']}: boot, seq and station must be whole numbers"
+                if not isinstance(p.get("in", ""), str):
+                    return f"board {row['type']}: its install id must be text"
             return None
         except Exception as e:                   # the fold never raises: say what it was
             return f"unreadable row: {e!r}"
@@ -187,11 +219,83 @@ class Competition:
 
     @staticmethod
     def _event_key(row: dict) -> tuple[int, int] | None:
-        """(boot, seq) of a board event, the order the board made them in."""
+        """(boot, seq) of a board event, the order the board (the install
+        of it: _maker) made them in."""
         if row["source"] != "board" or row["type"] == "status":
             return None
         p = row["payload"]
         return (p["boot"], p["seq"])
+
+    @staticmethod
+    def _maker(row: dict) -> tuple[str, str]:
+        """(board, install) that made a board event."""
+        return (row["board"], row["payload"].get("in") or "")
+
+    def _pid(self, board: str, install: str, boot: int, seq: int) -> str:
+        """The press id of an install's (boot, seq): the board's first
+        install in the log gets plain "board/boot/seq", its N-th
+        "board.N/boot/seq" (installs are numbered as their events first
+        appear in the log)."""
+        order = self._installs.setdefault(board, [])
+        if install not in order:
+            order.append(install)
+        n = order.index(install)
+        return press_id(board if n == 0 else f"{board}.{n + 1}", boot, seq)
+
+    def _call_pid(self, board: str, install: str, call: list, station: int) -> str:
+        """The press id a confirmation's or void's call [boot, seq] names:
+        the same install's press, or -- a board flashed again mid-round (a
+        new install id, the same station states and boot counter) -- the
+        press of another install of the board at the same station."""
+        own = self._pid(board, install, call[0], call[1])
+        if own in self._presses:
+            return own
+        for other in reversed(self._installs.get(board, ())):
+            pid = self._pid(board, other, call[0], call[1])
+            if other != install and self._press_station.get(pid) == (board, station):
+                return pid
+        return own
+
+    def press_id_of(self, board: str, install: str, boot: int, seq: int) -> str:
+        """The press id of a board event (after its row is folded)."""
+        self.facts()
+        return self._pid(board, install, boot, seq)
+
+    def call_press_id(self, board: str, msg: dict) -> str:
+        """The press id a board's confirm or void names (after its row is folded)."""
+        self.facts()
+        return self._call_pid(board, msg.get("in") or "", msg["call"], msg["station"])
+
+    def _round_window(self) -> tuple[int, int] | None:
+        """Board press times that can be finishes of this round: start to
+        end (the latest start offset added), give or take ROUND_MARGIN_MS;
+        None before a round start."""
+        row = self._start_row
+        if row is None:
+            return None
+        p = row["payload"]
+        start = p["at"]
+        end = start + (p.get("duration") or self.format.time_limit_ms)
+        late = max(0, *self._offsets.values()) if self._offsets else 0
+        return (start - ROUND_MARGIN_MS, end + late + ROUND_MARGIN_MS)
+
+    def _press_problem(self, row: dict) -> str | None:
+        """Why a board press's time cannot be a finish (None: it can)."""
+        at, got = row["payload"]["at"], row.get("received_ms")
+        if isinstance(got, int):
+            if at > got + PRESS_FUTURE_MS:
+                return (f"its time is {(at - got) // 60_000} min after the hub's clock when it arrived "
+                        f"(more than {PRESS_FUTURE_MS // 60_000} min)")
+            if at < got - PRESS_PAST_MS:
+                return f"its time is {(got - at) // 86_400_000} days before it arrived (more than 7)"
+        w = self._window
+        if w is not None and not w[0] <= at <= w[1]:
+            start = self._start_row["payload"]["at"]      # type: ignore[index]
+            off = at - start
+            return (f"its time is {fmt_duration(abs(off))} {'before' if off < 0 else 'after'} the round's "
+                    f"start, outside the round (more than {ROUND_MARGIN_MS // 60_000} min before the start"
+                    f" or after the end)")
+        return None
 
     def _overtakes(self, row: dict) -> bool:
         """A board event that arrives after a later one of the same board (it
@@ -201,18 +305,19 @@ class Competition:
         key = self._event_key(row)
         if key is None:
             return False
-        last = self._board_last.get(row["board"])
+        last = self._board_last.get(self._maker(row))
         return last is not None and key < last
 
     def _board_order(self, rows: list[dict]) -> list[dict]:
         """The log with each board's events in the order the board made them
-        (by boot and sequence number), each in one of its own events' slots:
-        what the log would be had no event waited for a retransmission.
-        Operator actions and status messages keep their places."""
-        slots: dict[str, list[int]] = {}
+        (by boot and sequence number, per install), each in one of its own
+        events' slots: what the log would be had no event waited for a
+        retransmission.  Operator actions and status messages keep their
+        places."""
+        slots: dict[tuple[str, str], list[int]] = {}
         for i, row in enumerate(rows):
             if self._event_key(row) is not None:
-                slots.setdefault(row["board"], []).append(i)
+                slots.setdefault(self._maker(row), []).append(i)
         out = list(rows)
         for idx in slots.values():
             for i, row in zip(idx, sorted((rows[i] for i in idx), key=self._event_key)):  # type: ignore[arg-type, return-value]
@@ -224,6 +329,9 @@ class Competition:
         self._live = None
         self.unassigned: list[Unassigned] = []
         self.strays: list[dict] = []
+        self.refused: list[Refused] = []          # board presses whose time cannot be a finish
+        self.key_conflicts: list[dict] = []       # conflict rows (hub/store.py): a key sent again, other content
+        self._installs: dict[str, list[str]] = {}  # board -> its installs, as they appear in the log
         self._calls: dict[str, int] = {}          # entrant -> standing finish calls (next-puzzle stations)
         self._voided: set[str] = set()
         self._press_entrant: dict[str, str] = {}  # press id -> entrant (to give back a voided call)
@@ -234,7 +342,7 @@ class Competition:
         self._closed: set[str] = set()            # press ids confirmed or voided
         self._decided: dict[str, Decision] = {}   # press id -> the decision that closed it
         self.conflicts: list[Conflict] = []       # board decisions on calls already decided
-        self._board_last: dict[str, tuple[int, int]] = {}   # board -> latest (boot, seq) folded
+        self._board_last: dict[tuple[str, str], tuple[int, int]] = {}   # (board, install) -> latest (boot, seq)
 
     def _add(self, f: Fact) -> None:
         self._facts.append(f)       # type: ignore[union-attr]
@@ -262,9 +370,14 @@ class Competition:
         src, typ = row["source"], row["type"]
         key = self._event_key(row)
         if key is not None:
-            self._board_last[row["board"]] = max(key, self._board_last.get(row["board"], key))
+            maker = self._maker(row)
+            self._board_last[maker] = max(key, self._board_last.get(maker, key))
+            self._pid(*maker, *key)                 # the install numbered as it first appears
         if src == "operator":
             self._operator(row)
+            return
+        if src == "hub" and typ == "conflict":
+            self.key_conflicts.append(row)
             return
         if src != "board":
             return
@@ -283,7 +396,11 @@ class Competition:
             if p["at"] is None:
                 self.unassigned.append(Unassigned(row["board"], p["station"], "untimed press", None))
                 return
-            pid = press_id(row["board"], p["boot"], p["seq"])
+            pid = self._pid(*self._maker(row), p["boot"], p["seq"])
+            why = self._press_problem(row)
+            if why is not None:
+                self.refused.append(Refused(row, pid, why))
+                return
             puzzle = st.puzzle
             if puzzle is None:
                 calls = self._calls[st.entrant] = self._calls.get(st.entrant, 0) + 1
@@ -293,7 +410,7 @@ class Competition:
             self._press_station[pid] = (row["board"], p["station"])
             self._add(Press(entrant=st.entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
         elif typ in ("confirm", "void"):
-            pid = press_id(row["board"], p["call"][0], p["call"][1])
+            pid = self._call_pid(*self._maker(row), p["call"], p["station"])
             if pid in self._closed:
                 # made on a stale state: the call was already decided (at the
                 # desk, say); the recorded decision stands, this one is shown

@@ -108,6 +108,7 @@ class RemoteLog:
     def __init__(self, client: HubClient) -> None:
         self.client = client
         self.path = client.url
+        self.event_id: int | None = None     # for schedules, which a remote console never sends
         self.down: str | None = None         # why the hub cannot be reached, while it cannot
         self.rejected: dict[str, int] = {}   # the hub's counters, from its last reply
         self.duplicates = 0

@@ -19,6 +19,29 @@ from tabletimer.shared.protocol import (CMD, EVENT, OFFLINE, ONLINE, PREFIX, SCH
 # the types of journaled board events (on the board's evt topic)
 EVENT_TYPES = (T_PRESS, T_CONFIRM, T_VOID, T_STRAY)
 STATION_STATES = ("idle", "running", "called", "done", "stopped")
+MAX_INSTALL = 16
+_HEX = frozenset("0123456789abcdef")
+
+
+def check_install(m: dict, key: str) -> None:
+    """An install id (m[key], optional): 1..16 lowercase hex digits, made
+    by `tabletimer board flash` (or the simulator) for each flash."""
+    v = m.get(key)
+    if v is None:
+        return
+    if not isinstance(v, str) or not 0 < len(v) <= MAX_INSTALL or not set(v) <= _HEX:
+        raise ProtocolError(f"'{key}' must be an install id: 1..{MAX_INSTALL} lowercase hex digits")
+
+
+def install_of(m: dict) -> str:
+    """The install id an event was made under ('': a board without one)."""
+    return m.get("in") or ""
+
+
+def sender_install(m: dict) -> str:
+    """The sender's install id: 'bi', which a board leaves out of an event
+    made under its own install ('in' says it); '' for a board without one."""
+    return m.get("bi") or m.get("in") or ""
 
 
 def check_board_message(m: dict) -> dict:
@@ -35,6 +58,7 @@ def check_board_message(m: dict) -> dict:
         # sync in the boot the event happened in (time unknown).
         check_int(m, "at", 0, optional=True)
         check_int(m, "err", 0, optional=True)
+        check_install(m, "in")
         if t in (T_CONFIRM, T_VOID):
             check_call(m)
         if t == T_CONFIRM:
@@ -53,6 +77,7 @@ def check_board_message(m: dict) -> dict:
             check_int(m, "mem", 0, optional=True)
             check_int(m, "up", 0, optional=True)
             check_int(m, "rssi", -150, 0, optional=True)
+    check_install(m, "bi")          # the sender's install id, beside its boot 'bt'
     return m
 
 
@@ -83,13 +108,22 @@ def sync_reply(request: dict, t2: int, t3: int) -> dict:
             "t2": t2, "t3": t3}
 
 
-def ack(boot: int, seq: int) -> dict:
-    return {"v": VERSION, "type": T_ACK, "boot": boot, "seq": seq}
+def ack(boot: int, seq: int, install: str | None = None) -> dict:
+    """The event (install, boot, seq) is stored.  install: the event's
+    install id ('' none), named once the board id has had more than one
+    install in the event (None: the only one there is; an ack is as short
+    as it can be, on the board's busiest path)."""
+    m = {"v": VERSION, "type": T_ACK, "boot": boot, "seq": seq}
+    if install is not None:
+        m["in"] = install
+    return m
 
 
 def schedule(sched_id: int, start: int | None, end: int | None, signals: list,
-             rot: list | None = None, calls: list | None = None) -> dict:
-    """signals: [[hub ms, name], ...]; the station runs from start to end.
+             rot: list | None = None, calls: list | None = None, ev: int | None = None) -> dict:
+    """ev: the event's id (EventStore.event_id): a board takes a schedule of
+    another event whatever its id, and within one event only a higher id.
+    signals: [[hub ms, name], ...]; the station runs from start to end.
     rot: [first, interval, until]: relay rotation signals at first,
     first + interval, ... while < until (sent compactly: a 5 h relay has
     dozens).  calls: per button, how many puzzles it calls in turn (one at
@@ -97,6 +131,8 @@ def schedule(sched_id: int, start: int | None, end: int | None, signals: list,
     until that many are confirmed."""
     m = {"v": VERSION, "type": T_SCHED, "id": sched_id, "start": start, "end": end,
          "signals": signals}
+    if ev is not None:
+        m["ev"] = ev
     if rot is not None:
         m["rot"] = rot
     if calls is not None:

@@ -11,6 +11,7 @@ class BoardInfo:
     board: str
     online: bool = False
     boot: int | None = None
+    install: str | None = None       # of the board online under this id ('': none)
     fw: str | None = None
     stations: int = 0
     last_seen_ms: int | None = None
@@ -32,15 +33,18 @@ class BoardRegistry:
 
     def status(self, board: str, msg: dict, now_ms: int) -> BoardInfo:
         info = self.get(board)
+        install = msg.get("bi") or ""
         if msg["state"] == "online":
             info.online = True
             info.boot = msg["boot"]
+            info.install = install
             info.fw = msg["fw"]
             info.stations = msg["stations"]
             info.mem_free, info.rssi, info.uptime_s = msg.get("mem"), msg.get("rssi"), msg.get("up")
-        elif info.boot is None or msg["boot"] >= info.boot:
+        elif info.install in (None, install) and (info.boot is None or msg["boot"] >= info.boot):
             # a last will of an earlier boot arriving late must not mark a
-            # rebooted board offline
+            # rebooted board offline, nor the will of a dead board the spare
+            # that replaced it (another install under the same id)
             info.online = False
         info.last_seen_ms = now_ms
         return info

@@ -1,11 +1,23 @@
 """Replay protection for board messages.  Pure.
 
-Every signed board message carries 'bt' (the sender's boot) and 'ctr' (a
-counter, strictly increasing within a boot).  A message is fresh when its
-boot is newer than the board's last, or its counter higher than the last in
-the same boot.  The last will is the exception: the board signs it at
-connect time, before its birth message, and the broker sends it later; it is
-accepted once, and only if its counter lies between the previous and the
+Every signed board message carries 'bt' (the sender's boot), 'ctr' (a
+counter, strictly increasing within a boot) and, from a board flashed with
+one, its install id ('bi'; on an event made under it, its 'in').  The counters are kept per (board, install): a
+spare flashed with a dead board's id (a new install id) starts again at
+boot 1 without being taken for a replay of the dead board.
+
+A message is fresh when its boot is newer than the last of its (board,
+install), or its counter higher than the last in the same boot.  A boot may
+only advance by BOOT_WINDOW at a time: a validly signed message with a boot
+far ahead (a corrupted boot counter, 'bt' = 2^53-1) would otherwise make
+every later genuine message "older" -- the board locked out for good.  Such
+a message is rejected; the operator action reset_board forgets a board's
+counters (the next message of each of its installs starts afresh), for a
+board whose boot counter really did jump, or went back (its flash lost).
+
+The last will is the exception to the counter rule: the board signs it at
+connect time, before its birth message, and the broker sends it later; it
+is accepted once, and only if its counter lies between the previous and the
 latest birth -- so a stale will of an earlier connection cannot mark a
 reconnected board offline.
 """
@@ -13,6 +25,10 @@ reconnected board offline.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from .hub_protocol import sender_install
+
+BOOT_WINDOW = 1000      # a boot may be at most this far ahead of the last one seen
 
 
 @dataclass
@@ -26,16 +42,23 @@ class _Board:
 
 class ReplayGuard:
     def __init__(self) -> None:
-        self.boards: dict[str, _Board] = {}
+        self.boards: dict[tuple[str, str], _Board] = {}    # (board, install) -> counters
 
-    def check(self, board: str, msg: dict) -> str | None:
-        """None if fresh (and remembered), else why it is rejected."""
+    def check(self, board: str, msg: dict, stored: bool = False) -> str | None:
+        """None if fresh (and remembered), else why it is rejected.
+        stored: a row of the log, replayed at start (it was accepted when it
+        came; the window is not checked again: messages never stored, clock
+        syncs, may have advanced the boot in steps in between)."""
         bt, ctr = msg.get("bt"), msg.get("ctr")
         if bt is None or ctr is None:
             return "unnumbered (no 'bt'/'ctr')"
-        st = self.boards.get(board)
+        key = (board, sender_install(msg))
+        st = self.boards.get(key)
+        if st is not None and bt > st.boot + BOOT_WINDOW and not stored:
+            return (f"boot jump: boot {bt} is more than {BOOT_WINDOW} ahead of the board's boot {st.boot}"
+                    f" (if the board is genuine: reset_board board={board})")
         if st is None or bt > st.boot:
-            st = self.boards[board] = _Board(bt)
+            st = self.boards[key] = _Board(bt)
         elif bt < st.boot:
             return f"replayed: boot {bt} is older than the board's boot {st.boot}"
         if msg["type"] == "status" and msg["state"] == "offline":
@@ -52,3 +75,8 @@ class ReplayGuard:
         if msg["type"] == "status":
             st.prev_birth, st.birth = (st.birth if st.birth is not None else -1), ctr
         return None
+
+    def reset(self, board: str) -> None:
+        """Forget the board's counters (every install of it)."""
+        for key in [k for k in self.boards if k[0] == board]:
+            del self.boards[key]

@@ -29,7 +29,7 @@ from .keys import BoardKeys
 from .registry import BoardRegistry
 from .replay import ReplayGuard
 from .standings import StandingRow
-from .store import EventStore
+from .store import CONFLICT, DUPLICATE, EventStore
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,9 @@ class HubService:
         self.registry = BoardRegistry()
         self.competition = competition
         self.guard = ReplayGuard()
+        self.boot_jumps: dict[str, str] = {}        # board -> its last message rejected for a boot jump
+        # the event's id, in every schedule (a remote console's log has none: it sends none)
+        self.event_id: int | None = store.event_id
         self.rejected: Counter[str] = Counter()   # reason -> count
         self.duplicates = 0
         self.activity: deque[str] = deque(maxlen=200)
@@ -101,12 +104,17 @@ class HubService:
         self.write_failure: dict | None = None   # the failed writes now: since, count, advice
         self._sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
         self._stations_sent: dict[str, list] = {}   # board -> station entries last published
+        self._installs: dict[str, set[str]] = {}  # board -> the installs heard under its id
         self._lock = threading.RLock()
         self._caught_up = 0      # every row with an id up to this one is applied
         self._live = False       # replaying the log at start: no commands go out
         for ev in store.events():                # resume: replay the log
             if ev["source"] == "board":
-                self.guard.check(ev["board"], ev["payload"])
+                self.guard.check(ev["board"], ev["payload"], stored=True)
+                self._heard(ev["board"], ev["payload"])
+            elif ev["type"] == "conflict" and isinstance(ev["payload"].get("msg"), dict):
+                self.guard.check(ev["board"], ev["payload"]["msg"], stored=True)
+                self._heard(ev["board"], ev["payload"]["msg"])
             self._apply(ev)
             self._caught_up = ev["id"]
         self._live = True
@@ -141,8 +149,13 @@ class HubService:
             return self._reject("malformed", "a sync reply from a board", topic)
         with self._lock:
             why = self.guard.check(board, msg)
+            if why and why.startswith("boot jump"):
+                self.boot_jumps[board] = why
+                return self._reject("boot jump", why, topic)
             if why:
                 return self._reject("replayed", why, topic)
+            self.boot_jumps.pop(board, None)     # it is heard again: not locked out
+            self._heard(board, msg)
             self.registry.seen(board, received_ms)
             try:
                 return self._take(board, kind, msg, received_ms)
@@ -164,42 +177,57 @@ class HubService:
                 # and the state of its stations
                 return self.schedules([board], force=True) + self.station_messages([board], force=True)
             return []
-        # an event
-        row = self._write(self.store.append_board_event, board, msg, received_ms)   # committed here
-        if row is None:
+        # an event: stored (or a conflict row stored) before it is acked
+        stored, row = self._write(self.store.append_board_event, board, msg, received_ms)   # committed here
+        assert row is not None or stored == DUPLICATE
+        # the install named once the id has more than one: a dead board's
+        # (boot, seq) is not its spare's
+        several = len(self._installs.get(board, ())) > 1
+        ack = hub_protocol.ack(msg["boot"], msg["seq"], hub_protocol.install_of(msg) if several else None)
+        out = [self._to_board(board, protocol.CMD, ack, 1)]
+        if stored == DUPLICATE:
             self.duplicates += 1
-        else:
-            self._apply(row)
-        out = [self._to_board(board, protocol.CMD, hub_protocol.ack(msg["boot"], msg["seq"]), 1)]
-        if row is not None:
-            if self.competition.format.relay is not None and typ in ("press", "void"):
-                # a relay finish changes its team's rotations
-                out += self.schedules(self.competition.team_boards(board, msg["station"]))
-            if typ in ("press", "confirm"):
-                try:
-                    out += self._recorded(board, msg)
-                except LogWriteFailed:
-                    pass         # the ack goes out; the recorded time is only for a display
-            if typ in ("press", "confirm", "void"):
-                try:
-                    # when its stations changed (not after every event: one more
-                    # message per event broke the board's 64 KB heap; a board
-                    # that follows these will need it after a conflict too)
-                    out += self.station_messages([board])
-                except LogWriteFailed:
-                    pass         # the ack goes out; the board gets the states with the next change
+            return out
+        self._apply(row)                 # a conflict row is alerted, never folded as the event
+        if stored == CONFLICT:
+            return out
+        if self.competition.format.relay is not None and typ in ("press", "void"):
+            # a relay finish changes its team's rotations
+            out += self.schedules(self.competition.team_boards(board, msg["station"]))
+        if typ in ("press", "confirm"):
+            try:
+                out += self._recorded(board, msg)
+            except LogWriteFailed:
+                pass         # the ack goes out; the recorded time is only for a display
+        if typ in ("press", "confirm", "void"):
+            try:
+                # when its stations changed (not after every event: one more
+                # message per event broke the board's 64 KB heap; a board
+                # that follows these will need it after a conflict too)
+                out += self.station_messages([board])
+            except LogWriteFailed:
+                pass         # the ack goes out; the board gets the states with the next change
         return out
+
+    def _heard(self, board: str, msg: dict) -> None:
+        """Note the installs a board message shows under its board id."""
+        seen = self._installs.setdefault(board, set())
+        seen.add(hub_protocol.sender_install(msg))
+        if msg.get("type") in hub_protocol.EVENT_TYPES:
+            seen.add(hub_protocol.install_of(msg))
 
     def _recorded(self, board: str, msg: dict) -> list[Outgoing]:
         """The time recorded for the call, back to its station (cheap: no
         re-ranking in the path of the ack)."""
+        comp = self.competition
         if msg["type"] == "press":
-            call, at = [msg["boot"], msg["seq"]], msg["at"]
+            call = [msg["boot"], msg["seq"]]
+            pid = comp.press_id_of(board, hub_protocol.install_of(msg), *call)
         else:
             call = msg["call"]
-            pid = f"{board}/{call[0]}/{call[1]}"
-            at = self.competition.press_at(pid)
-        t = self.competition.recorded_time(board, msg["station"], at)
+            pid = comp.call_press_id(board, msg)
+        at = comp.press_at(pid)              # None: not a timed press that can be a finish (refused)
+        t = comp.recorded_time(board, msg["station"], at)
         if t is None:
             return []
         m = hub_protocol.recorded(msg["station"], call, t, msg["type"] == "confirm")
@@ -310,10 +338,10 @@ class HubService:
             raise ValueError(f"{action}: why must be text of at most {MAX_TEXT} characters")
         with self._lock:
             self.competition.check_action(action, payload, self.clock.now_ms())
-            if action == "identify":
+            if action in ("identify", "reset_board"):
                 b = payload["board"]
                 if b not in self.keys.boards() and b not in self.registry.boards:
-                    raise ValueError(f"identify: no board {b!r}")
+                    raise ValueError(f"{action}: no board {b!r}")
 
     def consequences(self, action: str, payload: dict) -> list[str]:
         """What recorded results an action (already checked) would replace
@@ -389,8 +417,11 @@ class HubService:
                 last = self._sched_sent.get(b)
                 if last is not None and last[0] == content and not force:
                     continue
+                # ids rise within the event (log row ids); the event id tells
+                # a board reused from an earlier event that this is another one
                 sid = max(self.competition.last_row_id(), last[1] + 1 if last and last[0] != content else 0)
-                sched = hub_protocol.schedule(sid, *content)
+                start, end, signals, rot, calls = content
+                sched = hub_protocol.schedule(sid, start, end, signals, rot, calls, ev=self.event_id)
                 try:
                     o = self._to_board(b, protocol.SCHED, sched, 1, retain=True)
                 except LogWriteFailed:
@@ -461,11 +492,18 @@ class HubService:
             if p.get("err") is not None:
                 self.registry.get(ev["board"]).sync_err_ms = p["err"]
             self.activity.append(f"{ev['type']} {ev['board']}/{p['station']} at {p['at']}")
+        elif ev["source"] == "hub" and ev["type"] == "conflict":
+            m = p.get("msg") or {}
+            self.activity.append(f"CONFLICT {ev['board']} boot {m.get('boot')} seq {m.get('seq')}: sent again "
+                                 f"with other content than row #{p.get('of')}; stored as row #{ev['id']}")
         elif ev["type"] == "round_start":
             self.activity.append(f"round started at {p['at']}")
         elif ev["source"] == "operator":
             if ev["type"] == "identify" and self._live and self.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
                 self._identify_now(p["board"])
+            elif ev["type"] == "reset_board" and isinstance(p.get("board"), str):
+                self.guard.reset(p["board"])     # its next message of each install starts afresh
+                self.boot_jumps.pop(p["board"], None)
             self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "
                                  + " ".join(f"{k}={v}" for k, v in p.items() if k not in ("who", "why") and v is not None)
                                  + (f" ({p['why']})" if p.get("why") else ""))
@@ -504,6 +542,18 @@ class HubService:
             out.append(c.text())
         for rid, why in list(comp.flagged.items())[-5:]:
             out.append(f"log row #{rid} cannot apply ({why}): kept in the log, left out of the standings")
+        for b, why in sorted(self.boot_jumps.items()):
+            out.append(f"board {b}: messages rejected, {why}")
+        for row in comp.key_conflicts[-5:]:
+            p = row["payload"]
+            m = p.get("msg") or {}
+            out.append(f"CONFLICT: {row['board']} sent boot {m.get('boot')} seq {m.get('seq')} again with other "
+                       f"content than log row #{p.get('of')} (two boards with one install id? a board's "
+                       f"flash reset?): stored as row #{row['id']}, not ranked; check it, record a finish "
+                       f"by hand if it is one")
+        for r in comp.refused[-5:]:
+            out.append(f"press {r.press_id} ({r.row['board']} button {r.row['payload']['station']}) refused, "
+                       f"not ranked: {r.why}; record the finish by hand if it is one")
         for u in comp.unassigned[-5:]:
             out.append(f"{u.type} from {u.board} button {u.station}: no station for it")
         for row in comp.strays[-5:]:

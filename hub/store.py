@@ -1,30 +1,66 @@
 """Append-only SQLite event store: the hub's source of truth.
 
 Every input is a row in `events`, committed (WAL, synchronous=FULL) before
-the hub acknowledges it.  Board events are unique by (board, boot, seq), so a
-retransmitted event is recognised and only re-acknowledged.
+the hub acknowledges it.  A board event is identified by (board, install,
+boot, seq) -- install: the id made when the board was flashed ('' for a
+board without one), so a spare flashed with a dead board's id, whose boot
+count starts again at 1, makes events of its own.  A retransmission (the
+same identity, the same content) is recognised and only re-acknowledged;
+the same identity with different content is a conflict: stored as a row of
+its own (source 'hub', type 'conflict', the message as sent) for the
+operator, never dropped.
+
+Schema versions (PRAGMA user_version): 0/1 had UNIQUE (board, boot, seq)
+and no install column; 2 adds it.  A log of an older version is migrated
+when opened, in one transaction (the table rebuilt with the same rows, ids
+and sequence): every row stays as it was, its install ''.
+
+The log also holds the event's id (table meta): random, made when the log
+is created (or first opened by this version), the same across hub
+restarts and laptops for as long as the log is the same -- boards tell one
+event's schedules from another's by it.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import threading
 from pathlib import Path
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
+SCHEMA_VERSION = 2
+MAX_EVENT_ID = (1 << 30) - 1        # a small int on the board (no heap object)
+
+_EVENTS = """
+CREATE TABLE IF NOT EXISTS {name} (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     received_ms INTEGER NOT NULL,
     source      TEXT    NOT NULL,   -- 'board' | 'operator' | 'hub'
-    type        TEXT    NOT NULL,   -- protocol type or operator action
+    type        TEXT    NOT NULL,   -- protocol type or operator action ('conflict': source hub)
     board       TEXT,
+    install     TEXT    NOT NULL DEFAULT '',   -- board events: the install id they were made under
     boot        INTEGER,
     seq         INTEGER,
     payload     TEXT    NOT NULL,   -- the message as JSON
-    UNIQUE (board, boot, seq)
+    UNIQUE (board, install, boot, seq)
 );
 """
+SCHEMA = _EVENTS.format(name="events") + """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+# fields of a board message that change with every transmission (the
+# envelope: counter, the sender's boot and install); the rest is the content
+_ENVELOPE = ("ctr", "bt", "bi")
+
+STORED, DUPLICATE, CONFLICT = "stored", "duplicate", "conflict"
+
+
+def content(msg: dict) -> dict:
+    """What a board event says, without its envelope (a retransmission has
+    a new counter, and perhaps a newer boot and install)."""
+    return {k: v for k, v in msg.items() if k not in _ENVELOPE}
 
 
 class EventStore:
@@ -35,19 +71,83 @@ class EventStore:
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(SCHEMA)
+        value = self._current_event_id()
+        if value is None:
+            # a new or older log: one process migrates, the others wait and
+            # see it done (a current log is only read here, so that a log the
+            # running hub is writing, or a read-only copy, opens for results)
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._migrate()
+                self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('event_id', ?)",
+                                 (str(secrets.randbelow(MAX_EVENT_ID) + 1),))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            value = self._current_event_id()
+        self.event_id = int(value)
 
-    def append_board_event(self, board: str, msg: dict, received_ms: int) -> dict | None:
-        """Store a board event; returns the stored row, or None if (board,
-        boot, seq) is already stored (a retransmission)."""
+    def _current_event_id(self) -> str | None:
+        """The event id of a log at the current schema version, else None."""
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version != SCHEMA_VERSION:
+            return None
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'event_id'").fetchone()
+        return row[0] if row else None
+
+    def _migrate(self) -> None:
+        db = self._db
+        cols = [r[1] for r in db.execute("PRAGMA table_info(events)")]
+        if cols and "install" not in cols:
+            # version 0/1: UNIQUE (board, boot, seq) cannot be altered; rebuild
+            (seq,) = db.execute("SELECT coalesce(max(seq), 0) FROM sqlite_sequence "
+                                "WHERE name = 'events'").fetchone()
+            db.execute(_EVENTS.format(name="events_v2"))
+            db.execute("INSERT INTO events_v2 (id, received_ms, source, type, board, install, boot, seq, payload)"
+                       " SELECT id, received_ms, source, type, board, '', boot, seq, payload FROM events"
+                       " ORDER BY id")
+            db.execute("DROP TABLE events")
+            db.execute("ALTER TABLE events_v2 RENAME TO events")
+            db.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'events'", (seq,))
+        for stmt in SCHEMA.split(";"):
+            if stmt.strip():
+                db.execute(stmt)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def append_board_event(self, board: str, msg: dict, received_ms: int) -> tuple[str, dict | None]:
+        """Store a board event.  Returns (STORED, the row); (DUPLICATE, None)
+        if its identity is stored with the same content (a retransmission),
+        or the same conflicting content already is; (CONFLICT, the row) if
+        its identity is stored with other content: the message is stored as
+        a conflict row (source 'hub', type 'conflict', payload {"of": the
+        stored row's id, "msg": the message as sent})."""
+        install = msg.get("in") or ""
         with self._lock:
+            # (not INSERT OR IGNORE: an ignored insert uses up a row id all the same)
+            stored = self._db.execute(
+                "SELECT id, payload FROM events WHERE board = ? AND install = ? AND boot = ? AND seq = ?",
+                (board, install, msg["boot"], msg["seq"])).fetchone()
+            if stored is None:
+                cur = self._db.execute(
+                    "INSERT INTO events (received_ms, source, type, board, install, boot, seq, payload)"
+                    " VALUES (?, 'board', ?, ?, ?, ?, ?, ?)",
+                    (received_ms, msg["type"], board, install, msg["boot"], msg["seq"], json.dumps(msg)))
+                return STORED, self._row(cur.lastrowid, received_ms, "board", msg["type"], board, msg)
+            first_id, first = stored
+            said = content(msg)
+            if content(json.loads(first)) == said:
+                return DUPLICATE, None
+            for (p,) in self._db.execute("SELECT payload FROM events WHERE source = 'hub' AND type = 'conflict'"
+                                         " AND board = ?", (board,)):
+                p = json.loads(p)
+                if p.get("of") == first_id and content(p.get("msg") or {}) == said:
+                    return DUPLICATE, None          # this conflict is stored (and was alerted) already
+            payload = {"of": first_id, "msg": msg}
             cur = self._db.execute(
-                "INSERT OR IGNORE INTO events (received_ms, source, type, board, boot, seq, payload)"
-                " VALUES (?, 'board', ?, ?, ?, ?, ?)",
-                (received_ms, msg["type"], board, msg["boot"], msg["seq"], json.dumps(msg)))
-            if cur.rowcount == 0:
-                return None
-            return self._row(cur.lastrowid, received_ms, "board", msg["type"], board, msg)
+                "INSERT INTO events (received_ms, source, type, board, payload) VALUES (?, 'hub', 'conflict', ?, ?)",
+                (received_ms, board, json.dumps(payload)))
+            return CONFLICT, self._row(cur.lastrowid, received_ms, "hub", "conflict", board, payload)
 
     def append(self, source: str, type_: str, payload: dict, received_ms: int,
                board: str | None = None) -> dict:

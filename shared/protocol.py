@@ -181,6 +181,8 @@ def validate(msg):
             raise ProtocolError("'st': up to 64 [state 0..4, call or null, end or null, confirmed]")
     else:
         raise ProtocolError("unknown message type: %r" % (t,))
+    # (an ack's 'in' and a schedule's 'ev', the hub's install and event
+    # ids, a board only compares for equality: no check of them here)
     # replay-protection fields (see stamp()); their presence is checked by
     # the receiver's authentication layer
     check_int(m, "ctr", 0, optional=True)
@@ -191,16 +193,20 @@ def validate(msg):
 def encode(msg):
     """Validate and serialise a message dict to bytes (the body that
     auth.Signer signs)."""
-    return json.dumps(validate(msg)).encode()
+    return json.dumps(validate(msg), separators=(",", ":")).encode()
 
 
-def stamp(msg, ctr, boot=None):
+def stamp(msg, ctr, boot=None, bi=None):
     """Add the replay-protection fields: 'ctr', strictly increasing per
     sender (per boot on a board), and on board messages 'bt', the sender's
-    current boot (which a retransmitted event's own 'boot' may predate)."""
+    current boot (which a retransmitted event's own 'boot' may predate), and
+    'bi', its install id (made when it was flashed; none: a board flashed
+    before install ids, or a test)."""
     msg["ctr"] = ctr
     if boot is not None:
         msg["bt"] = boot
+    if bi:
+        msg["bi"] = bi
     return msg
 
 
@@ -239,7 +245,8 @@ def status_offline(boot):
 
 def event(kind, boot, seq, station, at, err=None, **fields):
     """A journaled board event of type kind: press, confirm (call,
-    missing), void (call), stray (state)."""
+    missing), void (call), stray (state); 'in' among the fields: the install
+    id the board had when it made the event (part of its identity)."""
     m = {"v": VERSION, "type": kind, "boot": boot, "seq": seq,
          "station": station, "at": at}
     if err is not None:

@@ -29,11 +29,13 @@ class Rig:
         self.store: EventStore | None = None
 
     # -------------------------------------------------------------- hub
-    def start_hub(self, preset: str = "cz-championship-individuals", clock=None) -> HubService:
-        """Every station of every board is an individual entrant (board/station).
+    def start_hub(self, preset: str = "cz-championship-individuals",
+                  competition: Competition | None = None, clock=None) -> HubService:
+        """Every station of every board is an individual entrant (board/station),
+        unless a competition (an event folder's) is given.
         clock: the hub's clock (default a HubClock: this machine's)."""
         self.store = EventStore(self.db)
-        self.service = HubService(self.store, self.keys, self.competition(preset), clock)
+        self.service = HubService(self.store, self.keys, competition or self.competition(preset), clock)
         self.mqtt = HubMqtt(self.service, self.broker.host, self.broker.port)
         self.mqtt.start()
         return self.service
@@ -78,9 +80,20 @@ class Rig:
             self.service.listeners.remove(listen)
 
     # ----------------------------------------------------------- boards
-    def board(self, board_id: str, **kw) -> SimBoard:
-        b = SimBoard(board_id, self.broker.host, self.broker.port, self.tmp,
+    def board(self, board_id: str, workdir: Path | None = None, **kw) -> SimBoard:
+        """A simulated board, its flash in workdir/board_id (default: the
+        rig's folder), its key from the keys file (made if it has none)."""
+        b = SimBoard(board_id, self.broker.host, self.broker.port, workdir or self.tmp,
                      key=self.keys.ensure(board_id), **kw).start()
+        self.boards.append(b)
+        return b
+
+    def spare(self, dead: SimBoard, workdir: Path) -> SimBoard:
+        """The spare for a dead board, flashed with the same id (the key from
+        the keys file), started (docs/operations.md, "Board dead")."""
+        spare = dead.spare(workdir)
+        spare.config["key"] = self.keys.ensure(dead.board_id)        # what the flash writes: the same key
+        b = spare.start()
         self.boards.append(b)
         return b
 

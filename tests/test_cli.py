@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tabletimer import firmware_dir
 from tabletimer.hub import cli
 from waiting import Output, until
 
@@ -44,6 +45,29 @@ def test_board_flash_stores_the_key_for_the_hub_before_flashing(tmp_path, capsys
     stored = json.loads(keys.read_text())
     assert list(stored) == ["T07"] and len(stored["T07"]) == 64
     assert oct(keys.stat().st_mode & 0o777) == "0o600"
+
+
+def test_every_flash_writes_a_new_install_id_and_keeps_the_key(tmp_path, capsys):
+    """A spare flashed with a dead board's id gets that board's key from the
+    keys file and an install id of its own (docs/protocol.md, "Board
+    identity"); an install id in the template is not copied."""
+    keys = tmp_path / "keys.json"
+    template = tmp_path / "template.json"
+    example = json.loads((firmware_dir() / "config.example.json").read_text())
+    template.write_text(json.dumps(dict(example, install="00000000")))
+    installs = []
+    for _ in range(2):
+        assert cli.main(FLASH + ["--keys", str(keys), "--template", str(template), "--dry-run"]) == 0
+        out = capsys.readouterr().out
+        installs.append(json.loads(out[:out.rindex("}") + 1])["install"])
+    assert installs[0] != installs[1] and "00000000" not in installs
+    assert all(len(i) == 6 and set(i) <= set("0123456789abcdef") for i in installs)
+    stored = []
+    for _ in range(2):                                 # flashed for real (no board here: mpremote fails)
+        assert cli.main(FLASH[:2] + [str(tmp_path / "no-such-port")] + FLASH[3:] + ["--keys", str(keys)]) == 1
+        capsys.readouterr()
+        stored.append(json.loads(keys.read_text())["T07"])
+    assert stored[0] == stored[1]                      # the key stays in the keys file
 
 
 @pytest.mark.parametrize("args,message", [

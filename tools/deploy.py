@@ -2,14 +2,18 @@
 runs MicroPython, with mpremote over USB serial.
 
 The configuration is the template (firmware/config.example.json, or your own
-copy) with the options given on the command line applied, and the board's
+copy) with the options given on the command line applied, the board's
 secret key: generated on first flash and stored in the hub's board keys
-file, so the hub can verify the board's messages.
+file, so the hub can verify the board's messages, and a new install id:
+random, made at every flash, part of the identity of every event the board
+makes (docs/protocol.md, "Board identity") -- a spare flashed with a dead
+board's id (and so its key) is still another board to the hub.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
 import subprocess
 import sys
@@ -46,13 +50,22 @@ def _firmware_config_module():
         sys.path[:] = saved
 
 
+def new_install() -> str:
+    """A random install id: 6 lowercase hex digits.  It only has to tell
+    apart the flashes of one board id within an event (a dead board and its
+    spare collide once in 16.7 million); every byte of it is in every board
+    message, on the board's tight heap (tests/test_firmware_heap.py)."""
+    return secrets.token_hex(3)
+
+
 def make_config(template: Path, key: str, board: str | None = None, wifi_ssid: str | None = None,
                 wifi_password: str | None = None, broker_host: str | None = None,
                 broker_port: int | None = None, buttons: list[int] | None = None,
                 buzzer_pin: int | None = None, buzzer_kind: str | None = None,
-                led: int | None = None) -> dict:
-    """The template with the given fields replaced, validated by the
-    firmware's own checker (DeployError names the problem)."""
+                led: int | None = None, install: str | None = None) -> dict:
+    """The template with the given fields replaced and an install id (a new
+    random one unless given), validated by the firmware's own checker
+    (DeployError names the problem)."""
     try:
         cfg = json.loads(template.read_text())
     except (OSError, ValueError) as e:
@@ -60,6 +73,7 @@ def make_config(template: Path, key: str, board: str | None = None, wifi_ssid: s
     if board is not None:
         cfg["board"] = board
     cfg["key"] = key
+    cfg["install"] = install if install is not None else new_install()
     if wifi_ssid is not None:
         cfg.setdefault("wifi", {})["ssid"] = wifi_ssid
     if wifi_password is not None:

@@ -17,9 +17,10 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from tabletimer import firmware_dir, repo_root
+from tabletimer.tools.deploy import new_install      # a new install id, as a flash makes one
 
 
 def micropython_binary() -> str:
@@ -47,16 +48,33 @@ class SimBoard:
                  timings: dict | None = None, heap_bytes: int | None = None,
                  code_dir: Path | None = None, broker_user: str | None = None,
                  broker_password: str | None = None,
-                 on_record: Callable[["SimBoard", dict], None] | None = None) -> None:
+                 on_record: Callable[["SimBoard", dict], None] | None = None,
+                 install: str | None = None) -> None:
+        """install: the install id `tabletimer board flash` would write; by
+        default the one in the configuration already in this board's flash
+        (a board started again is the same flash: a reboot), else a new
+        random one (a first flash); "" for none (a board flashed before
+        install ids).  Give a new one (new_install()) for a re-flash."""
         self.board_id = board_id
-        self.dir = Path(workdir).resolve() / board_id   # the board runs with cwd=self.dir
-        self.config = {
+        self.dir = Path(workdir).resolve() / board_id   # the board runs with cwd=self.dir (its flash)
+        if install is None:
+            try:
+                install = json.loads((self.dir / "config.json").read_text()).get("install")
+            except (OSError, ValueError):
+                pass
+        self.install = new_install() if install is None else install
+        self.config: dict[str, Any] = {
             "board": board_id,
             "key": key,
             "broker": {"host": broker_host, "port": broker_port, "keepalive": 10},
             "buttons": list(range(1, stations + 1)),
-            "sim": {"clock_offset_ms": clock_offset_ms, "drift_ppm": drift_ppm, "root": str(self.dir)},
+            # the data root relative to the board's cwd (self.dir), short as the
+            # ESP32's "/data": a long absolute path would cost every journal
+            # write heap the real board does not spend
+            "sim": {"clock_offset_ms": clock_offset_ms, "drift_ppm": drift_ppm, "root": "."},
         }
+        if self.install:
+            self.config["install"] = self.install
         if timings:
             self.config["timings"] = timings
         if broker_user:
@@ -68,6 +86,23 @@ class SimBoard:
         self.stderr_tail: list[str] = []
         self.proc: subprocess.Popen | None = None
         self._cond = threading.Condition()
+
+    def spare(self, workdir: str | Path, install: str | None = None) -> "SimBoard":
+        """Another board flashed with this one's id and configuration (key,
+        broker, buttons) as docs/operations.md says for a dead board: a
+        flash of its own in workdir (not this board's: another piece of
+        hardware, boot count from 1) and a new install id, as every flash
+        makes.  Not started."""
+        spare = SimBoard(self.board_id, "", 0, workdir, self.config["key"], install=install,
+                         heap_bytes=self.heap_bytes, code_dir=self.code_dir, on_record=self.on_record)
+        if spare.dir == self.dir:
+            raise ValueError("a spare is another board: give it a workdir of its own")
+        spare.config = dict(self.config)
+        if spare.install:
+            spare.config["install"] = spare.install
+        else:
+            spare.config.pop("install", None)
+        return spare
 
     # ------------------------------------------------------------ life
     def start(self) -> "SimBoard":

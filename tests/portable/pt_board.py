@@ -11,8 +11,10 @@ def sync_reply(req, t2, t3):
     return {"v": 1, "type": "sync", "id": req["id"], "t1": req["t1"], "t2": t2, "t3": t3}
 
 
-def schedule(sched_id, start, end, signals, rot=None, calls=None):
+def schedule(sched_id, start, end, signals, rot=None, calls=None, ev=None):
     m = {"v": 1, "type": "sched", "id": sched_id, "start": start, "end": end, "signals": signals}
+    if ev is not None:
+        m["ev"] = ev
     if rot is not None:
         m["rot"] = rot
     if calls is not None:
@@ -285,3 +287,61 @@ def test_signals_at_one_instant_each_play_once():
     # a newer schedule with the same signals and an earlier one: nothing plays twice
     assert b.set_schedule(schedule(2, 1000, 9000, [[4000, "warn"], [5000, "warn"], [6000, "time_up"]]))
     assert b.next_signal(5000, 1500) is None
+
+
+def test_a_schedule_of_another_event_replaces_one_kept_from_an_earlier_event():
+    """Issue 14, item 2: a board reused from an earlier event keeps that
+    event's schedule in flash (schedule id 480, its station confirmed);
+    the new event's first schedule has a low id, but another event id: it
+    is taken, the stations start afresh, and a press is a finish call
+    again (was: refused for its id, every press a stray)."""
+    b = Board(7, 1)
+    synced(b)
+    t = b.sync.to_hub(0)
+    assert b.set_schedule(schedule(480, t - 90000, t - 30000, [[t - 30000, "time_up"]], ev=111))
+    b.st[0].done, b.st[0].confirmed = True, 1          # confirmed in the earlier event
+    b.mark_played([t - 30000, "time_up"])
+    b2 = Board(8, 1)                                    # rebooted at the next event
+    b2.restore(b.snapshot())
+    synced(b2)
+    assert b2.state(1, b2.sync.to_hub(1000)) == "done"
+    assert not b2.set_schedule(schedule(479, t, None, [], ev=111))   # same event: older
+    assert b2.set_schedule(schedule(3, t - 40000, None, [[t + 5000, "warn"]], ev=222))
+    assert b2.sched["ev"] == 222 and b2.played is None
+    assert b2.next_signal(t, 150) == [t + 5000, "warn"]
+    (call,) = events(press(b2, 1, 1000))
+    assert call["type"] == "press"
+    assert not b2.set_schedule(schedule(2, t, None, [], ev=222))     # within the new event: ids rise
+    assert b2.set_schedule(schedule(4, t, None, [], ev=222))
+    assert b2.state(1, b2.sync.to_hub(2000)) == "called"             # the same event: state kept
+
+
+def test_events_carry_the_install_id_and_acks_must_match_it():
+    """Issue 14, item 3: a board flashed with an install id makes every
+    event under it; once the hub names installs in its acks (a board id
+    with more than one install: a spare under the same id, acked on the
+    shared topic), an ack of another install's (boot, seq) does not retire
+    the entry."""
+    b = Board(1, 1, bi="0a1b2c3d")
+    running(b)
+    (e,) = events(press(b, 1, 1000))
+    assert e["in"] == "0a1b2c3d"
+    m = Board.event_message(e)
+    assert m["in"] == "0a1b2c3d" and m["boot"] == 1 and m["seq"] == 1
+    assert not b.ack(1, 1, "ffffffff")              # another install's
+    assert not b.ack(1, 1, "")                      # a board's without an install id
+    assert len(b.unacked) == 1
+    assert b.ack(1, 1, "0a1b2c3d") and not b.unacked
+    events(press(b, 1, 9000))                       # (the station was called: a count)
+    b2 = Board(1, 1, bi="0a1b2c3d")
+    running(b2)
+    events(press(b2, 1, 1000))
+    assert b2.ack(1, 1)                             # the only install there is: not named
+    old = Board(1, 1)                               # no install id: no "in"
+    running(old)
+    (e,) = events(press(old, 1, 1000))
+    assert "in" not in e and "in" not in Board.event_message(e)
+    assert not old.ack(1, 1, "0a1b2c3d") and old.ack(1, 1, "")
+    stamped = protocol.stamp(Board.event_message(e), 5, 1, "0a1b2c3d")
+    assert (stamped["ctr"], stamped["bt"], stamped["bi"]) == (5, 1, "0a1b2c3d")
+    assert "bi" not in protocol.stamp({}, 5, 1)

@@ -241,7 +241,7 @@ class App:
                 late = self.clock.now() - target   # woken late (a busy host): said, not hidden
                 self.hw.led(first > 0)
                 b.mark_played(sig)
-                self.hw.emit({"signal": sig[1], "at": sig[0], "delay": late})
+                self.hw.emit({"signal": sig[1], "at": sig[0], "delay": late, "err": b.sync.error_bound()})
                 await pattern(self.hw, sig[1])
             except Exception as e:    # a MemoryError on a fragmented heap, above all
                 self.hw.log(repr(e))

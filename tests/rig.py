@@ -44,12 +44,16 @@ class Rig:
     def competition(preset: str = "cz-championship-individuals") -> Competition:
         return Competition(load_format(preset), [], [], auto_stations=True)
 
-    def pressed_at(self, board: str, seq: int, boot: int = 1) -> int:
-        """The hub time the hub stored for a board's press."""
+    def press_event(self, board: str, seq: int, boot: int = 1) -> dict:
+        """The log row the hub stored for a board's press."""
         assert self.service
         (ev,) = [e for e in self.service.store.events() if e["type"] == "press" and e["board"] == board
                  and e["payload"]["boot"] == boot and e["payload"]["seq"] == seq]
-        return ev["payload"]["at"]
+        return ev
+
+    def pressed_at(self, board: str, seq: int, boot: int = 1) -> int:
+        """The hub time the hub stored for a board's press."""
+        return self.press_event(board, seq, boot)["payload"]["at"]
 
     def stop_hub(self) -> None:
         if self.mqtt:
@@ -101,6 +105,21 @@ class Rig:
         for b in self.boards:
             b.kill()
         self.stop_hub()
+
+
+# a simulated board's true instants and its ticks are whole host milliseconds
+TICK_MS = 2
+
+
+def within_stated_error(press: dict, true_ms: int) -> bool:
+    """A stored press's time is its true instant within the error the board
+    stated for its clock ('err': half its best sync round trip, which a
+    loaded machine lengthens; an absolute bound would measure the machine).
+    The bound itself must be a real one."""
+    p = press["payload"]
+    assert p.get("err") is not None and 1 <= p["err"] < 1000, p
+    assert abs(p["at"] - true_ms) <= p["err"] + TICK_MS, (p["at"] - true_ms, p["err"])
+    return True
 
 
 def synced(sim: SimBoard, samples: int = 3) -> None:

@@ -9,7 +9,7 @@ import threading
 import paho.mqtt.client as mqtt
 import pytest
 
-from rig import Rig, ready, synced
+from rig import TICK_MS, Rig, ready, synced, within_stated_error
 from tabletimer.hub.hub_protocol import schedule
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
@@ -72,7 +72,7 @@ def test_gestures_with_bounce_noise(rig):
     st = {s.entrant: s for s in hub.standings()}
     assert st["g1/1"].status == "finished" and not st["g1/1"].provisional
     assert st["g1/1"].penalty_ms == 20_000           # 2 missing pieces, 10 s each
-    assert abs(rig.pressed_at("g1", 1) - true_ms) <= 10
+    assert within_stated_error(rig.press_event("g1", 1), true_ms)
     assert st["g1/2"].status == "running"            # voided: still competing
     sounds = [r["freq"] for r in sim.records if r.get("sim") == "buzz" and r["freq"]]
     assert 1800 in sounds and 3000 in sounds and 800 in sounds   # count, confirm/void armed
@@ -108,9 +108,11 @@ def test_signals_fire_on_the_synchronised_clock_while_the_broker_is_down(rig):
         # on the synchronised clock: the true instant less the board's own
         # lateness (its process woken late on a busy test machine, which it
         # measures and reports; an ESP32 has its core to itself) is the
-        # scheduled instant within the clock's error
-        assert 0 <= rec["delay"] < 1000, rec
-        assert abs(buzz["true"] - rec["delay"] - at) <= 5, (name, buzz["true"] - at, rec["delay"])
+        # scheduled instant within the error the board states for its clock
+        # (half its best sync round trip: a loaded machine lengthens it)
+        assert 0 <= rec["delay"] < 1000 and 1 <= rec["err"] < 1000, rec
+        assert abs(buzz["true"] - rec["delay"] - at) <= rec["err"] + TICK_MS, (
+            name, buzz["true"] - at, rec["delay"], rec["err"])
 
 
 def test_forged_and_replayed_messages_are_rejected(rig):
@@ -168,7 +170,7 @@ def test_ticks_wrap_around_does_not_corrupt_a_press_time(rig):
     rec = sim.wait_for(lambda r: r.get("sim") == "press")
     assert rec["ticks"] < 60_000                      # after the wrap
     ev = rig.wait_event(lambda ev: ev["type"] == "press")
-    assert abs(ev["payload"]["at"] - rec["true"]) <= 10
+    assert within_stated_error(ev, rec["true"])
 
 
 def test_invalid_configuration_is_signalled_not_guessed(tmp_path, embedded_broker):

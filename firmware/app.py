@@ -234,11 +234,14 @@ class App:
                 if wait > _SPIN_MS:
                     await asyncio.sleep_ms(wait - _SPIN_MS)
                 target = now + wait
-                while self.clock.now() < target:   # the last ms: spin, a sleep may overshoot
-                    pass
                 first = next(signals.steps(sig[1]))[0]
+                t = self.clock.now()
+                while t < target:                  # the last ms: spin, a sleep may overshoot
+                    t = self.clock.now()
                 self.hw.buzzer(first)              # sound first, book-keeping after
-                late = self.clock.now() - target   # woken late (a busy host): said, not hidden
+                # woken late (a busy host): said, not hidden; read just before
+                # the sound (the simulated buzzer's report can block on a pipe)
+                late = t - target
                 self.hw.led(first > 0)
                 b.mark_played(sig)
                 self.hw.emit({"signal": sig[1], "at": sig[0], "delay": late, "err": b.sync.error_bound()})

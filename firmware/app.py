@@ -370,19 +370,13 @@ async def pattern(hw, name):
     hw.led(False)
 
 
-def main(hardware, path):
-    """Run the board with the hardware layer module and the configuration
-    file at path."""
-    import config     # needed only here: unloaded after, so its code frees RAM
-    try:
-        cfg = config.load(path)
-    except config.ConfigError as e:
-        asyncio.run(config.fail(hardware, e, pattern))
-        return
-    finally:
-        del config
-        sys.modules.pop("config", None)
-    app = App(hardware.Hardware(cfg), cfg)
+def main(b):
+    """Run the board on what config.boot() made: [the hardware layer, the
+    configuration] (emptied here: the entry script keeps no reference to
+    the configuration)."""
+    hw, cfg = b
+    b.clear()
+    app = App(hw, cfg)
     del cfg           # app.run() lets go of it once the network is up
     gc.collect()      # boot's garbage (config text, module loading) before the tasks start
     asyncio.run(app.run())

@@ -1,4 +1,6 @@
-# Board configuration: one JSON file on the board's filesystem.
+# Board configuration: one JSON file on the board's filesystem, checked
+# whole -- every key the hardware layer reads too -- before anything is built
+# from it.
 
 import json
 
@@ -9,18 +11,32 @@ class ConfigError(ValueError):
     pass
 
 
-def load(path):
+def pin(value, path, name, kind, mode):
+    # A GPIO number (not a bool: type() is int); on the ESP32 (kind: a
+    # hardware layer's but the simulator's) one the chip has (0..39), not one
+    # of its flash chip's (6..11), and for an output (mode) not an input-only
+    # one (34..39).  (Parameter names are RAM on the board: existing ones.)
+    if type(value) is not int or value < 0 or kind not in (None, "sim") and (
+            value > 39 or 6 <= value <= 11 or mode and value >= 34):
+        raise ConfigError("%s: '%s': %r is not %s of this board" % (
+            path, name, value, "an output pin" if mode else "an input pin"))
+
+
+def load(path, kind=None):
     try:
         with open(path) as f:
-            cfg = json.loads(f.read())
+            cfg = json.load(f)          # from the stream: no copy of the text in RAM
     except OSError:
         raise ConfigError("no configuration file at " + path)
     except ValueError:
         raise ConfigError(path + " is not valid JSON")
-    return check(cfg, path)
+    return check(cfg, path, kind)
 
 
-def check(cfg, path="config"):
+def check(cfg, path="config", kind=None):
+    """cfg if it is a valid configuration, ConfigError otherwise; kind: the
+    hardware layer's (Hardware.kind), whose own keys are checked too: the
+    ESP32's 'wifi', the simulator's 'sim'."""
     if not isinstance(cfg, dict):
         raise ConfigError(path + ": must be a JSON object")
     try:
@@ -38,44 +54,84 @@ def check(cfg, path="config"):
     if not isinstance(b, dict) or not isinstance(b.get("host"), str) or not b["host"]:
         raise ConfigError(path + ": 'broker' must be an object with a 'host'")
     port = b.get("port", 1883)
-    if not isinstance(port, int) or not 0 < port < 65536:
+    if type(port) is not int or not 0 < port < 65536:
         raise ConfigError(path + ": 'broker.port' must be 1..65535")
+    if type(b.get("keepalive", 30)) is not int or not 5 <= b.get("keepalive", 30) <= 600:
+        raise ConfigError(path + ": 'broker.keepalive' must be 5..600 s")
+    for k in ("user", "password"):
+        if b.get(k) is not None and not isinstance(b[k], str):
+            raise ConfigError("%s: 'broker.%s' must be a string or null" % (path, k))
     buttons = cfg.get("buttons")
     if not isinstance(buttons, list) or not 1 <= len(buttons) <= 64:
         raise ConfigError(path + ": 'buttons' must list 1..64 pins, one per station")
     for p in buttons:
-        if not isinstance(p, int) or p < 0:
-            raise ConfigError(path + ": 'buttons' entries must be pin numbers")
+        pin(p, path, "buttons", kind, False)
+        if buttons.count(p) > 1:
+            raise ConfigError(path + ": 'buttons': pin %d listed twice" % p)
     try:
         auth.parse_key(cfg.get("key"))
     except auth.AuthError as e:
         raise ConfigError("%s: 'key': %s" % (path, e))
     bz = cfg.get("buzzer")
     if bz is not None:
-        if not isinstance(bz, dict) or not isinstance(bz.get("pin"), int):
+        if not isinstance(bz, dict):
             raise ConfigError(path + ": 'buzzer' must be an object with a 'pin'")
+        pin(bz.get("pin"), path, "buzzer", kind, True)
         if bz.get("kind", "passive") not in ("passive", "active"):
             raise ConfigError(path + ": 'buzzer.kind' must be 'passive' (PWM) or 'active'")
-    if cfg.get("led") is not None and not isinstance(cfg["led"], int):
-        raise ConfigError(path + ": 'led' must be a pin number or null")
+    if cfg.get("led") is not None:
+        pin(cfg["led"], path, "led", kind, True)
     t = cfg.get("timings") or {}
+    if not isinstance(t, dict):
+        raise ConfigError(path + ": 'timings' must be an object")
     for k in t:
         if k not in ("debounce_ms", "confirm_ms", "void_ms"):
             raise ConfigError(path + ": unknown 'timings' key " + k
                               + " (known: debounce_ms, confirm_ms, void_ms)")
-        if not isinstance(t[k], int) or t[k] <= 0:
+        if type(t[k]) is not int or t[k] <= 0:
             raise ConfigError(path + ": 'timings." + k + "' must be a positive number of ms")
     if t.get("confirm_ms", 2000) >= t.get("void_ms", 6000):
         raise ConfigError(path + ": 'timings.confirm_ms' must be shorter than 'timings.void_ms'")
+    if kind == "sim":
+        s = cfg.get("sim") or {}
+        if not isinstance(s, dict):
+            raise ConfigError(path + ": 'sim' must be an object")
+        for k in s:
+            if (k not in ("root", "clock_offset_ms", "drift_ppm")
+                    or type(s[k]) is not (str if k == "root" else int)):
+                raise ConfigError("%s: 'sim.%s': not a known key, or not %s" % (
+                    path, k, "a folder name" if k == "root" else "a whole number"))
+    elif kind is not None:      # a board: it needs WiFi
+        w = cfg.get("wifi")
+        if not isinstance(w, dict) or not isinstance(w.get("ssid"), str) or not w["ssid"]:
+            raise ConfigError(path + ": 'wifi' must be an object with an 'ssid'")
+        if not isinstance(w.get("password", ""), str):
+            raise ConfigError(path + ": 'wifi.password' must be a string")
     return cfg
 
 
-async def fail(hardware, e, pattern):
-    # No usable configuration: say so forever, serve nothing (here, not in
-    # app.py: this module is unloaded once the configuration is good, and
-    # with it this code's RAM).
-    hw = hardware.Hardware.fallback()
-    hw.log("configuration error: %s" % e)
-    hw.emit({"config_error": str(e)})
-    while True:
-        await pattern(hw, "config_error")
+def boot(hardware, path):
+    """The hardware layer (of the module `hardware`) built from the
+    configuration at path, and the configuration.  Without a usable configuration -- a ConfigError, or a pin
+    the chip refuses -- the board plays the configuration error forever and
+    does nothing else.  Runs before the rest of the firmware is loaded: this
+    module is unloaded after it (the entry scripts)."""
+    try:
+        cfg = load(path, hardware.Hardware.kind)
+        hw = hardware.Hardware(cfg)
+        return [hw, cfg]
+    except Exception as e:
+        import asyncio
+        import signals
+
+        hw = hardware.Hardware.fallback()
+        hw.log("configuration error: %s" % e)
+        hw.emit({"config_error": str(e)})
+
+        async def play():
+            while True:
+                for freq, ms in signals.steps("config_error"):
+                    hw.buzzer(freq)
+                    hw.led(freq > 0)
+                    await asyncio.sleep_ms(ms)
+        asyncio.run(play())

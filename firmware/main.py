@@ -1,5 +1,15 @@
-# Entry point on the ESP32 (run by MicroPython after boot.py).
-import app
+# Entry point on the ESP32 (run by MicroPython after boot.py).  The
+# configuration is checked first, alone (config.py is unloaded before the rest
+# of the firmware is loaded: the two never share the heap).
+import gc
+import sys
+
 import hardware_esp32
 
-app.main(hardware_esp32, "/config.json")
+import config
+b = config.boot(hardware_esp32, "/config.json")   # a bad one: the configuration error, forever
+del config
+sys.modules.pop("config")
+gc.collect()     # its code and the configuration's text: gone before the rest loads
+import app
+app.main(b)

@@ -1,0 +1,120 @@
+"""The board when its configuration is wrong (issue #14, item 8), with the
+real firmware in real micropython processes: a configuration the hardware
+layer cannot take plays the configuration error instead of crashing to the
+REPL -- the ESP32's entry script with a configuration without 'wifi' (just
+enough of the ESP32's machine and network modules stubbed for its hardware
+layer to be built; the layer itself is checked against the real stubs by
+tools/board_check.py), and a simulated board with a 'sim' key of the wrong
+type."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+from tabletimer import firmware_dir, repo_root
+from tabletimer.tools.simulator import SimBoard, micropython_binary, micropython_path
+
+
+def test_a_sim_key_the_simulator_cannot_take_plays_the_configuration_error(tmp_path, embedded_broker):
+    sim = SimBoard("c2", embedded_broker.host, embedded_broker.port, tmp_path, key="00" * 32)
+    sim.config["sim"]["drift_ppm"] = "3"
+    sim.start()
+    try:
+        rec = sim.wait_for(lambda r: "config_error" in r)
+        assert "sim.drift_ppm" in rec["config_error"]
+        sim.wait_for(lambda r: r.get("sim") == "buzz" and r["freq"] == 500)    # the error pattern
+        assert sim.alive and not any("booted" in r for r in sim.records)
+    finally:
+        sim.kill()
+
+
+# Just enough of the ESP32's machine and network modules for the ESP32 layer
+# to be built (the layer itself is checked against the real stubs by
+# tools/board_check.py).
+MACHINE = '''
+class Pin:
+    IN = 1
+    OUT = 3
+    PULL_UP = 1
+    IRQ_FALLING = 2
+    IRQ_RISING = 1
+    def __init__(self, n, mode=None, pull=None, value=0):
+        self.v = value
+    def irq(self, trigger=0, handler=None):
+        pass
+    def value(self, v=None):
+        if v is None:
+            return 1
+        self.v = v
+class PWM:
+    def __init__(self, pin, freq=0, duty_u16=0):
+        pass
+    def freq(self, f):
+        pass
+    def duty_u16(self, d):
+        pass
+class WDT:
+    def __init__(self, timeout=0):
+        pass
+    def feed(self):
+        pass
+WDT_RESET = 3
+def reset_cause():
+    return 1
+def reset():
+    raise SystemExit(3)
+'''
+NETWORK = '''
+STA_IF = 0
+class WLAN:
+    PM_NONE = 0
+    def __init__(self, i):
+        pass
+    def active(self, on=None):
+        return True
+    def config(self, **kw):
+        pass
+    def isconnected(self):
+        return False
+    def connect(self, ssid, password):
+        pass
+    def status(self, what=None):
+        return -60
+'''
+
+
+def test_an_esp32_configuration_without_wifi_plays_the_configuration_error(tmp_path):
+    """The ESP32's entry (main.py) with a configuration that has no 'wifi':
+    the configuration-error pattern (printed on the serial console, the LED
+    blinking), not a traceback at the REPL."""
+    code, stubs = tmp_path / "code", tmp_path / "stubs"
+    code.mkdir()
+    stubs.mkdir()
+    for f in firmware_dir().glob("*.py"):
+        shutil.copy(f, code / f.name)
+    for n in ("protocol.py", "clocksync.py", "auth.py"):
+        shutil.copy(repo_root() / "shared" / n, code / n)
+    (stubs / "machine.py").write_text(MACHINE)
+    (stubs / "network.py").write_text(NETWORK)
+    cfg = tmp_path / "config.json"
+    cfg.write_text('{"board": "T07", "key": "%s", "broker": {"host": "127.0.0.1"}, "buttons": [4, 5]}'
+                   % ("00" * 32))
+    main = code / "main.py"
+    main.write_text(main.read_text().replace('"/config.json"', repr(str(cfg))))
+    p = subprocess.Popen([micropython_binary(), str(main)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, env=dict(os.environ, MICROPYPATH=micropython_path(code) + ":" + str(stubs)))
+    try:
+        lines: list[str] = []
+        assert p.stdout
+        for line in p.stdout:
+            lines.append(line)
+            if "config_error" in line or len(lines) > 50:
+                break
+        assert any("config_error" in l and "wifi" in l for l in lines), lines
+        assert not any("Traceback" in l for l in lines), lines
+        assert p.poll() is None                      # still signalling
+    finally:
+        p.kill()
+        p.wait()

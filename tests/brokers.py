@@ -6,8 +6,8 @@ import os
 import sys
 
 from needs import in_ci, missing
-from tabletimer.hub import broker as _broker
-from tabletimer.tools.local_mosquitto import LocalMosquitto, mosquitto_path
+from tabletimer.hub.boards import broker as _broker
+from tabletimer.tools.testing.local_mosquitto import LocalMosquitto, mosquitto_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")

@@ -96,7 +96,7 @@ class EmbeddedBroker:
         # session keeps a terminal's Ctrl-C away from it: the hub stops it
         # after the boards.
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tabletimer.hub.broker", str(conf)],
+            [sys.executable, "-m", "tabletimer.hub.boards.broker", str(conf)],
             stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
             start_new_session=True)
         logf.close()

@@ -20,16 +20,16 @@ from tabletimer.shared import protocol
 from tabletimer.shared.auth import AuthError
 
 from . import hub_protocol
-from .clock import HubClock
-from .actions import MAX_TEXT
-from .timetext import fmt_clock
-from .competition import Competition
-from .station_state import StationState, station_states
+from ..event.clock import HubClock
+from ..event.actions import MAX_TEXT
+from ..rules.timetext import fmt_clock
+from ..event.competition import Competition
+from ..event.station_state import StationState, station_states
 from .keys import BoardKeys
 from .registry import BoardRegistry
 from .replay import ReplayGuard
-from .standings import StandingRow
-from .store import CONFLICT, DUPLICATE, EventStore
+from ..rules.standings import StandingRow
+from ..event.store import CONFLICT, DUPLICATE, EventStore
 
 log = logging.getLogger(__name__)
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import sys
 
-from .formats import (Format, FormatError, all_presets, describe, fmt_duration, format_text,
+from ..rules.formats import (Format, FormatError, all_presets, describe, fmt_duration, format_text,
                       load_format)
-from .relay import relay_states
-from .scenario import ScenarioError, check_expectations, load_scenario
-from .standings import StandingRow, row_dict
+from ..rules.relay import relay_states
+from ..rules.scenario import ScenarioError, check_expectations, load_scenario
+from ..rules.standings import StandingRow, row_dict
 
 
 def add_subcommands(sub) -> None:
@@ -80,7 +80,7 @@ def cmd_dry_run(args) -> int:
         return 2
     rows = scn.standings()
     if args.json:
-        from .relay import relay_view
+        from ..rules.relay import relay_view
         fmt = scn.format
         relay = (relay_view(fmt, scn.entrants, scn.facts, scn.now_ms, fmt.time_limit_ms)
                  if fmt.relay is not None and scn.now_ms is not None else [])

@@ -14,15 +14,15 @@ import threading
 import time
 from pathlib import Path
 
-from . import event_folder
-from .broker import BrokerAddress, EmbeddedBroker, parse_broker_url
-from .actions import FIELDS as OPERATOR_ACTIONS
-from .competition import Competition
-from .formats import FormatError, fmt_duration
-from .keys import BoardKeys, KeyFileError, mqtt_password
-from .mqtt_adapter import HubMqtt
-from .service import STORE_ERRORS, HubService, LogWriteFailed, write_failure_advice
-from .store import EventStore
+from ..event import event_folder
+from ..boards.broker import BrokerAddress, EmbeddedBroker, parse_broker_url
+from ..event.actions import FIELDS as OPERATOR_ACTIONS
+from ..event.competition import Competition
+from ..rules.formats import FormatError, fmt_duration
+from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
+from ..boards.mqtt_adapter import HubMqtt
+from ..boards.service import STORE_ERRORS, HubService, LogWriteFailed, write_failure_advice
+from ..event.store import EventStore
 
 
 def describe(service: HubService, ev: dict) -> str:
@@ -47,7 +47,7 @@ def describe(service: HubService, ev: dict) -> str:
 
 
 def _print_final(service: HubService) -> None:
-    from .cli_formats import standings_table
+    from .formats import standings_table
 
     print(standings_table(service.standings(final=True), service.competition.format))
 
@@ -60,7 +60,7 @@ def _serve(args, service: HubService, data: Path, start_sims=None, event: dict |
     terminal), until Ctrl-C / SIGTERM / SIGHUP / --duration."""
     from rich.console import Console
 
-    from .console_server import parse_listen
+    from ..console.server import parse_listen
 
     console = Console()
     stop = threading.Event()
@@ -121,7 +121,7 @@ def _serve(args, service: HubService, data: Path, start_sims=None, event: dict |
             _report_dead_sims(sims, service.activity.append if console.is_terminal else print)
 
         if console.is_terminal:               # the organizer console (Textual)
-            from .console import run_console
+            from ..console.app import run_console
 
             if args.duration:
                 timer = threading.Timer(args.duration, stop.set)
@@ -152,7 +152,7 @@ def _serve(args, service: HubService, data: Path, start_sims=None, event: dict |
 def _console_server(service: HubService, event: dict, data: Path, listen: tuple[str, int], say):
     """The API for consoles on other laptops (None if its port is taken:
     the hub runs without it)."""
-    from .console_server import DEFAULT_PORT, ConsoleServer, console_token
+    from ..console.server import DEFAULT_PORT, ConsoleServer, console_token
 
     host, port = listen
     try:
@@ -191,9 +191,9 @@ def cmd_demo(args) -> int:
 
 
 def _demo(args, data: Path) -> int:
-    from .console_server import demo_description
-    from .demo import demo_event, sim_board_id
-    from .formats import format_text
+    from ..console.server import demo_description
+    from ..event.demo import demo_event, sim_board_id
+    from ..rules.formats import format_text
 
     try:
         fmt, entrants, stations = demo_event(args.preset, args.boards, args.stations, args.speed)
@@ -225,7 +225,7 @@ def _demo(args, data: Path) -> int:
 def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, stations, stop):
     from tabletimer.tools.simulator import SimBoard
 
-    from .demo import sim_board_id
+    from ..event.demo import sim_board_id
 
     rng = random.Random(args.seed)
     per_board: dict[str, int] = {}
@@ -323,7 +323,7 @@ def _writable_log(path: Path, make_service):
 def _hub_lock(log: Path):
     """One hub per event log: the lock held for the process's lifetime
     (None after saying who holds it)."""
-    from .folder_lock import FolderLocked, HubLock
+    from ..event.folder_lock import FolderLocked, HubLock
 
     try:
         lock = HubLock(log).acquire()
@@ -351,7 +351,7 @@ def cmd_run(args) -> int:
     if missing:
         print(f"warning: no key for board(s) {', '.join(missing)}: flash them with "
               f"`tabletimer board flash PORT --id ID --keys {ev.keys_file}`", file=sys.stderr)
-    from .console_server import folder_event
+    from ..console.server import folder_event
 
     event = folder_event(ev.path)        # what the hub loaded, for remote consoles
     lock = _hub_lock(ev.db)
@@ -375,7 +375,7 @@ def cmd_console(args) -> int:
     screen): it follows the log, and its operator actions go into the log,
     where the hub picks them up.  Given the hub's address (http://...), the
     same over the network, from another laptop."""
-    from .console import run_console
+    from ..console.app import run_console
 
     if "://" in args.dir:
         return _remote_console(args)
@@ -398,8 +398,8 @@ def cmd_console(args) -> int:
 
 
 def _remote_console(args) -> int:
-    from .console import run_console
-    from .console_client import connect
+    from ..console.app import run_console
+    from ..console.client import connect
 
     if not args.token:
         print("error: give the hub's console token: --token TOKEN (the hub prints it when it "
@@ -480,7 +480,7 @@ def _act_payload(action: str, fields: list[str], svc: HubService) -> dict:
     times as an operator types them (round_start at=HH:MM[:SS] local clock
     time or hub ms; other at= as h:mm:ss[.fff] since the round start or hub
     ms; durations, offsets and warnings as h:mm:ss or ms); else JSON."""
-    from .timetext import parse_clock_time, parse_duration_ms, parse_hub_time
+    from ..rules.timetext import parse_clock_time, parse_duration_ms, parse_hub_time
     now = svc.clock.now_ms()
     payload: dict = {}
     for kv in fields:
@@ -510,7 +510,7 @@ def _act_payload(action: str, fields: list[str], svc: HubService) -> dict:
 def _described(payload: dict, svc: HubService) -> str:
     """The fields as the operator reads them: times also as a clock time
     and as time since the round start."""
-    from .timetext import fmt_clock
+    from ..rules.timetext import fmt_clock
     start = svc.competition.start_ms
     shown = []
     for k, v in payload.items():
@@ -535,8 +535,8 @@ def _ask(question: str) -> bool:
 def replay_document(service: HubService) -> dict:
     """`replay --json`: the final standings, and every station's state and
     the relay as they are now (hub ms)."""
-    from .relay import relay_view
-    from .standings import row_dict
+    from ..rules.relay import relay_view
+    from ..rules.standings import row_dict
     comp = service.competition
     now = service.clock.now_ms()
     return {"now": now, "standings": [row_dict(r) for r in service.standings(final=True)],
@@ -615,7 +615,7 @@ def cmd_broker_config(args) -> int:
     derived from its key), the hub's login, an ACL, persistence."""
     import secrets
 
-    from .mosquitto_config import write_mosquitto_config
+    from ..boards.mosquitto_config import write_mosquitto_config
 
     try:
         ev = _load_event(args.dir)
@@ -662,7 +662,7 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
 
 
 def _bench(argv: list[str]) -> int:
-    from tabletimer.tools import bench
+    from tabletimer.tools.bench import hall as bench
     return bench.main(argv)
 
 
@@ -768,7 +768,8 @@ def main(argv: list[str] | None = None) -> int:
                              "restart, ranking, heap (see `tabletimer bench --help`)")
     bn.set_defaults(func=lambda a: _bench([]))
 
-    from . import cli_formats, results
+    from . import formats as cli_formats
+    from ..outputs import results
     cli_formats.add_subcommands(sub)
     results.add_subcommands(sub)
 

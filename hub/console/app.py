@@ -31,12 +31,12 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Input, Label, Log, Static
 
-from .console_table import LiveTable
-from .formats import fmt_duration
-from .service import HubService, LogWriteFailed
-from .standings import StandingRow
-from .station_state import station_states
-from .timetext import parse_clock_time, parse_duration_ms
+from .table import LiveTable
+from ..rules.formats import fmt_duration
+from ..boards.service import HubService, LogWriteFailed
+from ..rules.standings import StandingRow
+from ..event.station_state import station_states
+from ..rules.timetext import parse_clock_time, parse_duration_ms
 
 CALL_LATE_MS = 60_000        # a call waiting longer than this is highlighted
 POOR_SYNC_MS = 20            # as HubService.alerts

@@ -23,11 +23,11 @@ from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 
-from . import event_folder
-from .clock import HubClock
-from .competition import Competition
-from .keys import BoardKeys
-from .service import HubService
+from ..event import event_folder
+from ..event.clock import HubClock
+from ..event.competition import Competition
+from ..boards.keys import BoardKeys
+from ..boards.service import HubService
 
 POLL_S = 0.25
 RETRY_S = 1.0
@@ -197,7 +197,7 @@ class RemoteHubService(HubService):
 def event_competition(event: dict) -> Competition:
     """The Competition the hub runs, from its /event: the event folder's
     files (or the demo's format and recipe), loaded as the hub loaded them."""
-    from .demo import demo_event
+    from ..event.demo import demo_event
 
     files = event.get("files")
     if not isinstance(files, dict) or not files:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .service import HubService, LogWriteFailed
+from ..boards.service import HubService, LogWriteFailed
 
 TOKEN_FILE = "console-token"
 DEFAULT_PORT = 8765

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 
 from .actions import ENTRANT_ACTIONS, FIELDS as OPERATOR_ACTIONS, shape_problem
 from .event_folder import Station
-from .formats import Format, fmt_duration
-from .standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow,
+from ..rules.formats import Format, fmt_duration
+from ..rules.standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow,
                         Standings, Void)
 
 __all__ = ["OPERATOR_ACTIONS", "Competition", "Unassigned", "press_id"]
@@ -638,7 +638,7 @@ class Competition:
         if relay is not None:
             teams = {s.entrant for s in self.stations if s.board == board}
             if teams:
-                from .relay import relay_states
+                from ..rules.relay import relay_states
                 states = relay_states(self.format, [e for e in self.entrants if e.id in teams],
                                       self.facts(), now_ms)
                 interval = relay.rotation_interval_ms

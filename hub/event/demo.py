@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 from .event_folder import Station
-from .formats import Format, load_format
-from .standings import Entrant
+from ..rules.formats import Format, load_format
+from ..rules.standings import Entrant
 
 
 def sim_board_id(i: int) -> str:

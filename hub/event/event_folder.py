@@ -23,8 +23,8 @@ from pathlib import Path
 
 from tabletimer.shared.protocol import ProtocolError, check_board_id
 
-from .formats import Format, format_text, load_format
-from .standings import Entrant, Member
+from ..rules.formats import Format, format_text, load_format
+from ..rules.standings import Entrant, Member
 
 ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes")
 STATION_COLUMNS = ("board", "button", "table", "entrant", "puzzle")

@@ -76,10 +76,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from . import event_folder
-from .competition import Competition
-from .formats import Format, FormatError, fmt_duration
-from .standings import Entrant, StandingRow, row_dict
+from ..event import event_folder
+from ..event.competition import Competition
+from ..rules.formats import Format, FormatError, fmt_duration
+from ..rules.standings import Entrant, StandingRow, row_dict
 
 RANKED = ("finished", "unfinished", "running")
 
@@ -112,8 +112,8 @@ def load_results(path: str | Path, now_ms: int | None = None) -> EventResults:
     one): final once the round's time is up, else as they stand at now_ms
     (default: this machine's clock), entrants still within their time
     shown as running and the whole marked as in progress."""
-    from .clock import HubClock
-    from .store import EventStore
+    from ..event.clock import HubClock
+    from ..event.store import EventStore
 
     ev = event_folder.load(path)
     if not ev.db.exists():
@@ -471,7 +471,7 @@ def cmd_results(args) -> int:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
     if not (args.csv or args.json or args.html):
-        from .cli_formats import standings_table
+        from ..cli.formats import standings_table
         print(standings_table(rows, fmt, splits=len(fmt.puzzles) > 1))
     else:
         for kind, t in (("CSV", args.csv), ("JSON", args.json), ("HTML", args.html)):

@@ -28,9 +28,9 @@ from urllib.parse import quote, unquote
 
 import segno
 
-from .event_folder import Station
-from .formats import Format
-from .standings import Entrant
+from ..event.event_folder import Station
+from ..rules.formats import Format
+from ..rules.standings import Entrant
 
 SCHEME = "tabletimer"
 

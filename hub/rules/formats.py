@@ -439,7 +439,7 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
 # --- loading ----------------------------------------------------------------------------------
 
 def _preset_dir():
-    return resources.files("tabletimer.hub").joinpath("presets")
+    return resources.files("tabletimer.hub.rules").joinpath("presets")
 
 
 def preset_names() -> list[str]:

@@ -23,15 +23,16 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub import cli, event_folder
-from tabletimer.hub.competition import Competition
-from tabletimer.hub.formats import load_format
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub import replay
-from tabletimer.hub import store as event_store
-from tabletimer.hub.service import HubService
-from tabletimer.hub.standings import row_dict
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.cli import main as cli
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards import replay
+from tabletimer.hub.event import store as event_store
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.rules.standings import row_dict
+from tabletimer.hub.event.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 

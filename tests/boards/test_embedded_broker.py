@@ -62,7 +62,7 @@ def test_a_replaced_connection_cannot_take_the_new_ones_subscription() -> None:
     from amqtt.broker import Broker
     from amqtt.session import Session
 
-    from tabletimer.hub.broker import _patch_amqtt
+    from tabletimer.hub.boards.broker import _patch_amqtt
 
     async def main() -> None:
         broker = Broker({"listeners": {"default": {"type": "tcp", "bind": "127.0.0.1:0"}}})

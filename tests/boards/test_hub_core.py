@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.competition import Competition
-from tabletimer.hub import hub_protocol as H
-from tabletimer.hub.formats import load_format
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.registry import BoardRegistry
-from tabletimer.hub.service import HubService
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.boards import hub_protocol as H
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.registry import BoardRegistry
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.event.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 
@@ -288,8 +288,8 @@ def test_operator_input_is_checked_with_clear_messages(hub, action, payload, mes
 
 
 def test_call_queue_and_alerts(tmp_path):
-    from tabletimer.hub.event_folder import Station
-    from tabletimer.hub.standings import Entrant
+    from tabletimer.hub.event.event_folder import Station
+    from tabletimer.hub.rules.standings import Entrant
 
     store = EventStore(tmp_path / "e.sqlite")
     comp = Competition(load_format("czjpa-individuals"), [Entrant("1", "A"), Entrant("2", "B")],
@@ -317,8 +317,8 @@ def test_call_queue_and_alerts(tmp_path):
 def test_relay_schedule_changes_only_when_the_relay_does(tmp_path):
     """The rotations of a team's board: sent once, unchanged while time
     passes, dropped (a newer schedule) when the team's part 1 is done."""
-    from tabletimer.hub.event_folder import Station
-    from tabletimer.hub.standings import Entrant
+    from tabletimer.hub.event.event_folder import Station
+    from tabletimer.hub.rules.standings import Entrant
 
     fmt = load_format("cz-championship-teams")
     stations = [Station("b1", n, "T1", "A", n) for n in range(1, 9)]

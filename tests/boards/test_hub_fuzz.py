@@ -33,10 +33,10 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from rig import Rig, ready
-from tabletimer.hub import hub_protocol as H
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.service import HubService
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.boards import hub_protocol as H
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.event.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 
@@ -578,7 +578,7 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
     spy.on_subscribe = lambda *a: subscribed.set()
     spy.connect(rig.broker.host, rig.broker.port)
     spy.loop_start()
-    adapter_log = logging.getLogger("tabletimer.hub.mqtt_adapter")
+    adapter_log = logging.getLogger("tabletimer.hub.boards.mqtt_adapter")
     total, seen, want = [0], threading.Event(), [10 ** 9]
     lock = threading.Lock()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tabletimer.hub import hub_protocol as H
+from tabletimer.hub.boards import hub_protocol as H
 from tabletimer.shared import protocol as P
 
 

@@ -26,9 +26,9 @@ import pytest
 
 from brokers import free_port, require_mosquitto, wait_port
 from needs import require_account, require_tool
-from tabletimer.hub import mosquitto_config as mc
-from tabletimer.hub.hub_protocol import hub_subscriptions
-from tabletimer.hub.keys import BoardKeys, mqtt_password
+from tabletimer.hub.boards import mosquitto_config as mc
+from tabletimer.hub.boards.hub_protocol import hub_subscriptions
+from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import AuthError, Signer
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tabletimer import firmware_dir
-from tabletimer.hub import cli
+from tabletimer.hub.cli import main as cli
 from waiting import Output, until
 
 TT = str(Path(sys.executable).parent / "tabletimer")
@@ -197,7 +197,7 @@ def test_console_needs_a_running_event_and_demo_speed_is_checked(tmp_path, capsy
 
 
 def test_demo_format_is_sped_up():
-    from tabletimer.hub.demo import demo_event
+    from tabletimer.hub.event.demo import demo_event
 
     fmt, entrants, stations = demo_event("cz-championship-teams", 2, 2, speed=60)
     assert fmt.time_limit_ms == 5 * 3_600_000 // 60 and fmt.relay.rotation_interval_ms == 8_000

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.competition import Competition
-from tabletimer.hub.console import ConfirmScreen, ConsoleApp, FormScreen, NameScreen, run_console
-from tabletimer.hub.console_table import LiveTable
-from tabletimer.hub.event_folder import Station
-from tabletimer.hub.formats import load_format
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.service import HubService
-from tabletimer.hub.standings import Entrant
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.console.app import ConfirmScreen, ConsoleApp, FormScreen, NameScreen, run_console
+from tabletimer.hub.console.table import LiveTable
+from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.rules.standings import Entrant
+from tabletimer.hub.event.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from textual.widgets import Input, Label
@@ -373,7 +373,7 @@ def test_the_screen_is_drawn_when_it_opens_not_at_the_first_tick(hub, tmp_path, 
     """The header and the tables are drawn as the main screen mounts (they
     once stayed empty until the first timer tick, up to 250 ms; a test, or
     an operator, could see an empty header)."""
-    from tabletimer.hub import console
+    from tabletimer.hub.console import app as console
     monkeypatch.setattr(console, "REFRESH_S", 3600.0)     # no timer tick during this test
 
     async def script(app, pilot):

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual._compositor import ChopsUpdate, LayoutUpdate
 
-from tabletimer.hub.console_table import LiveTable
+from tabletimer.hub.console.table import LiveTable
 from waiting import settle
 
 COLUMNS = ("place", "name")

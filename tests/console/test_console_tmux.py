@@ -12,9 +12,9 @@ from pathlib import Path
 
 from needs import require_tool
 from rig import synced
-from tabletimer.hub import event_folder
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.event.store import EventStore
 from tabletimer.tools.simulator import SimBoard
 from waiting import until
 

@@ -19,17 +19,19 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub import cli, console_server, event_folder
-from tabletimer.hub.console import ConsoleApp, FormScreen
-from tabletimer.hub.console_table import LiveTable
-from tabletimer.hub.clock import HubClock
-from tabletimer.hub.console_client import RemoteError, Unreachable, connect, event_competition
-from tabletimer.hub.console_server import ConsoleServer, console_token, folder_event, parse_listen
-from tabletimer.hub.competition import Competition
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.service import HubService
-from tabletimer.hub.standings import row_dict
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.cli import main as cli
+from tabletimer.hub.console import server as console_server
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.console.app import ConsoleApp, FormScreen
+from tabletimer.hub.console.table import LiveTable
+from tabletimer.hub.event.clock import HubClock
+from tabletimer.hub.console.client import RemoteError, Unreachable, connect, event_competition
+from tabletimer.hub.console.server import ConsoleServer, console_token, folder_event, parse_listen
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.rules.standings import row_dict
+from tabletimer.hub.event.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from textual.widgets import Input
@@ -280,8 +282,8 @@ def test_hub_time_on_the_remote_follows_the_hubs_clock(tmp_path):
 
 
 def test_the_demo_event_is_rebuilt_remotely():
-    from tabletimer.hub.demo import demo_event
-    from tabletimer.hub.formats import format_text
+    from tabletimer.hub.event.demo import demo_event
+    from tabletimer.hub.rules.formats import format_text
 
     fmt, entrants, stations = demo_event("cz-championship-teams", 3, 2, 30)
     comp = event_competition(console_server.demo_description(

@@ -22,10 +22,11 @@ import json
 import pytest
 
 from rig import Rig, ready
-from tabletimer.hub import cli, event_folder
-from tabletimer.hub.competition import Competition
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.cli import main as cli
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.event.store import EventStore
 from tabletimer.tools import deploy
 from tabletimer import firmware_dir
 from tabletimer.tools.simulator import new_install

@@ -53,12 +53,12 @@ from pathlib import Path
 import pytest
 
 from hall import Hub, act, replay_json, stored_presses
-from tabletimer.hub import event_folder
-from tabletimer.hub.formats import load_format, preset_names
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.standings import Confirm, Press, RoundStart, rank
-from tabletimer.hub.store import EventStore
-from tabletimer.tools.netimpair import NetImpair
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.rules.formats import load_format, preset_names
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.rules.standings import Confirm, Press, RoundStart, rank
+from tabletimer.hub.event.store import EventStore
+from tabletimer.tools.testing.netimpair import NetImpair
 from tabletimer.tools.simulator import SimBoard
 
 DEFAULT_SEED = 7007

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from rig import HOUR, Rig, ready, synced, within_stated_error
-from tabletimer.hub.service import HubService
-from tabletimer.hub.standings import row_dict
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.rules.standings import row_dict
+from tabletimer.hub.event.store import EventStore
 
 
 @pytest.fixture

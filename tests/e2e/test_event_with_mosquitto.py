@@ -12,8 +12,8 @@ from pathlib import Path
 
 from brokers import free_port, require_mosquitto, wait_port
 from rig import synced
-from tabletimer.hub import event_folder
-from tabletimer.hub.keys import BoardKeys, mqtt_password
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.tools.simulator import SimBoard
 
 TT = str(Path(sys.executable).parent / "tabletimer")

@@ -13,9 +13,9 @@ import pytest
 
 from hall import TT, Hub, acked_all, replay_json, stored_presses
 from rig import synced
-from tabletimer.hub import event_folder
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.standings import Press, RoundStart, rank
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.rules.standings import Press, RoundStart, rank
 from tabletimer.tools.simulator import SimBoard
 
 BOARDS, STATIONS = 4, 4

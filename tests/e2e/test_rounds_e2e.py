@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 from rig import synced
-from tabletimer.hub import event_folder
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.standings import Confirm, Count, Press, RoundStart, rank
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.rules.standings import Confirm, Count, Press, RoundStart, rank
 from tabletimer.tools.simulator import SimBoard
 from waiting import Output
 

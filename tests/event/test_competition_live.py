@@ -10,16 +10,16 @@ import random
 
 import pytest
 
-from tabletimer.hub.competition import Competition
-from tabletimer.hub.event_folder import Station
-from tabletimer.hub.formats import load_format
-from tabletimer.hub.standings import Confirm, Press, Void, rank, row_dict
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.rules.standings import Confirm, Press, Void, rank, row_dict
 
 ENTRANTS = [str(n) for n in range(1, 7)]
 
 
 def _setup(preset: str) -> tuple:
-    from tabletimer.hub.standings import Entrant
+    from tabletimer.hub.rules.standings import Entrant
     fmt = load_format(preset)
     entrants = [Entrant(e, f"Entrant {e}") for e in ENTRANTS]
     n = len(fmt.puzzles)
@@ -141,7 +141,7 @@ def test_a_call_that_arrives_late_keeps_its_puzzle() -> None:
     (boot, seq), not the order they reached the hub: a call retransmitted
     after a later one is still the earlier puzzle (found by the chaos
     rehearsal: laps went negative)."""
-    from tabletimer.hub.standings import Entrant
+    from tabletimer.hub.rules.standings import Entrant
     fmt = load_format("cz-championship-teams")
     stations = [Station("T01", b, "Table 1", "team1", b if b < 4 else None) for b in (1, 2, 3, 4)]
     comp = Competition(fmt, [Entrant("team1", "Team 1")], stations)

@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from tabletimer.hub import event_folder as ef
+from tabletimer.hub.event import event_folder as ef
 
 
 def test_init_then_load_every_preset(tmp_path):
-    from tabletimer.hub.formats import preset_names
+    from tabletimer.hub.rules.formats import preset_names
 
     for name in preset_names():
         d = ef.init(tmp_path / name, name)
@@ -33,7 +33,7 @@ def test_bom_semicolons_members_and_eligibility(tmp_path):
     t1, t2 = ev.entrants
     assert t1.name == "Bitene" and [m.name for m in t1.members] == ["Åse", "Bjørn", "Cato", "Dina"]
     assert [m.eligible for m in t1.members] == [True, True, False, True]
-    from tabletimer.hub.standings import is_official
+    from tabletimer.hub.rules.standings import is_official
     assert is_official(ev.format, t1) and not is_official(ev.format, t2)
     assert ev.station("T02", 1).entrant == "T2" and ev.station("T02", 1).table == "Bord 2"
 
@@ -84,7 +84,7 @@ def test_a_format_with_prizes_for_eligible_entrants_only_needs_the_eligible_colu
     with pytest.raises(ef.EventFolderError, match=r"entrants.csv:3: 'eligible' is empty"):
         ef.load(d)
     (d / "entrants.csv").write_text("id,name,eligible\n1,Jana,yes\n2,Hans,no\n")
-    from tabletimer.hub.standings import is_official
+    from tabletimer.hub.rules.standings import is_official
     ev = ef.load(d)
     assert [is_official(ev.format, e) for e in ev.entrants] == [True, False]
     # a team's members: every one yes or no
@@ -100,7 +100,7 @@ def test_a_format_with_prizes_for_eligible_entrants_only_needs_the_eligible_colu
 
 
 def test_init_with_an_unknown_preset_names_the_nearest(tmp_path, capsys):
-    from tabletimer.hub import cli
+    from tabletimer.hub.cli import main as cli
 
     assert cli.main(["init", str(tmp_path / "ev"), "--format", "czjpa-individual"]) == 2
     err = capsys.readouterr().err
@@ -110,7 +110,7 @@ def test_init_with_an_unknown_preset_names_the_nearest(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no such preset 'nothing-like-it'; (presets: cz-championship-individuals" in err
     # a format file of one's own works too
-    from tabletimer.hub.formats import format_text
+    from tabletimer.hub.rules.formats import format_text
 
     own = tmp_path / "mine.toml"
     own.write_text(format_text("rogaland-pairs"))
@@ -123,7 +123,7 @@ _REFERENCE = re.compile(r"[\w.-]+/[\w./-]*\w|[\w-]+(?:\.[\w-]+)*\.(?:txt|md|toml
 
 
 def test_generated_files_cite_nothing_the_event_folder_lacks(tmp_path):
-    from tabletimer.hub.formats import preset_names
+    from tabletimer.hub.rules.formats import preset_names
 
     for name in preset_names():
         d = ef.init(tmp_path / name, name)

@@ -20,14 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub import cli, event_folder
-from tabletimer.hub.actions import FIELDS, shape_problem
-from tabletimer.hub.competition import Competition
-from tabletimer.hub.console_server import ConsoleServer, console_token, folder_event
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.service import HubService
-from tabletimer.hub.standings import row_dict
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.cli import main as cli
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.actions import FIELDS, shape_problem
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.console.server import ConsoleServer, console_token, folder_event
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.rules.standings import row_dict
+from tabletimer.hub.event.store import EventStore
 
 SEED = int(os.environ.get("TT_ACTIONS_SEED", "1401"))
 KEYS = {"B1": "11" * 32}

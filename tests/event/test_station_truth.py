@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from rig import Rig, ready
-from tabletimer.hub.competition import Competition
-from tabletimer.hub.event_folder import Station
-from tabletimer.hub.formats import load_format
-from tabletimer.hub.standings import Entrant
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.rules.standings import Entrant
 
 FAST = {"debounce_ms": 30, "confirm_ms": 600, "void_ms": 1500}
 
@@ -56,8 +56,8 @@ def test_a_board_decision_on_a_call_the_desk_decided_is_a_conflict_not_a_replace
     tap(sim, 1)
     sim.wait_for(lambda r: r.get("acked") == [1, 1])
     rig.stop_hub()                                   # the hub is away ...
-    from tabletimer.hub.service import HubService
-    from tabletimer.hub.store import EventStore
+    from tabletimer.hub.boards.service import HubService
+    from tabletimer.hub.event.store import EventStore
     desk = HubService(EventStore(rig.db), rig.keys, rig.competition())
     desk.act("confirm", {"press_id": "T1/1/1", "missing_found": 2}, who="desk")   # ... the desk decides
     desk.store.close()

@@ -10,7 +10,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from rig import TICK_MS, Rig, ready, synced, within_stated_error
-from tabletimer.hub.hub_protocol import schedule
+from tabletimer.hub.boards.hub_protocol import schedule
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 

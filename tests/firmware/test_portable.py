@@ -12,7 +12,7 @@ import pytest
 
 from tabletimer.tools.simulator import micropython_binary, micropython_path
 
-HERE = Path(__file__).parent / "portable"
+HERE = Path(__file__).parent.parent / "portable"
 MODULES = sorted(p.stem for p in HERE.glob("pt_*.py"))
 
 

@@ -30,11 +30,14 @@ import pytest
 
 from needs import require_tool
 
-from tabletimer.hub import cli, event_folder, results, table_cards
-from tabletimer.hub.competition import Competition
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.service import HubService
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.cli import main as cli
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.outputs import results
+from tabletimer.hub.outputs import table_cards
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.event.store import EventStore
 
 T0 = 1_796_000_000_000          # the round start (hub ms)
 S, M = 1000, 60_000

@@ -8,8 +8,8 @@ import tomllib
 
 import pytest
 
-from tabletimer.hub import cli_formats
-from tabletimer.hub.formats import (FormatError, fmt_duration, format_text, load_format, loads,
+from tabletimer.hub.cli import formats as cli_formats
+from tabletimer.hub.rules.formats import (FormatError, fmt_duration, format_text, load_format, loads,
                                     parse_duration, preset_names, validate)
 
 PRESETS = {

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from tabletimer.hub.formats import load_format
-from tabletimer.hub.formats import parse_duration as d
-from tabletimer.hub.relay import relay_state, relay_states
-from tabletimer.hub.standings import Entrant, Member, Press, RoundStart, Void
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.rules.formats import parse_duration as d
+from tabletimer.hub.rules.relay import relay_state, relay_states
+from tabletimer.hub.rules.standings import Entrant, Member, Press, RoundStart, Void
 
 EIGHT = d("8:00")
 

@@ -10,10 +10,10 @@ import re
 import pytest
 
 from tabletimer import repo_root
-from tabletimer.hub import cli_formats
-from tabletimer.hub.formats import format_text, preset_names
-from tabletimer.hub.scenario import ScenarioError, check_expectations, load_scenario, loads_scenario
-from tabletimer.hub.standings import Confirm, Count, Press, RoundStart, StartOffset, Swap, Void
+from tabletimer.hub.cli import formats as cli_formats
+from tabletimer.hub.rules.formats import format_text, preset_names
+from tabletimer.hub.rules.scenario import ScenarioError, check_expectations, load_scenario, loads_scenario
+from tabletimer.hub.rules.standings import Confirm, Count, Press, RoundStart, StartOffset, Swap, Void
 
 SCENARIOS = sorted((repo_root() / "scenarios").glob("*.toml"))
 GUIDE = repo_root() / "docs" / "scenarios.md"
@@ -245,10 +245,10 @@ def test_a_corrected_time_in_a_scenario_ranks_as_the_hubs_act_correct(tmp_path):
     """`correct` (the referee's watch says 1:05:00, not the button's 1:05:30)
     gives the standings the hub gives for `act correct`: the new time, the
     confirmation and its missing pieces kept."""
-    from tabletimer.hub.competition import Competition
-    from tabletimer.hub.service import HubService
-    from tabletimer.hub.keys import BoardKeys
-    from tabletimer.hub.store import EventStore
+    from tabletimer.hub.event.competition import Competition
+    from tabletimer.hub.boards.service import HubService
+    from tabletimer.hub.boards.keys import BoardKeys
+    from tabletimer.hub.event.store import EventStore
 
     scn = loads_scenario('''
 format = "cz-championship-individuals"

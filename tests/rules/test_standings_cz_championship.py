@@ -4,10 +4,10 @@ from the rule text, quoted next to it."""
 
 from __future__ import annotations
 
-from tabletimer.hub.formats import parse_duration as d
-from tabletimer.hub.scenario import loads_scenario
-from tabletimer.hub.standings import Confirm, Entrant, Press, RoundStart, rank
-from tabletimer.hub.formats import load_format
+from tabletimer.hub.rules.formats import parse_duration as d
+from tabletimer.hub.rules.scenario import loads_scenario
+from tabletimer.hub.rules.standings import Confirm, Entrant, Press, RoundStart, rank
+from tabletimer.hub.rules.formats import load_format
 
 
 def run(body: str, fmt: str = "cz-championship-individuals"):

@@ -5,8 +5,8 @@ translation) next to each test.  The preset's three 1000-piece puzzles and
 
 from __future__ import annotations
 
-from tabletimer.hub.formats import parse_duration as d
-from tabletimer.hub.scenario import loads_scenario
+from tabletimer.hub.rules.formats import parse_duration as d
+from tabletimer.hub.rules.scenario import loads_scenario
 
 
 def run(body: str):

@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from tabletimer.hub.formats import load_format
-from tabletimer.hub.standings import (Confirm, Count, DidNotStart, Disqualified, Entrant, Member,
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.rules.standings import (Confirm, Count, DidNotStart, Disqualified, Entrant, Member,
                                       Press, Reinstated, RoundStart, Standings, StartOffset, Swap,
                                       Void, rank)
 

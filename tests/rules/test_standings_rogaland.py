@@ -4,8 +4,8 @@ rule text, quoted (with a translation) next to each test."""
 
 from __future__ import annotations
 
-from tabletimer.hub.formats import parse_duration as d
-from tabletimer.hub.scenario import loads_scenario
+from tabletimer.hub.rules.formats import parse_duration as d
+from tabletimer.hub.rules.scenario import loads_scenario
 
 
 def run(fmt: str, body: str):

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import paho.mqtt.client as mqtt
 import pytest
 
-from tabletimer.tools.netimpair import (Distribution, Impairment, Leg, LinkStats, NetImpair,
+from tabletimer.tools.testing.netimpair import (Distribution, Impairment, Leg, LinkStats, NetImpair,
                                         Schedule, delivery_times, jitter_offset)
 
 T = 5.0          # deadline of every wait

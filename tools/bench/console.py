@@ -7,7 +7,7 @@ storing it to the console having drawn a screen that shows it (in the calls
 queue): the frame painted after the widgets took it, encoded for the
 terminal as a real terminal driver would; prints p50 / p99 / max.  Target: every update within 200 ms.
 
-    .venv/bin/python -m tabletimer.tools.bench_console
+    .venv/bin/python -m tabletimer.tools.bench.console
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ import threading
 import time
 from pathlib import Path
 
-from tabletimer.hub.competition import Competition
-from tabletimer.hub.console import ConsoleApp
-from tabletimer.hub.event_folder import Station
-from tabletimer.hub.formats import load_format
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.service import HubService
-from tabletimer.hub.standings import Entrant
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.console.app import ConsoleApp
+from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.rules.standings import Entrant
+from tabletimer.hub.event.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 

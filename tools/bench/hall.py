@@ -49,12 +49,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from tabletimer.hub import event_folder
-from tabletimer.hub.broker import EmbeddedBroker, parse_broker_url
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.tools.hub_process import TT, HubProcess, stored_presses
-from tabletimer.tools.local_mosquitto import LocalMosquitto
-from tabletimer.tools.netimpair import NetImpair
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.boards.broker import EmbeddedBroker, parse_broker_url
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.tools.testing.hub_process import TT, HubProcess, stored_presses
+from tabletimer.tools.testing.local_mosquitto import LocalMosquitto
+from tabletimer.tools.testing.netimpair import NetImpair
 from tabletimer.tools.simulator import SimBoard
 
 FORMAT = "czjpa-individuals"
@@ -250,7 +250,7 @@ def _client(client_id: str):
     """A paho client with TCP_NODELAY, like the hub's (tiny messages would
     otherwise wait up to 40 ms for Nagle's algorithm and delayed ACKs)."""
     import paho.mqtt.client as mqtt
-    from tabletimer.hub.mqtt_adapter import HubMqtt
+    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
     c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
     c.on_socket_open = HubMqtt._on_socket_open
     return c
@@ -506,7 +506,7 @@ def bench_restart(port: int, root: Path, n: int, outage_s: float, report: Report
 
 
 def bench_rank(report: Report, quick: bool) -> None:
-    from tabletimer.tools import bench_ranking as br
+    from tabletimer.tools.bench import ranking as br
     scratch, live = br.bench("team championship (8 puzzles)", "cz-championship-teams", br.team_facts,
                              5000, 3 if quick else 9)
     report.add("rank 5,000 entrants x 20 facts, live (as the hub does)", f"{live:.1f} ms (best)",

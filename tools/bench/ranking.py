@@ -1,7 +1,7 @@
 """Benchmark of the ranking engine (hub/standings.py): 5,000 entrants with 20
 facts each.
 
-    .venv/bin/python -m tabletimer.tools.bench_ranking [--entrants 5000] [--repeat 15]
+    .venv/bin/python -m tabletimer.tools.bench.ranking [--entrants 5000] [--repeat 15]
 
 Prints the best and median wall time of `rank()` from scratch (then, timed
 separately, its phases: folding the facts, evaluating each entrant, sorting
@@ -24,8 +24,8 @@ import random
 import statistics
 import time
 
-from tabletimer.hub.formats import load_format
-from tabletimer.hub.standings import (Confirm, Count, Entrant, Press, RoundStart, Standings,
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.rules.standings import (Confirm, Count, Entrant, Press, RoundStart, Standings,
                                       StartOffset, Void, rank)
 
 MIN = 60_000

@@ -72,7 +72,7 @@ class HubProcess:
 
 def stored_presses(ev: Path) -> list[dict]:
     """The press events in an event folder's log."""
-    from tabletimer.hub.store import EventStore
+    from tabletimer.hub.event.store import EventStore
 
     store = EventStore(ev / "events.sqlite")
     try:

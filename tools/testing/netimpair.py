@@ -2,7 +2,7 @@
 between simulated boards and the MQTT broker on 127.0.0.1 and makes each
 board's link slow, jittery, stalling or dead, on purpose and reproducibly.
 
-    from tabletimer.tools.netimpair import NetImpair
+    from tabletimer.tools.testing.netimpair import NetImpair
 
     with NetImpair(upstream=("127.0.0.1", broker_port), seed=1) as net:
         port = net.port_for("B01")              # give the board 127.0.0.1:port as its broker

@@ -1,5 +1,5 @@
 """`tabletimer formats` and `tabletimer dry-run`: the competition formats and
-scenario check commands.  hub/cli.py registers them with
+scenario check commands.  hub/cli/main.py registers them with
 `cli_formats.add_subcommands(sub)`.  Each command function returns an exit
 code: 0 fine, 1 a scenario's expectations differ, 2 bad input."""
 

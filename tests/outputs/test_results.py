@@ -31,6 +31,7 @@ import pytest
 from needs import require_tool
 
 from tabletimer.hub.cli import main as cli
+from tabletimer.hub.cli import outputs as cli_outputs
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.outputs import results
 from tabletimer.hub.outputs import table_cards
@@ -157,7 +158,7 @@ def read_csv(path: Path) -> list[dict]:
 def test_rogaland_csv_has_places_awards_splits_and_statuses(tmp_path, capsys):
     ev = rogaland_event(tmp_path / "rogaland-2027")
     out = tmp_path / "results.csv"
-    assert results.cmd_results(results_args(ev, csv=str(out))) == 0
+    assert cli_outputs.cmd_results(results_args(ev, csv=str(out))) == 0
     assert "provisional results: 1 entrant(s)" in capsys.readouterr().err
     rows = read_csv(out)
     assert list(rows[0]) == results.csv_columns(event_folder.load(ev).format)
@@ -191,7 +192,7 @@ def test_rogaland_csv_has_places_awards_splits_and_statuses(tmp_path, capsys):
 
 def test_czech_csv_shares_places_and_awards_five(tmp_path, capsys):
     ev = czech_event(tmp_path / "mcr-2027")
-    assert results.cmd_results(results_args(ev, csv="-")) == 0
+    assert cli_outputs.cmd_results(results_args(ev, csv="-")) == 0
     out = capsys.readouterr()
     assert "provisional" not in out.err
     assert not out.out.startswith("\ufeff")               # no BOM on standard output
@@ -274,7 +275,7 @@ def test_results_before_time_up_say_the_round_is_in_progress(tmp_path, capsys):
 
 def test_rogaland_json_has_a_header_and_the_standings(tmp_path, capsys):
     ev = rogaland_event(tmp_path / "rogaland-2027")
-    assert results.cmd_results(results_args(ev, json="-", title="Rogalandsmesterskapet")) == 0
+    assert cli_outputs.cmd_results(results_args(ev, json="-", title="Rogalandsmesterskapet")) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["title"] == "Rogalandsmesterskapet" and doc["format"] == "format"
     assert doc["format_title"] == "Rogaland championship - individuals"
@@ -307,7 +308,7 @@ def _rows_of(page: str) -> list[str]:
 def test_rogaland_sheet_marks_awards_unofficial_and_provisional(tmp_path):
     ev = rogaland_event(tmp_path / "rogaland-2027")
     sheet = tmp_path / "sheet.html"
-    assert results.cmd_results(results_args(ev, html=str(sheet), title="Rogaland <2027>")) == 0
+    assert cli_outputs.cmd_results(results_args(ev, html=str(sheet), title="Rogaland <2027>")) == 0
     page = sheet.read_text(encoding="utf-8")
     # self-contained: no scripts, no external files
     assert "<script" not in page and "<link" not in page and "src=" not in page and "url(" not in page
@@ -354,17 +355,17 @@ def test_czech_sheet_has_five_awards_shared_places_and_no_marks(tmp_path):
 
 def test_results_refuse_a_folder_without_a_log_or_format(tmp_path, capsys):
     ev = event_folder.init(tmp_path / "fresh", "czjpa-individuals")
-    assert results.cmd_results(results_args(ev, csv=str(tmp_path / "x.csv"))) == 2
+    assert cli_outputs.cmd_results(results_args(ev, csv=str(tmp_path / "x.csv"))) == 2
     assert "no event log yet" in capsys.readouterr().err
     assert not (ev / "events.sqlite").exists() and not (tmp_path / "x.csv").exists()
-    assert results.cmd_results(results_args(tmp_path / "nothing")) == 2
+    assert cli_outputs.cmd_results(results_args(tmp_path / "nothing")) == 2
     assert "no format.toml" in capsys.readouterr().err
-    assert results.cmd_results(results_args(ev, csv="-", json="-")) == 2
+    assert cli_outputs.cmd_results(results_args(ev, csv="-", json="-")) == 2
 
 
 def test_results_without_an_output_prints_the_standings(tmp_path, capsys):
     ev = czech_event(tmp_path / "mcr")
-    assert results.cmd_results(results_args(ev)) == 0
+    assert cli_outputs.cmd_results(results_args(ev)) == 0
     out = capsys.readouterr().out
     assert "Jana Nováková" in out and "0:47:10" in out
 
@@ -372,11 +373,11 @@ def test_results_without_an_output_prints_the_standings(tmp_path, capsys):
 def test_subcommands_register_on_a_parser(tmp_path, capsys):
     p = argparse.ArgumentParser(prog="tabletimer")
     sub = p.add_subparsers(dest="cmd", required=True)
-    results.add_subcommands(sub)
+    cli_outputs.add_subcommands(sub)
     a = p.parse_args(["results", "ev", "--csv", "-", "--html", "s.html"])
-    assert (a.func, a.dir, a.csv, a.json, a.html) == (results.cmd_results, "ev", "-", None, "s.html")
+    assert (a.func, a.dir, a.csv, a.json, a.html) == (cli_outputs.cmd_results, "ev", "-", None, "s.html")
     a = p.parse_args(["cards", "ev", "--html", "c.html"])
-    assert (a.func, a.html) == (results.cmd_cards, "c.html")
+    assert (a.func, a.html) == (cli_outputs.cmd_cards, "c.html")
     with pytest.raises(SystemExit):
         p.parse_args(["cards", "ev"])                         # --html is required
     ev = czech_event(tmp_path / "mcr")
@@ -390,7 +391,7 @@ def test_subcommands_register_on_a_parser(tmp_path, capsys):
 def test_table_cards_list_each_tables_stations_with_a_qr_code(tmp_path, capsys):
     ev = rogaland_event(tmp_path / "rogaland-2027")
     out = tmp_path / "cards.html"
-    assert results.cmd_cards(argparse.Namespace(dir=str(ev), html=str(out), title=None)) == 0
+    assert cli_outputs.cmd_cards(argparse.Namespace(dir=str(ev), html=str(out), title=None)) == 0
     assert "4 table card(s), 8 station(s)" in capsys.readouterr().err
     page = out.read_text(encoding="utf-8")
     assert "<script" not in page and "<link" not in page and "src=" not in page
@@ -512,7 +513,7 @@ def test_results_sheet_renders_in_chromium(tmp_path):
     """One Chromium run takes the screenshot, prints to PDF and dumps the DOM."""
     ev = rogaland_event(tmp_path / "rogaland-2027")
     sheet = tmp_path / "sheet.html"
-    assert results.cmd_results(results_args(ev, html=str(sheet), title="Rogalandsmesterskapet")) == 0
+    assert cli_outputs.cmd_results(results_args(ev, html=str(sheet), title="Rogalandsmesterskapet")) == 0
     exe = chromium_or_skip()
     png, pdf = tmp_path / "sheet.png", tmp_path / "sheet.pdf"
     dom = run_chromium(exe, tmp_path / "profile", f"--screenshot={png}", "--window-size=1240,1754",
@@ -546,7 +547,7 @@ def test_table_cards_qr_codes_decode(tmp_path):
     exe = chromium_or_skip()
     ev = rogaland_event(tmp_path / "rogaland-2027")
     cards = tmp_path / "cards.html"
-    assert results.cmd_cards(argparse.Namespace(dir=str(ev), html=str(cards), title=None)) == 0
+    assert cli_outputs.cmd_cards(argparse.Namespace(dir=str(ev), html=str(cards), title=None)) == 0
     png = tmp_path / "cards.png"
     run_chromium(exe, tmp_path / "profile", f"--screenshot={png}", "--window-size=1240,1754",
                  cards.resolve().as_uri())

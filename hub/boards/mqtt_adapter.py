@@ -21,6 +21,16 @@ from .service import HubService
 log = logging.getLogger(__name__)
 
 
+def no_delay(client, userdata, sock) -> None:
+    """paho's on_socket_open: acks and sync replies are tiny; without
+    TCP_NODELAY, Nagle's algorithm and delayed ACKs hold them back for up to
+    40 ms."""
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except (OSError, AttributeError):
+        pass
+
+
 class HubMqtt:
     def __init__(self, service: HubService, host: str, port: int,
                  user: str | None = None, password: str | None = None,
@@ -37,20 +47,11 @@ class HubMqtt:
         c.reconnect_delay_set(min_delay=1, max_delay=5)
         c.max_queued_messages_set(0)         # unlimited: never drop an ack
         c.max_inflight_messages_set(100)
-        c.on_socket_open = self._on_socket_open
+        c.on_socket_open = no_delay
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
         c.on_message = self._on_message
         service.publish = self.publish_all
-
-    @staticmethod
-    def _on_socket_open(client, userdata, sock) -> None:
-        # acks and sync replies are tiny: without this, Nagle's algorithm and
-        # delayed ACKs hold them back for up to 40 ms
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except (OSError, AttributeError):
-            pass
 
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:

@@ -20,6 +20,7 @@ from tabletimer.shared import protocol
 from tabletimer.shared.auth import AuthError
 
 from . import hub_protocol
+from .snapshot import Ranker, Snapshot, read as read_snapshot
 from ..event.clock import HubClock
 from ..event.actions import MAX_TEXT
 from ..rules.timetext import fmt_clock
@@ -106,6 +107,7 @@ class HubService:
         self._stations_sent: dict[str, list] = {}   # board -> station entries last published
         self._installs: dict[str, set[str]] = {}  # board -> the installs heard under its id
         self._lock = threading.RLock()
+        self._ranker = Ranker()        # the consoles' standings (snapshot)
         self._caught_up = 0      # every row with an id up to this one is applied
         self._live = False       # replaying the log at start: no commands go out
         for ev in store.events():                # resume: replay the log
@@ -234,8 +236,9 @@ class HubService:
         return [self._to_board(board, protocol.CMD, m, 1)]
 
     def _reject(self, category: str, detail: str, topic: str) -> list[Outgoing]:
-        self.rejected[category] += 1
-        self.activity.append(f"rejected ({category}) on {topic}: {detail}")
+        with self._lock:         # a snapshot reads these whole
+            self.rejected[category] += 1
+            self.activity.append(f"rejected ({category}) on {topic}: {detail}")
         for fn in self.reject_listeners:
             fn(category, detail)
         return []
@@ -289,7 +292,7 @@ class HubService:
                    f"{_clock_text(f['since'])}; the boards send again what was not acknowledged")
             if f["logged"]:
                 log.warning("%s", msg)
-            self.activity.append(msg)
+            self.note(msg)
 
     def check_writable(self) -> None:
         """LogWriteFailed unless the log takes a committed write now (the
@@ -560,6 +563,22 @@ class HubService:
             p = row["payload"]
             out.append(f"stray press {row['board']} button {p['station']} while {p['state']}")
         return out
+
+    def snapshot(self) -> Snapshot:
+        """What the consoles show, read at once under the message lock; the
+        standings are ranked after it is let go, so a ranking never delays
+        an ack."""
+        with self._lock:
+            now = self.clock.now_ms()
+            snap, work = read_snapshot(self, now)
+        snap.standings = self._ranker.rank(work, now)
+        return snap
+
+    def note(self, text: str) -> None:
+        """A line for the consoles' event log (appended under the lock, so a
+        snapshot reads the log whole)."""
+        with self._lock:
+            self.activity.append(text)
 
     def standings(self, final: bool = False) -> list[StandingRow]:
         """The standings now (entrants still within their time are

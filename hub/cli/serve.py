@@ -21,7 +21,7 @@ def describe(service: HubService, ev: dict) -> str:
     """One log line for a stored event."""
     p = ev["payload"]
     if ev["source"] == "board" and ev["type"] in ("press", "confirm", "void"):
-        st = service.competition._by_station.get((ev["board"], p["station"]))
+        st = service.competition.station_at(ev["board"], p["station"])
         who = st.entrant if st else f"{ev['board']}/{p['station']} (no station)"
         rank = ""
         row = next((r for r in service.standings() if st and r.entrant == st.entrant), None)
@@ -102,7 +102,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
 
         def tick() -> None:
             service.catch_up()                       # operator actions from `tabletimer act`
-            _report_dead_sims(sims, service.activity.append if console.is_terminal else print)
+            _report_dead_sims(sims, service.note if console.is_terminal else print)
 
         if console.is_terminal:               # the organizer console (Textual)
             from ..console.app import run_console
@@ -148,7 +148,7 @@ def _console_server(service: HubService, event: dict, data: Path, listen: tuple[
     where = ("" if server.address[0] not in ("127.0.0.1", "localhost") else
              f" (this machine only; for another laptop: --console-listen 0.0.0.0:{port or DEFAULT_PORT})")
     say(f"remote console{where}:\n  {server.command()}")
-    service.activity.append(f"remote console: {server.command()}")
+    service.note(f"remote console: {server.command()}")
     return server
 
 

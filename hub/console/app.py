@@ -10,7 +10,7 @@ action from here is exactly one from `tabletimer act`: a row in the log.
 
 Threads: the service calls its listeners from the MQTT thread with its lock
 held, so the listener here only posts a message (never waits for the UI);
-the screen redraws from a snapshot taken under the service's lock, at most
+the screen redraws from the service's snapshot (boards/snapshot.py), at most
 four times a second and whenever a stored event arrives.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from rich.text import Text
@@ -34,142 +34,14 @@ from textual.widgets import Button, Footer, Input, Label, Log, Static
 from .table import LiveTable
 from ..rules.formats import fmt_duration
 from ..boards.service import HubService, LogWriteFailed
-from ..rules.standings import StandingRow
-from ..event.station_state import station_states
+from ..boards.snapshot import Snapshot
 from ..rules.timetext import parse_clock_time, parse_duration_ms
 
 CALL_LATE_MS = 60_000        # a call waiting longer than this is highlighted
-POOR_SYNC_MS = 20            # as HubService.alerts
 DEFAULT_WHO = "head referee"
 REFRESH_S = 0.25
 LOG_LINES = 200             # event log lines the console shows
 
-
-# ------------------------------------------------------------------ snapshot
-
-@dataclass
-class HallRow:
-    board: str
-    button: int | None
-    table: str
-    entrant: str
-    name: str
-    state: str
-    sync: str
-
-
-@dataclass
-class Snapshot:
-    """Everything the screen shows, read under the service's lock at once."""
-    now: int
-    start: int | None
-    end: int | None
-    next_signal: tuple[int, str] | None
-    online: int
-    boards_total: int
-    rejected: int
-    duplicates: int
-    standings: list[StandingRow]
-    calls: list[tuple[int, str, str, int, str]]
-    hall: list[HallRow]
-    alerts: list[str]
-    activity: list[str]
-    names: dict[str, str] = field(default_factory=dict)
-
-
-def _round_end(service: HubService) -> int | None:
-    comp = service.competition
-    row = comp.round_start_row()
-    if row is None:
-        return None
-    p = row["payload"]
-    return p["at"] + (p.get("duration") or comp.format.time_limit_ms)
-
-
-def _next_signal(service: HubService, now: int) -> tuple[int, str] | None:
-    """The next start/warning/time-up/rotation any board will sound."""
-    comp = service.competition
-    boards = sorted({s.board for s in comp.stations}) or [""]
-    if comp.format.relay is None:
-        boards = boards[:1]               # the same signals on every board
-    best: tuple[int, str] | None = None
-    for b in boards:
-        sched = comp.schedule(b, now)
-        if sched is None:
-            return None
-        _start, end, signals, rot, _calls = sched
-        cands = [(at, kind) for at, kind in signals if at > now]
-        if rot is not None:
-            nxt, interval, rend = rot
-            if nxt <= now and interval:
-                nxt += ((now - nxt) // interval + 1) * interval
-            if nxt < rend:
-                cands.append((nxt, "rotation"))
-        for c in cands:
-            if best is None or c < best:
-                best = c
-    return best
-
-
-_SHOWN = {"called": "called", "done": "confirmed", "running": "running", "idle": "idle"}
-
-
-def _hall(service: HubService, now: int) -> list[HallRow]:
-    """Every station as the hub's state of it (the one the boards are sent),
-    with its board's link and clock."""
-    comp = service.competition
-    reg = service.registry.boards
-    names = {e.id: e.name or e.id for e in comp.entrants}
-    tables = {(s.board, s.button): s.table for s in comp.stations}
-    out: list[HallRow] = []
-    seen_boards = set()
-    for s in station_states(comp, now):
-        seen_boards.add(s.board)
-        info = reg.get(s.board)
-        sync = "-"
-        states: list[str] = []
-        if info is None or not info.online:
-            states.append("offline" if info is not None else "not seen")
-        elif info.sync_err_ms is not None:
-            sync = f"±{info.sync_err_ms}"
-        if s.state == "stopped":
-            states.append("unfinished" if s.reason == "time up" else s.reason.upper())
-        else:
-            states.append(_SHOWN[s.state] + (f" {s.confirmed}/{s.calls}" if s.calls > 1 and s.state != "done"
-                                              and s.confirmed else ""))
-        if info is not None and info.online and info.sync_err_ms is not None and info.sync_err_ms > POOR_SYNC_MS:
-            states.append("poor sync")
-        out.append(HallRow(s.board, s.button, tables.get((s.board, s.button), s.board), s.entrant,
-                           names.get(s.entrant, s.entrant), ", ".join(states), sync))
-    for b in sorted(set(reg) - seen_boards):       # boards the stations table does not know
-        info = reg[b]
-        out.append(HallRow(b, None, "-", "-", "-", ("online" if info.online else "offline") + ", no station",
-                           f"±{info.sync_err_ms}" if info.sync_err_ms is not None else "-"))
-    return out
-
-
-def snapshot(service: HubService) -> Snapshot:
-    with service._lock:     # the MQTT thread changes the state under the same lock
-        now = service.clock.now_ms()
-        comp = service.competition
-        start = comp.start_ms
-        end = _round_end(service)
-        rows = comp.standings(now)
-        calls = comp.open_calls()
-        reg = service.registry.boards
-        for _ in range(3):
-            try:
-                activity = list(service.activity)
-                break
-            except RuntimeError:          # appended meanwhile (a rejection outside the lock)
-                activity = []
-        return Snapshot(
-            now=now, start=start, end=end, next_signal=_next_signal(service, now),
-            online=sum(1 for b in reg.values() if b.online), boards_total=len(reg),
-            rejected=sum(service.rejected.values()), duplicates=service.duplicates,
-            standings=rows, calls=calls, hall=_hall(service, now),
-            alerts=service.alerts(), activity=activity,
-            names={e.id: e.name or e.id for e in comp.entrants})
 
 
 def round_clock(s: Snapshot) -> str:
@@ -528,7 +400,7 @@ class ConsoleApp(App):
             try:
                 self.tick_fn()
             except Exception as e:       # keep the console up; say what failed
-                self.service.activity.append(f"console: tick failed: {e!r}")
+                self.service.note(f"console: tick failed: {e!r}")
         self.refresh_view()
 
     # ---------------------------------------------------------- drawing
@@ -548,7 +420,7 @@ class ConsoleApp(App):
             pass
 
     def _draw(self, main: MainScreen) -> None:
-        s = self.snap = snapshot(self.service)
+        s = self.snap = self.service.snapshot()
         res = self.service.competition.format.resolution_ms
 
         header = Text.assemble((self.event_title, "bold"), "   ", (round_clock(s), "bold reverse" if (

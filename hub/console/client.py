@@ -182,9 +182,9 @@ class RemoteHubService(HubService):
         self.write_failure = self.log.write_failure      # the hub's alert, shown here too
         down = self.log.down
         if down and not self.was_down:
-            self.activity.append(f"remote: {down}; trying again")
+            self.note(f"remote: {down}; trying again")
         elif self.was_down and not down:
-            self.activity.append(f"remote: the hub at {self.log.path} answers again")
+            self.note(f"remote: the hub at {self.log.path} answers again")
         self.was_down = down
         return n
 

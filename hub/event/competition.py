@@ -134,6 +134,10 @@ class Competition:
         for row in rows:
             self.apply(row)
 
+    def station_at(self, board: str, button: int) -> Station | None:
+        """The station of stations.csv on a board's button (None: none there)."""
+        return self._by_station.get((board, button))
+
     def recorded_time(self, board: str, button: int, at: int | None) -> int | None:
         """A finish call's time as the standings show it (since the
         entrant's start, at the format's resolution), without re-ranking:

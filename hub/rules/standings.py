@@ -245,12 +245,8 @@ def rank(fmt: Format, entrants: Sequence[Entrant], facts: Iterable[Fact],
     paused = gc.isenabled()
     gc.disable()
     try:
-        if not isinstance(facts, (list, tuple)):
-            facts = list(facts)
         st = Standings(fmt, entrants)
-        if not st._fold_fresh(facts):
-            st = Standings(fmt, entrants)       # the general fold (see _fold_fresh)
-            st.extend(facts)
+        st.extend(facts)
         return st.rows(now_ms)
     finally:
         if paused:
@@ -305,16 +301,14 @@ class _State:
     reason = ""
     notes: list[str] | None = None             # notes found while folding
     scan_notes: list[str] | None = None        # notes of the last rebuild
-    early = False                              # the rebuild left out presses before the start
 
     def __init__(self, index: int, entrant: Entrant, official: bool):
         self.index = index
         self.entrant = entrant
         self.official = official
         self.summary: tuple | None = None          # cached evaluation; None = to do
-        self.stale = False                         # best/conf must be rebuilt from facts
         self.facts: list[Press | Confirm] = []               # presses and confirmations, log order
-        self.best: dict[int, Press] = {}                     # puzzle -> its finish (earliest press)
+        self.best: dict[int, Press] = {}                     # puzzle -> its finish (_rebuild)
         self.conf: dict[int, tuple[Press, Confirm]] = {}     # puzzle -> (press, its confirmation)
 
 
@@ -322,15 +316,14 @@ class Standings:
     """The standings as an incremental fold of facts: `apply`/`extend` in
     log order, `rows()` whenever needed.  Only entrants whose facts changed
     since the last `rows()` are evaluated again, so a live hub that applies
-    each stored event re-ranks cheaply.  `rank()` is this from scratch.
+    each stored event re-ranks cheaply.  `rank()` is this from scratch: the
+    same code path.
 
-    The rules (a puzzle's finish is its earliest press that is not voided
-    and not before the entrant's start; a confirmation goes with the press it
-    names, or with the puzzle's finish at the moment it is applied) are
-    `_rebuild`, which replays an entrant's facts.  As facts arrive the same
-    result is kept up to date directly; an entrant whose facts break that
-    shortcut (a void of a press already seen, a press before its start, a
-    confirmation that matches no finish) is rebuilt."""
+    `extend` only hands each fact to its entrant; the rules (a puzzle's
+    finish is its earliest press that is not voided and not before the
+    entrant's start; a confirmation goes with the press it names, or with the
+    puzzle's finish at the moment it is applied) are `_rebuild`, the one fold
+    of an entrant's facts, run whenever the entrant is evaluated again."""
 
     def __init__(self, fmt: Format, entrants: Iterable[Entrant]):
         self.fmt = fmt
@@ -347,13 +340,14 @@ class Standings:
         self._voided: set[str] = set()
         self._press: dict[str, Press] = {}             # press id -> press
         self._pending: dict[str, list[Confirm]] = {}   # confirmations of presses not seen yet
-        self._no_facts = False          # after _fold_fresh: the entrants' facts are not collected yet
-        self._log: Sequence[Fact] = ()  # the facts _fold_fresh folded
 
     def apply(self, fact: Fact) -> None:
         self.extend((fact,))
 
     def extend(self, facts: Iterable[Fact]) -> None:
+        """Fold facts in log order: each goes to its entrant (whose summary is
+        then evaluated again, `_rebuild` first); a confirmation of a press not
+        seen yet waits for it."""
         get = self._by_entrant.get
         press, voided, pending = self._press, self._voided, self._pending
         f: Any                  # dispatched on its exact type below (faster than isinstance)
@@ -370,15 +364,6 @@ class Standings:
                     press[pid] = f
                     if pending and pid in pending:
                         s.facts.extend(pending.pop(pid))
-                        s.stale = True
-                    if voided and pid in voided:
-                        continue
-                if s.stale:
-                    continue
-                best = s.best
-                b = best.get(f.puzzle)
-                if b is None or f.at_ms < b.at_ms:
-                    best[f.puzzle] = f
             elif t is Confirm:
                 if f.press_id:
                     p = press.get(f.press_id)
@@ -392,27 +377,12 @@ class Standings:
                     continue
                 s.facts.append(f)
                 s.summary = None
-                if s.stale or s.early:      # early presses left out: only a rebuild can tell
-                    s.stale = True
-                    continue
-                if f.press_id:
-                    p = press.get(f.press_id)
-                    if p is None or p.entrant != s.entrant.id or f.press_id in voided:
-                        s.stale = True
-                        continue
-                else:
-                    p = s.best.get(f.puzzle)
-                    if p is None:
-                        s.stale = True
-                        continue
-                s.conf[p.puzzle] = (p, f)
             elif t is Void:
                 voided.add(f.press_id)
                 p = press.get(f.press_id)
                 if p is not None:
                     s = get(p.entrant)
                     if s is not None:
-                        s.stale = True
                         s.summary = None
             elif t is Count:
                 s = get(f.entrant)
@@ -426,16 +396,12 @@ class Standings:
                 self._start, self._limit = f.at_ms, f.limit_ms
                 for s in self._states:
                     s.summary = None
-                    if s.early:
-                        s.stale = True
             else:
                 s = get(f.entrant)      # type: ignore[union-attr]
                 if s is None:
                     continue
                 s.summary = None
                 self._entrant_fact(s, f, t)
-                if t is StartOffset and self.cfg.offsets and s.early:
-                    s.stale = True
 
     def _entrant_fact(self, s: _State, f: Fact, t: type) -> None:
         """Start offsets, swaps, DNS, DQ and reinstatements: the same in both
@@ -457,98 +423,6 @@ class Standings:
             s.out, s.reason = "dq", f.reason    # type: ignore[union-attr]
         elif t is Reinstated:
             s.out, s.reason = None, ""
-
-    def _fold_fresh(self, facts: Sequence[Fact]) -> bool:
-        """`extend(facts)` on fresh standings, for `rank()`.  Knowing every
-        fact at once, the voided press ids are collected first, so a press
-        that is voided anywhere in the log is never a finish, and a
-        confirmation of a voided press has no finish to confirm: the result
-        `_rebuild` gives, without rebuilding everyone who had a void.  The
-        entrants' facts are collected only when needed (`_collect_facts`:
-        an entrant with a press before its start is rebuilt).  False, and
-        these standings are not to be used, when press ids are not unique
-        or a confirmation waited for its press: then only the general fold
-        gives the same result."""
-        self._no_facts = True
-        self._log = facts
-        V = Void
-        voided = {f.press_id for f in facts if type(f) is V}
-        self._voided = voided
-        by_id = self._by_entrant
-        get = by_id.get
-        press, pending = self._press, self._pending
-        P, C, K = Press, Confirm, Count
-        npid = 0
-        f: Any
-        for f in facts:
-            t = type(f)
-            if t is P:
-                s = get(f.entrant)
-                if s is None:
-                    continue
-                pid = f.press_id
-                if pid:
-                    npid += 1
-                    press[pid] = f
-                    if pending and pid in pending:
-                        return False        # confirmations waited for it: see above
-                    if pid in voided:
-                        continue
-                best = s.best
-                pz = f.puzzle
-                b = best.get(pz)
-                if b is None or f.at_ms < b.at_ms:
-                    best[pz] = f
-            elif t is C:
-                pid = f.press_id
-                if pid:
-                    p = press.get(pid)
-                    if p is None:   # its press is not in yet: the confirmation waits for it
-                        pending.setdefault(pid, []).append(f)
-                        continue
-                    e = f.entrant
-                    if e:
-                        s = get(e)
-                        if s is None:
-                            continue
-                        ok = e == p.entrant and pid not in voided
-                    else:
-                        s = by_id[p.entrant]    # (a press of an entrant not in the list is not kept)
-                        ok = pid not in voided
-                    if not ok:
-                        if s.scan_notes is None:
-                            s.scan_notes = []
-                        s.scan_notes.append(f"confirmation of press {pid} has no finish to confirm")
-                        continue
-                else:
-                    s = get(f.entrant)
-                    if s is None:
-                        continue
-                    p = s.best.get(f.puzzle)
-                    if p is None:
-                        if s.scan_notes is None:
-                            s.scan_notes = []
-                        s.scan_notes.append(f"confirmation of puzzle {f.puzzle} has no finish to confirm")
-                        continue
-                s.conf[p.puzzle] = (p, f)
-            elif t is K:
-                s = get(f.entrant)
-                if s is not None:
-                    counts = s.counts
-                    if counts is None:
-                        s.counts = {f.puzzle: f}
-                    else:
-                        counts.pop(f.puzzle, None)
-                        counts[f.puzzle] = f
-            elif t is V:
-                pass
-            elif t is RoundStart:
-                self._start, self._limit = f.at_ms, f.limit_ms
-            else:
-                s = get(f.entrant)      # type: ignore[union-attr]
-                if s is not None:
-                    self._entrant_fact(s, f, t)
-        return npid == len(press)
 
     def rows(self, now_ms: int | None = None) -> list[StandingRow]:
         ranked: list[tuple] = []
@@ -605,44 +479,16 @@ class Standings:
 
     # -- one entrant --
 
-    def _collect_facts(self) -> None:
-        """After `_fold_fresh`: every entrant's presses and confirmations, as
-        `extend` keeps them (no confirmation waited for its press there, so
-        each confirmation by press id goes with a press already in)."""
-        get, press = self._by_entrant.get, self._press
-        f: Any
-        for f in self._log:
-            t = type(f)
-            if t is Press:
-                s = get(f.entrant)
-            elif t is Confirm:
-                if f.press_id:
-                    p = press.get(f.press_id)
-                    if p is None:
-                        continue
-                    s = get(f.entrant or p.entrant)
-                else:
-                    s = get(f.entrant)
-            else:
-                continue
-            if s is not None:
-                s.facts.append(f)
-        self._no_facts = False
-        self._log = ()
-
     def _rebuild(self, s: _State, estart: int, start: int) -> None:
         """The finishes and confirmations from the entrant's facts: a
         puzzle's finish is its earliest press that is not voided and not
         before the entrant's start; a confirmation goes with the press it
         names, or with the puzzle's finish at the moment it is applied."""
-        if self._no_facts:
-            self._collect_facts()
         voided, press = self._voided, self._press
         eid = s.entrant.id
         best: dict[int, Press] = {}
         conf: dict[int, tuple[Press, Confirm]] = {}
         notes: list[str] = []
-        early = False
         f: Any
         for f in s.facts:
             if type(f) is Press:
@@ -651,7 +497,6 @@ class Standings:
                 if f.at_ms < estart:
                     notes.append(f"press for puzzle {f.puzzle} at {fmt_duration(f.at_ms - start)}"
                                  f" ignored: before the entrant's start")
-                    early = True
                     continue
                 b = best.get(f.puzzle)
                 if b is None or f.at_ms < b.at_ms:
@@ -668,7 +513,7 @@ class Standings:
                     notes.append(f"confirmation of {what} has no finish to confirm")
                 else:
                     conf[p.puzzle] = (p, f)
-        s.best, s.conf, s.scan_notes, s.early, s.stale = best, conf, notes or None, early, False
+        s.best, s.conf, s.scan_notes = best, conf, notes or None
 
     def _evaluate(self, s: _State) -> tuple:
         """(sort key, entrant index, status, time, penalty, net, pieces, deducted,
@@ -679,16 +524,13 @@ class Standings:
         cfg = self.cfg
         start = self._start
         if start is None:
-            if self._no_facts:
-                self._collect_facts()
             waiting = list(s.notes or ())
             if s.facts:
                 waiting.append("presses before the round start are not timed")
             return (cfg.waiting_key, s.index, "waiting", None, 0, None, 0, 0, True, False, 0,
                     tuple(waiting), None)
         estart = start + s.offset
-        if s.stale:
-            self._rebuild(s, estart, start)
+        self._rebuild(s, estart, start)
         notes: list[str] | None = None
         if s.notes or s.scan_notes:
             notes = (s.notes or []) + (s.scan_notes or [])
@@ -702,10 +544,7 @@ class Standings:
         subtract, pen_lost, pen_adj, credit_full = cfg.subtract, cfg.pen_lost, cfg.pen_adj, cfg.credit_full
         todo: Any = best.items()
         if best:
-            ats = list(map(_at_ms, best.values()))
-            if min(ats) < estart:       # an early press: rebuild without it, then start over
-                self._rebuild(s, estart, start)
-                return self._evaluate(s)
+            ats = list(map(_at_ms, best.values()))   # none before estart: _rebuild left them out
             last = (max(ats) - estart) // res * res
             if last <= deadline and cfg.valid.issuperset(best):
                 # the usual case, the same sums as the loop below: every press counts
@@ -736,9 +575,6 @@ class Standings:
             else:
                 last = -1
         for pz, p in todo:
-            if p.at_ms < estart:        # an early press: rebuild without it, then start over
-                self._rebuild(s, estart, start)
-                return self._evaluate(s)
             if not 0 < pz <= n:
                 if notes is None:
                     notes = []

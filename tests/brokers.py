@@ -52,7 +52,7 @@ def micropython_env():
 
 
 class MosquittoBroker(LocalMosquitto):
-    """A throw-away Mosquitto on 127.0.0.1 (tools/local_mosquitto.py); the
+    """A throw-away Mosquitto on 127.0.0.1 (tools/testing/local_mosquitto.py); the
     test is skipped without mosquitto (fails under CI=true)."""
 
     def __init__(self, port=None):

@@ -20,7 +20,7 @@ PRESS_PAST_MS before to PRESS_FUTURE_MS after the hub's clock when it
 arrived, and, once the round has a start, within the round (start to end,
 give or take ROUND_MARGIN_MS).  Any other is refused: kept in the log,
 listed in `refused` (alerted), never ranked.  A conflict row (the same
-event identity sent again with other content: hub/store.py) is listed in
+event identity sent again with other content: hub/event/store.py) is listed in
 `key_conflicts`, never folded.  A board's confirmation or void of a call
 already decided (at the desk, say) is listed in `conflicts`: the recorded
 decision stands.
@@ -334,7 +334,7 @@ class Competition:
         self.unassigned: list[Unassigned] = []
         self.strays: list[dict] = []
         self.refused: list[Refused] = []          # board presses whose time cannot be a finish
-        self.key_conflicts: list[dict] = []       # conflict rows (hub/store.py): a key sent again, other content
+        self.key_conflicts: list[dict] = []       # conflict rows (hub/event/store.py): a key sent again, other content
         self._installs: dict[str, list[str]] = {}  # board -> its installs, as they appear in the log
         self._calls: dict[str, int] = {}          # entrant -> standing finish calls (next-puzzle stations)
         self._voided: set[str] = set()
@@ -499,7 +499,7 @@ class Competition:
 
     def check_action(self, action: str, p: dict, now_ms: int | None = None) -> None:
         """Operator input errors, in words an operator understands: the
-        action's shape (hub/actions.py), then what this event makes of it
+        action's shape (hub/event/actions.py), then what this event makes of it
         (entrants, presses, puzzles and their sizes, the round's limit) and,
         given the hub's time now, whether its times are plausible.  Raises
         ValueError; nothing is stored before this passes."""

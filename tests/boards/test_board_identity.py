@@ -1,6 +1,6 @@
 """Issue 14, items 2-4, at the hub (the real HubService on a real SQLite
 log; the boards' side is tests/portable/pt_board.py, end to end with real
-boards tests/test_board_swap_e2e.py):
+boards tests/e2e/test_board_swap_e2e.py):
 
 2. schedules carry the event's id, so a board reused from an earlier event
    can tell this event's schedule from the one in its flash;

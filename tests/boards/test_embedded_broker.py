@@ -1,4 +1,4 @@
-"""The embedded broker (amqtt, patched in hub/broker.py): a client gets the
+"""The embedded broker (amqtt, patched in hub/boards/broker.py): a client gets the
 retained messages of its own subscriptions only (amqtt 0.12.1 sent every
 connecting client those of every topic anyone had subscribed to)."""
 

@@ -1,4 +1,4 @@
-"""hub/hub_protocol.py: the hub's half of the wire protocol (its topics and
+"""hub/boards/hub_protocol.py: the hub's half of the wire protocol (its topics and
 the messages it sends), checked against the shared validation the boards run."""
 
 from __future__ import annotations

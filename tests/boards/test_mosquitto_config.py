@@ -1,4 +1,4 @@
-"""The generated Mosquitto configuration (hub/mosquitto_config.py): the text
+"""The generated Mosquitto configuration (hub/boards/mosquitto_config.py): the text
 of each file, then the real mosquitto binary running it -- logins, the
 per-board ACL, last wills and persistence -- with paho-mqtt clients.
 

@@ -13,7 +13,7 @@ What must hold afterwards:
 The hall: one board per team, one button per relay station (4 buttons).
 Buttons 1-3 are the relay stations 1-3; button 4 is relay station 4 and,
 after the relay, the team's "next puzzle" button (stations.csv gives it no
-puzzle: its n-th finish call is puzzle 4, 5, 6, 7, 8 - hub/competition.py).
+puzzle: its n-th finish call is puzzle 4, 5, 6, 7, 8 - hub/event/competition.py).
 Every finish call is checked by a referee on the button: sometimes a few
 short presses (missing pieces), then a hold (confirm).  Some teams run out
 of time.

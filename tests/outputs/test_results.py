@@ -5,7 +5,7 @@ sheet is also rendered by headless Chromium (skipped without it, except under
 CI=true).
 
 Run as a script, this module writes the README's screenshot of the sheet:
-    .venv/bin/python tests/test_results.py docs/images/results-sheet.png
+    .venv/bin/python tests/outputs/test_results.py docs/images/results-sheet.png
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""tools/netimpair.py: the delivery schedule as pure logic, then the proxy over
+"""tools/testing/netimpair.py: the delivery schedule as pure logic, then the proxy over
 real sockets (an echo server on a free 127.0.0.1 port) and through the
 embedded MQTT broker with paho clients."""
 

@@ -8,7 +8,7 @@ What runs where: the broker (the embedded one, or --broker-url) and the hub
 (`tabletimer run DIR`, its own process, as at an event) on this machine;
 boards are the real firmware in real `micropython` processes (tools/simulator),
 each clock offset by hours and drifting by up to +-50 ppm, optionally behind
-the impairment proxy (tools/netimpair).  Times are host milliseconds, which is
+the impairment proxy (tools/testing/netimpair).  Times are host milliseconds, which is
 hub time on this machine.
 
 Figures (each with its floor measured in the same run, where there is one):
@@ -26,7 +26,7 @@ Figures (each with its floor measured in the same run, where there is one):
   hub RSS and CPU, idle with 300 boards online and during the burst;
 - hub restart to caught up after an outage of the hub (boards keep presses in
   their journal meanwhile);
-- rank time for 5,000 entrants (tools/bench_ranking), firmware heap
+- rank time for 5,000 entrants (tools/bench/ranking), firmware heap
   (tools/bench_firmware_heap, run as it is).
 Not a test: the figures depend on the machine; zero lost events is checked
 and reported in every run.

@@ -1,4 +1,4 @@
-"""Benchmark of the ranking engine (hub/standings.py): 5,000 entrants with 20
+"""Benchmark of the ranking engine (hub/rules/standings.py): 5,000 entrants with 20
 facts each.
 
     .venv/bin/python -m tabletimer.tools.bench.ranking [--entrants 5000] [--repeat 15]

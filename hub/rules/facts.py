@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from .formats import Format
+from .format_model import Format
 
 
 @dataclass(slots=True)

@@ -6,195 +6,30 @@ returns a `Format`; `validate(data, source)` checks an already parsed dict.
 Every problem is a `FormatError` whose message names the file, the dotted key
 and what was expected.  The keys, with the seed rule each one implements, are
 described in docs/formats.md.  Pure apart from reading the file in
-`load_format`.
+`load_format`.  What a format is (`Format`, `Part`) is format_model.py;
+durations as text, durations.py.
 """
 
 from __future__ import annotations
 
 import difflib
-import re
 import tomllib
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-# --- durations -------------------------------------------------------------------------------
+from .durations import DURATION_FORMS, fmt_duration, fmt_resolution, parse_duration
+from .format_model import (COUNT_ENTRIES, ENTRANT_KINDS, FINISHED_PUZZLE_CREDIT, MISSING_ACTIONS,
+                           MISSING_CATEGORIES, ORDERS, TIE_BREAKS, WORK_MODES, Format, FormatError, Part,
+                           describe)
 
-_HMS = re.compile(r"^(\d+):([0-5]?\d):([0-5]?\d)(?:\.(\d{1,3}))?$")
-_MS = re.compile(r"^(\d+):([0-5]?\d)(?:\.(\d{1,3}))?$")
-_UNITS = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-_UNIT_MS = {"h": 3_600_000, "m": 60_000, "s": 1000, "ms": 1}
-
-DURATION_FORMS = '"H:MM:SS", "M:SS" (minutes may exceed 59, e.g. "83:12"), with optional ".fff", ' \
-                 'or units such as "90m", "12.5s", "250ms", "1h30m"'
-
-
-def parse_duration(text: str) -> int:
-    """A duration as integer milliseconds.  Accepted: "1:23:45", "83:12",
-    "1:23:45.250", "12.5s", "90m", "2h", "250ms", "1h30m", each optionally
-    preceded by "-".  Raises ValueError naming the accepted forms."""
-    if not isinstance(text, str):
-        raise ValueError(f"expected a duration string ({DURATION_FORMS}), got {text!r}")
-    s = text.strip()
-    sign = 1
-    if s.startswith("-"):
-        sign, s = -1, s[1:].strip()
-    m = _HMS.match(s)
-    if m:
-        h, mi, se, frac = m.groups()
-        return sign * ((int(h) * 3600 + int(mi) * 60 + int(se)) * 1000 + _frac_ms(frac))
-    m = _MS.match(s)
-    if m:
-        mi, se, frac = m.groups()
-        return sign * ((int(mi) * 60 + int(se)) * 1000 + _frac_ms(frac))
-    pos, total = 0, 0.0
-    for m in _UNITS.finditer(s):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _UNIT_MS[m.group(2)]
-        pos = m.end()
-    if s and pos == len(s):
-        ms = round(total)
-        if abs(ms - total) > 1e-6:
-            raise ValueError(f"{text!r} is not a whole number of milliseconds")
-        return sign * ms
-    raise ValueError(f"expected a duration ({DURATION_FORMS}), got {text!r}")
-
-
-def _frac_ms(frac: str | None) -> int:
-    return int((frac or "0").ljust(3, "0"))
-
-
-def fmt_duration(ms: int | None, resolution_ms: int = 1000) -> str:
-    """"1:23:45", with ".f"/".ff"/".fff" when the resolution is finer than a
-    second; "-" for None."""
-    if ms is None:
-        return "-"
-    sign = "-" if ms < 0 else ""
-    ms = abs(ms)
-    h, rest = divmod(ms, 3_600_000)
-    m, rest = divmod(rest, 60_000)
-    s, milli = divmod(rest, 1000)
-    out = f"{sign}{h}:{m:02d}:{s:02d}"
-    if resolution_ms < 1000:
-        digits = 1 if resolution_ms % 100 == 0 else 2 if resolution_ms % 10 == 0 else 3
-        out += "." + f"{milli:03d}"[:digits]
-    elif milli:
-        out += f".{milli:03d}"
-    return out
-
-
-def fmt_resolution(ms: int) -> str:
-    if ms == 1000:
-        return "whole seconds"
-    return f"steps of {ms // 1000} s" if ms % 1000 == 0 else f"steps of {ms} ms"
-
-
-# --- the parsed format ------------------------------------------------------------------------
-
-ENTRANT_KINDS = ("individual", "pair", "team")
-WORK_MODES = ("single", "parallel", "relay", "fixed", "chosen")
-MISSING_ACTIONS = ("time", "subtract")
-MISSING_CATEGORIES = ("lost", "adjacent")      # categories that may be exempt
-COUNT_ENTRIES = ("placed", "remaining")
-FINISHED_PUZZLE_CREDIT = ("present", "full")
-ORDERS = ("time", "pieces")
-TIE_BREAKS = ("none", "last_complete_puzzle")
-
-
-class FormatError(ValueError):
-    """A competition format file is not valid: the message names the file,
-    the dotted key and what was expected."""
-
-
-@dataclass(frozen=True)
-class Part:
-    """Consecutive part of a round: its puzzles and how they are worked.
-    work: single (one puzzle) | parallel (each puzzle by its own group, no
-    moving) | relay (one member per station, clockwise rotation every
-    rotation_interval_ms among unfinished puzzles) | fixed (one at a time in
-    the listed order) | chosen (one at a time, entrant's order, swap only by
-    packing the unfinished one away)."""
-    name: str
-    work: str
-    puzzles: tuple[int, ...]          # piece counts
-    first: int                        # round-wide number of its first puzzle (1-based)
-    workers: str = ""                 # who works a puzzle (informational): individuals, pairs, team
-    rotation_interval_ms: int | None = None
-    rotation: str | None = None       # "clockwise" (relay only)
-
-    @property
-    def numbers(self) -> range:
-        """The round-wide puzzle (station) numbers of this part."""
-        return range(self.first, self.first + len(self.puzzles))
-
-
-@dataclass(frozen=True)
-class Format:
-    name: str
-    title: str
-    summary: str
-    source: str                       # where the rules come from (seed file, section)
-    notes: str
-    path: str                         # the file this was read from
-    # entrants
-    kind: str                         # individual | pair | team
-    min_members: int
-    max_members: int
-    capacity: int | None
-    # round
-    time_limit_ms: int
-    resolution_ms: int
-    parts: tuple[Part, ...]
-    start_offsets: bool               # per-entrant new start time allowed
-    offset_extends_limit: bool        # the limit runs from the entrant's own start
-    # missing pieces at a finish
-    missing_action: str               # time | subtract
-    penalty_per_piece_ms: int
-    exempt: frozenset[str]            # subset of {"lost", "adjacent"}
-    # unfinished
-    min_group: int
-    count_entry: str                  # placed | remaining (the referee's default form)
-    finished_puzzle_credit: str       # present | full
-    # ranking
-    order: str                        # time | pieces
-    tie_break: str                    # none | last_complete_puzzle
-    # prizes
-    awards: int
-    eligible_members_min: int         # official when >= this many members are eligible
-    eligibility: str
-    info: dict[str, Any] = field(default_factory=dict)   # informational keys, by dotted name
-
-    @property
-    def puzzles(self) -> tuple[int, ...]:
-        """Piece counts of all puzzles of the round, numbered 1.. in order."""
-        return tuple(p for part in self.parts for p in part.puzzles)
-
-    @property
-    def relay(self) -> Part | None:
-        return next((p for p in self.parts if p.work == "relay"), None)
-
-    def puzzles_text(self) -> str:
-        """"500", "1000 + 500 (chosen order)", "4x500 relay | 2x500 | 500 | 1000"."""
-        def one(part: Part) -> str:
-            counts: list[str] = []
-            for n in dict.fromkeys(part.puzzles):
-                k = part.puzzles.count(n)
-                counts.append(f"{k}x{n}" if k > 1 else str(n))
-            text = " + ".join(counts) if part.work in ("fixed", "chosen") else ", ".join(counts)
-            if part.work in ("fixed", "chosen", "relay"):
-                text += {"fixed": " (fixed order)", "chosen": " (chosen order)",
-                         "relay": " relay"}[part.work]
-            return text
-        return " | ".join(one(p) for p in self.parts)
-
-    def kind_text(self) -> str:
-        if self.kind == "team":
-            m = (str(self.min_members) if self.min_members == self.max_members
-                 else f"{self.min_members}-{self.max_members}")
-            return f"team of {m}"
-        return self.kind
+# the format's model is in format_model.py, durations in durations.py; their names here too,
+# for those who load formats
+__all__ = ["DURATION_FORMS", "fmt_duration", "fmt_resolution", "parse_duration", "COUNT_ENTRIES",
+           "ENTRANT_KINDS", "FINISHED_PUZZLE_CREDIT", "MISSING_ACTIONS", "MISSING_CATEGORIES", "ORDERS",
+           "TIE_BREAKS", "WORK_MODES", "Format", "FormatError", "Part", "describe", "validate",
+           "preset_names", "unknown_preset", "preset_text", "format_text", "load_format", "loads",
+           "all_presets"]
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -500,19 +335,3 @@ def loads(text: str, source: str, name: str | None = None) -> Format:
 
 def all_presets() -> list[Format]:
     return [load_format(n) for n in preset_names()]
-
-
-def describe(fmt: Format) -> str:
-    """A few lines that say what the format does (for `formats show`)."""
-    lines = [f"{fmt.name}: {fmt.title}", f"  {fmt.summary}"]
-    cap = f", at most {fmt.capacity}" if fmt.capacity else ""
-    lines.append(f"  entrants: {fmt.kind_text()}{cap}")
-    lines.append(f"  time limit {fmt_duration(fmt.time_limit_ms)}, times recorded and compared in"
-                 f" {fmt_resolution(fmt.resolution_ms)} (truncated)")
-    for part in fmt.parts:
-        nums = f"{part.first}" if len(part.puzzles) == 1 else f"{part.first}-{part.numbers[-1]}"
-        extra = (f", rotate {part.rotation} every {fmt_duration(part.rotation_interval_ms)}"
-                 if part.work == "relay" else "")
-        lines.append(f"  {part.name}: puzzle {nums} = {list(part.puzzles)}, work {part.work}{extra}")
-    return "\n".join(lines)
-

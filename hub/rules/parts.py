@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .facts import Swap
-from .formats import fmt_duration
+from .durations import fmt_duration
 
 if TYPE_CHECKING:
     from .scoring import Config

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .formats import Format
+from .format_model import Format
 from .standings import Entrant, Fact, Press, RoundStart, StartOffset, Void
 
 

@@ -10,7 +10,8 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from .facts import Confirm, Count, Entrant, Press, Swap
-from .formats import Format, fmt_duration
+from .durations import fmt_duration
+from .format_model import Format
 from .parts import laps, one_on_table, order_notes, packed_away
 
 _TIE_SPAN = 1 << 42             # tie-break times (ms) below this; beyond = no whole puzzle

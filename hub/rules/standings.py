@@ -44,7 +44,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 
 from .facts import (FACT_KINDS, Confirm, Count, DidNotStart, Disqualified, Entrant, Fact, Member, Press,
                     Reinstated, RoundStart, StartOffset, Swap, Void, is_official)
-from .formats import Format
+from .format_model import Format
 from .scoring import Config, EntrantState, PuzzleSplit, evaluate, splits
 
 # the facts are in facts.py, a puzzle's split in scoring.py; their names here too, for those

@@ -10,15 +10,12 @@ another process) lands in its place and the result is the same as a replay.
 Board events map through the stations table: (board, button) -> (entrant,
 puzzle).  A station without a puzzle number means "the entrant's next
 puzzle" (one-at-a-time rounds): its n-th standing finish call is puzzle n.
-A press id is "board/boot/seq" for the events of the first install of a
-board id in the log (the install id made when a board is flashed), and
-"board.N/boot/seq" for those of its N-th (a spare flashed with the same id:
-its boot count starts at 1 again); operator presses are "op/<row id>".
+A press id names a board event by its board install, boot and sequence
+number (board_events.py); operator presses are "op/<row id>".
 
-A board press is a finish only when its time is plausible: within
-PRESS_PAST_MS before to PRESS_FUTURE_MS after the hub's clock when it
-arrived, and, once the round has a start, within the round (start to end,
-give or take ROUND_MARGIN_MS).  Any other is refused: kept in the log,
+A board press is a finish only when its time is plausible (row_checks.py:
+near the hub's clock when it arrived and, once the round has a start,
+within the round).  Any other is refused: kept in the log,
 listed in `refused` (alerted), never ranked.  A conflict row (the same
 event identity sent again with other content: hub/event/store.py) is listed in
 `key_conflicts`, never folded.  A board's confirmation or void of a call
@@ -32,80 +29,16 @@ import bisect
 from dataclasses import dataclass, field
 
 from .actions import ENTRANT_ACTIONS, FIELDS as OPERATOR_ACTIONS, shape_problem
+from .board_events import board_order, event_key, install_press_id, maker, press_id
 from .event_folder import Station
-from ..rules.formats import Format, fmt_duration
+from .fold_records import Conflict, Decision, Refused, Unassigned
+from .row_checks import PLAUSIBLE_MS, press_problem, round_window, row_problem
+from .schedule import board_schedule
+from ..rules.formats import Format
 from ..rules.standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow,
                         Standings, Void)
 
 __all__ = ["OPERATOR_ACTIONS", "Competition", "Unassigned", "press_id"]
-
-# how far from the hub's clock an operator's time may lie (a start armed for
-# tomorrow, a finish recorded by hand after the round: yes; a mistyped year: no)
-PLAUSIBLE_MS = 7 * 86_400_000
-# a board press's time against the hub's clock when it arrived (it may come
-# long after it happened -- a hub or WiFi outage -- never from the future)
-PRESS_PAST_MS = PLAUSIBLE_MS
-PRESS_FUTURE_MS = 10 * 60_000
-ROUND_MARGIN_MS = 3_600_000       # ... and against the round, start to end, give or take this
-
-
-def press_id(board: str, boot: int, seq: int) -> str:
-    return f"{board}/{boot}/{seq}"
-
-
-@dataclass(frozen=True)
-class Decision:
-    """Who closed a call, how and when (row: its log row)."""
-    row: int
-    kind: str                   # confirm | void | correct
-    who: str                    # "board B1" or the operator's name
-    at_ms: int | None           # when the hub received it
-    missing: int | None
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """A board's decision (confirm or void) on a call that was already
-    decided: stored, acknowledged, never applied; the recorded decision
-    stands until an operator corrects it."""
-    row: int
-    board: str
-    station: int
-    press_id: str
-    kind: str
-    missing: int | None
-    at_ms: int | None
-    recorded: Decision | None
-
-    def text(self) -> str:
-        mine = f"{self.kind}" + (f" with {self.missing} missing" if self.kind == "confirm" else "")
-        rec = self.recorded
-        done = {"confirm": "confirmed", "void": "voided", "correct": "corrected"}
-        theirs = "it was already decided"
-        if rec is not None:
-            theirs = (f"{rec.who} had {done.get(rec.kind, rec.kind)} it"
-                      + (f" with {rec.missing} missing" if rec.kind == "confirm" and rec.missing is not None else "")
-                      + f" (log row #{rec.row})")
-        return (f"CONFLICT at board {self.board} button {self.station}: {mine} of call {self.press_id} refused, "
-                f"{theirs}; the recorded decision stands (change it with `act confirm/void/correct ... --force`)")
-
-
-@dataclass
-class Unassigned:
-    """A board event the stations table does not place (unknown board or
-    button): kept for the operator, never ranked."""
-    board: str
-    station: int
-    type: str
-    at: int | None
-
-
-@dataclass
-class Refused:
-    """A board press whose time cannot be a finish (kept, never ranked)."""
-    row: dict
-    press_id: str
-    why: str
 
 
 @dataclass
@@ -167,7 +100,7 @@ class Competition:
             return
         self._ids.insert(i, row["id"])
         self.rows.insert(i, row)
-        problem = self._row_problem(row)
+        problem = row_problem(row)
         if problem is not None:                  # kept in the log, flagged, never folded
             self.flagged[row["id"]] = problem
             return
@@ -177,7 +110,7 @@ class Competition:
                 self._start_row = row
             elif row["type"] == "start_offset" and self.format.start_offsets:
                 self._offsets[row["payload"]["entrant"]] = row["payload"]["offset_ms"]
-            window = self._round_window()
+            window = round_window(self._start_row, self._offsets, self.format.time_limit_ms)
             moved, self._window = window != self._window, window   # presses refused or not: again
         if i < len(self._ids) - 1 or self._facts is None or moved or self._overtakes(row):
             self._facts = self._live = None
@@ -190,72 +123,24 @@ class Competition:
             elif len(self._facts) > n:
                 self._live.extend(self._facts[n:])
 
-    @staticmethod
-    def _row_problem(row: dict) -> str | None:
-        """Why a stored row cannot be folded (None: it can).  Operator rows
-        are checked against their action's shape (an older version, or
-        another program writing the log, may have let a bad one through);
-        board rows were checked against the protocol before they were
-        stored, so only their frame is checked here."""
-        try:
-            if not isinstance(row.get("id"), int) or not isinstance(row.get("payload"), dict):
-                return "not a row of this log (no id or payload)"
-            if row.get("source") == "operator":
-                return shape_problem(row.get("type"), row["payload"])
-            if row.get("source") == "board" and row.get("type") != "status":
-                p = row["payload"]
-                if not all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool)
-                           for k in ("boot", "seq", "station")):
-                    return f"board {row['type']}: boot, seq and station must be whole numbers"
-                if not isinstance(p.get("in", ""), str):
-                    return f"board {row['type']}: its install id must be text"
-            return None
-        except Exception as e:                   # the fold never raises: say what it was
-            return f"unreadable row: {e!r}"
-
     # ------------------------------------------------------------ facts
     def facts(self) -> list[Fact]:
         if self._facts is None:
             self._reset_fold()
-            for row in self._board_order([r for r in self.rows if r["id"] not in self.flagged]):
+            for row in board_order([r for r in self.rows if r["id"] not in self.flagged]):
                 self._fold_row(row)
         return self._facts          # type: ignore[return-value]
-
-    @staticmethod
-    def _event_key(row: dict) -> tuple[int, int] | None:
-        """(boot, seq) of a board event, the order the board (the install
-        of it: _maker) made them in."""
-        if row["source"] != "board" or row["type"] == "status":
-            return None
-        p = row["payload"]
-        return (p["boot"], p["seq"])
-
-    @staticmethod
-    def _maker(row: dict) -> tuple[str, str]:
-        """(board, install) that made a board event."""
-        return (row["board"], row["payload"].get("in") or "")
-
-    def _pid(self, board: str, install: str, boot: int, seq: int) -> str:
-        """The press id of an install's (boot, seq): the board's first
-        install in the log gets plain "board/boot/seq", its N-th
-        "board.N/boot/seq" (installs are numbered as their events first
-        appear in the log)."""
-        order = self._installs.setdefault(board, [])
-        if install not in order:
-            order.append(install)
-        n = order.index(install)
-        return press_id(board if n == 0 else f"{board}.{n + 1}", boot, seq)
 
     def _call_pid(self, board: str, install: str, call: list, station: int) -> str:
         """The press id a confirmation's or void's call [boot, seq] names:
         the same install's press, or -- a board flashed again mid-round (a
         new install id, the same station states and boot counter) -- the
         press of another install of the board at the same station."""
-        own = self._pid(board, install, call[0], call[1])
+        own = install_press_id(self._installs, board, install, call[0], call[1])
         if own in self._presses:
             return own
         for other in reversed(self._installs.get(board, ())):
-            pid = self._pid(board, other, call[0], call[1])
+            pid = install_press_id(self._installs, board, other, call[0], call[1])
             if other != install and self._press_station.get(pid) == (board, station):
                 return pid
         return own
@@ -263,70 +148,23 @@ class Competition:
     def press_id_of(self, board: str, install: str, boot: int, seq: int) -> str:
         """The press id of a board event (after its row is folded)."""
         self.facts()
-        return self._pid(board, install, boot, seq)
+        return install_press_id(self._installs, board, install, boot, seq)
 
     def call_press_id(self, board: str, msg: dict) -> str:
         """The press id a board's confirm or void names (after its row is folded)."""
         self.facts()
         return self._call_pid(board, msg.get("in") or "", msg["call"], msg["station"])
 
-    def _round_window(self) -> tuple[int, int] | None:
-        """Board press times that can be finishes of this round: start to
-        end (the latest start offset added), give or take ROUND_MARGIN_MS;
-        None before a round start."""
-        row = self._start_row
-        if row is None:
-            return None
-        p = row["payload"]
-        start = p["at"]
-        end = start + (p.get("duration") or self.format.time_limit_ms)
-        late = max(0, *self._offsets.values()) if self._offsets else 0
-        return (start - ROUND_MARGIN_MS, end + late + ROUND_MARGIN_MS)
-
-    def _press_problem(self, row: dict) -> str | None:
-        """Why a board press's time cannot be a finish (None: it can)."""
-        at, got = row["payload"]["at"], row.get("received_ms")
-        if isinstance(got, int):
-            if at > got + PRESS_FUTURE_MS:
-                return (f"its time is {(at - got) // 60_000} min after the hub's clock when it arrived "
-                        f"(more than {PRESS_FUTURE_MS // 60_000} min)")
-            if at < got - PRESS_PAST_MS:
-                return f"its time is {(got - at) // 86_400_000} days before it arrived (more than 7)"
-        w = self._window
-        if w is not None and not w[0] <= at <= w[1]:
-            start = self._start_row["payload"]["at"]      # type: ignore[index]
-            off = at - start
-            return (f"its time is {fmt_duration(abs(off))} {'before' if off < 0 else 'after'} the round's "
-                    f"start, outside the round (more than {ROUND_MARGIN_MS // 60_000} min before the start"
-                    f" or after the end)")
-        return None
-
     def _overtakes(self, row: dict) -> bool:
         """A board event that arrives after a later one of the same board (it
         waited for a retransmission meanwhile): folding it on top would give
         it the place of the later one, e.g. a next-puzzle call another
         puzzle."""
-        key = self._event_key(row)
+        key = event_key(row)
         if key is None:
             return False
-        last = self._board_last.get(self._maker(row))
+        last = self._board_last.get(maker(row))
         return last is not None and key < last
-
-    def _board_order(self, rows: list[dict]) -> list[dict]:
-        """The log with each board's events in the order the board made them
-        (by boot and sequence number, per install), each in one of its own
-        events' slots: what the log would be had no event waited for a
-        retransmission.  Operator actions and status messages keep their
-        places."""
-        slots: dict[tuple[str, str], list[int]] = {}
-        for i, row in enumerate(rows):
-            if self._event_key(row) is not None:
-                slots.setdefault(self._maker(row), []).append(i)
-        out = list(rows)
-        for idx in slots.values():
-            for i, row in zip(idx, sorted((rows[i] for i in idx), key=self._event_key)):  # type: ignore[arg-type, return-value]
-                out[i] = row
-        return out
 
     def _reset_fold(self) -> None:
         self._facts = []
@@ -372,11 +210,11 @@ class Competition:
     def _fold_row_unchecked(self, row: dict) -> None:
         p = row["payload"]
         src, typ = row["source"], row["type"]
-        key = self._event_key(row)
+        key = event_key(row)
         if key is not None:
-            maker = self._maker(row)
-            self._board_last[maker] = max(key, self._board_last.get(maker, key))
-            self._pid(*maker, *key)                 # the install numbered as it first appears
+            made_by = maker(row)
+            self._board_last[made_by] = max(key, self._board_last.get(made_by, key))
+            install_press_id(self._installs, *made_by, *key)     # the install numbered as it first appears
         if src == "operator":
             self._operator(row)
             return
@@ -400,8 +238,8 @@ class Competition:
             if p["at"] is None:
                 self.unassigned.append(Unassigned(row["board"], p["station"], "untimed press", None))
                 return
-            pid = self._pid(*self._maker(row), p["boot"], p["seq"])
-            why = self._press_problem(row)
+            pid = install_press_id(self._installs, *maker(row), p["boot"], p["seq"])
+            why = press_problem(row, self._window, self._start_row)
             if why is not None:
                 self.refused.append(Refused(row, pid, why))
                 return
@@ -414,7 +252,7 @@ class Competition:
             self._press_station[pid] = (row["board"], p["station"])
             self._add(Press(entrant=st.entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
         elif typ in ("confirm", "void"):
-            pid = self._call_pid(*self._maker(row), p["call"], p["station"])
+            pid = self._call_pid(*maker(row), p["call"], p["station"])
             if pid in self._closed:
                 # made on a stale state: the call was already decided (at the
                 # desk, say); the recorded decision stands, this one is shown
@@ -622,42 +460,5 @@ class Competition:
         return self._ids[-1] if self._ids else 0
 
     def schedule(self, board: str, now_ms: int) -> tuple | None:
-        """(start, end, signals, rot, calls) for one board: start, warnings
-        and time-up; for the board of a relay team, rot = [next rotation,
-        interval, end] while its relay part is not complete, else None;
-        calls: per button, the puzzles it calls one after the other (None:
-        one each)."""
-        row = self.round_start_row()
-        if row is None:
-            return None
-        p = row["payload"]
-        start = p["at"]
-        duration = p.get("duration") or self.format.time_limit_ms
-        end = start + duration
-        signals = [[start, "start"]]
-        signals += [[end - w, "warn"] for w in p.get("warnings", ()) if 0 < w < duration]
-        signals.append([end, "time_up"])
-        rot = None
-        relay = self.format.relay
-        if relay is not None:
-            teams = {s.entrant for s in self.stations if s.board == board}
-            if teams:
-                from ..rules.relay import relay_states
-                states = relay_states(self.format, [e for e in self.entrants if e.id in teams],
-                                      self.facts(), now_ms)
-                interval = relay.rotation_interval_ms
-                assert interval
-                for team in sorted(teams)[:1]:      # one relay team per board
-                    rs = states.get(team)
-                    if rs is None:
-                        if relay.first == 1:        # the relay is the first part: starts with the round
-                            rot = [start + interval, interval, end]
-                    elif not rs.complete:
-                        # from the part's start, not from now: the schedule only
-                        # changes when the relay does (boards skip past signals)
-                        rot = [rs.start_ms + interval, interval, end]
-        buttons = {s.button: s for s in self.stations if s.board == board}
-        calls = None
-        if any(s.puzzle is None for s in buttons.values()):
-            calls = [self.calls_of(buttons[n]) if n in buttons else 1 for n in range(1, max(buttons) + 1)]
-        return (start, end, sorted(signals), rot, calls)
+        """(start, end, signals, rot, calls) for one board (schedule.py)."""
+        return board_schedule(self, board, now_ms)

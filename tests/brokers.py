@@ -6,8 +6,8 @@ import os
 import sys
 
 from needs import in_ci, missing
-from tabletimer.hub import broker as _broker
-from tabletimer.tools.local_mosquitto import LocalMosquitto, mosquitto_path
+from tabletimer.hub.boards import broker as _broker
+from tabletimer.tools.testing.local_mosquitto import LocalMosquitto, mosquitto_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
@@ -52,7 +52,7 @@ def micropython_env():
 
 
 class MosquittoBroker(LocalMosquitto):
-    """A throw-away Mosquitto on 127.0.0.1 (tools/local_mosquitto.py); the
+    """A throw-away Mosquitto on 127.0.0.1 (tools/testing/local_mosquitto.py); the
     test is skipped without mosquitto (fails under CI=true)."""
 
     def __init__(self, port=None):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from brokers import MosquittoBroker
-from tabletimer.hub.broker import EmbeddedBroker
+from tabletimer.hub.boards.broker import EmbeddedBroker
 
 
 # hubs the tests start (also as child processes) serve remote consoles on a

@@ -11,8 +11,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from tabletimer.tools.hub_process import TT, stored_presses   # noqa: F401  (re-exported)
-from tabletimer.tools.hub_process import HubProcess as Hub     # noqa: F401
+from tabletimer.tools.testing.hub_process import TT, stored_presses   # noqa: F401  (re-exported)
+from tabletimer.tools.testing.hub_process import HubProcess as Hub     # noqa: F401
 from tabletimer.tools.simulator import SimBoard
 
 

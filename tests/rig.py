@@ -6,12 +6,12 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from tabletimer.hub.competition import Competition
-from tabletimer.hub.formats import load_format
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.mqtt_adapter import HubMqtt
-from tabletimer.hub.service import HubService
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.mqtt_adapter import HubMqtt
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.event.store import EventStore
 from tabletimer.tools.simulator import SimBoard
 
 HOUR = 3_600_000

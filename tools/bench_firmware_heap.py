@@ -34,13 +34,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tabletimer.hub.broker import EmbeddedBroker
-from tabletimer.hub.competition import Competition
-from tabletimer.hub.formats import load_format
-from tabletimer.hub.keys import BoardKeys
-from tabletimer.hub.mqtt_adapter import HubMqtt
-from tabletimer.hub.service import HubService
-from tabletimer.hub.store import EventStore
+from tabletimer.hub.boards.broker import EmbeddedBroker
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.mqtt_adapter import HubMqtt
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.event.store import EventStore
 from tabletimer.tools import firmware_build
 from tabletimer.tools.simulator import SimBoard, micropython_binary, micropython_path
 

@@ -54,7 +54,7 @@ def new_install() -> str:
     """A random install id: 6 lowercase hex digits.  It only has to tell
     apart the flashes of one board id within an event (a dead board and its
     spare collide once in 16.7 million); every byte of it is in every board
-    message, on the board's tight heap (tests/test_firmware_heap.py)."""
+    message, on the board's tight heap (tests/firmware/test_firmware_heap.py)."""
     return secrets.token_hex(3)
 
 

@@ -1,0 +1,591 @@
+"""The hub's core: turns incoming MQTT messages into stored events, acks,
+clock-sync replies and an updated round state, and produces the commands
+(signed schedules, identify) the operator's actions call for.
+
+I/O-free except for the event store it is given: the MQTT adapter feeds
+`handle()` and publishes what it returns or passes to `publish`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections import Counter, deque
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+from tabletimer.shared import protocol
+from tabletimer.shared.auth import AuthError
+
+from . import hub_protocol
+from .snapshot import Ranker, Snapshot, read as read_snapshot
+from ..event.clock import HubClock
+from ..event.actions import MAX_TEXT
+from ..rules.timetext import fmt_clock
+from ..event.competition import Competition
+from ..event.station_state import StationState, station_states
+from .keys import BoardKeys
+from .registry import BoardRegistry
+from .replay import ReplayGuard
+from ..rules.standings import StandingRow
+from ..event.store import CONFLICT, DUPLICATE, EventStore
+
+log = logging.getLogger(__name__)
+
+IDENTIFY_TTL_MS = 10_000
+# the hub's command counter (each command's 'ctr', which a board requires to
+# grow) is reserved in the log this many numbers at a time: one write per
+# block, not per message, and a restart continues above the last block
+CTR_BLOCK = 10_000
+# (topic kind, message type) a board may send; events are checked separately
+_ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STATUS)}
+
+
+# what a failed write of the event log raises (disk full, read-only, locked,
+# a USB stick pulled out)
+STORE_ERRORS = (sqlite3.Error, OSError)
+
+
+class LogWriteFailed(RuntimeError):
+    """The event log could not be written: nothing was stored, so nothing was
+    acknowledged.  The message says what failed and what to do."""
+
+
+def write_failure_advice(path: str | Path, err: BaseException, doing: str = "write") -> str:
+    """What a failed write (open, read) of the log at path means, in an
+    operator's words."""
+    text = str(err) or type(err).__name__
+    low = text.lower()
+    if "full" in low:
+        what = f"the disk is full: free space on it (df -h {Path(path).parent})"
+    elif "readonly" in low or "read-only" in low or "permission" in low or isinstance(err, PermissionError):
+        what = (f"the file or its folder is read-only: check `ls -l {path}` (owner, permissions) and "
+                f"that its disk is not mounted read-only")
+    elif "locked" in low or "busy" in low:
+        what = "another program is writing to the log (a database browser?): close it"
+    elif "unable to open" in low:
+        what = f"the folder {Path(path).parent} is gone or not writable"
+    elif "not a database" in low or "malformed" in low:
+        what = "the file is not an event log or is damaged: put back your copy of the event folder"
+    elif "i/o" in low:
+        what = "the disk failed or was removed (a USB stick pulled out?)"
+    else:
+        what = "check the disk (free space: df -h) and the file's permissions"
+    return f"cannot {doing} the event log {path} ({text}): {what}"
+
+
+class Outgoing(NamedTuple):
+    topic: str
+    payload: bytes
+    qos: int
+    retain: bool
+
+
+class HubService:
+    def __init__(self, store: EventStore, keys: BoardKeys, competition: Competition,
+                 clock: HubClock | None = None) -> None:
+        self.store = store
+        self.keys = keys
+        self.clock = clock or HubClock()
+        self.registry = BoardRegistry()
+        self.competition = competition
+        self.guard = ReplayGuard()
+        self.boot_jumps: dict[str, str] = {}        # board -> its last message rejected for a boot jump
+        # the event's id, in every schedule (a remote console's log has none: it sends none)
+        self.event_id: int | None = store.event_id
+        self.rejected: Counter[str] = Counter()   # reason -> count
+        self.duplicates = 0
+        self.activity: deque[str] = deque(maxlen=200)
+        self.listeners: list[Callable[[dict], None]] = []
+        self.reject_listeners: list[Callable[[str, str], None]] = []   # (category, detail)
+        self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
+        self._ctr_next, self._ctr_last = 1, 0   # the reserved block not used yet
+        self.write_failure: dict | None = None   # the failed writes now: since, count, advice
+        self._sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
+        self._stations_sent: dict[str, list] = {}   # board -> station entries last published
+        self._installs: dict[str, set[str]] = {}  # board -> the installs heard under its id
+        self._lock = threading.RLock()
+        self._ranker = Ranker()        # the consoles' standings (snapshot)
+        self._caught_up = 0      # every row with an id up to this one is applied
+        self._live = False       # replaying the log at start: no commands go out
+        for ev in store.events():                # resume: replay the log
+            if ev["source"] == "board":
+                self.guard.check(ev["board"], ev["payload"], stored=True)
+                self._heard(ev["board"], ev["payload"])
+            elif ev["type"] == "conflict" and isinstance(ev["payload"].get("msg"), dict):
+                self.guard.check(ev["board"], ev["payload"]["msg"], stored=True)
+                self._heard(ev["board"], ev["payload"]["msg"])
+            self._apply(ev)
+            self._caught_up = ev["id"]
+        self._live = True
+
+    # ------------------------------------------------------------ input
+    def handle(self, topic: str, payload: bytes, received_ms: int) -> list[Outgoing]:
+        """One message from the broker, received at hub time received_ms."""
+        if topic == protocol.HUB_STATUS:
+            return []                            # our own retained status
+        try:
+            board, kind = hub_protocol.parse_board_topic(topic)
+        except protocol.ProtocolError as e:
+            return self._reject("malformed", str(e), topic)
+        if len(payload) > protocol.MAX_PAYLOAD + 1 + 64:
+            return self._reject("malformed", f"payload too large: {len(payload)} bytes", topic)
+        signer = self.keys.signer(board)
+        if signer is None:
+            self.keys.reload()                   # flashed since the hub started?
+            signer = self.keys.signer(board)
+            if signer is None:
+                return self._reject("unknown board", board, topic)
+        try:
+            msg = hub_protocol.decode_from_board(signer.open(topic, payload))
+        except AuthError as e:
+            return self._reject("forged", str(e), topic)
+        except (protocol.ProtocolError, RecursionError) as e:
+            return self._reject("malformed", str(e) or "nested too deep", topic)
+        typ = msg["type"]
+        if (kind, typ) not in _ACCEPTED and not (kind == protocol.EVENT and typ in hub_protocol.EVENT_TYPES):
+            return self._reject("malformed", f"unexpected {typ} message on {kind}", topic)
+        if kind == protocol.SYNC and "t2" in msg:
+            return self._reject("malformed", "a sync reply from a board", topic)
+        with self._lock:
+            why = self.guard.check(board, msg)
+            if why and why.startswith("boot jump"):
+                self.boot_jumps[board] = why
+                return self._reject("boot jump", why, topic)
+            if why:
+                return self._reject("replayed", why, topic)
+            self.boot_jumps.pop(board, None)     # it is heard again: not locked out
+            self._heard(board, msg)
+            self.registry.seen(board, received_ms)
+            try:
+                return self._take(board, kind, msg, received_ms)
+            except LogWriteFailed:
+                return []        # nothing acked: the board keeps the event and sends it again
+
+    def _take(self, board: str, kind: str, msg: dict, received_ms: int) -> list[Outgoing]:
+        """A message that passed the checks: stored (LogWriteFailed if it
+        cannot be), applied, answered."""
+        typ = msg["type"]
+        if kind == protocol.SYNC:
+            reply = hub_protocol.sync_reply(msg, received_ms, self.clock.now_ms())
+            return [self._to_board(board, protocol.CMD, reply, 0)]
+        if kind == protocol.STATUS:
+            self._apply(self._write(self.store.append, "board", "status", msg, received_ms, board))
+            if msg["state"] == protocol.ONLINE:
+                # a board flashed after the round began has no retained
+                # schedule yet; a rebooted one gets the current one again,
+                # and the state of its stations
+                return self.schedules([board], force=True) + self.station_messages([board], force=True)
+            return []
+        # an event: stored (or a conflict row stored) before it is acked
+        stored, row = self._write(self.store.append_board_event, board, msg, received_ms)   # committed here
+        assert row is not None or stored == DUPLICATE
+        # the install named once the id has more than one: a dead board's
+        # (boot, seq) is not its spare's
+        several = len(self._installs.get(board, ())) > 1
+        ack = hub_protocol.ack(msg["boot"], msg["seq"], hub_protocol.install_of(msg) if several else None)
+        out = [self._to_board(board, protocol.CMD, ack, 1)]
+        if stored == DUPLICATE:
+            self.duplicates += 1
+            return out
+        self._apply(row)                 # a conflict row is alerted, never folded as the event
+        if stored == CONFLICT:
+            return out
+        if self.competition.format.relay is not None and typ in ("press", "void"):
+            # a relay finish changes its team's rotations
+            out += self.schedules(self.competition.team_boards(board, msg["station"]))
+        if typ in ("press", "confirm"):
+            try:
+                out += self._recorded(board, msg)
+            except LogWriteFailed:
+                pass         # the ack goes out; the recorded time is only for a display
+        if typ in ("press", "confirm", "void"):
+            try:
+                # when its stations changed (not after every event: one more
+                # message per event broke the board's 64 KB heap; a board
+                # that follows these will need it after a conflict too)
+                out += self.station_messages([board])
+            except LogWriteFailed:
+                pass         # the ack goes out; the board gets the states with the next change
+        return out
+
+    def _heard(self, board: str, msg: dict) -> None:
+        """Note the installs a board message shows under its board id."""
+        seen = self._installs.setdefault(board, set())
+        seen.add(hub_protocol.sender_install(msg))
+        if msg.get("type") in hub_protocol.EVENT_TYPES:
+            seen.add(hub_protocol.install_of(msg))
+
+    def _recorded(self, board: str, msg: dict) -> list[Outgoing]:
+        """The time recorded for the call, back to its station (cheap: no
+        re-ranking in the path of the ack)."""
+        comp = self.competition
+        if msg["type"] == "press":
+            call = [msg["boot"], msg["seq"]]
+            pid = comp.press_id_of(board, hub_protocol.install_of(msg), *call)
+        else:
+            call = msg["call"]
+            pid = comp.call_press_id(board, msg)
+        at = comp.press_at(pid)              # None: not a timed press that can be a finish (refused)
+        t = comp.recorded_time(board, msg["station"], at)
+        if t is None:
+            return []
+        m = hub_protocol.recorded(msg["station"], call, t, msg["type"] == "confirm")
+        return [self._to_board(board, protocol.CMD, m, 1)]
+
+    def _reject(self, category: str, detail: str, topic: str) -> list[Outgoing]:
+        with self._lock:         # a snapshot reads these whole
+            self.rejected[category] += 1
+            self.activity.append(f"rejected ({category}) on {topic}: {detail}")
+        for fn in self.reject_listeners:
+            fn(category, detail)
+        return []
+
+    def _to_board(self, board: str, kind: str, msg: dict, qos: int, retain: bool = False) -> Outgoing:
+        """A command to one board, numbered and signed with its key."""
+        signer = self.keys.signer(board)
+        assert signer is not None
+        with self._lock:
+            protocol.stamp(msg, self._next_ctr())
+        topic = protocol.board_topic(board, kind)
+        return Outgoing(topic, signer.sign(topic, protocol.encode(msg)), qos, retain)
+
+    # ------------------------------------------------------ log writes
+    def _write(self, fn, *args, told: bool = False):
+        """A write to the log (fn(*args)); LogWriteFailed if it fails (told:
+        the caller shows its message to whoever asked)."""
+        try:
+            result = fn(*args)
+        except STORE_ERRORS as e:
+            raise self._write_failed(e, told) from e
+        self._written()
+        return result
+
+    def _write_failed(self, err: BaseException, told: bool = False) -> LogWriteFailed:
+        """Note a failed write: an alert while they last, logged once per
+        burst (not once per message: a hall of boards resends every second),
+        unless the one who asked is told (an operator's action)."""
+        advice = write_failure_advice(getattr(self.store, "path", "events.sqlite"), err)
+        with self._lock:
+            f = self.write_failure
+            if f is None:
+                f = self.write_failure = {"since": self.clock.now_ms(), "count": 0, "advice": advice,
+                                          "logged": False}
+                self.activity.append(f"EVENT LOG NOT WRITTEN: {advice}")
+            if not told and not f["logged"]:
+                f["logged"] = True
+                log.error("%s. Nothing is acknowledged until the log can be written again; the boards "
+                          "keep their presses and send them again.", advice)
+            f["count"] += 1
+            f["advice"] = advice
+        return LogWriteFailed(advice)
+
+    def _written(self) -> None:
+        if self.write_failure is None:
+            return
+        with self._lock:
+            f, self.write_failure = self.write_failure, None
+        if f is not None:
+            msg = (f"the event log is written again, after {f['count']} failed write(s) since "
+                   f"{_clock_text(f['since'])}; the boards send again what was not acknowledged")
+            if f["logged"]:
+                log.warning("%s", msg)
+            self.note(msg)
+
+    def check_writable(self) -> None:
+        """LogWriteFailed unless the log takes a committed write now (the
+        first block of command counters): a hub must not start on a log it
+        cannot write, acknowledging nothing all event."""
+        with self._lock:
+            self._reserve_ctr_block(told=True)
+
+    def _reserve_ctr_block(self, told: bool = False) -> None:
+        first = self._write(self.store.reserve, "hub_ctr", CTR_BLOCK, self.clock.now_ms(), told=told)
+        self._ctr_next, self._ctr_last = first, first + CTR_BLOCK - 1
+
+    def _next_ctr(self) -> int:
+        """The next command counter: strictly above every one this event's
+        hub sent before, whatever the laptop's clock says now.  Numbers come
+        from a block reserved durably in the log (store.reserve) before any is
+        used; the hub clock is a floor, so a new log's first block is above
+        what a hub of another event numbered a board that has not rebooted
+        since (counters were the clock's milliseconds)."""
+        with self._lock:
+            if self._ctr_next > self._ctr_last:
+                self._reserve_ctr_block()          # LogWriteFailed: the command is not sent
+            n = self._ctr_next
+            self._ctr_next += 1
+            return n
+
+    # ------------------------------------------------------ operator actions
+    def start_round(self, at_ms: int | None = None, duration_ms: int | None = None,
+                    warnings_ms: tuple[int, ...] = (), who: str = "operator", why: str = "") -> dict:
+        """Start the round at at_ms (default now).  The limit defaults to the
+        format's; time-up and the warnings (ms before the end) are scheduled
+        on every board (signed, retained, so a board that reboots gets it
+        again)."""
+        now = self.clock.now_ms()
+        return self.act("round_start", {"at": at_ms if at_ms is not None else now,
+                                        "duration": duration_ms, "warnings": list(warnings_ms)},
+                        who, why)
+
+    def check_action(self, action: str, payload: dict, who: str = "operator", why: str = "") -> None:
+        """Raise ValueError (in an operator's words) unless the action may be
+        recorded as it is: its fields' shape, the event's entrants, presses
+        and puzzles, times near the hub's clock, a board that exists."""
+        if not isinstance(who, str) or not who.strip() or len(who) > MAX_TEXT:
+            raise ValueError(f"{action}: who must be a name of at most {MAX_TEXT} characters")
+        if not isinstance(why, str) or len(why) > MAX_TEXT:
+            raise ValueError(f"{action}: why must be text of at most {MAX_TEXT} characters")
+        with self._lock:
+            self.competition.check_action(action, payload, self.clock.now_ms())
+            if action in ("identify", "reset_board"):
+                b = payload["board"]
+                if b not in self.keys.boards() and b not in self.registry.boards:
+                    raise ValueError(f"{action}: no board {b!r}")
+
+    def consequences(self, action: str, payload: dict) -> list[str]:
+        """What recorded results an action (already checked) would replace
+        or discard, in words for the operator who must confirm it; empty
+        when it changes no recorded decision."""
+        comp = self.competition
+        out: list[str] = []
+        with self._lock:
+            now = self.clock.now_ms()
+            facts = comp.facts()
+            presses = [f for f in facts if f.kind == "press"]
+            confirmed = {f.press_id for f in facts if f.kind == "confirm" and f.press_id}
+            start = comp.start_ms
+            if action == "round_start" and start is not None:
+                state = "running since" if now >= start else "armed for"
+                early = sum(1 for f in presses if f.at_ms < payload["at"])
+                out.append(f"replaces the round start ({state} {fmt_clock(start)}); {len(presses)} finish "
+                           f"call(s) recorded so far" + (f", {early} of them before the new start, which "
+                                                          "would no longer count" if early else ""))
+            elif action in ("void", "correct"):
+                pid = payload["press_id"]
+                what = "a confirmed finish" if pid in confirmed else "a recorded finish call"
+                out.append(f"{'voids' if action == 'void' else 'changes the time of'} {what} ({pid})")
+            elif action == "confirm" and payload.get("press_id") in confirmed:
+                out.append(f"replaces the confirmation already recorded for {payload['press_id']}")
+            elif action == "count":
+                puzzle = payload.get("puzzle") or 1
+                if any(f.kind == "count" and f.entrant == payload["entrant"] and f.puzzle == puzzle
+                       for f in facts):
+                    out.append(f"replaces the piece count recorded for {payload['entrant']} puzzle {puzzle}")
+            elif action == "dq":
+                out.append(f"disqualifies {payload['entrant']}")
+            elif action == "dns" and any(f.entrant == payload["entrant"] for f in presses):
+                out.append(f"marks {payload['entrant']}, who has recorded finish calls, as not started")
+        return out
+
+    def act(self, action: str, payload: dict, who: str = "operator", why: str = "") -> dict:
+        """Check an operator action (check_action), then append it (with who
+        and why) and apply it; nothing is stored when the check fails
+        (ValueError) or the log cannot be written (LogWriteFailed)."""
+        with self._lock:
+            self.check_action(action, payload, who, why)
+            row = self._write(self.store.append, "operator", action, dict(payload, who=who, why=why),
+                              self.clock.now_ms(), told=True)
+            self._apply(row)
+        self.publish(self.schedules() + self.station_messages())
+        return row
+
+    def catch_up(self) -> int:
+        """Apply rows another process appended (operator commands from the
+        command line); returns how many."""
+        with self._lock:
+            rows = self.store.events(after=self._caught_up)
+            new = [r for r in rows if not self.competition.has(r["id"])]
+            for row in new:
+                self._apply(row)
+            if rows:
+                self._caught_up = rows[-1]["id"]
+        if new:
+            self.publish(self.schedules() + self.station_messages())
+        return len(new)
+
+    def schedules(self, boards: list[str] | None = None, force: bool = False) -> list[Outgoing]:
+        """Signed schedules for the boards (default: every board with a key)
+        whose schedule changed since last published (all with force)."""
+        out = []
+        now = self.clock.now_ms()
+        with self._lock:
+            for b in (boards if boards is not None else self.keys.boards()):
+                content = self.competition.schedule(b, now)
+                if content is None or self.keys.signer(b) is None:
+                    continue
+                last = self._sched_sent.get(b)
+                if last is not None and last[0] == content and not force:
+                    continue
+                # ids rise within the event (log row ids); the event id tells
+                # a board reused from an earlier event that this is another one
+                sid = max(self.competition.last_row_id(), last[1] + 1 if last and last[0] != content else 0)
+                start, end, signals, rot, calls = content
+                sched = hub_protocol.schedule(sid, start, end, signals, rot, calls, ev=self.event_id)
+                try:
+                    o = self._to_board(b, protocol.SCHED, sched, 1, retain=True)
+                except LogWriteFailed:
+                    break        # not numbered: sent with the next change or reconnection
+                self._sched_sent[b] = (content, sid)
+                out.append(o)
+        return out
+
+    def station_states(self, now_ms: int | None = None) -> list[StationState]:
+        """Every station's state as the log makes it (at now_ms, default
+        now): what the boards are told and what the consoles show."""
+        with self._lock:
+            return station_states(self.competition, self.clock.now_ms() if now_ms is None else now_ms)
+
+    def station_messages(self, boards: list[str] | None = None, force: bool = False) -> list[Outgoing]:
+        """Signed station states for the boards (default: every board with a
+        key) whose stations changed since last published (all with force).
+        Each entry is by button from 1; a button without a station is idle."""
+        out = []
+        with self._lock:
+            wanted = boards if boards is not None else self.keys.boards()
+            if not wanted:
+                return out
+            by_board: dict[str, dict[int, StationState]] = {}
+            for s in station_states(self.competition, self.clock.now_ms()):
+                by_board.setdefault(s.board, {})[s.button] = s
+            for b in wanted:
+                mine = by_board.get(b)
+                if not mine or self.keys.signer(b) is None:
+                    continue
+                entries = []
+                for n in range(1, max(mine) + 1):
+                    s = mine.get(n)
+                    if s is None:
+                        entries.append([0, None, None, 0])
+                        continue
+                    call = None
+                    if s.call is not None and self.competition.station_of(s.call) == (b, n):
+                        _b, boot, seq = s.call.split("/")
+                        call = [int(boot), int(seq)]
+                    code = hub_protocol.STATION_CODES[s.state]
+                    entries.append([code, call, s.end_ms, s.confirmed])
+                if not force and self._stations_sent.get(b) == entries:
+                    continue
+                self._stations_sent[b] = entries
+                out.append(self._to_board(b, protocol.CMD, hub_protocol.stations(entries), 1))
+        return out
+
+    def _identify_now(self, board: str) -> None:
+        """An 'identify' action applied live: the board buzzes and blinks."""
+        if self.keys.signer(board) is None:
+            return
+        msg = hub_protocol.identify(self.clock.now_ms() + IDENTIFY_TTL_MS)
+        try:
+            self.publish([self._to_board(board, protocol.CMD, msg, 1)])
+        except LogWriteFailed:
+            pass                 # the alert says why; identify is not worth more
+
+    # ------------------------------------------------------------ state
+    def _apply(self, ev: dict) -> None:
+        if self.competition.has(ev["id"]):
+            return
+        p = ev["payload"]
+        if ev["source"] == "board" and ev["type"] == "status":
+            self.registry.status(ev["board"], p, ev["received_ms"])
+            self.activity.append(f"board {ev['board']} {p['state']}")
+        elif ev["source"] == "board":
+            if p.get("err") is not None:
+                self.registry.get(ev["board"]).sync_err_ms = p["err"]
+            self.activity.append(f"{ev['type']} {ev['board']}/{p['station']} at {p['at']}")
+        elif ev["source"] == "hub" and ev["type"] == "conflict":
+            m = p.get("msg") or {}
+            self.activity.append(f"CONFLICT {ev['board']} boot {m.get('boot')} seq {m.get('seq')}: sent again "
+                                 f"with other content than row #{p.get('of')}; stored as row #{ev['id']}")
+        elif ev["type"] == "round_start":
+            self.activity.append(f"round started at {p['at']}")
+        elif ev["source"] == "operator":
+            if ev["type"] == "identify" and self._live and self.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
+                self._identify_now(p["board"])
+            elif ev["type"] == "reset_board" and isinstance(p.get("board"), str):
+                self.guard.reset(p["board"])     # its next message of each install starts afresh
+                self.boot_jumps.pop(p["board"], None)
+            self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "
+                                 + " ".join(f"{k}={v}" for k, v in p.items() if k not in ("who", "why") and v is not None)
+                                 + (f" ({p['why']})" if p.get("why") else ""))
+        self.competition.apply(ev)
+        if ev["id"] in self.competition.flagged:
+            self.activity.append(f"row #{ev['id']} cannot apply: {self.competition.flagged[ev['id']]}")
+        for fn in self.listeners:
+            fn(ev)
+
+    def alerts(self, sync_limit_ms: int = 20) -> list[str]:
+        """What needs the head referee's attention, besides waiting calls."""
+        out = []
+        f = self.write_failure
+        if f is not None:
+            out.append(f"EVENT LOG NOT WRITTEN since {_clock_text(f['since'])}: {f['count']} write(s) "
+                       f"failed, nothing acknowledged meanwhile (the boards keep their presses and "
+                       f"send them again) - {f['advice']}")
+        comp, reg = self.competition, self.registry.boards
+        running = comp.start_ms is not None
+        for b in sorted({s.board for s in comp.stations}):
+            info = reg.get(b)
+            if info is None:
+                out.append(f"board {b} (stations.csv) has not been seen")
+            elif not info.online and running:
+                out.append(f"board {b} is OFFLINE during the round")
+            elif info.sync_err_ms is not None and info.sync_err_ms > sync_limit_ms:
+                out.append(f"board {b}: clock sync ±{info.sync_err_ms} ms (poor WiFi?)")
+        known = {s.board for s in comp.stations}
+        if not comp.auto_stations:
+            for b in sorted(set(reg) - known):
+                out.append(f"board {b} is not in stations.csv")
+        if self.rejected.get("unknown board"):
+            out.append(f"{self.rejected['unknown board']} message(s) from boards without a key")
+        comp.facts()
+        for c in comp.conflicts[-5:]:
+            out.append(c.text())
+        for rid, why in list(comp.flagged.items())[-5:]:
+            out.append(f"log row #{rid} cannot apply ({why}): kept in the log, left out of the standings")
+        for b, why in sorted(self.boot_jumps.items()):
+            out.append(f"board {b}: messages rejected, {why}")
+        for row in comp.key_conflicts[-5:]:
+            p = row["payload"]
+            m = p.get("msg") or {}
+            out.append(f"CONFLICT: {row['board']} sent boot {m.get('boot')} seq {m.get('seq')} again with other "
+                       f"content than log row #{p.get('of')} (two boards with one install id? a board's "
+                       f"flash reset?): stored as row #{row['id']}, not ranked; check it, record a finish "
+                       f"by hand if it is one")
+        for r in comp.refused[-5:]:
+            out.append(f"press {r.press_id} ({r.row['board']} button {r.row['payload']['station']}) refused, "
+                       f"not ranked: {r.why}; record the finish by hand if it is one")
+        for u in comp.unassigned[-5:]:
+            out.append(f"{u.type} from {u.board} button {u.station}: no station for it")
+        for row in comp.strays[-5:]:
+            p = row["payload"]
+            out.append(f"stray press {row['board']} button {p['station']} while {p['state']}")
+        return out
+
+    def snapshot(self) -> Snapshot:
+        """What the consoles show, read at once under the message lock; the
+        standings are ranked after it is let go, so a ranking never delays
+        an ack."""
+        with self._lock:
+            now = self.clock.now_ms()
+            snap, work = read_snapshot(self, now)
+        snap.standings = self._ranker.rank(work, now)
+        return snap
+
+    def note(self, text: str) -> None:
+        """A line for the consoles' event log (appended under the lock, so a
+        snapshot reads the log whole)."""
+        with self._lock:
+            self.activity.append(text)
+
+    def standings(self, final: bool = False) -> list[StandingRow]:
+        """The standings now (entrants still within their time are
+        'running'), or as final results."""
+        with self._lock:
+            return self.competition.standings(None if final else self.clock.now_ms())
+
+
+def _clock_text(hub_ms: int) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(hub_ms / 1000))

@@ -1,0 +1,87 @@
+"""`tabletimer board flash`, `board check` and `broker config`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
+from ..rules.formats import FormatError
+from .common import HUB_USER, hub_password, load_event
+from tabletimer.hub.event import event_folder
+
+
+def cmd_board_flash(args) -> int:
+    from tabletimer import firmware_dir
+    from tabletimer.tools import deploy
+
+    try:
+        keys = BoardKeys(Path(args.keys))
+        board = args.id
+        if board is None:
+            board = json.loads(Path(args.template).read_text()).get("board") if args.template else None
+        if not board:
+            raise deploy.DeployError("give the board's id with --id (e.g. --id T07)")
+        cfg = deploy.make_config(
+            Path(args.template) if args.template else firmware_dir() / "config.example.json",
+            key=keys.key(board) or "00" * 32, board=board, wifi_ssid=args.wifi_ssid,
+            wifi_password=args.wifi_password, broker_host=args.broker_host,
+            broker_port=args.broker_port,
+            buttons=[int(p) for p in args.buttons.split(",")] if args.buttons else None,
+            buzzer_pin=args.buzzer_pin, buzzer_kind=args.buzzer_kind, led=args.led)
+        if not args.dry_run:
+            cfg["key"] = keys.ensure(board)          # stored for the hub before flashing
+        # the board's broker login (used by a broker from `tabletimer broker config`)
+        cfg["broker"]["user"], cfg["broker"]["password"] = board, mqtt_password(cfg["key"])
+        cmd = deploy.deploy(args.device, cfg, dry_run=args.dry_run)
+    except (deploy.DeployError, KeyFileError, ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except subprocess.CalledProcessError as e:
+        print(f"error: mpremote failed ({e.returncode}); is the board on {args.device}?", file=sys.stderr)
+        return 1
+    shown = dict(cfg, key="<secret>", broker=dict(cfg["broker"], password="<secret>"))
+    print(json.dumps(shown, indent=2))
+    if args.dry_run:
+        print(" ".join(cmd))
+    else:
+        print(f"board {board} flashed (install {cfg['install']}); its key is in {keys.path}")
+    return 0
+
+
+def cmd_broker_config(args) -> int:
+    """A Mosquitto configuration for the event: a login per board (password
+    derived from its key), the hub's login, an ACL, persistence."""
+    import secrets
+
+    from ..boards.mosquitto_config import write_mosquitto_config
+
+    try:
+        ev = load_event(args.dir)
+        keys = BoardKeys(ev.keys_file)
+        missing = sorted({s.board for s in ev.stations} - set(keys.boards()))
+        if missing:
+            print(f"warning: no key yet for {', '.join(missing)} (flash them with --keys "
+                  f"{ev.keys_file}, then run this again)", file=sys.stderr)
+        pw_file = hub_password(ev.path)
+        pw_file.parent.mkdir(parents=True, exist_ok=True)
+        if not pw_file.exists():
+            pw_file.write_text(secrets.token_hex(16))
+            pw_file.chmod(0o600)
+        conf = write_mosquitto_config(ev.path / "mosquitto", keys, HUB_USER, pw_file.read_text().strip(),
+                                      listen_host=args.listen, port=args.port)
+    except (event_folder.EventFolderError, FormatError, KeyFileError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {conf}\nstart it:  mosquitto -c {conf}\nthen:      tabletimer run {ev.path} "
+          f"--broker mqtt://127.0.0.1:{args.port}   (the hub logs in as '{HUB_USER}' with "
+          f"{pw_file})")
+    return 0
+
+
+def cmd_board_check(args) -> int:
+    from tabletimer.tools import board_check
+
+    return board_check.main(["-v"] if args.verbose else [])

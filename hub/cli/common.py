@@ -1,0 +1,88 @@
+"""What the commands that open an event share: its folder and keys, its log (writable, one
+hub per log), its service, the final standings."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..boards.keys import BoardKeys, KeyFileError
+from ..boards.service import HubService, LogWriteFailed, STORE_ERRORS, write_failure_advice
+from ..event.competition import Competition
+from ..event.store import EventStore
+from ..rules.formats import FormatError
+from tabletimer.hub.event import event_folder
+
+
+def print_final(service: HubService) -> None:
+    from .formats import standings_table
+
+    print(standings_table(service.standings(final=True), service.competition.format))
+
+
+def load_event(path: str):
+    ev = event_folder.load(path)
+    for w in ev.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    return ev
+
+
+def open_event(path: str):
+    """(event folder, board keys), or None after saying what is wrong."""
+    try:
+        ev = load_event(path)
+        return ev, BoardKeys(ev.keys_file)
+    except (event_folder.EventFolderError, FormatError, KeyFileError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+
+
+LOG_FAILED = 3        # exit code: the event log could not be opened or written
+
+
+def writable_log(path: Path, make_service):
+    """(store, service) on the log at path, once it has taken a committed
+    write; else None, after saying what is wrong and what to do."""
+    try:
+        store = EventStore(path)
+    except STORE_ERRORS as e:
+        print(f"error: {write_failure_advice(path, e, 'open')}. The hub did not start.", file=sys.stderr)
+        return None
+    try:
+        service = make_service(store)
+        service.check_writable()
+    except LogWriteFailed as e:
+        print(f"error: {e}. The hub did not start: it would acknowledge nothing.", file=sys.stderr)
+    except STORE_ERRORS as e:
+        print(f"error: {write_failure_advice(path, e, 'read')}. The hub did not start.", file=sys.stderr)
+    else:
+        return store, service
+    store.close()
+    return None
+
+
+def hub_lock(log: Path):
+    """One hub per event log: the lock held for the process's lifetime
+    (None after saying who holds it)."""
+    from ..event.folder_lock import FolderLocked, HubLock
+
+    try:
+        lock = HubLock(log).acquire()
+    except FolderLocked as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+    if not lock.supported:
+        print(f"warning: this system has no file locks: make sure no other hub runs on {log}",
+              file=sys.stderr)
+    return lock
+
+
+def service_for(ev, keys: BoardKeys, store: EventStore) -> HubService:
+    return HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations))
+
+
+HUB_USER = "hub"
+
+
+def hub_password(ev_path: Path) -> Path:
+    return ev_path / "mosquitto" / "hub-password"

@@ -1,0 +1,119 @@
+"""`tabletimer demo`: the hub with an embedded broker and simulated boards playing a round."""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ..boards.broker import BrokerAddress
+from ..boards.keys import BoardKeys, KeyFileError
+from ..boards.service import HubService
+from ..event.competition import Competition
+from ..rules.formats import FormatError
+from .common import LOG_FAILED, hub_lock, writable_log
+from .serve import serve
+
+
+def cmd_demo(args) -> int:
+    """Hub + embedded broker + simulated boards playing a round."""
+    data = Path(args.data)
+    data.mkdir(parents=True, exist_ok=True)
+    lock = hub_lock(data / "events.sqlite")
+    if lock is None:
+        return 2
+    try:
+        return _demo(args, data)
+    finally:
+        lock.release()
+
+
+def _demo(args, data: Path) -> int:
+    from ..console.server import demo_description
+    from ..event.demo import demo_event, sim_board_id
+    from ..rules.formats import format_text
+
+    try:
+        fmt, entrants, stations = demo_event(args.preset, args.boards, args.stations, args.speed)
+        keys = BoardKeys(data / "board-keys.json")
+        event = demo_description(Path(fmt.path).name, format_text(args.preset), args.boards,
+                                 args.stations, args.speed)     # for remote consoles
+    except (FormatError, KeyFileError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for i in range(args.boards):
+        keys.ensure(sim_board_id(i))
+    opened = writable_log(data / "events.sqlite", lambda store: HubService(
+        store, keys, Competition(fmt, entrants, stations)))
+    if opened is None:
+        return LOG_FAILED
+    store, service = opened
+
+    def start_sims(address: BrokerAddress, stop: threading.Event):
+        service.start_round(duration_ms=int(args.limit * 60_000) if args.limit else None,
+                            warnings_ms=tuple(int(w * 60_000 / args.speed) for w in args.warn))
+        return _start_sims(args, address, data, service, stations, stop)
+
+    try:
+        return serve(args, service, data, start_sims, event)
+    finally:
+        store.close()
+
+
+def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, stations, stop):
+    from tabletimer.tools.simulator import SimBoard
+
+    from ..event.demo import sim_board_id
+
+    rng = random.Random(args.seed)
+    per_board: dict[str, int] = {}
+    for s in stations:
+        per_board[s.board] = max(per_board.get(s.board, 0), s.button)
+    sims = []
+    for i in range(args.boards):
+        b = sim_board_id(i)
+        sim = SimBoard(b, address.host, address.port, data / "sim-boards", key=service.keys.ensure(b),
+                       stations=per_board.get(b, 1),
+                       clock_offset_ms=rng.randint(-5, 5) * 3_600_000 + rng.randint(0, 3_599_999),
+                       drift_ppm=rng.randint(-50, 50))
+        sims.append(sim.start())
+
+    comp = service.competition
+    window = args.press_window or comp.format.time_limit_ms / 1000 * 0.8
+
+    def presser() -> None:
+        # every entrant works through its puzzles in order within the window:
+        # a finish call, a referee a few seconds later (short presses count
+        # missing pieces, a 2.5 s hold confirms); an entrant that runs out of
+        # time stays unfinished
+        plan = []
+        by_entrant: dict[str, list] = {}
+        for s in stations:
+            by_entrant.setdefault(s.entrant, []).append(s)
+        for sts in by_entrant.values():
+            calls = [(s, k) for s in sorted(sts, key=lambda s: s.puzzle or 0) for k in range(comp.calls_of(s))]
+            at = min(3.0, window / 4)               # the boards sync first
+            step = (window - at) / (len(calls) + rng.uniform(0, 1.5))
+            for s, _ in calls:
+                at += rng.uniform(0.4, 1.0) * step
+                if at > window:
+                    break
+                sim = next(x for x in sims if x.board_id == s.board)
+                plan.append((at, 0, sim, s.button, 80))
+                ref = at + rng.uniform(0.3, 0.6) * min(step, 6)
+                for k in range(rng.choice((0, 0, 0, 1, 2))):
+                    plan.append((ref + 0.4 * k, 1, sim, s.button, 100))
+                plan.append((ref + 1, 2, sim, s.button, 2500))
+                at = ref + 4
+        plan.sort(key=lambda p: (p[0], p[1]))
+        t0 = time.monotonic()
+        for at, _, sim, st, hold in plan:
+            if stop.wait(max(0.0, t0 + at - time.monotonic())):
+                return
+            if sim.alive:
+                sim.press(st, hold)
+
+    threading.Thread(target=presser, daemon=True).start()
+    return sims

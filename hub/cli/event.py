@@ -1,0 +1,100 @@
+"""`tabletimer run`, `console` and `init`: an event from its folder."""
+
+from __future__ import annotations
+
+import sys
+
+from ..event.store import EventStore
+from ..rules.formats import FormatError
+from .common import LOG_FAILED, hub_lock, open_event, service_for, writable_log
+from .serve import serve
+from tabletimer.hub.event import event_folder
+
+
+def cmd_run(args) -> int:
+    """A real event from its folder: boards from stations.csv, keys from
+    board-keys.json, the log in events.sqlite."""
+    opened = open_event(args.dir)
+    if opened is None:
+        return 2
+    ev, keys = opened
+    missing = sorted({s.board for s in ev.stations} - set(keys.boards()))
+    if missing:
+        print(f"warning: no key for board(s) {', '.join(missing)}: flash them with "
+              f"`tabletimer board flash PORT --id ID --keys {ev.keys_file}`", file=sys.stderr)
+    from ..console.server import folder_event
+
+    event = folder_event(ev.path)        # what the hub loaded, for remote consoles
+    lock = hub_lock(ev.db)
+    if lock is None:
+        return 2
+    try:
+        opened = writable_log(ev.db, lambda store: service_for(ev, keys, store))
+        if opened is None:
+            return LOG_FAILED
+        store, service = opened
+        try:
+            return serve(args, service, ev.path, event=event)
+        finally:
+            store.close()
+    finally:
+        lock.release()
+
+
+def cmd_console(args) -> int:
+    """The console on an event's log, beside the running hub (a second
+    screen): it follows the log, and its operator actions go into the log,
+    where the hub picks them up.  Given the hub's address (http://...), the
+    same over the network, from another laptop."""
+    from ..console.app import run_console
+
+    if "://" in args.dir:
+        return _remote_console(args)
+    opened = open_event(args.dir)
+    if opened is None:
+        return 2
+    ev, keys = opened
+    if not ev.db.exists():
+        print(f"error: {ev.db} does not exist yet: start the hub with `tabletimer run {ev.path}`",
+              file=sys.stderr)
+        return 2
+    store = EventStore(ev.db)
+    try:
+        service = service_for(ev, keys, store)
+        run_console(service, f"TableTimer - {ev.format.title} (watching {ev.path.name})",
+                    tick=service.catch_up)
+    finally:
+        store.close()
+    return 0
+
+
+def _remote_console(args) -> int:
+    from ..console.app import run_console
+    from ..console.client import connect
+
+    if not args.token:
+        print("error: give the hub's console token: --token TOKEN (the hub prints it when it "
+              "starts; it is also in the event folder's console-token file)", file=sys.stderr)
+        return 2
+    try:
+        service = connect(args.dir, args.token)
+    except ValueError as e:          # unreachable, refused, an event that does not load here
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        run_console(service, f"TableTimer - {service.competition.format.title} (remote: {service.log.path})",
+                    tick=service.catch_up)
+    finally:
+        service.log.close()
+    return 0
+
+
+def cmd_init(args) -> int:
+    try:
+        p = event_folder.init(args.dir, args.format)
+    except (event_folder.EventFolderError, FormatError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"event folder {p}: edit entrants.csv and stations.csv, flash the boards with "
+          f"--keys {p / 'board-keys.json'}, then `tabletimer run {p}`")
+    return 0

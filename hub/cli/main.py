@@ -1,0 +1,150 @@
+"""The `tabletimer` command: its parser, and each command group's module (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from ..event.actions import FIELDS as OPERATOR_ACTIONS
+from . import formats as cli_formats
+from . import outputs as cli_outputs
+from .boards import cmd_board_check, cmd_board_flash, cmd_broker_config
+from .demo import cmd_demo
+from .event import cmd_console, cmd_init, cmd_run
+from .log import cmd_act, cmd_replay
+
+
+# ------------------------------------------------------------------ parser
+
+def _serve_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--broker", help="external broker URL, e.g. mqtt://192.168.1.10:1883 (default: embedded)")
+    p.add_argument("--listen", default="127.0.0.1",
+                   help="address the embedded broker binds (0.0.0.0: reachable by boards on the LAN)")
+    p.add_argument("--port", type=int, default=1883, help="embedded broker port (default 1883)")
+    p.add_argument("--duration", type=float, default=None, help="stop by itself after this many seconds")
+    p.add_argument("--console-listen", default=os.environ.get("TABLETIMER_CONSOLE_LISTEN", "127.0.0.1:8765"),
+                   metavar="HOST:PORT",
+                   help="address of the API for consoles on other laptops (default 127.0.0.1:8765, "
+                        "this machine only, or $TABLETIMER_CONSOLE_LISTEN; 0.0.0.0:8765: reachable "
+                        "on the LAN; port 0: any free port; off: none)")
+
+
+def _bench(argv: list[str]) -> int:
+    from tabletimer.tools.bench import hall as bench
+    return bench.main(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:            # its own options (argparse would take them for ours)
+        return _bench(argv[1:])
+    p = argparse.ArgumentParser(prog="tabletimer", description="Timing and ranking for jigsaw-puzzle "
+                                "speed competitions.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    d = sub.add_parser("demo", help="the hub with an embedded broker and simulated boards playing a round")
+    d.add_argument("--data", default="data", help="folder for the demo's event log and boards (default: ./data)")
+    d.add_argument("--preset", default="cz-championship-individuals", help="competition format preset")
+    d.add_argument("--boards", type=int, default=4, help="simulated boards")
+    d.add_argument("--stations", type=int, default=2, help="stations (buttons) per board (individual formats)")
+    d.add_argument("--speed", type=float, default=60.0,
+                   help="play the format this many times faster (time limit, relay rotations; default 60)")
+    d.add_argument("--press-window", type=float, default=None,
+                   help="simulated finishes happen within this many seconds of the start "
+                        "(default: most of the sped-up time limit)")
+    d.add_argument("--seed", type=int, default=None, help="random seed for the simulation")
+    d.add_argument("--limit", type=float, default=None,
+                   help="round time limit in minutes (default: the format's)")
+    d.add_argument("--warn", type=float, nargs="*", default=[10.0, 1.0],
+                   help="warnings, in the format's minutes before the limit (sped up like it; default: 10 1)")
+    _serve_options(d)
+    d.set_defaults(func=cmd_demo)
+
+    r = sub.add_parser("run", help="run an event from its folder (see `tabletimer init`)")
+    r.add_argument("dir", help="the event folder")
+    _serve_options(r)
+    r.set_defaults(func=cmd_run)
+
+    cs = sub.add_parser("console", help="open the organizer console on an event the hub is running "
+                                        "(a second screen: the event folder on this machine, or the "
+                                        "hub's address from another laptop)")
+    cs.add_argument("dir", metavar="DIR|URL",
+                    help="the event folder, or the hub's console address http://HOST:PORT "
+                         "(the hub prints it when it starts)")
+    cs.add_argument("--token", default=os.environ.get("TABLETIMER_CONSOLE_TOKEN"),
+                    help="with a URL: the hub's console token (printed by the hub; the event folder's "
+                         "console-token file; default: $TABLETIMER_CONSOLE_TOKEN)")
+    cs.set_defaults(func=cmd_console)
+
+    i = sub.add_parser("init", help="create an event folder from a format preset")
+    i.add_argument("dir")
+    i.add_argument("--format", required=True, help="preset name (see `tabletimer formats`)")
+    i.set_defaults(func=cmd_init)
+
+    a = sub.add_parser("act", help="record an operator action in an event's log "
+                                   "(a running hub applies it at once)")
+    a.add_argument("dir", help="the event folder")
+    a.add_argument("action", choices=sorted(OPERATOR_ACTIONS))
+    a.add_argument("fields", nargs="*", help="key=value, e.g. entrant=12 placed=311; at= as h:mm:ss since "
+                                             "the round start (round_start: a clock time HH:MM) or hub ms; "
+                                             "round_start warns at 10 and 1 min left unless warnings=10:00,1:00")
+    a.add_argument("--who", default="operator", help="who acts (recorded)")
+    a.add_argument("--why", default="", help="the reason (recorded)")
+    a.add_argument("--force", action="store_true",
+                   help="record an action that replaces or discards a recorded result without asking")
+    a.set_defaults(func=cmd_act)
+
+    rp = sub.add_parser("replay", help="rebuild the standings offline from an event's log")
+    rp.add_argument("dir")
+    rp.add_argument("--json", action="store_true")
+    rp.set_defaults(func=cmd_replay)
+
+    b = sub.add_parser("board", help="board tools")
+    bsub = b.add_subparsers(dest="board_cmd", required=True)
+    f = bsub.add_parser("flash", help="copy the firmware and a generated configuration to a board (mpremote)")
+    f.add_argument("device", help="serial port of the board, e.g. /dev/ttyUSB0")
+    f.add_argument("--id", help="the board's id, e.g. T07 (letters, digits, - and _)")
+    f.add_argument("--template", help="configuration to start from (default: firmware/config.example.json)")
+    f.add_argument("--wifi-ssid")
+    f.add_argument("--wifi-password")
+    f.add_argument("--broker-host", help="the hub laptop's address on the hall network")
+    f.add_argument("--broker-port", type=int)
+    f.add_argument("--buttons", help="GPIO pins of the stations' buttons, comma-separated, e.g. 4,5")
+    f.add_argument("--buzzer-pin", type=int)
+    f.add_argument("--buzzer-kind", choices=("passive", "active"))
+    f.add_argument("--led", type=int, help="GPIO pin of the status LED")
+    f.add_argument("--keys", default="data/board-keys.json",
+                   help="the hub's board keys file (an event's: DIR/board-keys.json)")
+    f.add_argument("--dry-run", action="store_true",
+                   help="check the configuration and print the mpremote command; no key is stored")
+    f.set_defaults(func=cmd_board_flash)
+    bk = sub.add_parser("broker", help="broker tools")
+    bksub = bk.add_subparsers(dest="broker_cmd", required=True)
+    bc = bksub.add_parser("config", help="write a Mosquitto configuration for an event "
+                                         "(logins per board, ACL, persistence)")
+    bc.add_argument("dir", help="the event folder")
+    bc.add_argument("--listen", default="0.0.0.0", help="address Mosquitto listens on (default 0.0.0.0)")
+    bc.add_argument("--port", type=int, default=1883)
+    bc.set_defaults(func=cmd_broker_config)
+    c = bsub.add_parser("check", help="compile the firmware with mpy-cross and type-check it "
+                                      "against the ESP32 stubs")
+    c.add_argument("-v", "--verbose", action="store_true")
+    c.set_defaults(func=cmd_board_check)
+
+    bn = sub.add_parser("bench", add_help=False,
+                        help="hall-scale benchmarks: press latency, timing error, signal skew, ingest, "
+                             "restart, ranking, heap (see `tabletimer bench --help`)")
+    bn.set_defaults(func=lambda a: _bench([]))
+
+    cli_formats.add_subcommands(sub)
+    cli_outputs.add_subcommands(sub)
+
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

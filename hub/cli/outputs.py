@@ -1,0 +1,123 @@
+"""`tabletimer results` and `cards`: the results (CSV, JSON, the HTML sheet) and the table
+cards of an event folder."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from ..outputs.results import in_progress_text, load_results, results_csv, results_html, results_json
+from ..rules.formats import FormatError
+from tabletimer.hub.event import event_folder
+
+
+def write_output(target: str, text: str, bom: bool = False) -> None:
+    """Write text to a file (UTF-8; with a byte order mark when `bom`), or
+    to standard output for '-'."""
+    if target == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    p = Path(target)
+    with open(p, "w", encoding="utf-8-sig" if bom else "utf-8", newline="") as f:
+        f.write(text)
+
+
+def _title(args, ev: event_folder.EventFolder) -> str:
+    return args.title or ev.path.resolve().name
+
+
+def cmd_results(args) -> int:
+    if sum(1 for t in (args.csv, args.json, args.html) if t == "-") > 1:
+        print("error: only one output can go to standard output (-)", file=sys.stderr)
+        return 2
+    try:
+        res = load_results(args.dir)
+    except (event_folder.EventFolderError, FormatError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    ev, rows, fmt = res.event, res.rows, res.format
+    for w in ev.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    pending = [r.entrant for r in rows if r.provisional]
+    if res.left_ms is not None:
+        print(f"warning: {in_progress_text(res.left_ms)}: these are not results yet (provisional; "
+              f"{sum(r.status == 'running' for r in rows)} entrant(s) still running)", file=sys.stderr)
+    elif pending:
+        print(f"warning: provisional results: {len(pending)} entrant(s) with an unconfirmed finish or"
+              f" a missing piece count ({', '.join(pending[:10])}{' ...' if len(pending) > 10 else ''})",
+              file=sys.stderr)
+    now = datetime.now().astimezone()
+    title = _title(args, ev)
+    try:
+        if args.csv:
+            write_output(args.csv, results_csv(rows, fmt, ev.entrants), bom=True)
+        if args.json:
+            write_output(args.json, results_json(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms))
+        if args.html:
+            write_output(args.html, results_html(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms))
+    except OSError as e:
+        print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    if not (args.csv or args.json or args.html):
+        from .formats import standings_table
+        print(standings_table(rows, fmt, splits=len(fmt.puzzles) > 1))
+    else:
+        for kind, t in (("CSV", args.csv), ("JSON", args.json), ("HTML", args.html)):
+            if t and t != "-":
+                print(f"wrote {kind} results to {t}", file=sys.stderr)
+    return 0
+
+
+def cmd_cards(args) -> int:
+    from ..outputs.table_cards import cards_html
+
+    try:
+        ev = event_folder.load(args.dir)
+    except (event_folder.EventFolderError, FormatError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for w in ev.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if not ev.stations:
+        print(f"error: {ev.path / 'stations.csv'}: no stations", file=sys.stderr)
+        return 2
+    event_name = ev.path.resolve().name
+    try:
+        write_output(args.html, cards_html(event_name, ev.format, ev.entrants, ev.stations,
+                                           title=args.title))
+    except OSError as e:
+        print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    tables = len({s.table for s in ev.stations})
+    if args.html != "-":
+        print(f"wrote {tables} table card(s), {len(ev.stations)} station(s), to {args.html}",
+              file=sys.stderr)
+    return 0
+
+
+def add_subcommands(sub) -> None:
+    """Register `results` and `cards` on the subparsers object of the
+    `tabletimer` command."""
+    r = sub.add_parser(
+        "results", help="an event's final results as CSV, JSON or a printable HTML sheet",
+        description="The final results of an event folder, rebuilt from its log: CSV (one row per "
+                    "entrant, per-puzzle splits), JSON, or a printable A4 results sheet (HTML). "
+                    "Without an output option, prints the standings. '-' writes to standard output.")
+    r.add_argument("dir", help="the event folder")
+    r.add_argument("--csv", metavar="FILE", help="CSV, one row per entrant (UTF-8 with BOM; '-': stdout)")
+    r.add_argument("--json", metavar="FILE", help="JSON: a header and the standings rows ('-': stdout)")
+    r.add_argument("--html", metavar="FILE", help="the printable results sheet (one self-contained HTML file)")
+    r.add_argument("--title", help="the event's title on the sheet (default: the folder's name)")
+    r.set_defaults(func=cmd_results)
+
+    c = sub.add_parser(
+        "cards", help="printable table cards: each table's stations with a QR code each",
+        description="Printable A4 table cards (HTML), one per table of stations.csv, listing each "
+                    "station's button and entrant with a QR code of "
+                    "tabletimer:<event>:<board>:<button>:<entrant>.")
+    c.add_argument("dir", help="the event folder")
+    c.add_argument("--html", metavar="FILE", required=True, help="the cards page to write ('-': stdout)")
+    c.add_argument("--title", help="the event's title on the cards (default: the folder's name)")
+    c.set_defaults(func=cmd_cards)

@@ -1,0 +1,161 @@
+"""The serving loop (`tabletimer run` and `demo`): broker, hub, the API for remote consoles,
+the console or a line per stored event, until stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from ..boards.broker import EmbeddedBroker, parse_broker_url
+from ..boards.mqtt_adapter import HubMqtt
+from ..boards.service import HubService
+from ..rules.formats import fmt_duration
+from .common import HUB_USER, hub_password, print_final
+
+
+def describe(service: HubService, ev: dict) -> str:
+    """One log line for a stored event."""
+    p = ev["payload"]
+    if ev["source"] == "board" and ev["type"] in ("press", "confirm", "void"):
+        st = service.competition.station_at(ev["board"], p["station"])
+        who = st.entrant if st else f"{ev['board']}/{p['station']} (no station)"
+        rank = ""
+        row = next((r for r in service.standings() if st and r.entrant == st.entrant), None)
+        if row:
+            res = service.competition.format.resolution_ms
+            state = "provisional" if row.provisional else "confirmed"
+            rank = f" -> place {row.place}, {row.status} {state}, {fmt_duration(row.net_time_ms, res)}"
+        extra = f", {p['missing']} missing" if ev["type"] == "confirm" else ""
+        return f"{ev['type']} {who} (boot {p['boot']} seq {p['seq']}{extra}){rank}"
+    if ev["type"] == "stray":
+        return f"stray press {ev['board']}/{p['station']} while {p['state']}"
+    if ev["type"] == "status":
+        return f"board {ev['board']} {p['state']}"
+    return f"{ev['source']} {ev['type']} {json.dumps(p)}"
+
+
+def serve(args, service: HubService, data: Path, start_sims=None, event: dict | None = None) -> int:
+    """Broker (embedded unless --broker), hub, the API for remote consoles
+    (event: its /event), the console (or a line per event when not on a
+    terminal), until Ctrl-C / SIGTERM / SIGHUP / --duration."""
+    from rich.console import Console
+
+    from ..console.server import parse_listen
+
+    console = Console()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGHUP):      # kill, closed terminal: stop cleanly
+        signal.signal(sig, lambda *a: stop.set())
+    sims: list = []
+    broker = hub = remote = None
+    failed = False
+    title = f"TableTimer - {service.competition.format.title}"
+    done = threading.Lock()
+
+    def shut_down() -> bool:
+        """Stop boards, hub and broker, once (False if already done)."""
+        if not done.acquire(blocking=False):
+            return False
+        stop.set()
+        for sim in sims:
+            sim.stop()
+        if remote:
+            remote.stop()
+        if hub:
+            hub.stop()
+        if broker:
+            broker.stop()
+        return True
+
+    def watchdog() -> None:
+        # a console whose terminal has gone (closed window, killed tmux) may
+        # never return: once asked to stop, give it a few seconds, then shut
+        # everything down from here and leave
+        stop.wait()
+        time.sleep(3)           # grace for the normal way out; not synchronisation
+        if shut_down():
+            os._exit(0)
+    try:
+        console_listen = parse_listen(args.console_listen)
+        if args.broker:
+            address = parse_broker_url(args.broker)
+            pw = hub_password(data)
+            if address.user is None and pw.exists():    # from `tabletimer broker config`
+                address.user, address.password = HUB_USER, pw.read_text().strip()
+        else:
+            broker = EmbeddedBroker(data / "broker", host=args.listen, port=args.port).start()
+            address = broker.address
+        console.print(f"broker on {address.host}:{address.port}{' (embedded)' if broker else ''}; "
+                      f"event log {service.store.path}")
+        hub = HubMqtt(service, address.host, address.port, address.user, address.password)
+        hub.start()
+        if console_listen and event:
+            remote = _console_server(service, event, data, console_listen, lambda text: console.print(
+                text, markup=False, highlight=False, soft_wrap=True))     # a command to copy: no wrapping
+        if start_sims:
+            sims = start_sims(address, stop)
+        deadline = time.monotonic() + args.duration if args.duration else None
+
+        def tick() -> None:
+            service.catch_up()                       # operator actions from `tabletimer act`
+            _report_dead_sims(sims, service.note if console.is_terminal else print)
+
+        if console.is_terminal:               # the organizer console (Textual)
+            from ..console.app import run_console
+
+            if args.duration:
+                timer = threading.Timer(args.duration, stop.set)
+                timer.daemon = True
+                timer.start()
+            threading.Thread(target=watchdog, daemon=True).start()
+            run_console(service, title, stop, tick)
+        else:   # a log, not a screen: one line per event as it is stored
+            service.listeners.append(lambda ev: print(describe(service, ev), flush=True))
+            while not stop.is_set() and not (deadline and time.monotonic() > deadline):
+                stop.wait(0.25)
+                tick()
+    except KeyboardInterrupt:
+        pass
+    except (RuntimeError, ConnectionError, ValueError) as e:
+        console.print(f"[red]error:[/red] {e}")
+        failed = True
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)   # a second Ctrl-C must not leave strays
+        shut_down()
+    if failed:
+        return 2
+    console.print("\nstopped; standings:")
+    print_final(service)
+    return 0
+
+
+def _console_server(service: HubService, event: dict, data: Path, listen: tuple[str, int], say):
+    """The API for consoles on other laptops (None if its port is taken:
+    the hub runs without it)."""
+    from ..console.server import DEFAULT_PORT, ConsoleServer, console_token
+
+    host, port = listen
+    try:
+        server = ConsoleServer(service, event, console_token(data), host, port).start()
+    except OSError as e:
+        say(f"warning: no remote consoles: cannot listen on {host}:{port} "
+            f"({e.strerror or e}); choose another with --console-listen HOST:PORT")
+        return None
+    where = ("" if server.address[0] not in ("127.0.0.1", "localhost") else
+             f" (this machine only; for another laptop: --console-listen 0.0.0.0:{port or DEFAULT_PORT})")
+    say(f"remote console{where}:\n  {server.command()}")
+    service.note(f"remote console: {server.command()}")
+    return server
+
+
+def _report_dead_sims(sims: list, say) -> None:
+    """A simulated board that exits by itself is a bug or a broken set-up:
+    say so once, with what it printed last."""
+    for sim in sims:
+        if not sim.alive and not getattr(sim, "reported", False):
+            sim.reported = True
+            say(f"simulated board {sim.board_id} exited: {' | '.join(sim.stderr_tail[-3:])}")

@@ -1,0 +1,158 @@
+"""The console's operator actions as forms: the fields each asks for, how
+their text becomes (action, payload) for HubService.act, and whether the
+action must be confirmed before it is recorded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from ..rules.formats import fmt_duration
+from ..rules.timetext import parse_clock_time, parse_duration_ms
+
+if TYPE_CHECKING:
+    from .app import ConsoleApp
+
+
+# ------------------------------------------------------------------ parsing
+
+def parse_int(text: str, what: str, default: int | None = None) -> int | None:
+    t = text.strip()
+    if not t:
+        return default
+    try:
+        return int(t)
+    except ValueError:
+        raise ValueError(f"{what}: a whole number, not {text!r}") from None
+
+
+# ------------------------------------------------------------------ forms
+
+@dataclass
+class FormField:
+    name: str
+    label: str
+    default: str = ""
+    placeholder: str = ""
+
+
+@dataclass
+class ActionForm:
+    """One operator action: its fields, how they become (action, payload),
+    and whether it must be confirmed before it is recorded."""
+    key: str
+    title: str
+    fields: list[FormField]
+    build: Callable[[dict[str, str]], tuple[str, dict]]
+    destructive: bool = False
+    why_required: bool = False
+    note: str = ""
+
+
+def action_forms(console: ConsoleApp) -> dict[str, ActionForm]:
+    """The console's forms by key, filled in from what is selected now."""
+    svc = console.service
+    now = svc.clock.now_ms()
+    comp = svc.competition
+    call = console.selected("calls") or ""
+    entrant = console.selected_entrant()
+
+    def start(v: dict[str, str]) -> tuple[str, dict]:
+        if v["at"].strip() and v["in_s"].strip():
+            raise ValueError("round_start: give either 'at' or 'in seconds', not both")
+        at = now
+        if v["at"].strip():
+            at = parse_clock_time(v["at"], now)
+        elif v["in_s"].strip():
+            at = now + parse_duration_ms(v["in_s"], "in")
+        duration = parse_duration_ms(v["limit"], "limit") if v["limit"].strip() else None
+        warnings = []
+        for w in v["warn"].replace(",", " ").split():
+            warnings.append(parse_duration_ms(w, "warnings"))
+        return "round_start", {"at": at, "duration": duration, "warnings": warnings}
+
+    def confirm(v: dict[str, str]) -> tuple[str, dict]:
+        return "confirm", {"press_id": v["press_id"].strip(),
+                           "missing_found": parse_int(v["found"], "found", 0),
+                           "missing_lost": parse_int(v["lost"], "lost", 0),
+                           "missing_adjacent": parse_int(v["adjacent"], "adjacent", 0)}
+
+    def void(v: dict[str, str]) -> tuple[str, dict]:
+        return "void", {"press_id": v["press_id"].strip()}
+
+    def count(v: dict[str, str]) -> tuple[str, dict]:
+        return "count", {"entrant": console.entrant_id(v["entrant"]),
+                         "puzzle": parse_int(v["puzzle"], "puzzle", 1),
+                         "placed": parse_int(v["placed"], "placed"),
+                         "remaining": parse_int(v["remaining"], "remaining")}
+
+    def offset(v: dict[str, str]) -> tuple[str, dict]:
+        start_ms = comp.start_ms
+        if v["offset"].strip():
+            off = parse_duration_ms(v["offset"], "offset")
+        elif start_ms is None:
+            raise ValueError("start_offset: the round has not started")
+        else:
+            off = now - start_ms
+        return "start_offset", {"entrant": console.entrant_id(v["entrant"]), "offset_ms": off}
+
+    def entrant_only(action: str) -> Callable[[dict[str, str]], tuple[str, dict]]:
+        return lambda v: (action, {"entrant": console.entrant_id(v["entrant"])})
+
+    def dq(v: dict[str, str]) -> tuple[str, dict]:
+        return "dq", {"entrant": console.entrant_id(v["entrant"]), "reason": v["reason"].strip()}
+
+    def identify(v: dict[str, str]) -> tuple[str, dict]:
+        if not v["board"].strip():
+            raise ValueError("identify: board is needed")
+        return "identify", {"board": v["board"].strip()}
+
+    def correct(v: dict[str, str]) -> tuple[str, dict]:
+        t = v["time"].strip()
+        if not t:
+            raise ValueError("correct: the new time is needed")
+        if t.isdigit() and len(t) >= 11:
+            at = int(t)
+        else:
+            if comp.start_ms is None:
+                raise ValueError("correct: the round has not started (give hub ms)")
+            at = comp.start_ms + parse_duration_ms(t, "time")
+        return "correct", {"press_id": v["press_id"].strip(), "at": at}
+
+    E = FormField("entrant", "entrant (id or name)", entrant)
+    return {
+        "start": ActionForm("round_start", "Start the round", [
+            FormField("in_s", "in (seconds or m:ss from now; blank = now)", "", "e.g. 120"),
+            FormField("at", "or at (local clock HH:MM[:SS], or hub ms)", "", "e.g. 10:30"),
+            FormField("limit", "limit (h:mm:ss; blank = the format's "
+                      f"{fmt_duration(comp.format.time_limit_ms)})", ""),
+            FormField("warn", "warnings before the end (h:mm:ss, space separated)", "", "e.g. 10:00 1:00"),
+        ], start, destructive=comp.round_start_row() is not None,
+            note="a new start replaces the armed/running one" if comp.round_start_row() else ""),
+        "confirm": ActionForm("confirm", "Confirm the selected call", [
+            FormField("press_id", "press id", call),
+            FormField("found", "missing pieces found", "0"),
+            FormField("lost", "missing pieces lost", "0"),
+            FormField("adjacent", "missing adjacent (production fault)", "0"),
+        ], confirm),
+        "void": ActionForm("void", "Void the selected call", [FormField("press_id", "press id", call)],
+                           void, destructive=True),
+        "count": ActionForm("count", "Piece count", [
+            E, FormField("puzzle", f"puzzle (1..{len(comp.format.puzzles)})", "1"),
+            FormField("placed", "placed (or leave blank and give remaining)", ""),
+            FormField("remaining", "remaining", ""),
+        ], count),
+        "start_offset": ActionForm("start_offset", "Restart an entrant's clock", [
+            E, FormField("offset", "start after the round start (h:mm:ss; blank = now)", ""),
+        ], offset, note="" if comp.format.start_offsets else
+            "this format has no per-entrant start: the offset is recorded but ignored"),
+        "dns": ActionForm("dns", "Did not start", [E], entrant_only("dns"), destructive=True),
+        "dq": ActionForm("dq", "Disqualify", [E, FormField("reason", "reason (required)", "")], dq,
+                         destructive=True),
+        "identify": ActionForm("identify", "Identify a board (buzz and blink)", [
+            FormField("board", "board", console.selected_board())], identify),
+        "correct": ActionForm("correct", "Correct a time", [
+            FormField("press_id", "press id", call),
+            FormField("time", "new time since the round start (h:mm:ss[.fff]) or hub ms", ""),
+        ], correct, destructive=True, why_required=True),
+    }

@@ -1,0 +1,220 @@
+"""The console's screens: the main screen (its widgets and keys; what it
+shows is view.py), the form of an operator action, the question before a
+destructive one is recorded, and the operator's name."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Footer, Input, Label, Log, Static
+
+from .forms import ActionForm
+from .table import LiveTable
+from .view import LOG_LINES
+from ..boards.service import LogWriteFailed
+
+if TYPE_CHECKING:
+    from .app import ConsoleApp
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    BINDINGS = [Binding("escape", "no", "cancel"), Binding("y", "yes", "yes"), Binding("n", "no", "no")]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.question, id="question")
+            with Horizontal(id="buttons"):
+                yield Button("Yes, record it (y)", variant="error", id="yes")
+                yield Button("No (n)", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed, "#yes")
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#no")
+    def action_no(self) -> None:
+        self.dismiss(False)
+
+
+class FormScreen(ModalScreen[bool]):
+    """A small form: Enter or OK records the action; a ValueError (from the
+    parsing here or from HubService.act) is shown in the form and nothing
+    is stored."""
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def __init__(self, form: ActionForm, console: "ConsoleApp") -> None:
+        super().__init__()
+        self.form = form
+        self.console = console
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(f"[b]{self.form.title}[/b]  (as {self.console.who})", id="form-title")
+            if self.form.note:
+                yield Label(self.form.note, classes="note")
+            for f in self.form.fields:
+                yield Label(f.label)
+                yield Input(value=f.default, placeholder=f.placeholder, id=f"f-{f.name}")
+            yield Label("why" + (" (required)" if self.form.why_required else ""))
+            yield Input(placeholder="reason, recorded with the action", id="f-why")
+            yield Label("", id="error")
+            with Horizontal(id="buttons"):
+                yield Button("OK (Enter)", variant="primary", id="ok")
+                yield Button("Cancel (Esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        first = self.query(Input).first()
+        first.focus()
+
+    def values(self) -> dict[str, str]:
+        return {i.id[2:]: i.value for i in self.query(Input) if i.id}
+
+    def show_error(self, text: str) -> None:
+        self.query_one("#error", Label).update(Text(text, style="bold red"))
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#ok")
+    def submit(self) -> None:
+        vals = self.values()
+        why = vals.pop("why", "").strip()
+        try:
+            if self.form.why_required and not why:
+                raise ValueError(f"{self.form.key}: a reason (why) is needed")
+            action, payload = self.form.build(vals)
+            self.console.check(action, payload)
+        except ValueError as e:
+            self.show_error(str(e))
+            return
+        if not self.form.destructive and not self.console.service.consequences(action, payload):
+            self._record(action, payload, why)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._record(action, payload, why)
+        self.app.push_screen(ConfirmScreen(self.console.describe(action, payload)), answered)
+
+    def _record(self, action: str, payload: dict, why: str) -> None:
+        try:
+            self.console.perform(action, payload, why)
+        except (ValueError, LogWriteFailed) as e:     # LogWriteFailed: nothing was recorded
+            self.show_error(str(e))
+            return
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
+class NameScreen(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def __init__(self, who: str) -> None:
+        super().__init__()
+        self.who = who
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("[b]Operator name[/b] (recorded as who with every action)")
+            yield Input(value=self.who, id="f-who")
+            yield Label("", id="error")
+
+    @on(Input.Submitted)
+    def submit(self, event: Input.Submitted) -> None:
+        name = event.value.strip()
+        if not name:
+            self.query_one("#error", Label).update(Text("a name is needed", style="bold red"))
+            return
+        self.dismiss(name)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+# ------------------------------------------------------------------ main screen
+
+class MainScreen(Screen):
+    BINDINGS = [
+        Binding("s", "start", "start round"),
+        Binding("c", "confirm", "confirm call"),
+        Binding("v", "void", "void call"),
+        Binding("p", "count", "pieces"),
+        Binding("r", "offset", "restart clock"),
+        Binding("n", "dns", "DNS"),
+        Binding("x", "dq", "DQ"),
+        Binding("i", "identify", "identify"),
+        Binding("t", "correct", "correct time"),
+        Binding("w", "who", "operator"),
+        Binding("slash", "filter", "filter log"),
+        Binding("escape", "unfilter", "back", show=False),
+        Binding("q", "app.quit", "quit"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="header")
+        with Horizontal(id="body"):
+            with Vertical(id="left"):
+                yield Label("Calls waiting for a referee (oldest first)", classes="title")
+                yield LiveTable("waiting", "pressed", "table", "entrant", "puzzle", "press id", id="calls",
+                                zebra_stripes=True)
+                yield Label("Standings", classes="title")
+                yield LiveTable("place", "award", "name", "status", "time", "penalty", "pieces", "referee",
+                                id="standings", zebra_stripes=True)
+            with Vertical(id="right"):
+                yield Label("Hall", classes="title")
+                yield LiveTable("board", "btn", "table", "entrant", "state", "sync ms", id="hall")
+                yield Label("Alerts", classes="title")
+                yield VerticalScroll(Static(id="alerts"), id="alerts-box")
+        with Vertical(id="logbox"):
+            with Horizontal(id="logbar"):
+                yield Label("Event log  ", classes="title")
+                yield Input(placeholder="filter (/): text the lines must contain", id="filter")
+            yield Log(id="log", max_lines=LOG_LINES)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#calls", LiveTable).focus()
+        # draw now, not at the first timer tick: the app's own refresh in its
+        # on_mount ran before this screen was mounted and drew nothing, so the
+        # header, the tables and the cursor were empty for up to REFRESH_S
+        self.call_later(self.app.refresh_view)                             # type: ignore[attr-defined]
+
+    # actions are the app's
+    def action_start(self) -> None: self.app.open_form("start")            # type: ignore[attr-defined]
+    def action_confirm(self) -> None: self.app.open_form("confirm")        # type: ignore[attr-defined]
+    def action_void(self) -> None: self.app.open_form("void")              # type: ignore[attr-defined]
+    def action_count(self) -> None: self.app.open_form("count")            # type: ignore[attr-defined]
+    def action_offset(self) -> None: self.app.open_form("start_offset")    # type: ignore[attr-defined]
+    def action_dns(self) -> None: self.app.open_form("dns")                # type: ignore[attr-defined]
+    def action_dq(self) -> None: self.app.open_form("dq")                  # type: ignore[attr-defined]
+    def action_identify(self) -> None: self.app.open_form("identify")      # type: ignore[attr-defined]
+    def action_correct(self) -> None: self.app.open_form("correct")        # type: ignore[attr-defined]
+    def action_who(self) -> None: self.app.ask_who()                       # type: ignore[attr-defined]
+
+    def action_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    def action_unfilter(self) -> None:
+        self.query_one("#calls", LiveTable).focus()
+
+    @on(Input.Changed, "#filter")
+    def filter_changed(self) -> None:
+        self.app.refresh_view()                                            # type: ignore[attr-defined]
+
+    @on(Input.Submitted, "#filter")
+    def filter_done(self) -> None:
+        self.query_one("#calls", LiveTable).focus()

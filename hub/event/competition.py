@@ -1,0 +1,464 @@
+"""The competition as a deterministic fold of the event log: stored rows
+(board events, operator actions) become the ranking engine's facts, and the
+standings, the relay positions and each board's signal schedule follow from
+them.  Pure: no I/O.
+
+Rows are kept in log order (by id) and everything is recomputed from them,
+so a row that reaches this process late (an operator action written by
+another process) lands in its place and the result is the same as a replay.
+
+Board events map through the stations table: (board, button) -> (entrant,
+puzzle).  A station without a puzzle number means "the entrant's next
+puzzle" (one-at-a-time rounds): its n-th standing finish call is puzzle n.
+A press id names a board event by its board install, boot and sequence
+number (board_events.py); operator presses are "op/<row id>".
+
+A board press is a finish only when its time is plausible (row_checks.py:
+near the hub's clock when it arrived and, once the round has a start,
+within the round).  Any other is refused: kept in the log,
+listed in `refused` (alerted), never ranked.  A conflict row (the same
+event identity sent again with other content: hub/event/store.py) is listed in
+`key_conflicts`, never folded.  A board's confirmation or void of a call
+already decided (at the desk, say) is listed in `conflicts`: the recorded
+decision stands.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from .actions import ENTRANT_ACTIONS, FIELDS as OPERATOR_ACTIONS, shape_problem
+from .board_events import board_order, event_key, install_press_id, maker, press_id
+from .event_folder import Station
+from .fold_records import Conflict, Decision, Refused, Unassigned
+from .row_checks import PLAUSIBLE_MS, press_problem, round_window, row_problem
+from .schedule import board_schedule
+from ..rules.formats import Format
+from ..rules.standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow,
+                        Standings, Void)
+
+__all__ = ["OPERATOR_ACTIONS", "Competition", "Unassigned", "press_id"]
+
+
+@dataclass
+class Competition:
+    """auto_stations: every station of every board that reports is an
+    individual entrant named board/station (tests and quick trials without
+    an entrants list)."""
+    format: Format
+    entrants: list[Entrant]
+    stations: list[Station]
+    auto_stations: bool = False
+    rows: list[dict] = field(default_factory=list)
+    _ids: list[int] = field(default_factory=list)
+    _facts: list[Fact] | None = None
+    _live: Standings | None = None
+
+    def __post_init__(self) -> None:
+        self._by_station = {(s.board, s.button): s for s in self.stations}
+        self._entrant_ids = {e.id for e in self.entrants}
+        self._start_row: dict | None = None     # the latest round start
+        self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
+        self.flagged: dict[int, str] = {}       # row id -> why that stored row cannot apply
+        self._window: tuple[int, int] | None = None   # plausible board press times (the round)
+        self._reset_fold()
+        rows, self.rows, self._ids = self.rows, [], []
+        for row in rows:
+            self.apply(row)
+
+    def station_at(self, board: str, button: int) -> Station | None:
+        """The station of stations.csv on a board's button (None: none there)."""
+        return self._by_station.get((board, button))
+
+    def recorded_time(self, board: str, button: int, at: int | None) -> int | None:
+        """A finish call's time as the standings show it (since the
+        entrant's start, at the format's resolution), without re-ranking:
+        for the station's display right after the call."""
+        st = self._by_station.get((board, button))
+        if st is None and self.auto_stations:
+            st = self._auto_station(board, button)
+        if st is None or at is None or self._start_row is None:
+            return None
+        t = at - self._start_row["payload"]["at"] - self._offsets.get(st.entrant, 0)
+        if t < 0:
+            return None
+        res = self.format.resolution_ms
+        return t // res * res
+
+    def has(self, row_id: int) -> bool:
+        i = bisect.bisect_left(self._ids, row_id)
+        return i < len(self._ids) and self._ids[i] == row_id
+
+    def apply(self, row: dict) -> None:
+        """Add a stored row (any order; duplicates by id ignored).  A row
+        after all the others (the live case) is folded on top of the facts
+        and the standings so far; one that lands among them (an action
+        another process wrote, seen late) makes both be folded again."""
+        i = bisect.bisect_left(self._ids, row["id"])
+        if i < len(self._ids) and self._ids[i] == row["id"]:
+            return
+        self._ids.insert(i, row["id"])
+        self.rows.insert(i, row)
+        problem = row_problem(row)
+        if problem is not None:                  # kept in the log, flagged, never folded
+            self.flagged[row["id"]] = problem
+            return
+        moved = False
+        if row["source"] == "operator":
+            if row["type"] == "round_start" and (self._start_row is None or row["id"] > self._start_row["id"]):
+                self._start_row = row
+            elif row["type"] == "start_offset" and self.format.start_offsets:
+                self._offsets[row["payload"]["entrant"]] = row["payload"]["offset_ms"]
+            window = round_window(self._start_row, self._offsets, self.format.time_limit_ms)
+            moved, self._window = window != self._window, window   # presses refused or not: again
+        if i < len(self._ids) - 1 or self._facts is None or moved or self._overtakes(row):
+            self._facts = self._live = None
+            return
+        n, entrants = len(self._facts), len(self.entrants)
+        self._fold_row(row)
+        if self._live is not None:
+            if len(self.entrants) != entrants:      # an auto station appeared
+                self._live = None
+            elif len(self._facts) > n:
+                self._live.extend(self._facts[n:])
+
+    # ------------------------------------------------------------ facts
+    def facts(self) -> list[Fact]:
+        if self._facts is None:
+            self._reset_fold()
+            for row in board_order([r for r in self.rows if r["id"] not in self.flagged]):
+                self._fold_row(row)
+        return self._facts          # type: ignore[return-value]
+
+    def _call_pid(self, board: str, install: str, call: list, station: int) -> str:
+        """The press id a confirmation's or void's call [boot, seq] names:
+        the same install's press, or -- a board flashed again mid-round (a
+        new install id, the same station states and boot counter) -- the
+        press of another install of the board at the same station."""
+        own = install_press_id(self._installs, board, install, call[0], call[1])
+        if own in self._presses:
+            return own
+        for other in reversed(self._installs.get(board, ())):
+            pid = install_press_id(self._installs, board, other, call[0], call[1])
+            if other != install and self._press_station.get(pid) == (board, station):
+                return pid
+        return own
+
+    def press_id_of(self, board: str, install: str, boot: int, seq: int) -> str:
+        """The press id of a board event (after its row is folded)."""
+        self.facts()
+        return install_press_id(self._installs, board, install, boot, seq)
+
+    def call_press_id(self, board: str, msg: dict) -> str:
+        """The press id a board's confirm or void names (after its row is folded)."""
+        self.facts()
+        return self._call_pid(board, msg.get("in") or "", msg["call"], msg["station"])
+
+    def _overtakes(self, row: dict) -> bool:
+        """A board event that arrives after a later one of the same board (it
+        waited for a retransmission meanwhile): folding it on top would give
+        it the place of the later one, e.g. a next-puzzle call another
+        puzzle."""
+        key = event_key(row)
+        if key is None:
+            return False
+        last = self._board_last.get(maker(row))
+        return last is not None and key < last
+
+    def _reset_fold(self) -> None:
+        self._facts = []
+        self._live = None
+        self.unassigned: list[Unassigned] = []
+        self.strays: list[dict] = []
+        self.refused: list[Refused] = []          # board presses whose time cannot be a finish
+        self.key_conflicts: list[dict] = []       # conflict rows (hub/event/store.py): a key sent again, other content
+        self._installs: dict[str, list[str]] = {}  # board -> its installs, as they appear in the log
+        self._calls: dict[str, int] = {}          # entrant -> standing finish calls (next-puzzle stations)
+        self._voided: set[str] = set()
+        self._press_entrant: dict[str, str] = {}  # press id -> entrant (to give back a voided call)
+        self._presses: dict[str, Press] = {}      # press id -> press
+        self._confirms: dict[str, list[Confirm]] = {}   # press id -> its confirmations
+        self._press_station: dict[str, tuple[str, int]] = {}   # board press id -> (board, button)
+        self._open: dict[str, Press] = {}         # presses without confirmation or void, log order
+        self._closed: set[str] = set()            # press ids confirmed or voided
+        self._decided: dict[str, Decision] = {}   # press id -> the decision that closed it
+        self.conflicts: list[Conflict] = []       # board decisions on calls already decided
+        self._board_last: dict[tuple[str, str], tuple[int, int]] = {}   # (board, install) -> latest (boot, seq)
+
+    def _add(self, f: Fact) -> None:
+        self._facts.append(f)       # type: ignore[union-attr]
+        t = type(f)
+        if t is Press:
+            self._presses[f.press_id] = f       # type: ignore[union-attr]
+            if f.press_id not in self._closed:  # type: ignore[union-attr]
+                self._open[f.press_id] = f      # type: ignore[union-attr]
+        elif t is Confirm or t is Void:
+            if t is Confirm:
+                self._confirms.setdefault(f.press_id, []).append(f)     # type: ignore[union-attr]
+            self._closed.add(f.press_id)        # type: ignore[union-attr]
+            self._open.pop(f.press_id, None)    # type: ignore[union-attr]
+
+    def _fold_row(self, row: dict) -> None:
+        """Fold one row; a row that still cannot apply is flagged (the fold
+        never raises: an event log must always load)."""
+        try:
+            self._fold_row_unchecked(row)
+        except Exception as e:
+            self.flagged[row["id"]] = f"cannot apply: {e!r}"
+
+    def _fold_row_unchecked(self, row: dict) -> None:
+        p = row["payload"]
+        src, typ = row["source"], row["type"]
+        key = event_key(row)
+        if key is not None:
+            made_by = maker(row)
+            self._board_last[made_by] = max(key, self._board_last.get(made_by, key))
+            install_press_id(self._installs, *made_by, *key)     # the install numbered as it first appears
+        if src == "operator":
+            self._operator(row)
+            return
+        if src == "hub" and typ == "conflict":
+            self.key_conflicts.append(row)
+            return
+        if src != "board":
+            return
+        if typ == "status":
+            if self.auto_stations and p["state"] == "online":
+                for n in range(1, p["stations"] + 1):
+                    self._auto_station(row["board"], n)
+            return
+        st = self._by_station.get((row["board"], p["station"]))
+        if st is None and self.auto_stations:
+            st = self._auto_station(row["board"], p["station"])
+        if st is None:
+            self.unassigned.append(Unassigned(row["board"], p["station"], typ, p.get("at")))
+            return
+        if typ == "press":
+            if p["at"] is None:
+                self.unassigned.append(Unassigned(row["board"], p["station"], "untimed press", None))
+                return
+            pid = install_press_id(self._installs, *maker(row), p["boot"], p["seq"])
+            why = press_problem(row, self._window, self._start_row)
+            if why is not None:
+                self.refused.append(Refused(row, pid, why))
+                return
+            puzzle = st.puzzle
+            if puzzle is None:
+                calls = self._calls[st.entrant] = self._calls.get(st.entrant, 0) + 1
+                free = self._free_puzzles(st.entrant)
+                puzzle = free[min(calls, len(free)) - 1]
+            self._press_entrant[pid] = st.entrant if st.puzzle is None else ""
+            self._press_station[pid] = (row["board"], p["station"])
+            self._add(Press(entrant=st.entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
+        elif typ in ("confirm", "void"):
+            pid = self._call_pid(*maker(row), p["call"], p["station"])
+            if pid in self._closed:
+                # made on a stale state: the call was already decided (at the
+                # desk, say); the recorded decision stands, this one is shown
+                self.conflicts.append(Conflict(row["id"], row["board"], p["station"], pid, typ,
+                                               p.get("missing"), row.get("received_ms"),
+                                               self._decided.get(pid)))
+                return
+            self._decided[pid] = Decision(row["id"], typ, "board " + row["board"], row.get("received_ms"),
+                                          p.get("missing"))
+            if typ == "confirm":
+                self._add(Confirm(press_id=pid, missing_found=p["missing"]))
+            else:
+                self._void(pid)
+        elif typ == "stray":
+            self.strays.append(row)
+
+    def _free_puzzles(self, entrant: str) -> list[int]:
+        """The puzzles an entrant's 'next puzzle' stations count through: all
+        of the round's, less those that have a station of their own."""
+        own = {s.puzzle for s in self.stations if s.entrant == entrant and s.puzzle is not None}
+        return [n for n in range(1, len(self.format.puzzles) + 1) if n not in own] or [1]
+
+    def calls_of(self, station: Station) -> int:
+        """How many finish calls a station makes: one for its own puzzle,
+        or one per puzzle it counts through ('next puzzle' stations)."""
+        return 1 if station.puzzle is not None else len(self._free_puzzles(station.entrant))
+
+    def _auto_station(self, board: str, button: int) -> Station:
+        st = self._by_station.get((board, button))
+        if st is None:
+            eid = f"{board}/{button}"
+            st = Station(board, button, board, eid, 1 if len(self.format.puzzles) == 1 else None)
+            self.stations.append(st)
+            self._by_station[(board, button)] = st
+            if eid not in self._entrant_ids:
+                self.entrants.append(Entrant(eid, eid))
+                self._entrant_ids.add(eid)
+        return st
+
+    def _void(self, pid: str) -> None:
+        if pid in self._voided:
+            return
+        self._voided.add(pid)
+        self._add(Void(press_id=pid))
+        e = self._press_entrant.get(pid)
+        if e:                       # the next call is for the same puzzle again
+            self._calls[e] -= 1
+
+    def _operator(self, row: dict) -> None:
+        p, typ = row["payload"], row["type"]
+        if typ in ("confirm", "void", "correct") and p.get("press_id"):
+            missing = sum(p.get(k) or 0 for k in ("missing_found", "missing_lost", "missing_adjacent"))
+            self._decided[p["press_id"]] = Decision(row["id"], typ, p.get("who") or "operator",
+                                                    row.get("received_ms"), missing if typ == "confirm" else None)
+        if typ == "round_start":
+            self._add(RoundStart(at_ms=p["at"], limit_ms=p.get("duration")))
+        elif typ == "press":
+            self._add(Press(entrant=p["entrant"], puzzle=p.get("puzzle") or 1, at_ms=p["at"],
+                            press_id=f"op/{row['id']}"))
+        elif typ == "void":
+            self._void(p["press_id"])
+        elif typ == "correct":
+            old = self._presses.get(p["press_id"])
+            if old is not None:
+                self._void(p["press_id"])
+                if self._press_entrant.get(p["press_id"]):
+                    self._calls[old.entrant] += 1    # the corrected press keeps its puzzle
+                new = f"op/{row['id']}"
+                self._add(Press(entrant=old.entrant, puzzle=old.puzzle, at_ms=p["at"], press_id=new))
+                # a confirmation of the old press carries over to the corrected one
+                # (by its press id, or by the entrant and puzzle it was for)
+                by_entrant = [c for c in self._confirms.get("", ())
+                              if (c.entrant, c.puzzle) == (old.entrant, old.puzzle)]
+                for c in list(self._confirms.get(p["press_id"], ())) + by_entrant:
+                    self._add(Confirm(press_id=new, missing_found=c.missing_found,
+                                      missing_lost=c.missing_lost, missing_adjacent=c.missing_adjacent))
+        elif typ in FACT_KINDS:
+            cls = FACT_KINDS[typ]
+            named = {("at_ms" if k == "at" else k): v for k, v in p.items() if v is not None}
+            kw = {k: v for k, v in named.items() if k in cls.__dataclass_fields__ and k != "kind"}
+            self._add(cls(**kw))
+
+    def check_action(self, action: str, p: dict, now_ms: int | None = None) -> None:
+        """Operator input errors, in words an operator understands: the
+        action's shape (hub/event/actions.py), then what this event makes of it
+        (entrants, presses, puzzles and their sizes, the round's limit) and,
+        given the hub's time now, whether its times are plausible.  Raises
+        ValueError; nothing is stored before this passes."""
+        if action == "dq" and isinstance(p, dict) and not (isinstance(p.get("reason"), str) and p["reason"].strip()):
+            raise ValueError("dq: a reason is needed")
+        problem = shape_problem(action, p)
+        if problem is not None:
+            raise ValueError(problem)
+        self.facts()                       # auto stations appear while folding
+        if action in ENTRANT_ACTIONS or p.get("entrant") is not None:
+            if p.get("entrant") not in self._entrant_ids:
+                raise ValueError(f"{action}: no entrant {p.get('entrant')!r}")
+        n = len(self.format.puzzles)
+        for k in ("puzzle", "packed", "opened"):
+            if p.get(k) is not None and not 1 <= p[k] <= n:
+                raise ValueError(f"{action}: {k} = {p[k]} is outside 1..{n} (this round has {n} "
+                                 f"puzzle{'s' if n > 1 else ''})")
+        if action in ("press", "count") and p.get("puzzle") is None and n > 1:
+            raise ValueError(f"{action}: puzzle is needed (1..{n})")
+        puzzle = p.get("puzzle") or 1
+        pieces = self.format.puzzles[puzzle - 1]
+        for k in ("placed", "remaining", "missing_found", "missing_lost", "missing_adjacent"):
+            if p.get(k) is not None and p[k] > pieces:
+                raise ValueError(f"{action}: {k} = {p[k]} is outside 0..{pieces} (puzzle {puzzle} has "
+                                 f"{pieces} pieces)")
+        if action == "round_start":
+            limit = p.get("duration") or self.format.time_limit_ms
+            over = [w for w in p.get("warnings") or () if w >= limit]
+            if over:
+                raise ValueError(f"round_start: a warning {over[0]} ms before the end is not within "
+                                 f"the {limit} ms limit")
+        if action in ("void", "correct") or (action == "confirm" and p.get("press_id")):
+            if p.get("press_id") not in self._presses:
+                raise ValueError(f"{action}: no press {p.get('press_id')!r}")
+        if now_ms is not None and p.get("at") is not None and abs(p["at"] - now_ms) > PLAUSIBLE_MS:
+            raise ValueError(f"{action}: at = {p['at']} (hub ms) is more than 7 days from the hub's "
+                             f"time now ({now_ms}); give a time near now")
+
+    def open_calls(self) -> list[tuple[int, str, str, int, str]]:
+        """Finish calls waiting for a referee, oldest first:
+        (press time, press id, entrant, puzzle, table)."""
+        self.facts()
+        out = []
+        for f in self._open.values():
+            bs = self._press_station.get(f.press_id)
+            if bs is None:
+                table = "by hand"
+            else:
+                st = self._by_station.get(bs)
+                table = f"{st.table if st else bs[0]} #{bs[1]}"
+            out.append((f.at_ms, f.press_id, f.entrant, f.puzzle, table))
+        return sorted(out)
+
+    def team_boards(self, board: str, button: int) -> list[str]:
+        """The boards that hold stations of the entrant at (board, button):
+        those whose relay schedule a finish there can change."""
+        st = self._by_station.get((board, button))
+        if st is None:
+            return [board]
+        return sorted({s.board for s in self.stations if s.entrant == st.entrant} | {board})
+
+    def press_at(self, pid: str) -> int | None:
+        """The time of a press (by press id), if it is in the log."""
+        self.facts()
+        p = self._presses.get(pid)
+        return p.at_ms if p is not None else None
+
+    # ------------------------------------------------------------ results
+    def standings(self, now_ms: int | None = None) -> list[StandingRow]:
+        """The standings, kept up to date as rows arrive (only entrants with
+        new facts are evaluated again)."""
+        facts = self.facts()
+        if self._live is None:
+            live = Standings(self.format, self.entrants)
+            live.extend(facts)
+            self._live = live
+        return self._live.rows(now_ms)
+
+    @property
+    def start_ms(self) -> int | None:
+        row = self._start_row
+        return row["payload"]["at"] if row is not None else None
+
+    def round_start_row(self) -> dict | None:
+        return self._start_row
+
+    def round_limit_ms(self) -> int | None:
+        """The round's time limit: the start's own, else the format's."""
+        row = self._start_row
+        if row is None:
+            return None
+        return row["payload"].get("duration") or self.format.time_limit_ms
+
+    def offset_of(self, entrant: str) -> int:
+        """An entrant's start offset (a new start time), 0 without one."""
+        return self._offsets.get(entrant, 0)
+
+    def free_puzzles(self, entrant: str) -> list[int]:
+        """The puzzles an entrant's 'next puzzle' stations count through."""
+        return self._free_puzzles(entrant)
+
+    def station_of(self, pid: str) -> tuple[str, int] | None:
+        """(board, button) of a board's finish call, None for the desk's."""
+        self.facts()
+        return self._press_station.get(pid)
+
+    def round_end_ms(self) -> int | None:
+        """When the last entrant's time is up: the round's end, later for an
+        entrant whose new start time extends its limit (None: no start)."""
+        row = self._start_row
+        if row is None:
+            return None
+        p = row["payload"]
+        end = p["at"] + (p.get("duration") or self.format.time_limit_ms)
+        if self.format.start_offsets and self.format.offset_extends_limit:
+            end += max([0, *self._offsets.values()])
+        return end
+
+    def last_row_id(self) -> int:
+        return self._ids[-1] if self._ids else 0
+
+    def schedule(self, board: str, now_ms: int) -> tuple | None:
+        """(start, end, signals, rot, calls) for one board (schedule.py)."""
+        return board_schedule(self, board, now_ms)

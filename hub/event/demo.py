@@ -1,0 +1,56 @@
+"""The demo event: simulated boards playing a round of a preset, so a
+newcomer sees the whole system work without hardware or set-up."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .event_folder import Station
+from ..rules.formats import Format, load_format
+from ..rules.standings import Entrant
+
+
+def sim_board_id(i: int) -> str:
+    return f"sim{i + 1:02d}"
+
+
+def faster(fmt: Format, speed: float) -> Format:
+    """The format with its time limit and relay rotation interval divided
+    by speed: a 90-minute round at 30x plays in 3 minutes."""
+    if speed == 1:
+        return fmt
+    if speed <= 0:
+        raise ValueError("--speed must be positive")
+    for p in fmt.parts:
+        if p.rotation_interval_ms and p.rotation_interval_ms / speed < 1000:
+            raise ValueError(f"--speed {speed:g} makes the relay rotate more than once a second; "
+                             f"at most {p.rotation_interval_ms // 1000}")
+    parts = tuple(dataclasses.replace(p, rotation_interval_ms=int(p.rotation_interval_ms / speed))
+                  if p.rotation_interval_ms else p for p in fmt.parts)
+    return dataclasses.replace(fmt, time_limit_ms=int(fmt.time_limit_ms / speed), parts=parts,
+                               title=f"{fmt.title} (demo at {speed:g}x)")
+
+
+def demo_event(preset: str, boards: int, stations: int,
+               speed: float = 1) -> tuple[Format, list[Entrant], list[Station]]:
+    """Every station of every simulated board is one entrant (individuals
+    and pairs); for team formats each board is one team (relay formats: one
+    station per puzzle, the relay's and the later parts')."""
+    fmt = faster(load_format(preset), speed)
+    entrants: list[Entrant] = []
+    table: list[Station] = []
+    for i in range(boards):
+        b = sim_board_id(i)
+        if fmt.kind == "team":
+            eid = f"team{i + 1:02d}"
+            entrants.append(Entrant(eid, f"Team {i + 1}"))
+            if fmt.relay is not None:
+                table += [Station(b, n, f"Table {i + 1}", eid, n) for n in range(1, len(fmt.puzzles) + 1)]
+            else:
+                table.append(Station(b, 1, f"Table {i + 1}", eid, None))
+        else:
+            for st in range(1, stations + 1):
+                eid = f"{b}/{st}"
+                entrants.append(Entrant(eid, f"Puzzler {i + 1}.{st}"))
+                table.append(Station(b, st, f"Table {i + 1}", eid, 1 if len(fmt.puzzles) == 1 else None))
+    return fmt, entrants, table

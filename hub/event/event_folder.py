@@ -1,0 +1,257 @@
+"""An event folder: everything one competition needs, in files an organizer
+can read and edit.
+
+    DIR/format.toml       the competition format (copied from a preset by `tabletimer init`)
+    DIR/entrants.csv      id, name, kind, members, eligible, notes
+    DIR/stations.csv      board, button, table, entrant, puzzle
+    DIR/board-keys.json   the boards' secret keys (written by `tabletimer board flash`)
+    DIR/events.sqlite     the event log: the record of the competition
+    DIR/broker/           the embedded broker's files
+
+CSV files may come from registration tools: UTF-8 with or without BOM, comma
+or semicolon separated.  Errors name the file and line; warnings (capacity,
+duplicate names) do not stop the event.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tabletimer.shared.protocol import ProtocolError, check_board_id
+
+from ..rules.formats import Format, format_text, load_format
+from ..rules.standings import Entrant, Member
+
+ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes")
+STATION_COLUMNS = ("board", "button", "table", "entrant", "puzzle")
+YES = ("yes", "y", "true", "1", "ja", "ano", "x")
+NO = ("no", "n", "false", "0", "nei", "ne", "")
+
+
+class EventFolderError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Station:
+    board: str
+    button: int
+    table: str
+    entrant: str
+    puzzle: int | None       # None: the entrant's next puzzle (one-at-a-time rounds)
+
+
+@dataclass
+class EventFolder:
+    path: Path
+    format: Format
+    entrants: list[Entrant]
+    stations: list[Station]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def db(self) -> Path:
+        return self.path / "events.sqlite"
+
+    @property
+    def keys_file(self) -> Path:
+        return self.path / "board-keys.json"
+
+    def station(self, board: str, button: int) -> Station | None:
+        for s in self.stations:
+            if s.board == board and s.button == button:
+                return s
+        return None
+
+
+# --------------------------------------------------------------------------- CSV
+
+def _read_csv(path: Path, columns: tuple[str, ...], required: tuple[str, ...],
+              why: dict[str, str] | None = None) -> list[tuple[int, dict]]:
+    """Rows as (line number, {column: value}); header names are matched
+    case-insensitively; the delimiter is sniffed (comma or semicolon).  why:
+    for a required column, why it is needed (said when it is missing)."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as e:
+        raise EventFolderError(f"{path}: cannot read ({e.strerror})") from e
+    except UnicodeDecodeError as e:
+        raise EventFolderError(f"{path}: not UTF-8 text (save it as UTF-8 CSV)") from e
+    first = text.splitlines()[0] if text.strip() else ""
+    delim = ";" if first.count(";") > first.count(",") else ","
+    reader = csv.reader(io.StringIO(text), delimiter=delim)
+    rows = list(reader)
+    if not rows:
+        raise EventFolderError(f"{path}: empty; the first line must name the columns: {', '.join(columns)}")
+    header = [h.strip().lower() for h in rows[0]]
+    unknown = [h for h in header if h and h not in columns]
+    if unknown:
+        raise EventFolderError(f"{path}:1: unknown column(s) {', '.join(unknown)}; "
+                               f"expected {', '.join(columns)}")
+    missing = [c for c in required if c not in header]
+    if missing:
+        reasons = "".join(f": {why[c]}" for c in missing if why and c in why)
+        raise EventFolderError(f"{path}:1: missing column(s) {', '.join(missing)}{reasons}")
+    out = []
+    for n, row in enumerate(rows[1:], start=2):
+        if not any(c.strip() for c in row):
+            continue
+        if len(row) > len(header):
+            raise EventFolderError(f"{path}:{n}: {len(row)} fields, the header has {len(header)}")
+        out.append((n, {h: (row[i].strip() if i < len(row) else "") for i, h in enumerate(header) if h}))
+    return out
+
+
+def _yes(value: str, where: str) -> bool:
+    v = value.strip().lower()
+    if v in YES:
+        return True
+    if v in NO:
+        return False
+    raise EventFolderError(f"{where}: expected yes or no, not {value!r}")
+
+
+def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
+    """Entrants and warnings.  members: names separated by '|'; eligible:
+    yes/no for the entrant, or one yes/no per member separated by '|'."""
+    entrants: list[Entrant] = []
+    warnings: list[str] = []
+    seen_ids: dict[str, int] = {}
+    seen_names: dict[str, int] = {}
+    # a format with prizes for eligible entrants only needs the column: read
+    # without it, everyone would count as eligible
+    needs_eligible = fmt.eligible_members_min > 0
+    rule = f"{Path(fmt.path).name} (prizes.eligible_members_min = {fmt.eligible_members_min})"
+    why = {"eligible": f"{rule} gives prizes only to eligible entrants"
+                       f"{f' ({fmt.eligibility})' if fmt.eligibility else ''}; add the column "
+                       f"with yes or no for every entrant (a team: yes|no|... per member)"}
+    rows = _read_csv(path, ENTRANT_COLUMNS, ("id", "name", "eligible") if needs_eligible else ("id", "name"),
+                     why)
+    for n, row in rows:
+        where = f"{path}:{n}"
+        eid = row["id"]
+        if not eid:
+            raise EventFolderError(f"{where}: 'id' is empty")
+        if eid in seen_ids:
+            raise EventFolderError(f"{where}: id {eid!r} already used on line {seen_ids[eid]}")
+        seen_ids[eid] = n
+        kind = (row.get("kind") or fmt.kind).lower()
+        if kind != fmt.kind:
+            raise EventFolderError(f"{where}: kind {kind!r}, but the format {fmt.name} is for {fmt.kind}s")
+        names = [m.strip() for m in row.get("members", "").split("|") if m.strip()]
+        if fmt.kind == "team" and names and not fmt.min_members <= len(names) <= fmt.max_members:
+            raise EventFolderError(f"{where}: {len(names)} members; a team has "
+                                   f"{fmt.min_members}-{fmt.max_members}")
+        if fmt.kind == "pair" and names and len(names) != 2:
+            raise EventFolderError(f"{where}: a pair has 2 members, not {len(names)}")
+        elig_text = row.get("eligible", "")
+        parts = [p for p in elig_text.split("|")] if "|" in elig_text else None
+        if needs_eligible and not all(p.strip() for p in (parts or [elig_text])):
+            raise EventFolderError(f"{where}: 'eligible' is empty; {rule} gives prizes only to "
+                                   f"eligible entrants: write yes or no"
+                                   f"{' for every member' if parts else ''}")
+        if parts is not None:
+            if len(parts) != len(names):
+                raise EventFolderError(f"{where}: 'eligible' has {len(parts)} values for {len(names)} members")
+            members = tuple(Member(m, _yes(p, f"{where} (eligible)")) for m, p in zip(names, parts))
+            eligible = True
+        else:
+            eligible = _yes(elig_text, f"{where} (eligible)") if elig_text else True
+            members = tuple(Member(m, eligible) for m in names)
+        name = row["name"] or eid
+        if name.lower() in seen_names:
+            warnings.append(f"{where}: name {name!r} also on line {seen_names[name.lower()]}")
+        seen_names[name.lower()] = n
+        entrants.append(Entrant(eid, name, members, eligible))
+    if fmt.capacity is not None and len(entrants) > fmt.capacity:
+        warnings.append(f"{path}: {len(entrants)} entrants; the format allows {fmt.capacity}")
+    return entrants, warnings
+
+
+def load_stations(path: Path, fmt: Format, entrant_ids: set[str]) -> list[Station]:
+    stations: list[Station] = []
+    seen: dict[tuple[str, int], int] = {}
+    for n, row in _read_csv(path, STATION_COLUMNS, ("board", "button", "entrant")):
+        where = f"{path}:{n}"
+        try:
+            board = check_board_id(row["board"])
+        except ProtocolError as e:
+            raise EventFolderError(f"{where}: board: {e}") from e
+        try:
+            button = int(row["button"])
+        except ValueError:
+            raise EventFolderError(f"{where}: button must be a number (1 = the first button)") from None
+        if not 1 <= button <= 64:
+            raise EventFolderError(f"{where}: button must be 1..64")
+        if (board, button) in seen:
+            raise EventFolderError(f"{where}: {board} button {button} already on line {seen[(board, button)]}")
+        seen[(board, button)] = n
+        if row["entrant"] not in entrant_ids:
+            raise EventFolderError(f"{where}: no entrant {row['entrant']!r} in entrants.csv")
+        puzzle = None
+        if row.get("puzzle"):
+            try:
+                puzzle = int(row["puzzle"])
+            except ValueError:
+                raise EventFolderError(f"{where}: puzzle must be a number") from None
+            if not 1 <= puzzle <= len(fmt.puzzles):
+                raise EventFolderError(f"{where}: puzzle {puzzle}; the format has {len(fmt.puzzles)}")
+        stations.append(Station(board, button, row.get("table") or board, row["entrant"], puzzle))
+    return stations
+
+
+# ------------------------------------------------------------------------ folder
+
+def load(path: str | Path) -> EventFolder:
+    p = Path(path)
+    if not (p / "format.toml").exists():
+        raise EventFolderError(f"{p}: no format.toml; create the folder with "
+                               f"`tabletimer init {p} --format PRESET`")
+    fmt = load_format(p / "format.toml")
+    entrants, warnings = load_entrants(p / "entrants.csv", fmt)
+    stations = load_stations(p / "stations.csv", fmt, {e.id for e in entrants})
+    boards_missing = {e.id for e in entrants} - {s.entrant for s in stations}
+    if boards_missing:
+        warnings.append(f"{p / 'stations.csv'}: no station for "
+                        + ", ".join(sorted(boards_missing)[:10])
+                        + (" ..." if len(boards_missing) > 10 else ""))
+    return EventFolder(p, fmt, entrants, stations, warnings)
+
+
+def init(path: str | Path, preset: str) -> Path:
+    """A new event folder with the preset's format and example CSV files."""
+    p = Path(path)
+    if (p / "format.toml").exists():
+        raise EventFolderError(f"{p} already holds an event (format.toml exists)")
+    fmt = load_format(preset)            # FormatError: an unknown preset (the nearest named), a bad file
+    text = format_text(preset)
+    origin = f"TableTimer's preset {fmt.name!r}" if fmt.path.startswith("presets/") else "a format file"
+    head = (f"# This event's competition format, copied from {origin} by `tabletimer init`.\n"
+            f"# Edit it for your event; `tabletimer formats show format.toml --explain` checks it.\n")
+    p.mkdir(parents=True, exist_ok=True)
+    (p / "format.toml").write_text(head + text)
+    fmt = load_format(p / "format.toml")
+    if fmt.kind == "individual":
+        rows = ["id,name,kind,members,eligible,notes", "1,Anna Example,individual,,yes,",
+                "2,Ben Example,individual,,yes,"]
+    elif fmt.kind == "pair":
+        rows = ["id,name,kind,members,eligible,notes", "P1,The Edges,pair,Anna|Ben,yes|yes,"]
+    else:
+        members = "|".join(f"Member {i + 1}" for i in range(fmt.max_members))
+        elig = "|".join("yes" for _ in range(fmt.max_members))
+        rows = ["id,name,kind,members,eligible,notes", f"T1,Team One,team,{members},{elig},"]
+    (p / "entrants.csv").write_text("\n".join(rows) + "\n")
+    first = rows[1].split(",")[0]
+    relay = fmt.relay
+    if relay is not None:
+        st = ["board,button,table,entrant,puzzle"] + [
+            f"T01,{i + 1},Table 1,{first},{n}" for i, n in enumerate(relay.numbers)]
+    else:
+        st = ["board,button,table,entrant,puzzle", f"T01,1,Table 1,{first},"]
+    (p / "stations.csv").write_text("\n".join(st) + "\n")
+    shutil.copymode(p / "format.toml", p / "stations.csv")
+    return p

@@ -1,0 +1,78 @@
+"""What the fold of the log (competition.py) checks of a stored row before
+it folds it: whether the row can be folded at all (`row_problem`: its frame,
+and an operator action's shape), and whether a board press's time can be a
+finish (`press_problem`).  Pure.
+
+A board press is a finish only when its time is plausible: within
+PRESS_PAST_MS before to PRESS_FUTURE_MS after the hub's clock when it
+arrived, and, once the round has a start, within the round (start to end,
+give or take ROUND_MARGIN_MS: `round_window`)."""
+
+from __future__ import annotations
+
+from .actions import shape_problem
+from ..rules.formats import fmt_duration
+
+# how far from the hub's clock an operator's time may lie (a start armed for
+# tomorrow, a finish recorded by hand after the round: yes; a mistyped year: no)
+PLAUSIBLE_MS = 7 * 86_400_000
+# a board press's time against the hub's clock when it arrived (it may come
+# long after it happened -- a hub or WiFi outage -- never from the future)
+PRESS_PAST_MS = PLAUSIBLE_MS
+PRESS_FUTURE_MS = 10 * 60_000
+ROUND_MARGIN_MS = 3_600_000       # ... and against the round, start to end, give or take this
+
+
+def row_problem(row: dict) -> str | None:
+    """Why a stored row cannot be folded (None: it can).  Operator rows
+    are checked against their action's shape (an older version, or
+    another program writing the log, may have let a bad one through);
+    board rows were checked against the protocol before they were
+    stored, so only their frame is checked here."""
+    try:
+        if not isinstance(row.get("id"), int) or not isinstance(row.get("payload"), dict):
+            return "not a row of this log (no id or payload)"
+        if row.get("source") == "operator":
+            return shape_problem(row.get("type"), row["payload"])
+        if row.get("source") == "board" and row.get("type") != "status":
+            p = row["payload"]
+            if not all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool)
+                       for k in ("boot", "seq", "station")):
+                return f"board {row['type']}: boot, seq and station must be whole numbers"
+            if not isinstance(p.get("in", ""), str):
+                return f"board {row['type']}: its install id must be text"
+        return None
+    except Exception as e:                   # the fold never raises: say what it was
+        return f"unreadable row: {e!r}"
+
+
+def round_window(start_row: dict | None, offsets: dict[str, int], time_limit_ms: int) -> tuple[int, int] | None:
+    """Board press times that can be finishes of this round: start to
+    end (the latest start offset added), give or take ROUND_MARGIN_MS;
+    None before a round start."""
+    if start_row is None:
+        return None
+    p = start_row["payload"]
+    start = p["at"]
+    end = start + (p.get("duration") or time_limit_ms)
+    late = max(0, *offsets.values()) if offsets else 0
+    return (start - ROUND_MARGIN_MS, end + late + ROUND_MARGIN_MS)
+
+
+def press_problem(row: dict, window: tuple[int, int] | None, start_row: dict | None) -> str | None:
+    """Why a board press's time cannot be a finish (None: it can)."""
+    at, got = row["payload"]["at"], row.get("received_ms")
+    if isinstance(got, int):
+        if at > got + PRESS_FUTURE_MS:
+            return (f"its time is {(at - got) // 60_000} min after the hub's clock when it arrived "
+                    f"(more than {PRESS_FUTURE_MS // 60_000} min)")
+        if at < got - PRESS_PAST_MS:
+            return f"its time is {(got - at) // 86_400_000} days before it arrived (more than 7)"
+    w = window
+    if w is not None and not w[0] <= at <= w[1]:
+        start = start_row["payload"]["at"]      # type: ignore[index]
+        off = at - start
+        return (f"its time is {fmt_duration(abs(off))} {'before' if off < 0 else 'after'} the round's "
+                f"start, outside the round (more than {ROUND_MARGIN_MS // 60_000} min before the start"
+                f" or after the end)")
+    return None

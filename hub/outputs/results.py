@@ -1,0 +1,419 @@
+"""`tabletimer results` and `tabletimer cards`: an event's final results as
+CSV, JSON and a printable HTML sheet, and printable table cards with a QR code
+per station (hub/outputs/table_cards.py); the commands themselves are
+hub/cli/outputs.py.
+
+    tabletimer results DIR [--csv FILE|-] [--json FILE|-] [--html FILE|-] [--title TEXT]
+    tabletimer cards DIR --html FILE [--title TEXT]
+
+`results` rebuilds the final standings from DIR/events.sqlite (as `replay`
+does: every entrant still unfinished at the end is ranked as after time-up)
+and writes each output asked for; without any it prints the standings table.
+`-` writes to standard output.  Results that are not final yet (a finish not
+confirmed, a piece count missing) are written all the same, marked
+provisional, with a warning on standard error.
+
+CSV (one row per entrant, in place order; UTF-8 with a byte order mark in a
+file so spreadsheet programs read the names right, none on standard output;
+comma separated, CRLF line ends).  Times are H:MM:SS (with .f/.ff/.fff when
+the format's resolution is finer than a second) since the entrant's start,
+truncated to the resolution as the ranking compares them; each has an exact
+`_ms` column too.  Empty cell: no value (no time, a dns row's pieces, ...).
+
+    place            overall place (equal results share it); empty for dns/dq
+    award_place      place among official entrants, when it is within the format's awards
+    entrant          entrant id (entrants.csv)
+    name             entrant name
+    members          member names separated by '|' (as in entrants.csv)
+    official         yes | no (no: may not take an award place, see the format's eligibility)
+    status           finished | unfinished | dns | dq | waiting (the round never started)
+    reason           the dq reason
+    provisional      yes | no (a finish not confirmed by a referee, a piece count missing)
+    time, time_ms    finish of the last puzzle (pieces-first formats, and the
+                     last-complete-puzzle tie-break: of the last whole puzzle)
+    penalty, penalty_ms          time added for missing pieces (finishers)
+    net_time, net_time_ms        time + penalty: what finishers are ranked by
+    pieces           counted pieces (finished puzzles credited, unfinished ones as counted)
+    deducted_pieces  pieces subtracted for missing ones (formats that subtract)
+    then for each puzzle N of the round (1..):
+    pN_status        finished | unfinished | packed (in its box after a swap)
+    pN_time, pN_time_ms          its finish since the entrant's start
+    pN_lap           since the puzzle could be worked (its part's start, or the previous finish/swap)
+    pN_confirmed     yes | no (a referee checked the finished puzzle)
+    pN_missing_found, pN_missing_lost, pN_missing_adjacent   missing pieces by kind
+    pN_penalty_ms    penalty for its missing pieces
+    pN_pieces        the pieces it adds to the total
+    notes            the ranking's remarks, separated by '; '
+
+JSON: {"title", "format", "format_title", "resolution_ms", "order", "awards",
+"generated_at" (ISO 8601 with offset), "round_start_ms", "provisional",
+"in_progress" (the round's time is not up yet), "left_ms" (until the last
+time-up, or null), "rows": [standings.row_dict(row) + {"members": [names]}]}.
+
+Before time-up the results are the standings as they stand: entrants still
+within their time are "running" (provisional), the JSON says
+"in_progress": true, the HTML sheet has a "round in progress, 1:55 left"
+banner, and the command warns on standard error.
+
+HTML: one self-contained page (inline CSS, no scripts, no external files)
+laid out for A4 portrait: title, format, date; place, award place (a
+gold/silver/bronze disc, bold row), name (an "unofficial" badge for entrants
+who may not take an award place), members, status, time, penalty, net time,
+pieces (per-puzzle splits under the name in multi-puzzle rounds); a
+"provisional" badge and banner while results may still change; a footer that
+explains the marks.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..event import event_folder
+from ..event.competition import Competition
+from ..rules.formats import Format, fmt_duration
+from ..rules.standings import Entrant, StandingRow, row_dict
+
+RANKED = ("finished", "unfinished", "running")
+
+
+# --------------------------------------------------------------------- loading
+
+@dataclass
+class EventResults:
+    event: event_folder.EventFolder
+    rows: list[StandingRow]
+    start_ms: int | None              # the round start (hub ms since 1970), None: never started
+    left_ms: int | None = None        # the round is in progress: this long until the last time-up
+
+    @property
+    def format(self) -> Format:
+        return self.event.format
+
+    @property
+    def in_progress(self) -> bool:
+        return self.left_ms is not None
+
+
+class NoEventLog(event_folder.EventFolderError):
+    pass
+
+
+def load_results(path: str | Path, now_ms: int | None = None) -> EventResults:
+    """The standings of an event folder, from its event log (nothing is
+    added to the log; a folder without one is refused, not given an empty
+    one): final once the round's time is up, else as they stand at now_ms
+    (default: this machine's clock), entrants still within their time
+    shown as running and the whole marked as in progress."""
+    from ..event.clock import HubClock
+    from ..event.store import EventStore
+
+    ev = event_folder.load(path)
+    if not ev.db.exists():
+        raise NoEventLog(f"{ev.db}: no event log yet (nothing was recorded: `tabletimer run "
+                         f"{ev.path}` or `tabletimer act {ev.path} round_start` first)")
+    comp = Competition(ev.format, ev.entrants, ev.stations)
+    store = EventStore(ev.db)
+    try:
+        for row in store.events():
+            comp.apply(row)
+    finally:
+        store.close()
+    now = HubClock().now_ms() if now_ms is None else now_ms
+    end = comp.round_end_ms()
+    if comp.start_ms is not None and end is not None and now < end:
+        return EventResults(ev, comp.standings(now), comp.start_ms, end - now)
+    return EventResults(ev, comp.standings(None), comp.start_ms)
+
+
+# ------------------------------------------------------------------ formatting
+
+def _t(ms: int | None, fmt: Format) -> str:
+    return "" if ms is None else fmt_duration(ms, fmt.resolution_ms)
+
+
+def _yn(b: bool) -> str:
+    return "yes" if b else "no"
+
+
+def _members(entrants: Iterable[Entrant] | None) -> dict[str, list[str]]:
+    return {e.id: [m.name for m in e.members] for e in entrants or ()}
+
+
+def csv_columns(fmt: Format) -> list[str]:
+    cols = ["place", "award_place", "entrant", "name", "members", "official", "status", "reason",
+            "provisional", "time", "time_ms", "penalty", "penalty_ms", "net_time", "net_time_ms",
+            "pieces", "deducted_pieces"]
+    for n in range(1, len(fmt.puzzles) + 1):
+        cols += [f"p{n}_{k}" for k in ("status", "time", "time_ms", "lap", "confirmed", "missing_found",
+                                       "missing_lost", "missing_adjacent", "penalty_ms", "pieces")]
+    return cols + ["notes"]
+
+
+def results_csv(rows: Sequence[StandingRow], fmt: Format,
+                entrants: Iterable[Entrant] | None = None) -> str:
+    """The results as CSV text (columns: `csv_columns`, described in the
+    module docstring).  No byte order mark: `write_output` adds it to files."""
+    members = _members(entrants)
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\r\n")
+    w.writerow(csv_columns(fmt))
+    n = len(fmt.puzzles)
+    for r in rows:
+        ranked = r.status in RANKED
+        line: list[object] = [
+            "" if r.place is None else r.place, "" if r.award_place is None else r.award_place,
+            r.entrant, r.name, "|".join(members.get(r.entrant, ())), _yn(r.official), r.status,
+            r.reason, _yn(r.provisional), _t(r.time_ms, fmt), "" if r.time_ms is None else r.time_ms,
+            _t(r.penalty_ms, fmt) if ranked else "", r.penalty_ms if ranked else "",
+            _t(r.net_time_ms, fmt), "" if r.net_time_ms is None else r.net_time_ms,
+            r.pieces if ranked else "", r.deducted_pieces if ranked else ""]
+        splits = {sp.puzzle: sp for sp in r.splits}
+        for pz in range(1, n + 1):
+            sp = splits.get(pz)
+            if sp is None:
+                line += [""] * 10
+                continue
+            fin = sp.status == "finished"
+            line += [sp.status, _t(sp.time_ms, fmt), "" if sp.time_ms is None else sp.time_ms,
+                     _t(sp.lap_ms, fmt), _yn(sp.confirmed) if fin else "",
+                     sp.missing_found if fin else "", sp.missing_lost if fin else "",
+                     sp.missing_adjacent if fin else "", sp.penalty_ms if fin else "", sp.credited]
+        line.append("; ".join(r.notes))
+        w.writerow(line)
+    return out.getvalue()
+
+
+def _iso(when: datetime) -> str:
+    if when.tzinfo is None:
+        when = when.astimezone()
+    return when.isoformat(timespec="seconds")
+
+
+def in_progress_text(left_ms: int) -> str:
+    return f"round in progress, {fmt_duration(left_ms)} left"
+
+
+def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
+                 entrants: Iterable[Entrant] | None = None, start_ms: int | None = None,
+                 left_ms: int | None = None) -> str:
+    """The results as a JSON document: a header and `row_dict` rows (each
+    with its members' names).  left_ms: the round is still in progress."""
+    members = _members(entrants)
+    doc = {
+        "title": title,
+        "format": fmt.name,
+        "format_title": fmt.title,
+        "resolution_ms": fmt.resolution_ms,
+        "order": fmt.order,
+        "awards": fmt.awards,
+        "generated_at": _iso(generated_at),
+        "round_start_ms": start_ms,
+        "provisional": left_ms is not None or any(r.provisional for r in rows),
+        "in_progress": left_ms is not None,
+        "left_ms": left_ms,
+        "rows": [dict(row_dict(r), members=members.get(r.entrant, [])) for r in rows],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+# ------------------------------------------------------------------------ HTML
+
+_CSS = """
+*{box-sizing:border-box}
+html{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+body{margin:0;padding:24px;font:14px/1.35 "Liberation Sans","DejaVu Sans",Arial,Helvetica,sans-serif;
+  color:#111;background:#fff}
+.sheet{max-width:1120px;margin:0 auto}
+h1{font-size:26px;margin:0 0 4px}
+.meta{margin:0 0 12px;color:#333}
+.meta span+span:before{content:" \\00b7  ";color:#888}
+.banner{border:2px solid #b45309;background:#fef3c7;color:#78350f;padding:6px 10px;margin:0 0 12px;
+  font-weight:bold}
+table{width:100%;border-collapse:collapse}
+th{text-align:left;font-size:12px;text-transform:uppercase;letter-spacing:.03em;color:#444;
+  border-bottom:2px solid #111;padding:4px 6px}
+td{border-bottom:1px solid #ccc;padding:5px 6px;vertical-align:top}
+tbody tr:nth-child(even) td{background:#f5f5f5}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.place{font-weight:bold}
+tr.awarded td{font-weight:bold}
+tr.out td{color:#555}
+.medal{display:inline-block;min-width:20px;height:20px;line-height:18px;border-radius:10px;
+  font-size:12px;text-align:center;font-weight:bold;background:#e5e7eb;border:1px solid #6b7280;
+  color:#111;vertical-align:middle}
+.medal.m1{background:#f5c518;border-color:#a17f00}
+.medal.m2{background:#cfd4da;border-color:#7b838c}
+.medal.m3{background:#d99a5b;border-color:#8a5a2b}
+.badge{display:inline-block;font-size:10px;font-weight:bold;text-transform:uppercase;
+  letter-spacing:.04em;border-radius:3px;padding:1px 4px;margin-left:6px;vertical-align:1px}
+.badge.unofficial{border:1px solid #1d4ed8;color:#1d4ed8;background:#eff6ff}
+.badge.provisional{border:1px solid #b45309;color:#92400e;background:#fef3c7}
+.members,.splits{font-size:12px;color:#444;font-weight:normal}
+.splits{margin-top:2px}
+footer{margin-top:16px;font-size:12px;color:#333;border-top:1px solid #999;padding-top:8px}
+footer dl{display:grid;grid-template-columns:max-content 1fr;gap:3px 10px;margin:0 0 8px}
+footer dt{text-align:right}
+footer dd{margin:0}
+@page{size:A4 portrait;margin:12mm 10mm 14mm}
+@media print{
+  body{padding:0;font-size:10pt}
+  .sheet{max-width:none}
+  h1{font-size:18pt}
+  th{font-size:8pt}
+  td{padding:3px 5px}
+  tr{break-inside:avoid}
+  thead{display:table-header-group}
+  footer{break-inside:avoid;font-size:8.5pt}
+}
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _medal(award: int) -> str:
+    cls = f"medal m{award}" if award <= 3 else "medal"
+    return f'<span class="{cls}" title="award place {award}">{award}</span>'
+
+
+def _split_text(sp, fmt: Format) -> str:
+    if sp.status == "finished":
+        miss = sp.missing_found + sp.missing_lost + sp.missing_adjacent
+        extra = f" ({miss} missing)" if miss else ""
+        extra += "" if sp.confirmed else " unconfirmed"
+        return f"P{sp.puzzle} {fmt_duration(sp.time_ms, fmt.resolution_ms)}{extra}"
+    if sp.status == "packed":
+        return f"P{sp.puzzle} packed"
+    return f"P{sp.puzzle} {sp.credited} pcs"
+
+
+def _status_text(r: StandingRow) -> str:
+    if r.status == "dq":
+        return "DQ" + (f": {r.reason}" if r.reason else "")
+    if r.status == "dns":
+        return "DNS"
+    return r.status
+
+
+def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
+                 entrants: Iterable[Entrant] | None = None, start_ms: int | None = None,
+                 left_ms: int | None = None) -> str:
+    """A printable results sheet: one self-contained HTML page (A4).
+    left_ms: the round is still in progress (a banner says so)."""
+    members = _members(entrants)
+    show_members = any(members.get(r.entrant) for r in rows)
+    pieces_first = fmt.order == "pieces"
+    multi = len(fmt.puzzles) > 1
+    provisional = left_ms is not None or any(r.provisional for r in rows)
+    has_unofficial = any(not r.official for r in rows)
+    if generated_at.tzinfo is None:
+        generated_at = generated_at.astimezone()
+    date = (datetime.fromtimestamp(start_ms / 1000).astimezone() if start_ms is not None
+            else generated_at).strftime("%Y-%m-%d")
+
+    head = ["Place", "Award", "Name"] + (["Members"] if show_members else []) + ["Status"]
+    num_head = (["Pieces", "Deducted", "Last whole puzzle"] if pieces_first
+                else ["Time", "Penalty", "Net time", "Pieces"])
+    out = [
+        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<meta name="generator" content="TableTimer">',
+        f"<title>{_e(title)} - results</title>", f"<style>{_CSS}</style>", "</head>",
+        "<body>", '<main class="sheet">', "<header>", f"<h1>{_e(title)}</h1>",
+        f'<p class="meta"><span>Format: {_e(fmt.title)}</span>'
+        f"<span>{_e(fmt.puzzles_text())} pieces, limit {_e(fmt_duration(fmt.time_limit_ms))}</span>"
+        f"<span>Date: {_e(date)}</span></p>",
+    ]
+    if left_ms is not None:
+        out.append(f'<p class="banner">Provisional: {_e(in_progress_text(left_ms).capitalize())} '
+                   f'(at {_e(generated_at.strftime("%H:%M:%S"))}); entrants still solving are shown as '
+                   'running, and places will change.</p>')
+    elif provisional:
+        out.append('<p class="banner">Provisional results: some finishes are not confirmed or'
+                   ' piece counts are missing; places may still change.</p>')
+    out.append("</header>")
+    out.append('<table class="results">')
+    out.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in head)
+               + "".join(f'<th class="num">{h}</th>' for h in num_head) + "</tr></thead>")
+    out.append("<tbody>")
+    for r in rows:
+        ranked = r.status in RANKED
+        cls = ["awarded"] if r.award_place is not None else []
+        if not ranked:
+            cls.append("out")
+        if not r.official:
+            cls.append("unofficial")
+        if r.provisional:
+            cls.append("provisional")
+        name = f'<span class="name">{_e(r.name or r.entrant)}</span>'
+        if not r.official:
+            name += '<span class="badge unofficial">unofficial</span>'
+        if multi and ranked and r.splits:
+            name += ('<div class="splits">'
+                     + " &middot; ".join(_e(_split_text(sp, fmt)) for sp in r.splits) + "</div>")
+        status = _e(_status_text(r))
+        if r.provisional:
+            status += '<span class="badge provisional">provisional</span>'
+        cells = [f'<td class="place">{"" if r.place is None else r.place}</td>',
+                 f'<td class="award">{_medal(r.award_place) if r.award_place is not None else ""}</td>',
+                 f'<td class="entrant">{name}</td>']
+        if show_members:
+            cells.append(f'<td class="members">{_e(", ".join(members.get(r.entrant, ())))}</td>')
+        cells.append(f'<td class="status">{status}</td>')
+        dash = "&ndash;"
+        if pieces_first:
+            nums = [str(r.pieces) if ranked else dash,
+                    str(r.deducted_pieces) if r.deducted_pieces else dash,
+                    _e(_t(r.time_ms, fmt)) or dash]
+        else:
+            nums = [_e(_t(r.time_ms, fmt)) or dash,
+                    _e(_t(r.penalty_ms, fmt)) if r.penalty_ms else dash,
+                    _e(_t(r.net_time_ms, fmt)) or dash,
+                    str(r.pieces) if ranked else dash]
+        cells += [f'<td class="num">{v}</td>' for v in nums]
+        out.append(f'<tr class="{" ".join(cls)}">' + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    out.append(_footer(fmt, provisional, has_unofficial, generated_at))
+    out.append("</main></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _footer(fmt: Format, provisional: bool, has_unofficial: bool, generated_at: datetime) -> str:
+    res = ("whole seconds" if fmt.resolution_ms == 1000
+           else f"steps of {fmt_duration(fmt.resolution_ms, fmt.resolution_ms)}")
+    marks: list[tuple[str, str]] = []
+    who = "official entrants" if fmt.eligible_members_min else "entrants"
+    marks.append((_medal(1) + " " + _medal(2) + " " + _medal(3),
+                  f"award place: the place among {who}; prizes go to places 1-{fmt.awards}"
+                  " (shown in bold)"))
+    if fmt.eligible_members_min or has_unofficial:
+        why = f" ({_e(fmt.eligibility)})" if fmt.eligibility else ""
+        marks.append(('<span class="badge unofficial">unofficial</span>',
+                      f"takes part and is ranked, but may not take an award place{why}"))
+    if provisional:
+        marks.append(('<span class="badge provisional">provisional</span>',
+                      "a finish not yet confirmed by a referee, or a piece count still missing:"
+                      " the result may change"))
+    marks.append(("DNS / DQ", "did not start / disqualified (with the reason)"))
+    if fmt.order == "pieces":
+        rule = ("Ranked by pieces placed (finished puzzles in full, unfinished ones as counted);"
+                " equal pieces by the time of the last whole puzzle." if fmt.tie_break != "none"
+                else "Ranked by pieces placed; equal results share a place.")
+    else:
+        pen = (f" plus {fmt.penalty_per_piece_ms // 1000} s per missing piece"
+               if fmt.missing_action == "time" and fmt.penalty_per_piece_ms else "")
+        rule = (f"Finishers are ranked by net time (time{pen}), then the others by pieces placed"
+                f" (groups of at least {fmt.min_group}); equal results share a place.")
+    lines = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in marks)
+    return (f"<footer><dl>{lines}</dl>"
+            f"<p>{_e(rule)} Times run from the entrant's start, in {_e(res)} (truncated).</p>"
+            f"<p>Generated {_e(generated_at.strftime('%Y-%m-%d %H:%M'))} by TableTimer from the"
+            f" event log.</p></footer>")

@@ -1,0 +1,137 @@
+"""Printable table cards (`tabletimer cards DIR --html FILE`): one card per
+table of stations.csv, listing each station (board button, entrant, members,
+relay puzzle) with a QR code, laid out for A4 portrait, several cards per
+page, dashed cut lines around each card.  One self-contained HTML page: the
+QR codes are inline SVG (made by segno), the styles inline, no scripts.
+
+QR payload (text, one per station):
+
+    tabletimer:<event>:<board>:<button>:<entrant>
+
+    event    the event folder's name (e.g. hall-2027)
+    board    the board id (letters, digits, '-' and '_')
+    button   the station's button number, 1 = the first button
+    entrant  the entrant id of entrants.csv
+
+`event` and `entrant` are percent-encoded (RFC 3986: everything but ASCII
+letters, digits and -._~, as urllib.parse.quote(text, safe="")), so no field
+ever holds a ':' and `payload.split(":")` always gives the five fields;
+`parse_payload` undoes it.  The same text is printed under each code and is
+the SVG's <title>, for people and screen readers.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Iterable, Sequence
+from urllib.parse import quote, unquote
+
+import segno
+
+from ..event.event_folder import Station
+from ..rules.formats import Format
+from ..rules.standings import Entrant
+
+SCHEME = "tabletimer"
+
+
+def station_payload(event: str, board: str, button: int, entrant: str) -> str:
+    """The QR text that identifies one station of one event."""
+    return f"{SCHEME}:{quote(event, safe='')}:{board}:{button}:{quote(entrant, safe='')}"
+
+
+def parse_payload(text: str) -> tuple[str, str, int, str]:
+    """(event, board, button, entrant) from a station payload; ValueError
+    for anything else."""
+    parts = text.split(":")
+    if len(parts) != 5 or parts[0] != SCHEME or not parts[3].isdigit():
+        raise ValueError(f"not a TableTimer station code: {text!r}")
+    return unquote(parts[1]), parts[2], int(parts[3]), unquote(parts[4])
+
+
+def qr_svg(payload: str) -> str:
+    """The payload as a QR code (not Micro QR: phones read it), inline SVG
+    without a fixed size (the page's CSS sizes it), titled with the text."""
+    qr = segno.make(payload, micro=False, error="m")
+    return qr.svg_inline(scale=1, border=2, omitsize=True, title=payload, svgclass="qr",
+                         lineclass=None)
+
+
+_CSS = """
+*{box-sizing:border-box}
+html{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+body{margin:0;padding:16px;font:13px/1.3 "Liberation Sans","DejaVu Sans",Arial,Helvetica,sans-serif;
+  color:#111;background:#fff}
+.page{max-width:190mm;margin:0 auto}
+.hint{margin:0 0 3mm;font-size:10px;color:#555}
+.cards{display:grid;grid-template-columns:1fr 1fr;padding:0.3mm 0 0 0.3mm}
+.card{border:0.3mm dashed #777;margin:-0.3mm 0 0 -0.3mm;padding:4mm 5mm;break-inside:avoid;
+  page-break-inside:avoid}
+.card.wide{grid-column:1 / -1}
+.card h2{font-size:22px;margin:0}
+.card .event{font-size:11px;color:#444;margin:0 0 2mm}
+.stations{display:grid;grid-template-columns:1fr;gap:2mm}
+.card.wide .stations{grid-template-columns:1fr 1fr}
+figure.station{display:flex;gap:3mm;align-items:center;margin:0}
+figure.station svg.qr{width:26mm;height:26mm;flex:none}
+.card.wide figure.station svg.qr{width:22mm;height:22mm}
+figcaption{min-width:0}
+.button{font-size:18px;font-weight:bold}
+.who{font-size:15px;font-weight:bold;overflow-wrap:anywhere}
+.members,.board{font-size:11px;color:#444}
+.payload{font:9px/1.2 "DejaVu Sans Mono","Liberation Mono",monospace;color:#555;overflow-wrap:anywhere}
+@page{size:A4 portrait;margin:10mm}
+@media print{
+  body{padding:0}
+  .page{max-width:none}
+}
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def tables(stations: Iterable[Station]) -> dict[str, list[Station]]:
+    """Stations by table, tables in stations.csv order, stations by board and button."""
+    out: dict[str, list[Station]] = {}
+    for s in stations:
+        out.setdefault(s.table, []).append(s)
+    return {t: sorted(ss, key=lambda s: (s.board, s.button)) for t, ss in out.items()}
+
+
+def cards_html(event: str, fmt: Format, entrants: Sequence[Entrant], stations: Iterable[Station],
+               title: str | None = None) -> str:
+    """The printable cards page.  event: the event folder's name (in the QR
+    payload); title: shown on each card (default: event)."""
+    by_id = {e.id: e for e in entrants}
+    heading = title or event
+    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           '<meta name="generator" content="TableTimer">',
+           f"<title>{_e(heading)} - table cards</title>", f"<style>{_CSS}</style>", "</head>",
+           "<body>", '<div class="page">', f'<p class="hint">{_e(heading)}: table cards. Print on A4 at 100 %, cut along'
+           " the dashed lines, put each card on its table. Each code reads"
+           " tabletimer:&lt;event&gt;:&lt;board&gt;:&lt;button&gt;:&lt;entrant&gt;.</p>",
+           '<main class="cards">']
+    for table, sts in tables(stations).items():
+        wide = " wide" if len(sts) > 4 else ""
+        out.append(f'<section class="card{wide}">')
+        out.append(f"<h2>{_e(table)}</h2>")
+        out.append(f'<p class="event">{_e(heading)} &middot; {_e(fmt.title)}</p>')
+        out.append('<div class="stations">')
+        for s in sts:
+            e = by_id.get(s.entrant)
+            payload = station_payload(event, s.board, s.button, s.entrant)
+            name = (e.name if e and e.name else s.entrant)
+            members = ", ".join(m.name for m in e.members) if e else ""
+            puzzle = f" &middot; puzzle {s.puzzle}" if s.puzzle is not None else ""
+            out.append('<figure class="station">' + qr_svg(payload) + "<figcaption>"
+                       f'<div class="button">Button {s.button}{puzzle}</div>'
+                       f'<div class="who">{_e(name)}</div>'
+                       + (f'<div class="members">{_e(members)}</div>' if members else "")
+                       + f'<div class="board">board {_e(s.board)} &middot; entrant {_e(s.entrant)}</div>'
+                       f'<div class="payload">{_e(payload)}</div>'
+                       "</figcaption></figure>")
+        out.append("</div></section>")
+    out.append("</main></div></body></html>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,129 @@
+"""A competition format as the engine reads it: the `Format` and its
+`Part`s, the values each key may take, and `FormatError`.  Reading and
+checking the TOML files is formats.py; the keys are described in
+docs/formats.md.  Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .durations import fmt_duration, fmt_resolution
+
+ENTRANT_KINDS = ("individual", "pair", "team")
+WORK_MODES = ("single", "parallel", "relay", "fixed", "chosen")
+MISSING_ACTIONS = ("time", "subtract")
+MISSING_CATEGORIES = ("lost", "adjacent")      # categories that may be exempt
+COUNT_ENTRIES = ("placed", "remaining")
+FINISHED_PUZZLE_CREDIT = ("present", "full")
+ORDERS = ("time", "pieces")
+TIE_BREAKS = ("none", "last_complete_puzzle")
+
+
+class FormatError(ValueError):
+    """A competition format file is not valid: the message names the file,
+    the dotted key and what was expected."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """Consecutive part of a round: its puzzles and how they are worked.
+    work: single (one puzzle) | parallel (each puzzle by its own group, no
+    moving) | relay (one member per station, clockwise rotation every
+    rotation_interval_ms among unfinished puzzles) | fixed (one at a time in
+    the listed order) | chosen (one at a time, entrant's order, swap only by
+    packing the unfinished one away)."""
+    name: str
+    work: str
+    puzzles: tuple[int, ...]          # piece counts
+    first: int                        # round-wide number of its first puzzle (1-based)
+    workers: str = ""                 # who works a puzzle (informational): individuals, pairs, team
+    rotation_interval_ms: int | None = None
+    rotation: str | None = None       # "clockwise" (relay only)
+
+    @property
+    def numbers(self) -> range:
+        """The round-wide puzzle (station) numbers of this part."""
+        return range(self.first, self.first + len(self.puzzles))
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    title: str
+    summary: str
+    source: str                       # where the rules come from (seed file, section)
+    notes: str
+    path: str                         # the file this was read from
+    # entrants
+    kind: str                         # individual | pair | team
+    min_members: int
+    max_members: int
+    capacity: int | None
+    # round
+    time_limit_ms: int
+    resolution_ms: int
+    parts: tuple[Part, ...]
+    start_offsets: bool               # per-entrant new start time allowed
+    offset_extends_limit: bool        # the limit runs from the entrant's own start
+    # missing pieces at a finish
+    missing_action: str               # time | subtract
+    penalty_per_piece_ms: int
+    exempt: frozenset[str]            # subset of {"lost", "adjacent"}
+    # unfinished
+    min_group: int
+    count_entry: str                  # placed | remaining (the referee's default form)
+    finished_puzzle_credit: str       # present | full
+    # ranking
+    order: str                        # time | pieces
+    tie_break: str                    # none | last_complete_puzzle
+    # prizes
+    awards: int
+    eligible_members_min: int         # official when >= this many members are eligible
+    eligibility: str
+    info: dict[str, Any] = field(default_factory=dict)   # informational keys, by dotted name
+
+    @property
+    def puzzles(self) -> tuple[int, ...]:
+        """Piece counts of all puzzles of the round, numbered 1.. in order."""
+        return tuple(p for part in self.parts for p in part.puzzles)
+
+    @property
+    def relay(self) -> Part | None:
+        return next((p for p in self.parts if p.work == "relay"), None)
+
+    def puzzles_text(self) -> str:
+        """"500", "1000 + 500 (chosen order)", "4x500 relay | 2x500 | 500 | 1000"."""
+        def one(part: Part) -> str:
+            counts: list[str] = []
+            for n in dict.fromkeys(part.puzzles):
+                k = part.puzzles.count(n)
+                counts.append(f"{k}x{n}" if k > 1 else str(n))
+            text = " + ".join(counts) if part.work in ("fixed", "chosen") else ", ".join(counts)
+            if part.work in ("fixed", "chosen", "relay"):
+                text += {"fixed": " (fixed order)", "chosen": " (chosen order)",
+                         "relay": " relay"}[part.work]
+            return text
+        return " | ".join(one(p) for p in self.parts)
+
+    def kind_text(self) -> str:
+        if self.kind == "team":
+            m = (str(self.min_members) if self.min_members == self.max_members
+                 else f"{self.min_members}-{self.max_members}")
+            return f"team of {m}"
+        return self.kind
+
+
+def describe(fmt: Format) -> str:
+    """A few lines that say what the format does (for `formats show`)."""
+    lines = [f"{fmt.name}: {fmt.title}", f"  {fmt.summary}"]
+    cap = f", at most {fmt.capacity}" if fmt.capacity else ""
+    lines.append(f"  entrants: {fmt.kind_text()}{cap}")
+    lines.append(f"  time limit {fmt_duration(fmt.time_limit_ms)}, times recorded and compared in"
+                 f" {fmt_resolution(fmt.resolution_ms)} (truncated)")
+    for part in fmt.parts:
+        nums = f"{part.first}" if len(part.puzzles) == 1 else f"{part.first}-{part.numbers[-1]}"
+        extra = (f", rotate {part.rotation} every {fmt_duration(part.rotation_interval_ms)}"
+                 if part.work == "relay" else "")
+        lines.append(f"  {part.name}: puzzle {nums} = {list(part.puzzles)}, work {part.work}{extra}")
+    return "\n".join(lines)

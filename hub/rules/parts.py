@@ -1,0 +1,140 @@
+"""Multi-part and one-at-a-time rounds (docs/formats.md): the laps of a
+round's parts, the notes on finishes its order does not allow, the puzzles
+packed away by swaps and the one puzzle on the table at time-up.  Pure; used
+by the scoring of one entrant (scoring.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .facts import Swap
+from .durations import fmt_duration
+
+if TYPE_CHECKING:
+    from .scoring import Config
+
+
+def laps(cfg: Config, fin: dict[int, int], swaps: list[Swap] | None, estart: int) -> dict[int, int]:
+    """Lap of each finished puzzle: since its part's start (parallel work),
+    or since the previous finish or swap of its part (one at a time).  A
+    part starts when the previous one is complete."""
+    laps: dict[int, int] = {}
+    part_start: int | None = 0
+    for work, a, b in cfg.parts:
+        ts = [fin[pz] for pz in range(a + 1, b + 1) if pz in fin]
+        if part_start is not None:
+            if work in ("single", "parallel", "relay"):
+                for pz in range(a + 1, b + 1):
+                    if pz in fin:
+                        laps[pz] = fin[pz] - part_start
+            else:
+                marks = sorted(ts + [(w.at_ms - estart) // cfg.res * cfg.res for w in swaps or ()
+                                     if a < w.opened <= b or a < w.packed <= b])
+                for pz in range(a + 1, b + 1):
+                    if pz not in fin:
+                        continue
+                    t = fin[pz]
+                    prev = part_start
+                    for m in marks:
+                        if prev < m < t:
+                            prev = m
+                    laps[pz] = t - prev
+        part_start = max(ts) if part_start is not None and len(ts) == b - a else None
+    return laps
+
+
+def order_notes(cfg: Config, fin: dict[int, int], notes: list[str]) -> None:
+    """Notes for finishes the format's order does not allow (a referee
+    should look): a later part before an earlier one is complete; in a fixed
+    order, a puzzle before an earlier one."""
+    gap = 1
+    while gap in fin:
+        gap += 1
+    if not fin or max(fin) < gap:       # finished puzzles form a prefix: nothing to say
+        return
+    incomplete_before = 0
+    for work, a, b in cfg.parts:
+        done = [pz in fin for pz in range(a + 1, b + 1)]
+        if incomplete_before and any(done):
+            notes.append(f"a puzzle of puzzles {a + 1}-{b} finished before puzzle {incomplete_before}")
+            return
+        if work == "fixed" and not all(done):
+            gap = done.index(False)
+            if any(done[gap:]):
+                notes.append(f"finished out of the fixed order: puzzle {a + gap + 1} is not finished")
+        if not all(done) and not incomplete_before:
+            incomplete_before = a + done.index(False) + 1
+
+
+def packed_away(cfg: Config, fin: dict[int, int], swaps: list[Swap], estart: int,
+            notes: list[str]) -> set[int]:
+    """Puzzles in their box at time-up after a swap (chosen-order parts):
+    packed by a swap and not opened again (by a later swap, or as the only
+    unfinished puzzle left after a finish)."""
+    packed: set[int] = set()
+    for work, a, b in cfg.parts:
+        if work != "chosen":
+            continue
+        events: list[tuple[int, int, int, int]] = []    # (time, 0 finish | 1 swap, puzzle, opened)
+        for w in swaps:
+            if a < w.packed <= b and a < w.opened <= b:
+                events.append(((w.at_ms - estart) // cfg.res * cfg.res, 1, w.packed, w.opened))
+        for pz in range(a + 1, b + 1):
+            if pz in fin:
+                events.append((fin[pz], 0, pz, 0))
+        events.sort()
+        done: set[int] = set()
+        box: set[int] = set()
+        for at, kind, x, y in events:
+            if kind == 1:
+                if x in done:
+                    notes.append(f"swap at {fmt_duration(at)} packs puzzle {x}, which is finished")
+                else:
+                    box.add(x)
+                box.discard(y)
+            else:
+                done.add(x)
+                box.discard(x)
+                left = [pz for pz in range(a + 1, b + 1) if pz not in done]
+                if len(left) == 1:
+                    box.discard(left[0])
+        packed |= box
+    return packed
+
+
+def one_on_table(cfg: Config, fin: dict[int, int], placed: dict[int, int], packed,
+                  notes: list[str]) -> dict[int, int]:
+    """One-at-a-time parts have one puzzle on the table at time-up: in a
+    fixed order the first unfinished one, in a chosen order the one not in
+    its box (the last counted, if several are).  Other counts are dropped.
+    `placed` is in the order the counts were last entered."""
+    keep: dict[int, int] = {}
+    for work, a, b in cfg.parts:
+        counted = [pz for pz in placed if a < pz <= b]
+        if not counted:
+            continue
+        if work == "fixed":
+            first = next(pz for pz in range(a + 1, b + 1) if pz not in fin)
+            for pz in counted:
+                if pz == first:
+                    keep[pz] = placed[pz]
+                else:
+                    notes.append(f"count for puzzle {pz} ignored: the fixed order puts puzzle {first}"
+                                 f" on the table")
+        elif work == "chosen":
+            on_table = []
+            for pz in counted:
+                if pz in packed:
+                    notes.append(f"count for puzzle {pz} ignored: it was packed away (swap)")
+                else:
+                    on_table.append(pz)
+            if len(on_table) > 1:
+                notes.append(f"counts for puzzles {', '.join(map(str, sorted(on_table)))}: only one puzzle"
+                             f" is on the table at a time; puzzle {on_table[-1]} (counted last) is used")
+                on_table = on_table[-1:]
+            for pz in on_table:
+                keep[pz] = placed[pz]
+        else:
+            for pz in counted:
+                keep[pz] = placed[pz]
+    return keep

@@ -1,0 +1,364 @@
+"""The hub's pure logic and its SQLite store, without a broker."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.boards import hub_protocol as H
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.registry import BoardRegistry
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.event.store import EventStore
+from tabletimer.shared import protocol as P
+from tabletimer.shared.auth import Signer
+
+KEYS = {"b1": "11" * 32, "b2": "22" * 32}
+
+
+def competition() -> Competition:
+    return Competition(load_format("cz-championship-individuals"), [], [], auto_stations=True)
+
+
+class FakeClock:
+    def __init__(self, t: int = 1_796_000_000_000) -> None:
+        self.t = t
+
+    def now_ms(self) -> int:
+        return self.t
+
+
+def enc(m: dict) -> bytes:
+    return P.encode(m)
+
+
+class Sender:
+    """Signs messages as a board would: its boot and a rising counter."""
+
+    def __init__(self) -> None:
+        self.ctr: dict[str, int] = {}
+
+    def payload(self, board: str, kind: str, msg: dict, boot: int = 1, ctr: int | None = None) -> bytes:
+        if ctr is None:
+            ctr = self.ctr[board] = self.ctr.get(board, 0) + 1
+        P.stamp(msg, ctr, boot)
+        return Signer(KEYS[board]).sign(P.board_topic(board, kind), P.encode(msg))
+
+    def send(self, svc, board: str, kind: str, msg: dict, **kw):
+        return svc.handle(P.board_topic(board, kind), self.payload(board, kind, msg, **kw), svc.clock.t)
+
+
+@pytest.fixture
+def hub(tmp_path: Path):
+    store = EventStore(tmp_path / "events.sqlite")
+    svc = HubService(store, BoardKeys(keys=KEYS), competition(), FakeClock())
+    svc.sender = Sender()
+    yield svc
+    store.close()
+
+
+def press(svc, board="b1", boot=1, seq=1, station=1, at=None):
+    at = svc.clock.t + 1000 if at is None else at
+    return svc.sender.send(svc, board, P.EVENT, P.press(boot, seq, station, at))
+
+
+def parse_cmd(out, board="b1"):
+    """The body of a signed hub command, verified with the board's key."""
+    return json.loads(Signer(KEYS[board]).open(out.topic, out.payload))
+
+
+def test_press_is_committed_before_ack_and_duplicates_are_harmless(hub, tmp_path):
+    hub.start_round()
+    out = press(hub, at=hub.clock.t + 61_000)
+    assert [o.topic for o in out] == ["tt/v1/b/b1/cmd"] * 3
+    body = parse_cmd(out[0])
+    assert {k: body[k] for k in ("type", "boot", "seq")} == {"type": "ack", "boot": 1, "seq": 1}
+    assert out[0].qos == 1
+    rec = parse_cmd(out[1])            # the recorded time, back to the station
+    assert {k: rec[k] for k in ("type", "station", "call", "time", "confirmed")} == \
+        {"type": "recorded", "station": 1, "call": [1, 1], "time": 61_000, "confirmed": False}
+    st = parse_cmd(out[2])             # the hub's state of the board's stations: called
+    assert (st["type"], st["st"][0][:2]) == ("stations", [2, [1, 1]]) and out[2].qos == 1
+    # committed: another connection sees it the moment the ack exists
+    other = sqlite3.connect(tmp_path / "events.sqlite")
+    assert other.execute("SELECT count(*) FROM events WHERE type='press'").fetchone() == (1,)
+    again = press(hub, at=hub.clock.t + 61_000)     # a retransmission: new counter
+    assert len(again) == 1 and parse_cmd(again[0])["seq"] == 1 and hub.duplicates == 1
+    assert other.execute("SELECT count(*) FROM events WHERE type='press'").fetchone() == (1,)
+    s = hub.standings()[0]
+    assert (s.entrant, s.status, s.time_ms, s.provisional) == ("b1/1", "finished", 61_000, True)
+
+
+def test_earliest_press_counts_whatever_the_arrival_order(hub):
+    hub.start_round()
+    t0 = hub.clock.t
+    press(hub, seq=2, at=t0 + 9000)
+    press(hub, seq=1, at=t0 + 7000)      # arrives later, happened earlier
+    assert hub.standings()[0].time_ms == 7000
+
+
+def test_press_before_the_start_is_kept_but_not_a_finish(hub):
+    t0 = hub.clock.t
+    hub.start_round(t0 + 5000)
+    press(hub, at=t0 + 1000)
+    assert hub.standings(final=True)[0].status == "unfinished"
+    assert len([e for e in hub.store.events() if e["type"] == "press"]) == 1
+
+
+def test_press_without_time_is_stored_and_acked_but_not_ranked(hub):
+    hub.start_round()
+    out = hub.sender.send(hub, "b1", P.EVENT, P.press(1, 1, 1, None))
+    assert [parse_cmd(o)["type"] for o in out] == ["ack", "stations"]      # no time recorded
+    assert hub.standings(final=True)[0].status == "unfinished"
+    assert [u.type for u in hub.competition.unassigned] == ["untimed press"]
+
+
+def signed(body: bytes, topic: str = "tt/v1/b/b1/evt") -> bytes:
+    return Signer(KEYS["b1"]).sign(topic, body)
+
+
+@pytest.mark.parametrize("topic,payload,category", [
+    ("tt/v1/b/b1/evt", signed(b"{not json"), "malformed"),
+    ("tt/v1/b/b1/evt", signed(b'{"v": 1, "type": "press", "boot": 1}'), "malformed"),
+    ("tt/v1/b/b1/evt", signed(b'{"v": 9, "type": "press", "boot": 1, "seq": 1, "station": 1, "at": 1}'),
+     "malformed"),
+    ("tt/v1/b/b1/evt", signed(enc(P.stamp(H.ack(1, 1), 5, 1))), "malformed"),
+    ("tt/v1/b/b1/evt", signed(enc(P.press(1, 1, 1, 5))), "replayed"),         # no counter
+    ("tt/v1/b/b1/evt", enc(P.stamp(P.press(1, 1, 1, 5), 5, 1)), "forged"),    # unsigned
+    ("tt/v1/b/b1/evt", Signer("33" * 32).sign("tt/v1/b/b1/evt", enc(P.stamp(P.press(1, 1, 1, 5), 5, 1))),
+     "forged"),                                                               # wrong key
+    ("tt/v1/b/b1/evt", signed(enc(P.stamp(P.press(1, 1, 1, 5), 5, 1)), "tt/v1/b/b2/evt"),
+     "forged"),                                                               # signed for b2's topic
+    ("tt/v1/b/stranger/evt", signed(enc(P.stamp(P.press(1, 1, 1, 5), 5, 1))), "unknown board"),
+    ("tt/v1/b/bad board/evt", enc(P.press(1, 1, 1, 5)), "malformed"),
+    ("somewhere/else", enc(P.press(1, 1, 1, 5)), "malformed"),
+])
+def test_bad_messages_are_rejected_and_change_nothing(hub, topic, payload, category):
+    hub.start_round()
+    before = hub.store.events()
+    assert hub.handle(topic, payload, hub.clock.t) == []
+    assert dict(hub.rejected) == {category: 1}
+    assert hub.store.events() == before
+    assert all(s.status != "finished" for s in hub.standings())
+
+
+def test_sync_reply_carries_receive_and_send_times(hub):
+    payload = hub.sender.payload("b1", P.SYNC, P.sync_request(4, 123))
+    out = hub.handle(P.board_topic("b1", P.SYNC), payload, hub.clock.t - 2)
+    assert len(out) == 1 and out[0].topic == "tt/v1/b/b1/cmd" and out[0].qos == 0
+    body = parse_cmd(out[0])
+    assert {k: body[k] for k in ("type", "id", "t1", "t2", "t3")} == {
+        "type": "sync", "id": 4, "t1": 123, "t2": hub.clock.t - 2, "t3": hub.clock.t}
+
+
+def test_replayed_message_is_rejected(hub):
+    hub.start_round()
+    payload = hub.sender.payload("b1", P.EVENT, P.press(1, 1, 1, hub.clock.t + 5))
+    assert len(hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t)) == 3     # ack, recorded, stations
+    assert hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t) == []        # the very same bytes
+    assert dict(hub.rejected) == {"replayed": 1} and hub.duplicates == 0
+    old_boot = hub.sender.payload("b1", P.EVENT, P.press(1, 2, 1, hub.clock.t + 5), boot=0, ctr=99)
+    assert hub.handle("tt/v1/b/b1/evt", old_boot, hub.clock.t) == []
+    assert hub.rejected["replayed"] == 2
+
+
+def test_stale_last_will_does_not_mark_a_reconnected_board_offline(hub):
+    s = hub.sender
+    will1 = s.payload("b1", P.STATUS, P.status_offline(1), ctr=1)
+    s.send(hub, "b1", P.STATUS, P.status_online(1, "0.2.0", 1), ctr=2)
+    will2 = s.payload("b1", P.STATUS, P.status_offline(1), ctr=9)
+    s.send(hub, "b1", P.STATUS, P.status_online(1, "0.2.0", 1), ctr=10)      # reconnected
+    hub.handle("tt/v1/b/b1/status", will1, hub.clock.t)                       # the old link's will
+    assert hub.registry.boards["b1"].online and hub.rejected["replayed"] == 1
+    hub.handle("tt/v1/b/b1/status", will2, hub.clock.t)                       # the current link's
+    assert not hub.registry.boards["b1"].online
+    hub.handle("tt/v1/b/b1/status", will2, hub.clock.t)                       # once only
+    assert hub.rejected["replayed"] == 2
+
+
+def test_round_start_sends_signed_retained_schedules(hub):
+    sent = []
+    hub.publish = sent.extend
+    t0 = hub.clock.t
+    hub.start_round(t0 + 5000, duration_ms=90 * 60_000, warnings_ms=(10 * 60_000, 60_000))
+    assert sorted(o.topic for o in sent) == ["tt/v1/b/b1/sched", "tt/v1/b/b2/sched"]
+    assert all(o.retain and o.qos == 1 for o in sent)
+    body = parse_cmd(next(o for o in sent if o.topic.endswith("b1/sched")))
+    end = t0 + 5000 + 90 * 60_000
+    assert (body["start"], body["end"]) == (t0 + 5000, end)
+    assert body["signals"] == [[t0 + 5000, "start"], [end - 600_000, "warn"], [end - 60_000, "warn"],
+                               [end, "time_up"]]
+    sent.clear()
+    hub.publish([])
+    assert hub.schedules() == []                    # unchanged: nothing to resend
+    assert len(hub.schedules(["b1"], force=True)) == 1
+
+
+def test_confirm_and_void_follow_the_call(hub):
+    hub.start_round()
+    t0 = hub.clock.t
+    press(hub, seq=1, at=t0 + 5000)
+    s = hub.sender
+    s.send(hub, "b1", P.EVENT, P.event("void", 1, 2, 1, t0 + 6000, call=[1, 1]))
+    assert hub.standings()[0].status == "running"
+    press(hub, seq=3, at=t0 + 9000)
+    assert hub.standings()[0].provisional
+    s.send(hub, "b1", P.EVENT, P.event("confirm", 1, 4, 1, t0 + 12000, call=[1, 3], missing=2))
+    st = hub.standings()[0]
+    assert not st.provisional and st.time_ms == 9000
+    assert st.penalty_ms == 20_000 and st.net_time_ms == 29_000
+
+
+def test_operator_actions_are_logged_with_who_and_why(hub):
+    hub.start_round()
+    t0 = hub.clock.t
+    press(hub, at=t0 + 30_000)
+    row = hub.act("confirm", {"press_id": "b1/1/1", "missing_found": 1, "missing_lost": 2},
+                  who="head referee", why="two pieces on the floor")
+    assert row["payload"]["who"] == "head referee" and row["payload"]["why"] == "two pieces on the floor"
+    assert hub.standings()[0].penalty_ms == 30_000     # Czech rules: 10 s for every missing piece, found or lost
+    hub.act("correct", {"press_id": "b1/1/1", "at": t0 + 20_000}, why="referee's watch")
+    st = hub.standings()[0]
+    assert st.time_ms == 20_000 and not st.provisional   # the confirmation carries over
+    with pytest.raises(ValueError, match="unknown action"):
+        hub.act("teleport", {})
+    with pytest.raises(ValueError, match="unknown field"):
+        hub.act("dns", {"entrant": "b1/1", "colour": "red"})
+    hub.act("dq", {"entrant": "b1/1", "reason": "touched another table"})
+    assert hub.standings()[-1].status == "dq" and hub.standings()[-1].reason == "touched another table"
+
+
+def test_rows_from_another_process_are_caught_up_in_log_order(hub, tmp_path):
+    hub.start_round()
+    hub.sender.send(hub, "b1", P.STATUS, P.status_online(1, "0.2.0", 2))
+    other = EventStore(tmp_path / "events.sqlite")
+    other.append("operator", "dns", {"entrant": "b1/2", "who": "desk", "why": ""}, hub.clock.t)
+    press(hub, at=hub.clock.t + 3000)                # applied here before the other row is seen
+    assert hub.catch_up() == 1
+    assert hub.catch_up() == 0
+    assert {s.entrant: s.status for s in hub.standings(final=True)}["b1/2"] == "dns"
+    again = HubService(EventStore(tmp_path / "events.sqlite"), BoardKeys(keys=KEYS), competition(), FakeClock())
+    assert [(s.entrant, s.status) for s in again.standings(final=True)] == \
+        [(s.entrant, s.status) for s in hub.standings(final=True)]
+
+
+def test_board_status_and_late_last_will():
+    reg = BoardRegistry()
+    reg.status("b1", P.status_online(2, "0.1.0", 3), 10)
+    reg.status("b1", P.status_offline(1), 11)          # will of the previous boot
+    assert reg.boards["b1"].online and reg.boards["b1"].stations == 3
+    reg.status("b1", P.status_offline(2), 12)
+    assert not reg.boards["b1"].online
+
+
+def test_restart_replays_the_log_to_the_same_state(hub, tmp_path):
+    hub.start_round()
+    hub.sender.send(hub, "b1", P.STATUS, P.status_online(1, "0.1.0", 2))
+    press(hub, station=2, at=hub.clock.t + 4000)
+    press(hub, board="b2", at=hub.clock.t + 3000)
+    again = HubService(EventStore(tmp_path / "events.sqlite"), BoardKeys(keys=KEYS), competition(), FakeClock())
+    assert [s.entrant for s in again.standings(final=True)] == ["b2/1", "b1/2", "b1/1"]
+    assert [(s.place, s.time_ms) for s in again.standings(final=True)] == \
+        [(s.place, s.time_ms) for s in hub.standings(final=True)]
+    assert again.registry.boards["b1"].online
+
+
+@pytest.mark.parametrize("action,payload,message", [
+    ("count", {"entrant": "b1/1", "puzzle": 1, "placed": 501}, "placed = 501 is outside 0..500"),
+    ("count", {"entrant": "b1/1", "puzzle": 1}, "either placed or remaining"),
+    ("count", {"entrant": "nobody", "puzzle": 1, "placed": 3}, "no entrant 'nobody'"),
+    ("press", {"entrant": "b1/1", "puzzle": 2, "at": 5}, "puzzle = 2 is outside 1..1"),
+    ("press", {"entrant": "b1/1", "puzzle": 1}, r"at \(hub time, ms\) is needed"),
+    ("void", {"press_id": "b9/1/1"}, "no press 'b9/1/1'"),
+    ("confirm", {"press_id": "b1/1/1", "missing_found": -1}, "missing_found = -1"),
+    ("dq", {"entrant": "b1/1"}, "a reason is needed"),
+])
+def test_operator_input_is_checked_with_clear_messages(hub, action, payload, message):
+    hub.start_round()
+    press(hub, at=hub.clock.t + 5000)
+    before = len(hub.store.events())
+    with pytest.raises(ValueError, match=message):
+        hub.act(action, payload)
+    assert len(hub.store.events()) == before
+
+
+def test_call_queue_and_alerts(tmp_path):
+    from tabletimer.hub.event.event_folder import Station
+    from tabletimer.hub.rules.standings import Entrant
+
+    store = EventStore(tmp_path / "e.sqlite")
+    comp = Competition(load_format("czjpa-individuals"), [Entrant("1", "A"), Entrant("2", "B")],
+                       [Station("b1", 1, "Table 1", "1", None), Station("b2", 1, "Table 2", "2", None)])
+    svc = HubService(store, BoardKeys(keys=KEYS), comp, FakeClock())
+    svc.sender = Sender()
+    assert "board b1 (stations.csv) has not been seen" in svc.alerts()
+    svc.start_round()
+    t0 = svc.clock.t
+    svc.sender.send(svc, "b1", P.STATUS, P.status_online(1, "0.2.0", 1))
+    press(svc, board="b2", at=t0 + 9000)
+    press(svc, board="b1", at=t0 + 5000)
+    press(svc, board="b1", seq=2, station=2, at=t0 + 6000)        # a button without a station
+    calls = svc.competition.open_calls()
+    assert [(c[2], c[4]) for c in calls] == [("1", "Table 1 #1"), ("2", "Table 2 #1")]
+    svc.sender.send(svc, "b1", P.EVENT, P.event("confirm", 1, 3, 1, t0 + 12000, call=[1, 1], missing=0))
+    assert [c[2] for c in svc.competition.open_calls()] == ["2"]
+    svc.sender.send(svc, "b1", P.STATUS, P.status_offline(1), ctr=0)   # its will (signed before its birth)
+    alerts = svc.alerts()
+    assert "board b1 is OFFLINE during the round" in alerts
+    assert "press from b1 button 2: no station for it" in alerts
+    store.close()
+
+
+def test_relay_schedule_changes_only_when_the_relay_does(tmp_path):
+    """The rotations of a team's board: sent once, unchanged while time
+    passes, dropped (a newer schedule) when the team's part 1 is done."""
+    from tabletimer.hub.event.event_folder import Station
+    from tabletimer.hub.rules.standings import Entrant
+
+    fmt = load_format("cz-championship-teams")
+    stations = [Station("b1", n, "T1", "A", n) for n in range(1, 9)]
+    store = EventStore(tmp_path / "e.sqlite")
+    svc = HubService(store, BoardKeys(keys={"b1": KEYS["b1"]}), Competition(fmt, [Entrant("A", "Alfa")], stations),
+                     FakeClock())
+    svc.sender = Sender()
+    sent = []
+    svc.publish = sent.extend
+    t0 = svc.clock.t
+    svc.start_round(t0)
+    first, stations = sent                           # the schedule, then the stations' state
+    assert parse_cmd(stations)["st"] == [[1, None, t0 + 5 * 3_600_000, 0]] * 8
+    body = parse_cmd(first)
+    assert body["rot"] == [t0 + 480_000, 480_000, t0 + 5 * 3_600_000]
+    svc.clock.t += 20 * 60_000                        # three rotations later
+    assert svc.schedules() == []                      # nothing changed
+    for n, minute in ((1, 21), (2, 22), (3, 23)):
+        svc.clock.t = t0 + minute * 60_000
+        out = press(svc, station=n, seq=n, at=svc.clock.t)
+        assert all(not o.topic.endswith("/sched") for o in out)   # still rotating
+    svc.clock.t = t0 + 24 * 60_000
+    out = press(svc, station=4, seq=4, at=svc.clock.t)            # part 1 complete
+    (sched,) = [o for o in out if o.topic.endswith("/sched")]
+    new = parse_cmd(sched)
+    assert "rot" not in new and new["id"] > body["id"]
+    store.close()
+
+
+def test_a_round_started_with_its_own_limit_is_ranked_to_that_limit(hub):
+    """round_start duration=... (a shorter round than the format's): the
+    boards sound time-up then, and the standings end there too (a finish
+    recorded after it is not a finish; entrants are unfinished, not running)."""
+    t0 = hub.clock.t
+    hub.start_round(t0, duration_ms=600_000)
+    press(hub, seq=1, station=1, at=t0 + 300_000)
+    press(hub, seq=2, station=2, at=t0 + 700_000)    # (a board would have made it a stray)
+    press(hub, board="b2", seq=1, station=1, at=t0 - 1)   # b2/1 exists, never finishes
+    hub.clock.t = t0 + 650_000                       # after this round's time-up
+    st = {s.entrant: s for s in hub.standings()}
+    assert st["b1/1"].status == "finished"
+    assert st["b1/2"].status == "unfinished"        # 11:40 is after the 10:00 limit
+    assert st["b2/1"].status == "unfinished"         # not 'running' until the format's 90 min

@@ -1,0 +1,83 @@
+"""hub/boards/hub_protocol.py: the hub's half of the wire protocol (its topics and
+the messages it sends), checked against the shared validation the boards run."""
+
+from __future__ import annotations
+
+import pytest
+
+from tabletimer.hub.boards import hub_protocol as H
+from tabletimer.shared import protocol as P
+
+
+def test_board_topics_parse_and_bad_ones_are_refused() -> None:
+    t = P.board_topic("table-07", P.EVENT)
+    assert H.parse_board_topic(t) == ("table-07", "evt")
+    for kind in (P.STATUS, P.SYNC, P.CMD, P.SCHED):
+        assert H.parse_board_topic(P.board_topic("b1", kind)) == ("b1", kind)
+    for bad in ("tt/v1/b/x/nope", "tt/v2/b/x/evt", "other/v1/b/x/evt", "tt/v1/b/x/evt/more",
+                "tt/v1/b/bad id/evt", "tt/v1/b//evt", P.HUB_STATUS):
+        with pytest.raises(P.ProtocolError):
+            H.parse_board_topic(bad)
+
+
+def test_hub_subscriptions_cover_what_boards_publish_only() -> None:
+    subs = H.hub_subscriptions()
+    assert set(subs) == {"tt/v1/b/+/evt", "tt/v1/b/+/status", "tt/v1/b/+/sync"}
+    assert P.board_topic("b1", P.CMD) not in subs
+
+
+def test_the_hubs_messages_are_valid_for_a_board() -> None:
+    req = P.decode(P.encode(P.sync_request(7, 1000)))
+    msgs = [H.ack(4, 9), H.sync_reply(req, 5000, 5001), H.identify(1796001810000),
+            H.recorded(2, [7, 12], 3723000, False), H.recorded(1, [7, 13], None, True),
+            H.hub_status(P.ONLINE), H.hub_status(P.OFFLINE),
+            H.schedule(1, 1000, None, [[1000, "start"], [9000, "time_up"]]),
+            H.schedule(2, 1000, 30000, [], rot=[9000, 8000, 30000], calls=[1, 3])]
+    for m in msgs:
+        assert P.decode(P.encode(P.stamp(m, 1796001800000))) == m
+    assert H.ack(4, 9) == {"v": 1, "type": "ack", "boot": 4, "seq": 9}
+    rep = H.sync_reply(req, 5000, 5001)
+    assert (rep["id"], rep["t1"], rep["t2"], rep["t3"]) == (7, 1000, 5000, 5001)
+
+
+def test_invalid_schedules_are_refused() -> None:
+    for bad in (H.schedule(6, 0, 0, [], rot=[0, 10, 100]),             # a rotation every 10 ms
+                H.schedule(6, 0, 0, [], rot=[0, 1000, 10 ** 6]),        # 1000 rotations
+                H.schedule(6, 0, 0, [[0, "bang"]]),
+                H.schedule(6, 0, 0, [], calls=[])):
+        with pytest.raises(P.ProtocolError):
+            P.encode(bad)
+
+
+@pytest.mark.parametrize("body", [
+    b'{"v": 1, "type": "press", "boot": 1, "seq": 0, "station": 1, "at": 5}',
+    b'{"v": 1, "type": "press", "boot": 1, "seq": 1, "station": 99, "at": 5}',
+    b'{"v": 1, "type": "press", "boot": 1, "seq": 1, "station": 1, "at": "5"}',
+    b'{"v": 1, "type": "press", "boot": 1, "seq": true, "station": 1, "at": 5}',
+    b'{"v": 1, "type": "press", "boot": -1, "seq": 1, "station": 1, "at": 5}',
+    b'{"v": 1, "type": "press", "boot": 1, "seq": 1, "station": 1, "at": 5, "err": -1}',
+    b'{"v": 1, "type": "status", "state": "maybe", "boot": 1}',
+    b'{"v": 1, "type": "status", "state": "online", "boot": 1}',
+    b'{"v": 1, "type": "status", "state": "online", "boot": 1, "fw": "", "stations": 2}',
+    b'{"v": 1, "type": "status", "state": "online", "boot": 1, "fw": "1", "stations": 2, "rssi": 5}',
+    b'{"v": 1, "type": "stray", "boot": 1, "seq": 1, "station": 1, "at": 5, "state": "x"}',
+    b'{"v": 1, "type": "confirm", "boot": 1, "seq": 2, "station": 1, "at": 5, "call": [1], "missing": 0}',
+    b'{"v": 1, "type": "confirm", "boot": 1, "seq": 2, "station": 1, "at": 5, "call": [1, 1], "missing": 1000}',
+    b'{"v": 1, "type": "void", "boot": 1, "seq": 2, "station": 1, "at": 5}',
+    b'{"v": 1, "type": "sync", "id": 1}',
+    b'{"v": 1, "type": "warp"}',
+])
+def test_the_hub_refuses_a_board_message_with_bad_fields(body: bytes) -> None:
+    with pytest.raises(P.ProtocolError):
+        H.decode_from_board(body)
+
+
+def test_the_boards_messages_pass_the_hubs_check() -> None:
+    msgs = [P.status_online(4, "0.2.0", 2, mem=51200, up=12, rssi=-58), P.status_offline(4),
+            P.press(3, 17, 2, 1796000000123, 2), P.press(1, 1, 1, None),
+            P.event(P.T_CONFIRM, 3, 18, 2, 1796000000999, 2, call=[3, 17], missing=2),
+            P.event(P.T_VOID, 3, 19, 2, None, call=[3, 17]),
+            P.event(P.T_STRAY, 3, 20, 1, 5, state="done"), P.sync_request(7, 1000)]
+    for m in msgs:
+        assert H.decode_from_board(P.encode(P.stamp(m, 5, 3))) == m
+    assert set(H.EVENT_TYPES) == {P.T_PRESS, P.T_CONFIRM, P.T_VOID, P.T_STRAY}

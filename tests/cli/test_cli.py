@@ -1,0 +1,205 @@
+"""The `tabletimer` command as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tabletimer import firmware_dir
+from tabletimer.hub.cli import main as cli
+from waiting import Output, until
+
+TT = str(Path(sys.executable).parent / "tabletimer")
+
+
+FLASH = ["board", "flash", "/dev/ttyUSB0", "--id", "T07", "--wifi-ssid", "hall",
+         "--wifi-password", "pw", "--broker-host", "192.168.1.10", "--buttons", "4,5,18"]
+
+
+def test_board_flash_dry_run_generates_config_and_lists_files(tmp_path, capsys):
+    keys = tmp_path / "keys.json"
+    assert cli.main(FLASH + ["--keys", str(keys), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    cfg = json.loads(out[:out.rindex("}") + 1])
+    assert cfg["board"] == "T07" and cfg["buttons"] == [4, 5, 18] and cfg["key"] == "<secret>"
+    assert cfg["broker"]["host"] == "192.168.1.10" and cfg["wifi"]["ssid"] == "hall"
+    assert "connect /dev/ttyUSB0" in out
+    for name in (":main.py", ":app.mpy", ":protocol.mpy", ":auth.mpy", ":mqtt_client.mpy", ":config.json"):
+        assert name in out
+    assert "sim_main" not in out and "hardware_sim" not in out
+    assert not keys.exists()                     # a dry run stores no key
+
+
+def test_board_flash_stores_the_key_for_the_hub_before_flashing(tmp_path, capsys):
+    keys = tmp_path / "keys.json"
+    rc = cli.main(FLASH[:2] + [str(tmp_path / "no-such-port")] + FLASH[3:] + ["--keys", str(keys)])
+    assert rc == 1                                # mpremote finds no board there
+    assert "mpremote failed" in capsys.readouterr().err
+    stored = json.loads(keys.read_text())
+    assert list(stored) == ["T07"] and len(stored["T07"]) == 64
+    assert oct(keys.stat().st_mode & 0o777) == "0o600"
+
+
+def test_every_flash_writes_a_new_install_id_and_keeps_the_key(tmp_path, capsys):
+    """A spare flashed with a dead board's id gets that board's key from the
+    keys file and an install id of its own (docs/protocol.md, "Board
+    identity"); an install id in the template is not copied."""
+    keys = tmp_path / "keys.json"
+    template = tmp_path / "template.json"
+    example = json.loads((firmware_dir() / "config.example.json").read_text())
+    template.write_text(json.dumps(dict(example, install="00000000")))
+    installs = []
+    for _ in range(2):
+        assert cli.main(FLASH + ["--keys", str(keys), "--template", str(template), "--dry-run"]) == 0
+        out = capsys.readouterr().out
+        installs.append(json.loads(out[:out.rindex("}") + 1])["install"])
+    assert installs[0] != installs[1] and "00000000" not in installs
+    assert all(len(i) == 6 and set(i) <= set("0123456789abcdef") for i in installs)
+    stored = []
+    for _ in range(2):                                 # flashed for real (no board here: mpremote fails)
+        assert cli.main(FLASH[:2] + [str(tmp_path / "no-such-port")] + FLASH[3:] + ["--keys", str(keys)]) == 1
+        capsys.readouterr()
+        stored.append(json.loads(keys.read_text())["T07"])
+    assert stored[0] == stored[1]                      # the key stays in the keys file
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--id", "bad id"], "board"),
+    (["--buttons", "4,x"], "invalid literal"),
+    (["--buzzer-pin", "25", "--template", "/nonexistent.json"], "nonexistent"),
+])
+def test_board_flash_refuses_bad_input(tmp_path, capsys, args, message):
+    assert cli.main(FLASH + args + ["--keys", str(tmp_path / "k.json"), "--dry-run"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_board_check_command_passes(capsys):
+    assert cli.main(["board", "check"]) == 0
+
+
+def test_demo_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
+    """The README's main job, shortened: embedded broker, hub, simulated
+    boards; every simulated station finishes and is ranked; then a clean
+    stop leaves no process behind."""
+    from brokers import free_port
+
+    proc = subprocess.Popen(
+        [TT, "demo", "--data", "data", "--port", str(free_port()), "--boards", "2",
+         "--stations", "2", "--press-window", "4", "--duration", "30", "--seed", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        cwd=tmp_path)   # a relative data folder, as in the README's default
+    finished: set[str] = set()
+    out = Output(proc.stdout)
+
+    def four_finished(line: str) -> bool:     # the live view, as it happens
+        if line.startswith("confirm") and "finished confirmed" in line:
+            finished.update(w for w in line.split() if w.startswith("sim0"))
+        return len(finished) == 4
+    try:
+        out.wait_for(four_finished, "all 4 simulated stations confirmed", timeout=60)
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)    # Ctrl-C, to the whole group as a terminal does
+        proc.wait(timeout=30)
+    rest = out.wait_closed()
+    assert proc.returncode == 0, rest
+    assert "stopped; standings:" in rest
+    final = rest.split("stopped; standings:")[1].split("\n")
+    assert sum(" finished " in l and "provisional" not in l for l in final) == 4
+    # nothing left running: no broker, no board process of this run
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout
+    assert left.strip() == "", left
+
+
+def _pids_mentioning(text: str) -> list[str]:
+    out = subprocess.run(["pgrep", "-f", text], capture_output=True, text=True).stdout
+    return out.split()
+
+
+def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path):
+    """SIGKILL gives the hub no chance to clean up: its broker and simulated
+    boards notice the closed pipe to it and exit by themselves."""
+    from brokers import free_port
+
+    proc = subprocess.Popen(
+        [TT, "demo", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--boards", "2",
+         "--press-window", "60", "--duration", "120"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(proc.stdout)
+    online = [0]
+
+    def both_online(line: str) -> bool:
+        online[0] += line.startswith("board sim") and line.rstrip().endswith("online")
+        return online[0] == 2
+    try:
+        out.wait_for(both_online, "both simulated boards online")
+        assert len(_pids_mentioning(str(tmp_path))) >= 3       # broker + 2 boards
+    finally:
+        proc.kill()
+        proc.wait()
+    # polling other processes' exit: nothing to await
+    until(lambda: not _pids_mentioning(str(tmp_path)), "the broker and the boards to exit", timeout=15,
+          seen=lambda: _pids_mentioning(str(tmp_path)), poll=0.1)
+
+
+def test_init_act_and_replay_an_event_folder(tmp_path, capsys):
+    ev = tmp_path / "event"
+    assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n3,Cecilie,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n"
+                                     "T02,1,Table 2,3\n")
+    capsys.readouterr()
+    t0 = int(time.time() * 1000) - 3 * 3_600_000    # a round three hours ago (times near the hub's clock)
+    assert cli.main(["act", str(ev), "round_start", f"at={t0}", "--who", "desk"]) == 0
+    assert cli.main(["act", str(ev), "press", "entrant=2", "puzzle=1", f"at={t0 + 3_600_000}",
+                     "--why", "button broken, referee's watch"]) == 0
+    assert cli.main(["act", str(ev), "confirm", "press_id=op/2", "missing_found=1"]) == 0
+    assert cli.main(["act", str(ev), "count", "entrant=1", "puzzle=1", "placed=420"]) == 0
+    assert cli.main(["act", str(ev), "dns", "entrant=3"]) == 0
+    assert cli.main(["act", str(ev), "count", "entrant=1", "colour=red"]) == 2
+    assert "unknown field(s) colour" in capsys.readouterr().err
+    assert cli.main(["replay", str(ev), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = doc["standings"]
+    # every station's state at now: Anna counted (time up), Ben done, Cecilie DNS
+    assert [(s["board"], s["button"], s["entrant"], s["state"], s["reason"]) for s in doc["stations"]] == [
+        ("T01", 1, "1", "stopped", "time up"), ("T01", 2, "2", "done", ""), ("T02", 1, "3", "stopped", "dns")]
+    assert [(r["entrant"], r["status"], r["place"]) for r in rows] == [
+        ("2", "finished", 1), ("1", "unfinished", 2), ("3", "dns", None)]
+    assert rows[0]["net_time_ms"] == 3_610_000 and rows[1]["pieces"] == 420
+
+
+def test_run_refuses_a_broken_event_folder(tmp_path, capsys):
+    assert cli.main(["run", str(tmp_path / "nothing")]) == 2
+    assert "no format.toml" in capsys.readouterr().err
+    ev = tmp_path / "ev"
+    cli.main(["init", str(ev), "--format", "czjpa-pairs"])
+    (ev / "stations.csv").write_text("board,button,entrant\nT01,1,nobody\n")
+    assert cli.main(["run", str(ev)]) == 2
+    assert "stations.csv:2: no entrant 'nobody'" in capsys.readouterr().err
+
+
+def test_console_needs_a_running_event_and_demo_speed_is_checked(tmp_path, capsys):
+    ev = tmp_path / "ev"
+    cli.main(["init", str(ev), "--format", "czjpa-individuals"])
+    capsys.readouterr()
+    assert cli.main(["console", str(ev)]) == 2
+    assert "does not exist yet" in capsys.readouterr().err
+    assert cli.main(["demo", "--data", str(tmp_path / "d"), "--preset", "cz-championship-teams",
+                     "--speed", "1000"]) == 2
+    assert "rotate more than once a second" in capsys.readouterr().err
+
+
+def test_demo_format_is_sped_up():
+    from tabletimer.hub.event.demo import demo_event
+
+    fmt, entrants, stations = demo_event("cz-championship-teams", 2, 2, speed=60)
+    assert fmt.time_limit_ms == 5 * 3_600_000 // 60 and fmt.relay.rotation_interval_ms == 8_000
+    assert [s.puzzle for s in stations if s.board == "sim01"] == list(range(1, 9))
+    assert len(entrants) == 2

@@ -1,0 +1,406 @@
+"""The organizer console (Textual), driven with Textual's Pilot against a
+HubService without a broker: every operator action through its form, the
+stored rows (who/why) and the standings; a validation error; the main
+screen in four states (as SVG screenshots)."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.console.app import ConfirmScreen, ConsoleApp, FormScreen, NameScreen, run_console
+from tabletimer.hub.console.table import LiveTable
+from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.rules.standings import Entrant
+from tabletimer.hub.event.store import EventStore
+from tabletimer.shared import protocol as P
+from tabletimer.shared.auth import Signer
+from textual.widgets import Input, Label
+from waiting import settle, until_async
+
+KEYS = {"b1": "11" * 32, "b2": "22" * 32}
+T0 = 1_796_000_000_000
+SIZE = (120, 36)          # actions
+SHOT_SIZE = (150, 44)     # screenshots
+
+
+class FakeClock:
+    def __init__(self, t: int = T0) -> None:
+        self.t = t
+
+    def now_ms(self) -> int:
+        return self.t
+
+
+class Sender:
+    """Signs messages as a board would: its boot and a rising counter."""
+
+    def __init__(self) -> None:
+        self.ctr: dict[str, int] = {}
+
+    def send(self, svc: HubService, board: str, kind: str, msg: dict, boot: int = 1) -> None:
+        ctr = self.ctr[board] = self.ctr.get(board, 0) + 1
+        P.stamp(msg, ctr, boot)
+        topic = P.board_topic(board, kind)
+        svc.handle(topic, Signer(KEYS[board]).sign(topic, P.encode(msg)), svc.clock.t)
+
+
+@pytest.fixture
+def hub(tmp_path: Path):
+    """Three entrants on two boards (b1: Alice, Bob; b2: Carol), 500 pieces,
+    90 minutes; both boards online."""
+    yield from make_hub(tmp_path, "cz-championship-individuals")
+
+
+def make_hub(tmp_path: Path, preset: str):
+    fmt = load_format(preset)
+    entrants = [Entrant("e1", "Alice"), Entrant("e2", "Bob"), Entrant("e3", "Carol")]
+    stations = [Station("b1", 1, "Table 1", "e1", 1), Station("b1", 2, "Table 1", "e2", 1),
+                Station("b2", 1, "Table 2", "e3", 1)]
+    store = EventStore(tmp_path / "events.sqlite")
+    svc = HubService(store, BoardKeys(keys=KEYS), Competition(fmt, entrants, stations), FakeClock())
+    svc.sender = Sender()
+    svc.seq = 0
+    for b, n in (("b1", 2), ("b2", 1)):
+        svc.sender.send(svc, b, P.STATUS, P.status_online(1, "1.0", n))
+    yield svc
+    store.close()
+
+
+def press(svc: HubService, board: str = "b1", station: int = 1, after_start_ms: int = 61_000) -> str:
+    svc.seq += 1
+    svc.sender.send(svc, board, P.EVENT, P.press(1, svc.seq, station, svc.competition.start_ms + after_start_ms))
+    return f"{board}/1/{svc.seq}"
+
+
+def ops(svc: HubService) -> list[dict]:
+    return [e for e in svc.store.events() if e["source"] == "operator"]
+
+
+def row(svc: HubService, entrant: str):
+    return next(r for r in svc.standings() if r.entrant == entrant)
+
+
+def drive(svc: HubService, script, size: tuple[int, int] = SIZE, **kw) -> None:
+    """Run the console headless and play script(app, pilot) against it."""
+    async def main() -> None:
+        app = ConsoleApp(svc, "Test Cup", **kw)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot, lambda: app.snap is not None, "the main screen drawn")
+            await script(app, pilot)
+    asyncio.run(main())
+
+
+async def fill(app: ConsoleApp, pilot, key: str, submit: bool = True, **values: str) -> FormScreen:
+    """Open a form with its key, fill fields, press Enter (and wait for the
+    form's answer)."""
+    await pilot.press(key)
+    form = await settle(pilot, lambda: isinstance(app.screen, FormScreen) and app.screen,
+                        f"key {key!r} to open a form", seen=lambda: app.screen)
+    for name, v in values.items():
+        form.query_one(f"#f-{name}", Input).value = v
+    if submit:
+        form.query_one(f"#f-{next(iter(values))}" if values else "Input", Input).focus()
+        await submit_form(app, pilot, form)
+    return form
+
+
+def error_of(form: FormScreen) -> str:
+    return str(form.query_one("#error", Label).render())
+
+
+async def submit_form(app: ConsoleApp, pilot, form: FormScreen) -> None:
+    """Enter in the form, then wait until it answered: an error shown in
+    it, or the form no longer on top (recorded, or asking first)."""
+    form.query_one("#error", Label).update("")
+    await pilot.press("enter")
+    await settle(pilot, lambda: app.screen is not form or error_of(form), f"the {form.form.key} form to answer",
+                 seen=lambda: (app.screen, error_of(form)))
+
+
+async def answer(app: ConsoleApp, pilot, key: str) -> None:
+    """Answer the confirmation; wait until it is gone and its answer taken:
+    back in the form (no), or the form closed or showing why not (yes)."""
+    confirm = app.screen
+    assert isinstance(confirm, ConfirmScreen), confirm
+    form = app.screen_stack[-2]
+    await pilot.press(key)
+    if key == "y":
+        await settle(pilot, lambda: form not in app.screen_stack or (app.screen is form and error_of(form)),
+                     "the confirmed action recorded", seen=lambda: app.screen_stack)
+    else:
+        await settle(pilot, lambda: app.screen is form, "back in the form", seen=lambda: app.screen_stack)
+
+
+async def shown(app: ConsoleApp, pilot, tmp_path: Path, name: str, *needles: str) -> str:
+    """The screenshot's text once it shows every needle."""
+    texts = [""]
+
+    def has_all() -> bool:
+        texts[0] = svg_text(app, tmp_path, name)
+        return all(n in texts[0] for n in needles)
+    await settle(pilot, has_all, f"the {name} screen to show {needles}",
+                 seen=lambda: ([n for n in needles if n not in texts[0]], texts[0][:400]))
+    return texts[0]
+
+
+def svg_text(app: ConsoleApp, tmp_path: Path, name: str) -> str:
+    """The text of a screenshot saved as SVG, spaces restored."""
+    path = app.save_screenshot(name + ".svg", path=str(tmp_path))
+    body = Path(path).read_text()
+    texts = re.findall(r"<text[^>]*>(.*?)</text>", body, flags=re.S)
+    return html.unescape("".join(texts)).replace("\xa0", " ")
+
+
+# ------------------------------------------------------------------ actions
+
+def test_start_round_in_seconds_then_restart_with_new_operator_and_confirmation(hub):
+    async def script(app, pilot):
+        await fill(app, pilot, "s", in_s="120", warn="10:00 1:00", why="on schedule")
+        assert not isinstance(app.screen, FormScreen)
+        # another operator moves the armed start: a new start asks first
+        await pilot.press("w")
+        name = await settle(pilot, lambda: isinstance(app.screen, NameScreen) and app.screen,
+                            "the operator name screen", seen=lambda: app.screen)
+        name.query_one("#f-who", Input).value = "Dana"
+        await pilot.press("enter")
+        await settle(pilot, lambda: app.who == "Dana", "the new operator", seen=lambda: app.who)
+        await fill(app, pilot, "s", at=str(T0 + 300_000), why="late bus")
+        assert "This replaces the round start (armed for" in app.screen.question, app.screen.question
+        await answer(app, pilot, "y")
+    drive(hub, script)
+    starts = ops(hub)
+    assert [e["type"] for e in starts] == ["round_start", "round_start"]
+    first, second = (e["payload"] for e in starts)
+    assert first == {"at": T0 + 120_000, "duration": None, "warnings": [600_000, 60_000],
+                     "who": "head referee", "why": "on schedule"}
+    assert (second["at"], second["who"], second["why"]) == (T0 + 300_000, "Dana", "late bus")
+    assert hub.competition.start_ms == T0 + 300_000
+
+
+def test_confirm_the_selected_call_with_missing_pieces(hub):
+    hub.start_round(T0)
+    async def script(app, pilot):
+        pid = press(hub)
+        await settle(pilot, lambda: app.selected("calls") == pid, "the call selected",
+                     seen=lambda: app.selected("calls"))
+        assert row(hub, "e1").provisional
+        form = await fill(app, pilot, "c", submit=False, found="1", lost="2")
+        assert form.query_one("#f-press_id", Input).value == pid
+        form.query_one("#f-why", Input).value = "counted twice"
+        await submit_form(app, pilot, form)
+        calls = app.main().query_one("#calls", LiveTable)
+        await settle(pilot, lambda: calls.row_count == 0, "the call gone", seen=lambda: calls.keys)
+    drive(hub, script)
+    e = ops(hub)[-1]
+    assert e["type"] == "confirm"
+    assert e["payload"] == {"press_id": "b1/1/1", "missing_found": 1, "missing_lost": 2,
+                            "missing_adjacent": 0, "who": "head referee", "why": "counted twice"}
+    r = row(hub, "e1")
+    assert (r.status, r.provisional) == ("finished", False)
+    assert hub.competition.open_calls() == []
+
+
+def test_void_needs_a_selected_call_asks_first_and_no_records_nothing(hub):
+    hub.start_round(T0)
+    async def script(app, pilot):
+        await pilot.press("v")                      # no call waiting: no form
+        assert not isinstance(app.screen, FormScreen)
+        press(hub)
+        await settle(pilot, lambda: app.selected("calls"), "the call selected")
+        form = await fill(app, pilot, "v", why="knocked the button")
+        await answer(app, pilot, "n")               # back in the form, nothing stored
+        assert isinstance(app.screen, FormScreen) and ops(hub)[-1]["type"] == "round_start"
+        await submit_form(app, pilot, form)
+        await answer(app, pilot, "y")
+        assert not isinstance(app.screen, FormScreen)
+    drive(hub, script)
+    e = ops(hub)[-1]
+    assert (e["type"], e["payload"]) == ("void", {"press_id": "b1/1/1", "who": "head referee",
+                                                  "why": "knocked the button"})
+    assert row(hub, "e1").status == "running"
+
+
+def test_piece_count_by_name_and_the_validation_error(hub):
+    hub.start_round(T0)
+    hub.clock.t = T0 + 5_400_000 + 1
+    async def script(app, pilot):
+        form = await fill(app, pilot, "p", entrant="Bob", placed="600")
+        assert isinstance(app.screen, FormScreen)                 # still open, with the reason
+        assert "count: placed = 600 is outside 0..500" in error_of(form)
+        assert ops(hub)[-1]["type"] == "round_start"              # nothing stored
+        form.query_one("#f-placed", Input).value = "311"
+        form.query_one("#f-remaining", Input).value = "189"
+        await submit_form(app, pilot, form)
+        assert "either placed or remaining" in error_of(form)
+        form.query_one("#f-remaining", Input).value = ""
+        form.query_one("#f-why", Input).value = "counted at time-up"
+        await submit_form(app, pilot, form)
+        assert not isinstance(app.screen, FormScreen)
+    drive(hub, script)
+    e = ops(hub)[-1]
+    assert (e["type"], e["payload"]) == ("count", {"entrant": "e2", "puzzle": 1, "placed": 311, "remaining": None,
+                                                   "who": "head referee", "why": "counted at time-up"})
+    assert row(hub, "e2").pieces == 311
+
+
+def test_restart_an_entrants_clock_from_now(tmp_path):
+    hub = next(make_hub(tmp_path, "rogaland-individuals"))     # a format with per-entrant starts
+    hub.start_round(T0)
+    hub.clock.t = T0 + 45_000
+    async def script(app, pilot):
+        await fill(app, pilot, "r", entrant="e3", why="taped bag")
+    drive(hub, script)
+    e = ops(hub)[-1]
+    assert (e["type"], e["payload"]) == ("start_offset", {"entrant": "e3", "offset_ms": 45_000,
+                                                          "who": "head referee", "why": "taped bag"})
+    pid = press(hub, "b2", 1, after_start_ms=45_000 + 600_000)
+    assert pid and row(hub, "e3").time_ms == 600_000
+
+
+def test_dns_and_dq_with_a_required_reason(hub):
+    hub.start_round(T0)
+    async def script(app, pilot):
+        form = await fill(app, pilot, "r", submit=False)     # this format has no per-entrant start
+        assert "ignored" in str(form.query_one(".note", Label).render())
+        await pilot.press("escape")
+        await settle(pilot, lambda: form not in app.screen_stack, "the form closed", seen=lambda: app.screen)
+        await fill(app, pilot, "n", entrant="Carol", why="absent")
+        await answer(app, pilot, "y")
+        form = await fill(app, pilot, "x", entrant="e2", why="phone")
+        assert "dq: a reason is needed" in error_of(form)
+        form.query_one("#f-reason", Input).value = "used a phone"
+        await submit_form(app, pilot, form)
+        await answer(app, pilot, "y")
+    drive(hub, script)
+    dns, dq = ops(hub)[-2:]
+    assert (dns["type"], dns["payload"]) == ("dns", {"entrant": "e3", "who": "head referee", "why": "absent"})
+    assert (dq["type"], dq["payload"]) == ("dq", {"entrant": "e2", "reason": "used a phone",
+                                                  "who": "head referee", "why": "phone"})
+    assert row(hub, "e3").status == "dns" and row(hub, "e2").status == "dq"
+
+
+def test_identify_the_selected_board_and_an_unknown_one(hub):
+    sent = []
+    hub.publish = sent.extend
+    async def script(app, pilot):
+        hall = app.main().query_one("#hall", LiveTable)
+        await settle(pilot, lambda: hall.keys == ["b1#1", "b1#2", "b2#1"], "the hall's stations",
+                     seen=lambda: hall.keys)
+        hall.focus()
+        await pilot.press("down", "down")                 # b2's station
+        await settle(pilot, lambda: app.selected("hall") == "b2#1", "b2's station selected",
+                     seen=lambda: app.selected("hall"))
+        form = await fill(app, pilot, "i", submit=False)
+        assert form.query_one("#f-board", Input).value == "b2"
+        form.query_one("#f-board", Input).value = "zz"
+        await submit_form(app, pilot, form)
+        assert "identify: no board 'zz'" in error_of(form)
+        form.query_one("#f-board", Input).value = "b2"
+        form.query_one("#f-why", Input).value = "which one is table 2?"
+        await submit_form(app, pilot, form)
+        assert form not in app.screen_stack, error_of(form)
+    drive(hub, script)
+    e = ops(hub)[-1]
+    assert (e["type"], e["payload"]) == ("identify", {"board": "b2", "who": "head referee",
+                                                      "why": "which one is table 2?"})
+    assert [o.topic for o in sent] == ["tt/v1/b/b2/cmd"]
+
+
+def test_correct_a_time_needs_a_reason_and_asks_first(hub):
+    hub.start_round(T0)
+    pid = press(hub, after_start_ms=61_000)
+    async def script(app, pilot):
+        await settle(pilot, lambda: app.selected("calls") == pid, "the call selected",
+                     seen=lambda: app.selected("calls"))
+        form = await fill(app, pilot, "t", time="1:05")
+        assert "a reason (why) is needed" in error_of(form)
+        form.query_one("#f-time", Input).value = "1:0x"
+        form.query_one("#f-why", Input).value = "referee's watch"
+        await submit_form(app, pilot, form)
+        assert "time: expected seconds or h:mm:ss" in error_of(form)
+        form.query_one("#f-time", Input).value = "0:01:05"
+        await submit_form(app, pilot, form)
+        await answer(app, pilot, "y")
+    drive(hub, script)
+    e = ops(hub)[-1]
+    assert (e["type"], e["payload"]) == ("correct", {"press_id": pid, "at": T0 + 65_000,
+                                                     "who": "head referee", "why": "referee's watch"})
+    assert row(hub, "e1").time_ms == 65_000
+
+
+# ------------------------------------------------------------------ threads, timer
+
+def test_events_from_another_thread_tick_and_stop_event(hub):
+    hub.start_round(T0)
+    ticks = []
+    stop = threading.Event()
+    async def script(app, pilot):
+        t = threading.Thread(target=press, args=(hub, "b2", 1))
+        t.start()
+        t.join(5)
+        calls = app.main().query_one("#calls", LiveTable)
+        await settle(pilot, lambda: calls.row_count == 1, "the call from the other thread",
+                     seen=lambda: calls.keys)
+        await settle(pilot, lambda: ticks, "a tick")
+        stop.set()
+        await until_async(lambda: not app.is_running, "the console to stop")
+    drive(hub, script, stop_event=stop, tick=lambda: ticks.append(1))
+    assert hub.listeners == []
+
+
+def test_run_console_returns_when_stop_event_is_set(hub):
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    t = time.monotonic()
+    run_console(hub, "Test Cup", stop, headless=True)
+    assert time.monotonic() - t < 5 and hub.listeners == []
+
+
+# ------------------------------------------------------------------ screens
+
+def test_the_screen_is_drawn_when_it_opens_not_at_the_first_tick(hub, tmp_path, monkeypatch):
+    """The header and the tables are drawn as the main screen mounts (they
+    once stayed empty until the first timer tick, up to 250 ms; a test, or
+    an operator, could see an empty header)."""
+    from tabletimer.hub.console import app as console
+    monkeypatch.setattr(console, "REFRESH_S", 3600.0)     # no timer tick during this test
+
+    async def script(app, pilot):
+        await shown(app, pilot, tmp_path, "first", "round not started", "boards online 2/2", "Alice")
+        assert app.main().query_one("#hall", LiveTable).keys == ["b1#1", "b1#2", "b2#1"]
+    drive(hub, script, size=SHOT_SIZE)
+
+
+def test_main_screen_in_four_states(hub, tmp_path):
+    async def script(app, pilot):
+        idle = await shown(app, pilot, tmp_path, "idle", "Test Cup", "round not started",
+                           "boards online 2/2", "Alice", "idle")
+        assert "calls waiting 0" in idle
+
+        hub.start_round(T0 + 30_000, warnings_ms=(600_000,), who="head referee")
+        await shown(app, pilot, tmp_path, "armed", "starts in 0:00:30", "next signal: start in 0:00:30")
+
+        hub.clock.t = T0 + 30_000 + 600_000
+        running = await shown(app, pilot, tmp_path, "running", "elapsed 0:10:00", "remaining 1:20:00",
+                              "next signal: warn in 1:10:00")
+        assert "running" in running
+
+        press(hub, "b1", 2, after_start_ms=500_000)
+        hub.clock.t += 61_000
+        await shown(app, pilot, tmp_path, "calls", "calls waiting 1", "Bob", "b1/1/1", "0:02:41",
+                    "Table 1 #2", "called")
+
+        hub.clock.t = T0 + 30_000 + 5_400_000 + 5_000
+        await shown(app, pilot, tmp_path, "time-up", "TIME UP", "next signal: none", "unfinished")
+    drive(hub, script, size=SHOT_SIZE)

@@ -1,0 +1,386 @@
+"""A console on a second laptop: the hub's console API (real HTTP on a free
+127.0.0.1 port, a real HubService over a real SQLite log in an event
+folder) and a remote HubService built from it: the same standings, an
+operator action from the remote stored and ranked by the hub, board events
+reaching the remote, the token, the hub's refusals, an outage; the Textual
+console on the remote service; `tabletimer run` printing the command."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tabletimer.hub.cli import main as cli
+from tabletimer.hub.console import server as console_server
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.console.app import ConsoleApp, FormScreen
+from tabletimer.hub.console.table import LiveTable
+from tabletimer.hub.event.clock import HubClock
+from tabletimer.hub.console.client import RemoteError, Unreachable, connect, event_competition
+from tabletimer.hub.console.server import ConsoleServer, console_token, folder_event, parse_listen
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.rules.standings import row_dict
+from tabletimer.hub.event.store import EventStore
+from tabletimer.shared import protocol as P
+from tabletimer.shared.auth import Signer
+from textual.widgets import Input
+from waiting import Output, settle, until
+
+TT = str(Path(sys.executable).parent / "tabletimer")
+KEYS = {"b1": "11" * 32, "b2": "22" * 32}
+MIN = 60_000
+
+
+def wait_for(pred, timeout: float = 10.0, what: str = "the condition") -> None:
+    until(pred, what, timeout)
+
+
+class Board:
+    """Signs messages as a board would: its boot and a rising counter."""
+
+    def __init__(self, board: str) -> None:
+        self.board, self.ctr, self.seq = board, 0, 0
+
+    def send(self, svc: HubService, kind: str, msg: dict) -> None:
+        self.ctr += 1
+        P.stamp(msg, self.ctr, 1)
+        topic = P.board_topic(self.board, kind)
+        svc.handle(topic, Signer(KEYS[self.board]).sign(topic, P.encode(msg)), svc.clock.now_ms())
+
+    def press(self, svc: HubService, station: int, after_start_ms: int) -> str:
+        self.seq += 1
+        assert svc.competition.start_ms is not None
+        self.send(svc, P.EVENT, P.press(1, self.seq, station, svc.competition.start_ms + after_start_ms))
+        return f"{self.board}/1/{self.seq}"
+
+
+def make_event(path: Path) -> Path:
+    """Three entrants on two boards (b1: Alice, Bob; b2: Carol), one
+    500-piece puzzle in 90 minutes."""
+    event_folder.init(path, "cz-championship-individuals")
+    (path / "entrants.csv").write_text("id,name\ne1,Alice\ne2,Bob\ne3,Carol\n")
+    (path / "stations.csv").write_text("board,button,table,entrant\nb1,1,Table 1,e1\n"
+                                       "b1,2,Table 1,e2\nb2,1,Table 2,e3\n")
+    return path
+
+
+def make_hub(path: Path, clock=None) -> HubService:
+    ev = event_folder.load(path)
+    svc = HubService(EventStore(ev.db), BoardKeys(keys=KEYS), Competition(ev.format, ev.entrants, ev.stations),
+                     clock)
+    svc.boards = {b: Board(b) for b in KEYS}            # type: ignore[attr-defined]
+    return svc
+
+
+@pytest.fixture
+def hub(tmp_path: Path):
+    """A hub mid-round: both boards online, the round started 20 minutes
+    ago, Alice's finish confirmed, Bob's called."""
+    svc = make_hub(make_event(tmp_path / "event"))
+    b1, b2 = svc.boards["b1"], svc.boards["b2"]         # type: ignore[attr-defined]
+    b1.send(svc, P.STATUS, P.status_online(1, "1.0", 2))
+    b2.send(svc, P.STATUS, P.status_online(1, "1.0", 1))
+    svc.start_round(svc.clock.now_ms() - 20 * MIN, who="desk")
+    alice = b1.press(svc, 1, 15 * MIN)
+    svc.act("confirm", {"press_id": alice, "missing_found": 1}, who="referee")
+    b1.press(svc, 2, 18 * MIN)
+    yield svc
+    svc.store.close()
+
+
+@pytest.fixture
+def server(hub: HubService, tmp_path: Path):
+    folder = tmp_path / "event"
+    srv = ConsoleServer(hub, folder_event(folder), console_token(folder), "127.0.0.1", 0).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def remote(server: ConsoleServer):
+    svc = connect(server.url(), server.token)
+    yield svc
+    svc.log.close()
+
+
+def standings(svc: HubService, final: bool = False) -> list[dict]:
+    return [row_dict(r) for r in svc.standings(final)]
+
+
+def entrant(svc: HubService, eid: str):
+    return next(r for r in svc.standings() if r.entrant == eid)
+
+
+def raw(server: ConsoleServer, method: str, path: str, body: bytes | None = None,
+        token: str | None = None) -> tuple[int, dict]:
+    """A request as any HTTP client sends it: (status, JSON reply)."""
+    req = urllib.request.Request(server.url() + path, data=body, method=method)
+    if token is not None:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+# ------------------------------------------------------------------ the API
+
+def test_the_remote_has_the_hubs_event_standings_and_boards(hub, remote):
+    assert remote.competition.format.title == hub.competition.format.title
+    assert [e.name for e in remote.competition.entrants] == ["Alice", "Bob", "Carol"]
+    assert standings(remote, final=True) == standings(hub, final=True)
+    assert standings(remote) == standings(hub)
+    assert entrant(remote, "e1").status == "finished" and not entrant(remote, "e1").provisional
+    assert [(c[1], c[2]) for c in remote.competition.open_calls()] == [("b1/1/2", "e2")]
+    assert {b: i.online for b, i in remote.registry.boards.items()} == {"b1": True, "b2": True}
+    assert remote.keys.boards() == []                   # no board key leaves the hub
+    assert abs(remote.clock.now_ms() - hub.clock.now_ms()) < 1000
+
+
+def test_an_action_from_the_remote_is_stored_and_ranked_by_the_hub(hub, remote):
+    assert entrant(hub, "e2").provisional
+    row = remote.act("confirm", {"press_id": "b1/1/2", "missing_lost": 2}, who="second desk",
+                     why="counted at table 1")
+    stored = hub.store.events()[-1]
+    assert stored == row and stored["source"] == "operator" and stored["type"] == "confirm"
+    assert stored["payload"] == {"press_id": "b1/1/2", "missing_lost": 2, "who": "second desk",
+                                 "why": "counted at table 1"}
+    assert not entrant(hub, "e2").provisional           # applied by the hub at once
+    assert hub.competition.open_calls() == []
+    assert "second desk: confirm press_id=b1/1/2 missing_lost=2 (counted at table 1)" in hub.activity
+    assert remote.catch_up() == 0                       # the remote applied the hub's row already
+    assert standings(remote) == standings(hub)
+
+
+def test_board_events_the_hub_stores_later_reach_the_remote(hub, remote):
+    carol = hub.boards["b2"].press(hub, 1, 19 * MIN)    # type: ignore[attr-defined]
+    topic = P.board_topic("b1", P.EVENT)                 # a forgery: counted, not stored
+    hub.handle(topic, Signer("33" * 32).sign(topic, P.encode(P.press(1, 99, 1, 0))), hub.clock.now_ms())
+    wait_for(lambda: remote.catch_up() >= 0 and any(c[1] == carol for c in remote.competition.open_calls()),
+             what="Carol's call on the remote")
+    assert standings(remote) == standings(hub)
+    wait_for(lambda: remote.catch_up() >= 0 and remote.rejected == {"forged": 1},
+             what="the hub's count of rejected messages")
+
+
+def test_the_hubs_failing_log_is_an_alert_on_the_remote_and_its_actions_are_refused(hub, remote):
+    with hub.store._lock:
+        hub.store._db.execute("PRAGMA query_only = 1")      # the log's disk went read-only
+    carol = hub.boards["b2"].press(hub, 1, 19 * MIN)        # type: ignore[attr-defined]
+    assert carol and not [c for c in hub.competition.open_calls() if c[1] == carol]     # not stored
+    wait_for(lambda: remote.catch_up() >= 0 and remote.alerts()[:1] == hub.alerts()[:1]
+             and "EVENT LOG NOT WRITTEN" in remote.alerts()[0], what="the hub's alert on the remote")
+    with pytest.raises(RemoteError, match=r"cannot write the event log .*nothing was recorded"):
+        remote.act("dns", {"entrant": "e3"}, who="second desk")
+    with hub.store._lock:
+        hub.store._db.execute("PRAGMA query_only = 0")
+    hub.act("dns", {"entrant": "e3"}, who="desk")
+    wait_for(lambda: remote.catch_up() >= 0 and not [a for a in remote.alerts() if "LOG" in a],
+             what="the alert to go on the remote")
+
+
+def test_rows_come_in_batches(hub, server, monkeypatch):
+    monkeypatch.setattr(console_server, "MAX_ROWS", 2)
+    assert len(hub.store.events()) == 6
+    status, first = raw(server, "GET", "/rows?after=0", token=server.token)
+    assert status == 200 and [r["id"] for r in first["rows"]] == [1, 2] and first["more"]
+    svc = connect(server.url(), server.token)            # loops until it has every row
+    try:
+        assert [r["id"] for r in svc.competition.rows] == [1, 2, 3, 4, 5, 6]
+        assert standings(svc) == standings(hub)
+    finally:
+        svc.log.close()
+
+
+def test_a_wrong_or_missing_token_is_refused(server):
+    assert raw(server, "GET", "/event")[0] == 401
+    status, reply = raw(server, "GET", "/rows?after=0", token="guess")
+    assert status == 401 and "token" in reply["error"]
+    assert raw(server, "POST", "/act", b'{"action": "dns", "payload": {"entrant": "e1"}}',
+               token="guess")[0] == 401
+    with pytest.raises(RemoteError, match="the hub refused the token"):
+        connect(server.url(), "guess")
+
+
+def test_the_hubs_refusal_reaches_the_remote_caller(hub, remote):
+    n = len(hub.store.events())
+    # the remote's own check comes first (the same competition) ...
+    with pytest.raises(ValueError, match="dns: no entrant 'nobody'"):
+        remote.act("dns", {"entrant": "nobody"})
+    # ... the hub checks again: its words reach the caller, nothing is stored
+    with pytest.raises(RemoteError, match="dq: a reason is needed"):
+        remote.log.append("operator", "dq", {"entrant": "e3", "who": "desk", "why": ""}, 0)
+    with pytest.raises(RemoteError, match="unknown action 'teleport'"):
+        remote.log.append("operator", "teleport", {"who": "desk"}, 0)
+    assert len(hub.store.events()) == n
+
+
+@pytest.mark.parametrize("method,path,body,status,message", [
+    ("POST", "/act", b"{not json", 400, "the body is not JSON"),
+    ("POST", "/act", b'["dns"]', 400, "expected a JSON object"),
+    ("POST", "/act", b'{"action": "dns", "payload": {"entrant": "e1"}, "who": ""}', 400, "'who' must be a name"),
+    ("GET", "/rows?after=x", None, 400, "after must be a row id"),
+    ("GET", "/standings", None, 404, "no GET /standings"),
+])
+def test_bad_requests_get_a_clear_answer(server, method, path, body, status, message):
+    got, reply = raw(server, method, path, body, token=server.token)
+    assert got == status and message in reply["error"]
+
+
+def test_an_outage_is_shown_and_the_remote_keeps_trying(hub, server, remote):
+    host, port = server.address
+    server.stop()
+    wait_for(lambda: remote.catch_up() >= 0 and remote.log.down is not None, what="the outage noticed")
+    assert remote.alerts()[0].startswith("HUB UNREACHABLE")
+    assert any("trying again" in line for line in remote.activity)
+    with pytest.raises(Unreachable, match="Not confirmed by the hub"):
+        remote.act("dns", {"entrant": "e3"})
+    carol = hub.boards["b2"].press(hub, 1, 19 * MIN)    # type: ignore[attr-defined]
+    again = ConsoleServer(hub, server.event, server.token, host, port).start()
+    try:
+        wait_for(lambda: remote.catch_up() >= 0 and remote.log.down is None, what="the hub back")
+        wait_for(lambda: remote.catch_up() >= 0 and any(c[1] == carol for c in remote.competition.open_calls()),
+                 what="the call made during the outage")
+        assert any("answers again" in line for line in remote.activity)
+        assert not any(a.startswith("HUB UNREACHABLE") for a in remote.alerts())
+        assert standings(remote) == standings(hub)
+    finally:
+        again.stop()
+
+
+def test_hub_time_on_the_remote_follows_the_hubs_clock(tmp_path):
+    """The laptops' clocks need not agree: the remote shows the hub's time."""
+    class Ahead(HubClock):                    # the hub's clock runs 3 h ahead of this machine's
+        def now_ms(self) -> int:
+            return super().now_ms() + 3 * 3_600_000
+    folder = make_event(tmp_path / "event")
+    hub = make_hub(folder, Ahead())
+    srv = ConsoleServer(hub, folder_event(folder), console_token(folder), "127.0.0.1", 0).start()
+    try:
+        svc = connect(srv.url(), srv.token)
+        try:
+            assert abs(svc.clock.now_ms() - hub.clock.now_ms()) < 500
+            row = svc.start_round()                  # "now" is the hub's now
+            assert abs(row["payload"]["at"] - hub.clock.now_ms()) < 500
+        finally:
+            svc.log.close()
+    finally:
+        srv.stop()
+        hub.store.close()
+
+
+def test_the_demo_event_is_rebuilt_remotely():
+    from tabletimer.hub.event.demo import demo_event
+    from tabletimer.hub.rules.formats import format_text
+
+    fmt, entrants, stations = demo_event("cz-championship-teams", 3, 2, 30)
+    comp = event_competition(console_server.demo_description(
+        "cz-championship-teams.toml", format_text("cz-championship-teams"), 3, 2, 30))
+    assert (comp.format.name, comp.format.title, comp.format.time_limit_ms) == (fmt.name, fmt.title, fmt.time_limit_ms)
+    assert comp.format.parts == fmt.parts          # relay rotation sped up the same
+    assert comp.entrants == entrants and comp.stations == stations
+
+
+def test_token_file_is_made_once_and_private(tmp_path):
+    token = console_token(tmp_path)
+    assert len(token) >= 32 and console_token(tmp_path) == token
+    assert oct((tmp_path / "console-token").stat().st_mode & 0o777) == "0o600"
+
+
+def test_console_listen_option():
+    assert parse_listen("0.0.0.0:8765") == ("0.0.0.0", 8765)
+    assert parse_listen(":0") == ("127.0.0.1", 0) and parse_listen("9000") == ("127.0.0.1", 9000)
+    assert parse_listen("off") is None
+    with pytest.raises(ValueError, match="HOST:PORT"):
+        parse_listen("laptop")
+
+
+def test_console_command_needs_a_token_and_a_hub(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TABLETIMER_CONSOLE_TOKEN", raising=False)
+    assert cli.main(["console", "http://127.0.0.1:9"]) == 2
+    assert "--token" in capsys.readouterr().err
+    assert cli.main(["console", "http://127.0.0.1:9", "--token", "x"]) == 2
+    assert "no answer from the hub at http://127.0.0.1:9" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ the console
+
+def test_confirm_a_call_from_the_remote_console(hub, remote):
+    """The organizer console on the remote service: a call the hub stores
+    appears; confirming it there confirms it on the hub."""
+    carol = hub.boards["b2"].press(hub, 1, 19 * MIN)    # type: ignore[attr-defined]
+
+    async def main() -> None:
+        app = ConsoleApp(remote, "Remote Cup", tick=remote.catch_up)
+        async with app.run_test(size=(120, 36)) as pilot:
+            calls = lambda: app.main().query_one("#calls", LiveTable)      # noqa: E731
+            await settle(pilot, lambda: calls().row_count == 2, "both calls on the remote console",
+                         seen=lambda: calls().keys)
+            calls().focus()
+            calls().move_cursor(calls().keys.index(carol))
+            await settle(pilot, lambda: calls().selected_key() == carol, "Carol's call selected",
+                         seen=lambda: calls().selected_key())
+            await pilot.press("c")
+            form = await settle(pilot, lambda: isinstance(app.screen, FormScreen) and app.screen,
+                                "the confirm form", seen=lambda: app.screen)
+            assert form.query_one("#f-press_id", Input).value == carol
+            form.query_one("#f-found", Input).value = "1"
+            form.query_one("#f-why", Input).value = "from the second laptop"
+            form.query_one("#f-found", Input).focus()
+            await pilot.press("enter")
+            await settle(pilot, lambda: not isinstance(app.screen, FormScreen), "the form to close",
+                         seen=lambda: (app.screen, str(form.query_one("#error").render())))
+            await settle(pilot, lambda: calls().row_count == 1, "Carol's call gone", seen=lambda: calls().keys)
+    asyncio.run(main())
+    carols = entrant(hub, "e3")
+    assert (carols.status, carols.provisional, carols.penalty_ms) == ("finished", False,
+                                                                     entrant(remote, "e3").penalty_ms)
+    assert [c[2] for c in hub.competition.open_calls()] == ["e2"]
+    last = hub.store.events()[-1]
+    assert (last["type"], last["payload"]["press_id"], last["payload"]["who"], last["payload"]["why"]) == (
+        "confirm", carol, "head referee", "from the second laptop")
+    assert remote.listeners == []
+
+
+# ------------------------------------------------------------ the command
+
+def test_run_prints_the_remote_console_command_and_serves_it(tmp_path):
+    from brokers import free_port
+
+    folder = make_event(tmp_path / "event")
+    proc = subprocess.Popen(
+        [TT, "run", str(folder), "--port", str(free_port()), "--console-listen", "127.0.0.1:0",
+         "--duration", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out = Output(proc.stdout)
+        command = out.wait_for(lambda line: "tabletimer console http://" in line,
+                               "the remote console command").split()
+        assert command[:2] == ["tabletimer", "console"], out.text()
+        url, token = command[2], command[4]
+        assert command[3] == "--token" and token == (folder / "console-token").read_text().strip()
+        svc = connect(url, token)
+        try:
+            svc.act("dns", {"entrant": "e3"}, who="second desk")
+        finally:
+            svc.log.close()
+        line = out.wait_for(lambda line: line.startswith("operator dns"), "the hub's log of the stored action")
+        assert '"who": "second desk"' in line
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=30)
+    rest = out.wait_closed()
+    assert proc.returncode == 0, rest
+    assert "e3" in rest.split("stopped; standings:")[1]

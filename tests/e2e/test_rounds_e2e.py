@@ -1,0 +1,170 @@
+"""Short scripted rounds of the team formats, end to end: `tabletimer run`
+as the hub, real board processes, the embedded broker; the final standings
+must be what the format's rules make of the true press instants."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rig import synced
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.rules.standings import Confirm, Count, Press, RoundStart, rank
+from tabletimer.tools.simulator import SimBoard
+from waiting import Output
+
+TT = str(Path(sys.executable).parent / "tabletimer")
+
+
+def tt(*args: str) -> str:
+    return subprocess.run([TT, *args], capture_output=True, text=True, check=True).stdout
+
+
+class Hub:
+    def __init__(self, ev: Path, port: int) -> None:
+        self.proc = subprocess.Popen([TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.out = Output(self.proc.stdout)       # read as it comes: the pipe never fills
+        self.out.wait_for(lambda line: line.startswith("broker on"), "the hub's broker line")
+
+    def stop(self) -> str:
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+        return self.out.wait_closed()
+
+
+def boards_for(ev: Path, tmp: Path, port: int, ids: list[str], stations: int) -> list[SimBoard]:
+    keys = BoardKeys(ev / "board-keys.json")
+    sims = [SimBoard(b, "127.0.0.1", port, tmp, key=keys.ensure(b), stations=stations) for b in ids]
+    return sims
+
+
+def true_presses(sim: SimBoard) -> list[tuple[int, int]]:
+    """(station, true instant) of every press the board's hardware made."""
+    return [(r["station"], r["true"]) for r in sim.records if r.get("sim") == "press"]
+
+
+def test_team_relay_rotations_stop_when_part_one_is_done(tmp_path, embedded_broker):
+    ev = event_folder.init(tmp_path / "event", "cz-championship-teams")
+    fmt = (ev / "format.toml").read_text()
+    (ev / "format.toml").write_text(fmt.replace('rotation_interval = "8:00"', 'rotation_interval = "3s"')
+                                    .replace('time_limit = "5:00:00"', 'time_limit = "2:00"'))
+    (ev / "entrants.csv").write_text("id,name,members\nA,Alfa,a1|a2|a3|a4\nB,Beta,b1|b2|b3|b4\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant,puzzle\n" + "".join(
+        f"{t}1,{n},Table {t},{t},{n}\n" for t in "AB" for n in range(1, 9)))
+    port = embedded_broker.port
+    a, b = sims = boards_for(ev, tmp_path, port, ["A1", "B1"], 8)
+    hub = None
+    try:
+        start = int(time.time() * 1000) + 2500
+        tt("act", str(ev), "round_start", f"at={start}")
+        hub = Hub(ev, port)
+        for s in sims:
+            s.start()
+        for s in sims:
+            s.wait_for(lambda r: "sched" in r)
+            synced(s)
+        lead = start - int(time.time() * 1000)      # ms from now to the start
+        # team A: relay puzzles done at 4, 5, 8 and 9.5 s (part 1 complete at 9.5 s),
+        # then the pairs' puzzles 5 and 6, the team's 500 and the final 1000
+        for station, at in ((1, 4000), (2, 5000), (3, 8000), (4, 9500), (5, 10500), (6, 10800),
+                            (7, 11500), (8, 12500)):
+            a.command(f"edges {station} {lead + at}:1 {lead + at + 80}:0")
+        # team B: one relay puzzle at 2 s, nothing more
+        b.command(f"edges 2 {lead + 2000}:1 {lead + 2080}:0")
+        # B's rotation at 12 s comes; by then A has had its last rotation (9 s)
+        b.wait_for(lambda r: r.get("signal") == "rotate" and r["at"] == start + 12000, timeout=30)
+        a.wait_for(lambda r: r.get("acked", [0, 0])[1] == 8, timeout=10)
+        # referees confirm everything of A; B's counts at time-up
+        for n in range(1, 9):
+            press_id = f"A1/1/{n}"
+            tt("act", str(ev), "confirm", f"press_id={press_id}", "missing_found=0")
+        for n, placed in ((1, 300), (3, 250), (4, 120)):
+            tt("act", str(ev), "count", "entrant=B", f"puzzle={n}", f"placed={placed}")
+        for n in range(5, 9):
+            tt("act", str(ev), "count", "entrant=B", f"puzzle={n}", "placed=0")
+        tt("act", str(ev), "confirm", "press_id=B1/1/1", "missing_found=0")
+    finally:
+        out = hub.stop() if hub else ""
+        for s in sims:
+            s.stop()
+    rotations_a = sorted(r["at"] - start for r in a.records if r.get("signal") == "rotate")
+    assert rotations_a == [3000, 6000, 9000], (rotations_a, out)   # none after part 1 was done
+    rotations_b = sorted(r["at"] - start for r in b.records if r.get("signal") == "rotate")
+    assert rotations_b[:4] == [3000, 6000, 9000, 12000]
+    # the standings are the rules applied to the true instants
+    loaded = event_folder.load(ev)
+    facts = [RoundStart(at_ms=start)]
+    for sim, team in ((a, "A"), (b, "B")):
+        for i, (station, at) in enumerate(true_presses(sim)):
+            pid = f"{sim.board_id}/1/{i + 1}"
+            facts += [Press(entrant=team, puzzle=station, at_ms=at, press_id=pid), Confirm(press_id=pid)]
+    facts += [Count(entrant="B", puzzle=n, placed=p) for n, p in
+              ((1, 300), (3, 250), (4, 120), (5, 0), (6, 0), (7, 0), (8, 0))]
+    expected = rank(loaded.format, loaded.entrants, facts)
+    rows = json.loads(tt("replay", str(ev), "--json"))["standings"]
+    assert [(r["entrant"], r["status"], r["place"], r["time_ms"], r["pieces"]) for r in rows] == \
+        [(x.entrant, x.status, x.place, x.time_ms, x.pieces) for x in expected]
+    assert rows[0]["entrant"] == "A" and rows[0]["status"] == "finished" and rows[0]["time_ms"] == 12000
+    assert rows[1]["entrant"] == "B" and rows[1]["pieces"] == 500 + 300 + 250 + 120
+
+
+FAST = {"debounce_ms": 30, "confirm_ms": 600, "void_ms": 1500}
+
+
+def test_fixed_order_team_round_ranks_by_pieces(tmp_path, embedded_broker):
+    """Danish rules: puzzles in a fixed order, one at a time, on one button
+    per team: each call is the team's next puzzle; the referee confirms it on
+    the button (a hold) and the station runs again for the next one."""
+    ev = event_folder.init(tmp_path / "event", "dk-team-championship")
+    (ev / "entrants.csv").write_text("id,name,members\nA,Alfa,a1|a2\nB,Beta,b1|b2\nC,Gamma,c1|c2\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant,puzzle\nD1,1,Bord 1,A,\nD1,2,Bord 2,B,\n"
+                                     "D1,3,Bord 3,C,\n")
+    port = embedded_broker.port
+    keys = BoardKeys(ev / "board-keys.json")
+    d = SimBoard("D1", "127.0.0.1", port, tmp_path, key=keys.ensure("D1"), stations=3, timings=FAST)
+    hub = None
+    try:
+        start = int(time.time() * 1000) + 1500
+        tt("act", str(ev), "round_start", f"at={start}")
+        hub = Hub(ev, port)
+        d.start()
+        d.wait_for(lambda r: "sched" in r)
+        synced(d)
+        lead = start - int(time.time() * 1000)
+        # each finish call, then the referee's confirming hold 300 ms later;
+        # A and B finish all three puzzles (B later); C finishes two
+        for station, ats in ((1, (1000, 3000, 5000)), (2, (1500, 3500, 5500)), (3, (1200, 3200))):
+            plan = " ".join(f"{lead + t}:1 {lead + t + 80}:0 {lead + t + 300}:1 {lead + t + 1000}:0"
+                            for t in ats)
+            d.command(f"edges {station} {plan}")
+        acked: set = set()
+        d.wait_for(lambda r: "acked" in r and (acked.add(r["acked"][1]) or len(acked) == 16), timeout=20)
+        rows = {r["entrant"]: r for r in json.loads(tt("replay", str(ev), "--json"))["standings"]}
+        # the referees' desk refines two confirmations: A's third puzzle had
+        # 3 missing pieces next to each other (production fault: not
+        # subtracted), B's third 2 single missing pieces; C laid 640 of its third
+        last = {e: rows[e]["splits"][2]["press_id"] for e in ("A", "B")}
+        # a desk decision that replaces a recorded one is refused unless forced
+        refused = subprocess.run([TT, "act", str(ev), "confirm", f"press_id={last['A']}", "missing_adjacent=3"],
+                                 capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        assert refused.returncode == 2 and "replaces the confirmation already recorded" in refused.stderr
+        tt("act", str(ev), "confirm", f"press_id={last['A']}", "missing_adjacent=3", "--force")
+        tt("act", str(ev), "confirm", f"press_id={last['B']}", "missing_found=2", "--force")
+        tt("act", str(ev), "count", "entrant=C", "puzzle=3", "placed=640")
+    finally:
+        if hub:
+            hub.stop()
+        d.stop()
+    rows = json.loads(tt("replay", str(ev), "--json"))["standings"]
+    got = [(r["entrant"], r["place"], r["pieces"], r["provisional"]) for r in rows]
+    assert got == [("A", 1, 3000, False), ("B", 2, 2998, False), ("C", 3, 2640, False)], got
+    # the n-th call of a team is its n-th puzzle (times at whole seconds)
+    for team, calls in (("A", (1000, 3000, 5000)), ("B", (1500, 3500, 5500))):
+        row = next(r for r in rows if r["entrant"] == team)
+        assert [sp["puzzle"] for sp in row["splits"]] == [1, 2, 3]
+        assert all(abs(sp["time_ms"] - c) <= 1000 for sp, c in zip(row["splits"], calls)), row["splits"]

@@ -1,0 +1,164 @@
+"""The layout's arrows (docs/architecture.md, "Parts"): each part of the hub
+imports only the parts below it, shared/ imports nothing of ours, the hub
+imports the tools only from its command line, and no module reads another
+module's private names.  Read from the source with ast: nothing is run."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tabletimer import repo_root
+
+ROOT = repo_root()
+
+# part -> the parts it may import (besides itself); the order is the arrows' direction
+MAY_IMPORT = {
+    "hub.rules": {"shared"},
+    "hub.event": {"hub.rules", "shared"},
+    "hub.boards": {"hub.event", "hub.rules", "shared"},
+    "hub.outputs": {"hub.event", "hub.rules", "shared"},
+    "hub.console": {"hub.boards", "hub.event", "hub.rules", "shared"},
+    "hub.cli": {"hub.console", "hub.outputs", "hub.boards", "hub.event", "hub.rules", "shared", "tools"},
+    "shared": set(),
+}
+# the names of a namedtuple's public API start with an underscore
+NAMEDTUPLE_API = {"_asdict", "_replace", "_fields", "_make"}
+# the standard library's documented names that start with an underscore
+STDLIB_PRIVATE = {("os", "_exit")}
+# private names of a third party the hub must reach (and why)
+FOREIGN_PRIVATE = {
+    ("hub/boards/broker.py", "_subscriptions"): "amqtt 0.12.1 iterates it unsafely: the patch swaps it",
+}
+
+
+def modules(folder: str) -> list[Path]:
+    return sorted(p for p in (ROOT / folder).rglob("*.py"))
+
+
+def dotted(path: Path) -> str:
+    """hub/boards/service.py -> tabletimer.hub.boards.service"""
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(["tabletimer", *parts])
+
+
+def imports(path: Path) -> list[tuple[str, list[str], int]]:
+    """(absolute module, names imported from it, line) for every import in
+    the file, relative ones resolved."""
+    tree = ast.parse(path.read_text(), str(path))
+    here = dotted(path).split(".")
+    if path.name != "__init__.py":
+        here = here[:-1]                     # the package the module is in
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out.append((a.name, [], node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[:len(here) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.append((mod, [a.name for a in node.names], node.lineno))
+    return out
+
+
+def part_of(module: str) -> str | None:
+    """tabletimer.hub.rules.standings -> hub.rules; tabletimer.tools.x -> tools."""
+    parts = module.split(".")
+    if parts[0] != "tabletimer" or len(parts) < 2:
+        return None
+    if parts[1] == "hub":
+        return "hub." + parts[2] if len(parts) > 2 else "hub"
+    return parts[1]
+
+
+def is_module(module: str) -> bool:
+    rel = Path(*module.split(".")[1:])
+    return (ROOT / rel).with_suffix(".py").exists() or (ROOT / rel / "__init__.py").exists()
+
+
+@pytest.mark.parametrize("part", sorted(MAY_IMPORT))
+def test_each_part_imports_only_the_parts_below_it(part):
+    folder = part.replace(".", "/")
+    assert modules(folder), f"{folder}/ has no modules"
+    wrong = []
+    for path in modules(folder):
+        for mod, _names, line in imports(path):
+            other = part_of(mod)
+            if other is not None and other != part and other not in MAY_IMPORT[part]:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {mod} ({other})")
+    assert not wrong, f"{part} may import only {sorted(MAY_IMPORT[part])}:\n" + "\n".join(wrong)
+
+
+def test_every_hub_module_is_in_a_part():
+    loose = [p.name for p in (ROOT / "hub").glob("*.py") if p.name != "__init__.py"]
+    assert not loose, f"modules of no part in hub/: {loose}"
+    assert set(p.name for p in (ROOT / "hub").iterdir() if p.is_dir() and (p / "__init__.py").exists()) \
+        == {k.split(".")[1] for k in MAY_IMPORT if k.startswith("hub.")}
+
+
+def private_uses(path: Path) -> list[str]:
+    """Another module's private names that the file imports or reads: `from
+    m import _x`, `m._x` for a module m it imported, and `obj._x` for any
+    object other than self/cls when no class of this file defines _x."""
+    text = path.read_text()
+    tree = ast.parse(text, str(path))
+    own = set()                                  # private names this file defines
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            own.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            own.add(node.id)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            own.add(node.target.id)
+    found = []
+    rel = str(path.relative_to(ROOT))
+    for mod, names, line in imports(path):
+        for n in names:
+            if n.startswith("_") and not n.startswith("__") and mod.startswith("tabletimer"):
+                found.append(f"{rel}:{line} imports {n} from {mod}")
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        a = node.attr
+        if not a.startswith("_") or a.startswith("__") or a in NAMEDTUPLE_API:
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            continue
+        if isinstance(node.value, ast.Name) and (node.value.id, a) in STDLIB_PRIVATE:
+            continue
+        if a in own or (rel, a) in FOREIGN_PRIVATE:
+            continue
+        found.append(f"{rel}:{node.lineno} reads {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_reads_another_modules_private_names():
+    found = []
+    for folder in ("hub", "shared", "tools"):
+        for path in modules(folder):
+            found += private_uses(path)
+    assert not found, "private names read across modules:\n" + "\n".join(found)
+
+
+def test_the_arrows_test_sees_a_wrong_arrow_and_a_private_read(tmp_path):
+    """The checks above can fail: an upward import and a private read are seen."""
+    bad = ROOT / "hub" / "rules" / "_arrow_probe.py"
+    assert not bad.exists()
+    bad.write_text("from ..boards.service import HubService\nfrom ..event import store\n"
+                   "x = store._db\n")
+    try:
+        with pytest.raises(AssertionError, match="_arrow_probe.py:1 imports tabletimer.hub.boards.service"):
+            test_each_part_imports_only_the_parts_below_it("hub.rules")
+        assert any("reads store._db" in f for f in private_uses(bad))
+    finally:
+        bad.unlink()

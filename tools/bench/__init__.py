@@ -1,0 +1,1 @@
+"""Benchmarks (`tabletimer bench`): the hall-scale run, the ranking engine, the console."""

@@ -1,0 +1,604 @@
+"""`tabletimer bench`: the hall-scale benchmarks, one table of figures.
+
+    .venv/bin/tabletimer bench              # everything (about 15-25 minutes)
+    .venv/bin/tabletimer bench --quick      # smaller hall, short outages (a few minutes)
+    .venv/bin/tabletimer bench --only press,ingest
+
+What runs where: the broker (the embedded one, or --broker-url) and the hub
+(`tabletimer run DIR`, its own process, as at an event) on this machine;
+boards are the real firmware in real `micropython` processes (tools/simulator),
+each clock offset by hours and drifting by up to +-50 ppm, optionally behind
+the impairment proxy (tools/testing/netimpair).  Times are host milliseconds, which is
+hub time on this machine.
+
+Figures (each with its floor measured in the same run, where there is one):
+- broker round trip (floor): a paho client publishes, another answers, QoS 1;
+- press -> durable in the hub -> ack back on the board, for 1/100/300 boards all
+  pressing within one second: true press instant (simulated pin edge) to the
+  board's "acked" line (host time stamped by the board's simulated hardware);
+- finish-time error (stored press time minus true instant), clean, under
+  jitter with asymmetry, and for presses made during an outage of the boards'
+  network;
+- signal skew: the boards' buzzers starting one scheduled signal, true instant
+  minus scheduled instant, spread over all boards;
+- hub durable ingest rate: signed events from 300 board identities published
+  as fast as the hub acknowledges them (paho load generator, no firmware);
+  hub RSS and CPU, idle with 300 boards online and during the burst;
+- hub restart to caught up after an outage of the hub (boards keep presses in
+  their journal meanwhile);
+- rank time for 5,000 entrants (tools/bench/ranking), firmware heap
+  (tools/bench_firmware_heap, run as it is).
+Not a test: the figures depend on the machine; zero lost events is checked
+and reported in every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.boards.broker import EmbeddedBroker, parse_broker_url
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.tools.testing.hub_process import TT, HubProcess, stored_presses
+from tabletimer.tools.testing.local_mosquitto import LocalMosquitto
+from tabletimer.tools.testing.netimpair import NetImpair
+from tabletimer.tools.simulator import SimBoard
+
+FORMAT = "czjpa-individuals"
+
+
+def now_ms() -> float:
+    return time.time_ns() / 1e6
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, int(round(p / 100 * (len(s) - 1)))))
+    return s[k]
+
+
+def spread(values: list[float]) -> str:
+    return (f"p50 {pct(values, 50):7.1f}  p99 {pct(values, 99):7.1f}  max {max(values):7.1f} ms"
+            if values else "no samples")
+
+
+# ---------------------------------------------------------------- results
+class Report:
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str]] = []       # (figure, value, note)
+        self.lost = 0
+
+    def add(self, figure: str, value: str, note: str = "") -> None:
+        self.rows.append((figure, value, note))
+        print(f"  {figure}: {value}{'   ' + note if note else ''}", flush=True)
+
+    def table(self) -> str:
+        w = max(len(r[0]) for r in self.rows)
+        v = max(len(r[1]) for r in self.rows)
+        lines = [f"{'figure':<{w}}  {'value':<{v}}  note", "-" * (w + v + 30)]
+        lines += [f"{a:<{w}}  {b:<{v}}  {c}" for a, b, c in self.rows]
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the hall
+class Hall:
+    """An event folder for n boards (one station each: one individual per
+    board), the hub as its own process, and the boards."""
+
+    def __init__(self, root: Path, broker_port: int, n: int, stations: int = 1,
+                 proxy: NetImpair | None = None, seed: int = 1) -> None:
+        self.root = root
+        self.broker_port = broker_port
+        self.n = n
+        self.stations = stations
+        self.proxy = proxy
+        self.rng = random.Random(seed)
+        self.ids = [f"B{i:03d}" for i in range(1, n + 1)]
+        self.ev = event_folder.init(root / "event", FORMAT)
+        fmt = (self.ev / "format.toml").read_text().replace('resolution = "1s"', 'resolution = "1ms"')
+        (self.ev / "format.toml").write_text(fmt)
+        (self.ev / "entrants.csv").write_text("id,name,eligible\n" + "".join(
+            f"{b}-{s},Puzzler {b}.{s},yes\n" for b in self.ids for s in range(1, stations + 1)))
+        (self.ev / "stations.csv").write_text("board,button,table,entrant\n" + "".join(
+            f"{b},{s},Table {b},{b}-{s}\n" for b in self.ids for s in range(1, stations + 1)))
+        self.keys = BoardKeys(self.ev / "board-keys.json")
+        for b in self.ids:
+            self.keys.ensure(b)
+        self.hub: HubProcess | None = None
+        self.boards: list[SimBoard] = []
+
+    # -- hub
+    def start_hub(self) -> float:
+        """Start the hub; returns the host ms at which it was started."""
+        t = now_ms()
+        self.hub = HubProcess(self.ev, self.broker_port)
+        return t
+
+    def kill_hub(self) -> None:
+        if self.hub and self.hub.proc.poll() is None:
+            self.hub.kill()
+
+    def stop_hub(self) -> None:
+        if self.hub and self.hub.proc.poll() is None:
+            self.hub.stop()
+
+    def act(self, *args: str) -> None:
+        subprocess.run([TT, "act", str(self.ev), *args], check=True, capture_output=True)
+
+    # -- boards
+    def start_boards(self, **kw) -> None:
+        for b in self.ids:
+            port = self.proxy.port_for(b) if self.proxy else self.broker_port
+            sim = SimBoard(b, "127.0.0.1", port, self.root / "boards", key=self.keys.key(b) or "",
+                           stations=self.stations,
+                           clock_offset_ms=self.rng.randint(1, 10) * 3_600_000 + self.rng.randint(0, 999),
+                           drift_ppm=self.rng.randint(-50, 50), **kw)
+            self.boards.append(sim.start())
+
+    def wait_synced(self, samples: int = 6, timeout: float = 120, good_ms: int = 20) -> None:
+        """Until every board has had `samples` clock-sync exchanges, one of
+        them with a round trip under good_ms (as boards have long before a
+        round starts; the console flags a board without one as poor sync).
+        In a connect storm the first exchanges queue behind each other; the
+        next good one may be the periodic sync, up to 30 s later."""
+        for sim in self.boards:
+            n = [0, False]
+
+            def count(rec: dict, n=n) -> bool:
+                if "sync" in rec:
+                    n[0] += 1
+                    n[1] = n[1] or rec["sync"][1] < good_ms
+                return n[0] >= samples and n[1]
+            sim.wait_for(count, timeout=timeout)
+
+    def close(self) -> None:
+        for sim in self.boards:
+            sim.kill()
+        self.stop_hub()
+
+    # -- what happened
+    def stored_presses(self) -> dict[tuple[str, int, int], dict]:
+        return {(e["board"], e["payload"]["boot"], e["payload"]["seq"]): e
+                for e in stored_presses(self.ev)}
+
+
+def press_all(hall: Hall, window_s: float, rng: random.Random, station: int = 1
+              ) -> list[tuple[SimBoard, int]]:
+    """Every board presses a station once (its finish call), at random
+    moments within the window (a paced plan: the scenario's clock, not
+    synchronisation).  Returns (board, index of its records before the press)."""
+    plan = sorted((rng.uniform(0, window_s), sim) for sim in hall.boards)
+    marks = [(sim, len(sim.records)) for _, sim in plan]
+    t0 = time.monotonic()
+    for at, sim in plan:
+        time.sleep(max(0.0, t0 + at - time.monotonic()))
+        sim.press(station, 60)
+    return marks
+
+
+def press_results(hall: Hall, marks: list[tuple[SimBoard, int]], timeout: float = 120
+                  ) -> tuple[list[float], list[float], int, list[float]]:
+    """(press->ack latencies, stored-minus-true errors, lost, event->ack
+    latencies) for presses made after the marks: waits until every board's
+    press is acked.  A press becomes an event once debounced (debounce_ms
+    after the edge, 30 ms by default): event->ack is the system's own part."""
+    lat, err, lost, sys_lat = [], [], 0, []
+    acked: dict[str, tuple[dict, dict]] = {}
+    for sim, start in marks:
+        try:
+            press = sim.wait_for(lambda r: r.get("sim") == "press", start=start, timeout=timeout)
+            j = sim.wait_for(lambda r: "journaled" in r, start=start, timeout=timeout)
+            ack = sim.wait_for(lambda r: r.get("acked") == j["journaled"], start=start, timeout=timeout)
+        except TimeoutError as e:
+            lost += 1
+            print(f"  not acknowledged: {e}", file=sys.stderr, flush=True)
+            continue
+        lat.append(ack["t"] - press["true"])
+        sys_lat.append(ack["t"] - j["t"])
+        acked[sim.board_id] = (press, j)
+    stored = hall.stored_presses()
+    for b, (press, j) in acked.items():
+        e = stored.get((b, j["journaled"][0], j["journaled"][1]))
+        if e is None:
+            lost += 1
+            print(f"  acknowledged but not stored: {b} {j['journaled']}", file=sys.stderr, flush=True)
+        else:
+            err.append(e["payload"]["at"] - press["true"])
+    return lat, err, lost, sys_lat
+
+
+def boards_cpu(hall: Hall) -> float:
+    """CPU seconds the board processes have used so far."""
+    import psutil
+    total = 0.0
+    for sim in hall.boards:
+        try:
+            t = psutil.Process(sim.proc.pid).cpu_times()          # type: ignore[union-attr]
+            total += t.user + t.system
+        except (psutil.Error, AttributeError):
+            pass
+    return total
+
+
+def proc_usage(pid: int, seconds: float) -> tuple[float, float]:
+    """(RSS MB, CPU % of one core) of a process over a window."""
+    import psutil
+    p = psutil.Process(pid)
+    c0 = sum(p.cpu_times()[:2])
+    time.sleep(seconds)                 # the measuring window
+    c1 = sum(p.cpu_times()[:2])
+    return p.memory_info().rss / 1e6, (c1 - c0) / seconds * 100
+
+
+# ---------------------------------------------------------------- benchmarks
+def _client(client_id: str):
+    """A paho client with TCP_NODELAY, like the hub's (tiny messages would
+    otherwise wait up to 40 ms for Nagle's algorithm and delayed ACKs)."""
+    import paho.mqtt.client as mqtt
+    from tabletimer.hub.boards.mqtt_adapter import no_delay
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
+    c.on_socket_open = no_delay
+    return c
+
+
+def bench_floor(port: int, report: Report, rounds: int = 300) -> float:
+    """Broker round trip (QoS 1 publish -> echo -> receive); returns its p50
+    and p99."""
+    got = threading.Event()
+    echo = _client("bench-echo")
+    ping = _client("bench-ping")
+    ready = threading.Semaphore(0)
+    echo.on_connect = lambda c, u, f, rc, p: (c.subscribe("bench/ping", 1), ready.release())
+    echo.on_message = lambda c, u, m: c.publish("bench/pong", m.payload, 1)
+    ping.on_connect = lambda c, u, f, rc, p: (c.subscribe("bench/pong", 1), ready.release())
+    ping.on_message = lambda c, u, m: got.set()
+    subs = threading.Semaphore(0)
+    echo.on_subscribe = ping.on_subscribe = lambda *a: subs.release()
+    for c in (echo, ping):
+        c.connect("127.0.0.1", port)
+        c.loop_start()
+    for _ in range(2):
+        ready.acquire(timeout=10)
+        subs.acquire(timeout=10)
+    rtt = []
+    for _ in range(rounds):
+        got.clear()
+        t = time.perf_counter()
+        ping.publish("bench/ping", b"x" * 200, 1)
+        if not got.wait(5):
+            continue
+        rtt.append((time.perf_counter() - t) * 1000)
+    for c in (echo, ping):
+        c.loop_stop()
+        c.disconnect()
+    report.add("broker round trip (floor), QoS 1", spread(rtt), f"{len(rtt)} round trips")
+    return pct(rtt, 50), pct(rtt, 99)          # type: ignore[return-value]
+
+
+def bench_press(port: int, root: Path, n: int, floor: tuple[float, float], report: Report,
+                signal_skew: bool) -> None:
+    """n boards press within one second: press->ack, finish-time error; with
+    signal_skew, the round's start signal is scheduled ahead and the boards'
+    buzzer instants measured; hub RSS/CPU idle and in the burst."""
+    hall = Hall(root / f"press{n}", port, n, seed=n)
+    try:
+        hall.start_hub()
+        hall.start_boards()
+        hall.wait_synced()
+        assert hall.hub is not None
+        rss, cpu = proc_usage(hall.hub.pid, 5.0)
+        report.add(f"hub idle, {n} boards online", f"RSS {rss:.0f} MB, CPU {cpu:.1f} %")
+        # the round starts once every board is up and synced (a press outside a
+        # round is a stray, not a finish): now, or, for the signal skew, in 10 s
+        marks0 = [len(sim.records) for sim in hall.boards]
+        start_at = int(now_ms()) + (10_000 if signal_skew else 0)
+        hall.act("round_start", f"at={start_at}", "warnings=[]")
+        for sim, k in zip(hall.boards, marks0):             # every board has the schedule
+            sim.wait_for(lambda r: "sched" in r, start=k, timeout=60)
+        if signal_skew:
+            played = []
+            for sim, k in zip(hall.boards, marks0):
+                try:
+                    sig = sim.wait_for(lambda r: r.get("signal") == "start", start=k,
+                                       timeout=max(0.0, start_at - now_ms()) / 1000 + 30)
+                    i = sim.records.index(sig)
+                    buzz = next(r for r in reversed(sim.records[:i + 1])
+                                if r.get("sim") == "buzz" and r["freq"] > 0)
+                    played.append(buzz["true"] - start_at)
+                except (TimeoutError, StopIteration):
+                    pass
+            if played:
+                report.add(f"signal skew, {n} boards (played - scheduled)", spread(played),
+                           f"spread max-min {max(played) - min(played):.1f} ms, "
+                           f"{n - len(played)} not played")
+            else:
+                report.add(f"signal skew, {n} boards", "not measured", "no board played the start")
+        usage: list[tuple[float, float]] = []
+        th = threading.Thread(target=lambda: usage.append(proc_usage(hall.hub.pid, 2.0)))  # type: ignore[union-attr]
+        cpu0, t0 = boards_cpu(hall), time.monotonic()
+        th.start()
+        marks = press_all(hall, 1.0, random.Random(n))
+        th.join()
+        lat, err, lost, sys_lat = press_results(hall, marks)
+        cpu = boards_cpu(hall) - cpu0
+        report.add(f"simulated boards' CPU in the burst, {n} board(s)",
+                   f"{cpu:.1f} CPU-s in {time.monotonic() - t0:.1f} s",
+                   f"{os.cpu_count()} cores shared with the hub and broker (a real board has its own)")
+        report.lost += lost
+        report.add(f"press -> ack, {n} board(s) within 1 s", spread(lat),
+                   f"from the pin edge, incl. the 30 ms debounce; lost {lost}")
+        report.add(f"event -> durable -> ack, {n} board(s)", spread(sys_lat),
+                   f"from the debounced event; x{pct(sys_lat, 50) / floor[0]:.1f} (p50) / "
+                   f"x{pct(sys_lat, 99) / floor[1]:.1f} (p99) the broker round trip")
+        report.add(f"finish-time error, clean, {n} board(s)", spread([abs(e) for e in err]),
+                   f"|stored - true|; mean {statistics.fmean(err):+.2f} ms" if err else "")
+        if usage:
+            report.add(f"hub in the burst, {n} boards", f"RSS {usage[0][0]:.0f} MB, CPU {usage[0][1]:.0f} %",
+                       "over 2 s from the first press")
+    finally:
+        hall.close()
+
+
+def bench_impaired(port: int, root: Path, n: int, outage_s: float, report: Report) -> None:
+    """Boards behind the impairment proxy: jitter 5-50 ms with asymmetry
+    (finish-time error), then every board's network down for outage_s while
+    each presses (stored with its board-side time when it comes back)."""
+    with NetImpair(("127.0.0.1", port), seed=7) as net:
+        hall = Hall(root / "impaired", port, n, stations=2, proxy=net, seed=99)
+        rng = random.Random(5)
+        try:
+            for b in hall.ids:
+                # WiFi-like: a few ms each way, more on the way down, and jitter
+                # of 5-50 ms that differs per direction.  (A constant difference
+                # between the two directions' base delays is invisible to any
+                # two-way clock sync: it costs half of itself in error.)
+                net.port_for(b)
+                up = rng.uniform(2, 6)
+                net.set(b, up_ms=up, down_ms=up * rng.uniform(1.0, 2.0),
+                        up_jitter_ms=rng.uniform(5, 20), down_jitter_ms=rng.uniform(20, 50))
+            hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
+            hall.start_hub()
+            hall.start_boards()
+            hall.wait_synced(timeout=180)
+            marks = press_all(hall, 1.0, random.Random(11))
+            lat, err, lost, _ = press_results(hall, marks)
+            report.lost += lost
+            report.add(f"finish-time error, 5-50 ms jitter + asymmetry, {n} boards",
+                       spread([abs(e) for e in err]), f"mean {statistics.fmean(err):+.2f} ms; lost {lost}")
+            report.add(f"press -> ack under that jitter, {n} boards", spread(lat))
+            for b in hall.ids:
+                net.set(b, up_ms=0, down_ms=0, jitter_ms=0)
+                net.down(b)
+            marks = press_all(hall, min(outage_s / 2, 10.0), random.Random(12), station=2)
+            time.sleep(max(0.0, outage_s - min(outage_s / 2, 10.0)))    # the outage lasts outage_s
+            for b in hall.ids:
+                net.up(b)
+            lat, err, lost, _ = press_results(hall, marks, timeout=outage_s + 120)
+            report.lost += lost
+            report.add(f"finish-time error, presses during a {outage_s:.0f} s outage, {n} boards",
+                       spread([abs(e) for e in err]), f"mean {statistics.fmean(err):+.2f} ms; lost {lost}")
+        finally:
+            hall.close()
+
+
+def bench_ingest(port: int, root: Path, n: int, per_board: int, report: Report) -> None:
+    """Signed events from n board identities (one CPython client: no board
+    firmware, so what is measured is the broker and the hub), per_board
+    events each, as fast as the hub acknowledges them."""
+    from tabletimer.shared import protocol as P
+    from tabletimer.shared.auth import Signer
+    hall = Hall(root / "ingest", port, n, seed=3)
+    total = n * per_board
+    acks: set[tuple[str, int]] = set()
+    scheduled: set[str] = set()
+    done = threading.Event()
+    lock = threading.Lock()
+    try:
+        hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
+        hall.start_hub()
+        assert hall.hub is not None
+        gen = _client("bench-load")
+        signers = {b: Signer(hall.keys.key(b) or "") for b in hall.ids}
+        hubkey = {b: Signer(hall.keys.key(b) or "") for b in hall.ids}
+
+        def on_message(c, u, m) -> None:
+            board = m.topic.split("/")[3]
+            try:
+                msg = P.decode(hubkey[board].open(m.topic, m.payload))
+            except Exception:
+                return
+            if m.topic.endswith("/sched"):
+                with lock:
+                    scheduled.add(board)
+            elif msg.get("type") == "ack":
+                with lock:
+                    acks.add((board, msg["seq"]))
+                    if len(acks) >= total:
+                        done.set()
+        gen.on_message = on_message
+        sub = threading.Event()
+        gen.on_connect = lambda c, u, f, rc, p: c.subscribe([("tt/v1/b/+/cmd", 1), ("tt/v1/b/+/sched", 1)])
+        gen.on_subscribe = lambda *a: sub.set()
+        gen.connect("127.0.0.1", port)
+        gen.loop_start()
+        sub.wait(10)
+        ctr = {b: 0 for b in hall.ids}
+
+        def send(b: str, kind: str, msg: dict) -> None:
+            ctr[b] += 1
+            P.stamp(msg, ctr[b], 1)
+            topic = P.board_topic(b, kind)
+            gen.publish(topic, signers[b].sign(topic, P.encode(msg)), 1)
+        for b in hall.ids:
+            send(b, P.STATUS, P.status_online(1, "bench", 1))
+        deadline = time.monotonic() + 60
+        while len(scheduled) < n and time.monotonic() < deadline:
+            time.sleep(0.05)        # until the hub has answered every board coming online
+        msgs = []
+        for k in range(per_board):
+            for b in hall.ids:
+                msgs.append((b, P.press(1, k + 1, 1, int(now_ms()))))
+        usage: list[tuple[float, float]] = []
+        t0 = time.perf_counter()
+        th = threading.Thread(target=lambda: usage.append(proc_usage(hall.hub.pid, 2.0)))  # type: ignore[union-attr]
+        th.start()
+        for b, m in msgs:
+            send(b, P.EVENT, m)
+        done.wait(120)
+        dt = time.perf_counter() - t0
+        th.join()
+        gen.loop_stop()
+        gen.disconnect()
+        stored = len(hall.stored_presses())
+        lost = total - stored
+        report.lost += max(0, lost)
+        burst = len(acks)
+        report.add(f"hub durable ingest, {n} boards x {per_board} events", f"{burst / dt:.0f} events/s",
+                   f"{burst} acked in {dt:.1f} s, {stored} stored in all, lost {lost}")
+        if usage:
+            report.add("hub during the ingest burst", f"RSS {usage[0][0]:.0f} MB, CPU {usage[0][1]:.0f} %")
+    finally:
+        hall.close()
+
+
+def bench_restart(port: int, root: Path, n: int, outage_s: float, report: Report) -> None:
+    """The hub is down for outage_s while the boards press (journal); time
+    from its restart to every press acknowledged."""
+    hall = Hall(root / "restart", port, n, seed=21)
+    try:
+        hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
+        hall.start_hub()
+        hall.start_boards()
+        hall.wait_synced()
+        hall.kill_hub()
+        marks = press_all(hall, min(outage_s / 2, 10.0), random.Random(4))
+        time.sleep(max(0.0, outage_s - min(outage_s / 2, 10.0)))        # the hub's outage
+        t0 = now_ms()
+        hall.start_hub()
+        lat, err, lost, _ = press_results(hall, marks, timeout=300)
+        report.lost += lost
+        acked_at = []
+        for sim, start in marks:
+            a = [r["t"] for r in sim.records[start:] if "acked" in r]
+            if a:
+                acked_at.append(max(a))
+        done = (max(acked_at) - t0) / 1000 if acked_at else float("nan")
+        report.add(f"hub restart -> caught up, {n} boards, hub down {outage_s:.0f} s",
+                   f"{done:.2f} s", f"{n} journaled presses; finish-time error max "
+                   f"{max(abs(e) for e in err):.1f} ms; lost {lost}" if err else f"lost {lost}")
+    finally:
+        hall.close()
+
+
+def bench_rank(report: Report, quick: bool) -> None:
+    from tabletimer.tools.bench import ranking as br
+    scratch, live = br.bench("team championship (8 puzzles)", "cz-championship-teams", br.team_facts,
+                             5000, 3 if quick else 9)
+    report.add("rank 5,000 entrants x 20 facts, live (as the hub does)", f"{live:.1f} ms (best)",
+               f"from scratch {scratch:.1f} ms (best), once at hub start")
+
+
+def bench_heap(report: Report) -> None:
+    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench_firmware_heap"],
+                         capture_output=True, text=True)
+    print(out.stdout, flush=True)
+    lines = [ln.strip() for ln in out.stdout.splitlines() if "smallest" in ln.lower()]
+    report.add("firmware heap", lines[-1] if lines else f"see above (exit {out.returncode})")
+
+
+# ---------------------------------------------------------------- main
+ALL = ("floor", "press", "skew", "impaired", "ingest", "restart", "rank", "heap")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="tabletimer bench", description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a smaller hall and short outages")
+    ap.add_argument("--only", default=",".join(ALL), help=f"comma-separated subset of {','.join(ALL)}")
+    ap.add_argument("--sizes", help="board counts for the press benchmark (default 1,100,300; --quick: 1,20)")
+    ap.add_argument("--broker", choices=("embedded", "mosquitto"), default="embedded",
+                    help="the broker to start: the hub's embedded one (amqtt) or this machine's Mosquitto")
+    ap.add_argument("--broker-url", help="a running broker instead (e.g. mqtt://127.0.0.1:1883; a Mosquitto "
+                                         "needs set_tcp_nodelay true)")
+    ap.add_argument("--outage", type=float, default=None,
+                    help="seconds of network outage / hub outage (default 60 / 600; --quick: 10 / 20)")
+    a = ap.parse_args(argv)
+    only = set(a.only.split(","))
+    unknown = only - set(ALL)
+    if unknown:
+        ap.error(f"unknown benchmark(s) {', '.join(sorted(unknown))}; known: {', '.join(ALL)}")
+    try:
+        sizes = tuple(int(x) for x in a.sizes.split(",")) if a.sizes else (1, 20) if a.quick else (1, 100, 300)
+    except ValueError:
+        ap.error(f"--sizes: comma-separated board counts, not {a.sizes!r}")
+    net_outage = a.outage or (10.0 if a.quick else 60.0)
+    hub_outage = a.outage or (20.0 if a.quick else 600.0)
+    report = Report()
+    root = Path(tempfile.mkdtemp(prefix="tt-bench-"))
+    print(f"tabletimer bench {time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}: {os.cpu_count()} cores, "
+          f"{platform.machine()}, {platform.platform()}, Python {platform.python_version()}", flush=True)
+    broker = None
+    mosq: LocalMosquitto | None = None
+    try:
+        if a.broker_url:
+            port = parse_broker_url(a.broker_url).port
+            print(f"broker: {a.broker_url}")
+        elif a.broker == "mosquitto":
+            try:
+                # the event configuration's points that matter for timing:
+                # TCP_NODELAY (always on here) and queue limits
+                mosq = LocalMosquitto(extra_conf="max_queued_messages 10000\nmax_inflight_messages 100\n",
+                                      log=False).start()
+            except FileNotFoundError as e:
+                raise SystemExit(f"--broker mosquitto: {e}") from None
+            assert mosq.port is not None
+            port = mosq.port
+            print(f"broker: mosquitto on 127.0.0.1:{port}")
+        else:
+            broker = EmbeddedBroker(root / "broker").start()
+            port = broker.port
+            print(f"broker: embedded (amqtt) on 127.0.0.1:{port}")
+        floor = (float("nan"), float("nan"))
+        if only & {"floor", "press", "skew"}:
+            floor = bench_floor(port, report)                    # type: ignore[assignment]
+        if "press" in only or "skew" in only:
+            for n in sizes:
+                bench_press(port, root, n, floor, report, signal_skew="skew" in only and n == sizes[-1])
+        if "impaired" in only:
+            bench_impaired(port, root, 10 if a.quick else 50, net_outage, report)
+        if "ingest" in only:
+            bench_ingest(port, root, 300, 5 if a.quick else 20, report)
+        if "restart" in only:
+            bench_restart(port, root, 10 if a.quick else 100, hub_outage, report)
+        if "rank" in only:
+            bench_rank(report, a.quick)
+        if "heap" in only:
+            bench_heap(report)
+    finally:
+        if broker:
+            broker.stop()
+        if mosq:
+            mosq.close()
+        shutil.rmtree(root, ignore_errors=True)
+    print()
+    print(report.table())
+    print(f"\nevents lost in this run: {report.lost}")
+    return 1 if report.lost else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

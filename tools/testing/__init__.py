@@ -1,0 +1,2 @@
+"""What the tests and benchmarks use: the hub as a child process, a throw-away Mosquitto,
+the network impairment proxy."""

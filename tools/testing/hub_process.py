@@ -1,0 +1,81 @@
+"""The hub as organizers run it, `tabletimer run DIR --broker ...`, as a
+child process: for the benchmarks (tools/bench/hall.py) and the tests that kill
+and restart it (hub resilience, chaos rehearsal)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+TT = str(Path(sys.executable).parent / "tabletimer")
+
+
+class HubProcess:
+    """`tabletimer run DIR --broker ...` as a child process.  Its output (one
+    line per stored event) is read all the time by a thread, so a long run
+    never blocks the hub on a full pipe; `lines` holds it."""
+
+    def __init__(self, ev: Path, port: int, *extra: str, timeout: float = 30.0) -> None:
+        self.proc = subprocess.Popen(
+            [TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}", "--console-listen", "off", *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self._connected = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        # wait until it is connected (or gone)
+        if not self._connected.wait(timeout):
+            self.kill()
+            raise TimeoutError(f"the hub did not start in {timeout} s: {''.join(self.lines)[-2000:]}")
+        if not any(li.startswith("broker on") for li in self.lines):   # its output ended: it exits
+            self._reader.join(10)
+            try:
+                code = self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                code = "killed"
+            raise RuntimeError(f"the hub exited ({code}): {''.join(self.lines)[-2000:]}")
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _read(self) -> None:
+        assert self.proc.stdout
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if line.startswith("broker on"):
+                self._connected.set()
+        self._connected.set()          # EOF: the hub is gone
+
+    def kill(self) -> None:
+        """SIGKILL: no clean shutdown at all."""
+        self.proc.kill()
+        self.proc.wait()
+        self._reader.join(10)
+
+    def stop(self, timeout: float = 30.0) -> str:
+        """SIGTERM (a clean stop); the hub's whole output."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._reader.join(10)
+        return "".join(self.lines)
+
+
+def stored_presses(ev: Path) -> list[dict]:
+    """The press events in an event folder's log."""
+    from tabletimer.hub.event.store import EventStore
+
+    store = EventStore(ev / "events.sqlite")
+    try:
+        return [e for e in store.events() if e["type"] == "press"]
+    finally:
+        store.close()

@@ -5,7 +5,9 @@
 # another: a press is journaled at once even while the link is down, and
 # scheduled signals fire on the board's own synchronised clock whether or
 # not the hub is reachable.  A task's loop survives an error (a MemoryError
-# on a fragmented heap, above all): it logs it and carries on.
+# on a fragmented heap, above all): it logs it and carries on.  The
+# watchdog is fed only while the inputs, the scheduled signals, the sound
+# player and the sender all loop: one that hangs resets the board.
 #
 # Lean on RAM, which is the board's scarcest resource (docs/benchmarks.md,
 # "Firmware heap"): every function, global, attribute name and string of a
@@ -38,6 +40,7 @@ _SEND_POLL_MS = const(250)
 _INPUT_IDLE_MS = const(1000)
 _SIGNAL_LEAD_MS = const(15)       # wake this early, then sleep the exact rest
 _SPIN_MS = const(2)               # ... and spin through the last of it
+_WATCHDOG_MS = const(8000)        # config "timings": watchdog_ms
 
 
 class Wake:
@@ -104,6 +107,9 @@ class App:
         self.sound = Wake()                # one more in sounds
         self.sync_burst = 0
         self.hub_online = False
+        # 1, 2, 4: the scheduled signals, the sound player, the sender looped
+        # since the watchdog was last fed (by the inputs task)
+        self.flags = 0
 
     # -- signing -------------------------------------------------------
     def seal(self, topic, msg):
@@ -201,6 +207,7 @@ class App:
         not hear a board's WiFi trouble); a sound cuts the blink short."""
         hw = self.hw
         while True:
+            self.flags |= 2
             try:
                 if self.sounds:
                     await pattern(hw, self.sounds.pop(0))
@@ -221,6 +228,7 @@ class App:
         """Scheduled hall signals, on the board's synchronised clock."""
         b = self.board
         while True:
+            self.flags |= 1
             try:
                 now = self.clock.now()
                 sig = b.next_signal(b.sync.to_hub(now), signals.LATE_MS)
@@ -270,6 +278,11 @@ class App:
             except Exception as e:    # a MemoryError on a fragmented heap, above all
                 self.hw.log(repr(e))
                 t = 100
+            # fed only if the other tasks the board cannot do without looped
+            # too: one that hangs (or a VM stuck in a loop) resets the board
+            if self.flags == 7:
+                self.flags = 0
+                self.hw.watchdog(0)
 
     def handle_inputs(self):
         """Feeds the button edges to the debouncers, acts on the settled
@@ -313,6 +326,7 @@ class App:
     async def sender(self):
         while True:
             await self.kick.wait(_SEND_POLL_MS)
+            self.flags |= 4
             try:
                 if self.mqtt.connected:
                     for e in self.board.due(self.clock.now()):
@@ -348,6 +362,7 @@ class App:
         hw = self.hw
         if not await hw.connect_network(self.cfg):
             hw.log("no network yet; retrying")
+        hw.watchdog((self.cfg.get("timings") or {}).get("watchdog_ms", _WATCHDOG_MS))
         self.cfg = None       # not needed any more (the hardware layer keeps what it must): RAM
         for coro in (self.mqtt.run(), self.edges(), self.inputs(), self.sender(), self.syncer(),
                      self.scheduled_signals(), self.player()):

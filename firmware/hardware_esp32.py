@@ -79,6 +79,14 @@ class Hardware:
     log = print
     emit = print                          # serial console only
 
+    def watchdog(self, t):
+        """Start the watchdog (t ms; it cannot be stopped: the chip resets
+        unless it is fed at least every t ms), or feed it (t 0)."""
+        if t:
+            self._wdt = machine.WDT(timeout=t)
+        else:
+            self._wdt.feed()
+
     # -- network -------------------------------------------------------
     async def connect_network(self, cfg):
         w = self._wlan

@@ -11,6 +11,8 @@
 # {"sim": ...} lines are hardware events:
 #   {"sim": "press", "station": 1, "true": <host ms>}   the true press instant
 #   {"sim": "buzz", "freq": 2000, "true": <host ms>}, {"sim": "led", "on": 1}
+#   {"watchdog": <ms>}: the watchdog started (ms), or was fed (0); SimBoard
+#   keeps its timer and kills the board (the reset) if it runs out
 # The board's clock is the host clock shifted by clock_offset_ms and running
 # drift_ppm fast or slow, so clock sync has real work to do; an offset just
 # below 2**30 makes the ticks wrap soon after boot.
@@ -78,6 +80,12 @@ class Hardware:
 
     def log(self, msg):
         self.emit({"log": msg})
+
+    def watchdog(self, t):
+        # the chip's timer is SimBoard's (tools/simulator.py), outside the
+        # board's heap: started with t ms, fed with 0 (no "t": SimBoard
+        # takes the instant it reads the line)
+        print('{"watchdog":%d}' % t)
 
     # -- network -------------------------------------------------------
     async def connect_network(self, cfg):

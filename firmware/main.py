@@ -12,4 +12,12 @@ del config
 sys.modules.pop("config")
 gc.collect()     # its code and the configuration's text: gone before the rest loads
 import app
-app.main(b)
+try:
+    app.main(b)
+except KeyboardInterrupt:
+    # Ctrl-C on the serial console (a developer, or mpremote copying files):
+    # the REPL takes over.  The watchdog, once started, cannot be stopped, so
+    # a timer feeds it from now on (reset the board to run the program again).
+    import machine
+    _wdt = machine.WDT(timeout=8000)
+    machine.Timer(0).init(period=2000, callback=lambda t: _wdt.feed())

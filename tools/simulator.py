@@ -5,13 +5,23 @@ Each SimBoard is one micropython process.  Buttons are pressed by writing to
 its stdin; everything the board's hardware does (true press instants, buzzer,
 acks) comes back as JSON lines on its stdout, which a reader thread collects
 so callers can await what they expect instead of sleeping.
+
+The chip's hardware that runs whatever the board's VM does lives here, not in
+the board's heap: the watchdog's timer (started and fed through the board's
+output; not fed for its timeout, it resets the board -- the process is
+killed wherever it was -- and leaves the reset cause in the board's flash
+folder, a file `watchdog`, as the ESP32's RTC keeps it for
+machine.reset_cause()).  One thread (_CHIP) keeps the time for all boards.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -21,6 +31,46 @@ from typing import Any, Callable
 
 from tabletimer import firmware_dir, repo_root
 from tabletimer.tools.deploy import new_install      # a new install id, as a flash makes one
+
+
+RESET_EXIT = 3      # the board's exit status after machine.reset() (a fatal error)
+WATCHDOG_EXIT = -signal.SIGKILL   # ... after its watchdog reset it: nothing of the program runs
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class _Chip:
+    """Calls fn() at host ms `at`, for every board, from one thread."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Callable[[], None]]] = []
+        self._seq = itertools.count()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def at(self, at: int, fn: Callable[[], None]) -> None:
+        with self._cond:
+            heapq.heappush(self._heap, (at, next(self._seq), fn))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True, name="sim-chip")
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._heap or self._heap[0][0] > _now_ms():
+                    self._cond.wait((self._heap[0][0] - _now_ms()) / 1000 if self._heap else None)
+                fn = heapq.heappop(self._heap)[2]
+            try:
+                fn()
+            except Exception:        # a board gone meanwhile: nothing to do
+                pass
+
+
+_CHIP = _Chip()
 
 
 def micropython_binary() -> str:
@@ -86,6 +136,8 @@ class SimBoard:
         self.stderr_tail: list[str] = []
         self.proc: subprocess.Popen | None = None
         self._cond = threading.Condition()
+        self._fed = 0                           # host ms the watchdog was last fed
+        self.watchdog_ms = 0                    # its timeout once the firmware started it
 
     def spare(self, workdir: str | Path, install: str | None = None) -> "SimBoard":
         """Another board flashed with this one's id and configuration (key,
@@ -132,6 +184,12 @@ class SimBoard:
                 rec = json.loads(raw)
             except ValueError:
                 rec = {"log": raw.decode(errors="replace").rstrip()}
+            if "watchdog" in rec:               # started (ms) or fed (0): not kept as a record
+                self._fed = _now_ms()
+                if not rec["watchdog"]:
+                    continue
+                self.watchdog_ms = rec["watchdog"]
+                _CHIP.at(self._fed + self.watchdog_ms, self._watchdog)
             with self._cond:
                 self.records.append(rec)
                 self._cond.notify_all()
@@ -177,6 +235,22 @@ class SimBoard:
         assert self.proc and self.proc.stdin
         self.proc.stdin.write(line.encode() + b"\n")
         self.proc.stdin.flush()
+
+    def _watchdog(self) -> None:
+        # _CHIP, when the watchdog may have run out: not fed for its timeout,
+        # the chip resets (the cause kept for the next boot, as the RTC does)
+        if not self.alive:
+            return
+        due = self._fed + self.watchdog_ms
+        if _now_ms() < due:
+            _CHIP.at(due, self._watchdog)
+            return
+        (self.dir / "watchdog").touch()
+        with self._cond:
+            self.records.append({"sim": "watchdog_reset", "t": _now_ms(), "fed": self._fed})
+            self._cond.notify_all()
+        assert self.proc
+        self.proc.kill()                       # the reset: the program ends wherever it was
 
     def press(self, station: int = 1, hold_ms: int = 80) -> None:
         self.command(f"press {station} {hold_ms}")

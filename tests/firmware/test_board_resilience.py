@@ -1,11 +1,14 @@
-"""The board when its configuration is wrong (issue #14, item 8), with the
-real firmware in real micropython processes: a configuration the hardware
-layer cannot take plays the configuration error instead of crashing to the
-REPL -- the ESP32's entry script with a configuration without 'wifi' (just
-enough of the ESP32's machine and network modules stubbed for its hardware
-layer to be built; the layer itself is checked against the real stubs by
-tools/board_check.py), and a simulated board with a 'sim' key of the wrong
-type."""
+"""The board when things go wrong (issue #14, item 8), with the real firmware
+in real micropython processes: the watchdog (fed only while the board's
+tasks loop); a configuration the hardware layer cannot take plays the
+configuration error instead of crashing to the REPL -- the ESP32's entry
+script with a configuration without 'wifi' (just enough of the ESP32's
+machine and network modules stubbed for its hardware layer to be built; the
+layer itself is checked against the real stubs by tools/board_check.py), and
+a simulated board with a 'sim' key of the wrong type.
+
+A fault is injected by a test's own entry script (code/sim_main.py beside a
+copy of the firmware): the firmware itself has no test hooks."""
 
 from __future__ import annotations
 
@@ -13,8 +16,83 @@ import os
 import shutil
 import subprocess
 
+from pathlib import Path
+
+import pytest
+
+from rig import Rig, ready
 from tabletimer import firmware_dir, repo_root
-from tabletimer.tools.simulator import SimBoard, micropython_binary, micropython_path
+from tabletimer.tools.bench_firmware_heap import FAST, exercise
+from tabletimer.tools.simulator import WATCHDOG_EXIT, SimBoard, micropython_binary, micropython_path
+
+WATCHDOG = dict(FAST, watchdog_ms=3000)
+
+
+@pytest.fixture
+def rig(tmp_path, embedded_broker):
+    r = Rig(tmp_path, embedded_broker)
+    yield r
+    r.close()
+
+
+def faulty_code(tmp: Path, fault: str) -> Path:
+    """The firmware's sources and an entry script that applies `fault`
+    (Python run after `import app`, before the board starts)."""
+    code = tmp / "faulty"
+    code.mkdir()
+    for f in firmware_dir().glob("*.py"):
+        shutil.copy(f, code / f.name)
+    for n in ("protocol.py", "clocksync.py", "auth.py"):
+        shutil.copy(repo_root() / "shared" / n, code / n)
+    entry = (code / "sim_main.py").read_text()
+    assert "\nimport app\n" in entry
+    (code / "sim_main.py").write_text(entry.replace("\nimport app\n", "\nimport app\nimport asyncio\n" + fault + "\n"))
+    return code
+
+
+# ------------------------------------------------------------- the watchdog
+
+def test_a_healthy_board_keeps_its_watchdog_fed(rig):
+    """Calls, counts, voids, confirmations, clock syncs for longer than the
+    watchdog's timeout: it was started, and never runs out."""
+    rig.start_hub().start_round()
+    sim = rig.board("w0", stations=2, timings=WATCHDOG)
+    ready(sim)
+    exercise(sim)                                    # 10+ s
+    assert sim.watchdog_ms == 3000
+    assert sim.alive and not [r for r in sim.records if r.get("sim") == "watchdog_reset"]
+
+
+def test_a_task_that_stops_looping_starves_the_watchdog(rig, tmp_path):
+    """The sound player hangs; the inputs task, which feeds the watchdog,
+    goes on -- and so would a naive feeder.  It feeds only while every
+    monitored task loops: the board is reset, and boots again."""
+    code = faulty_code(tmp_path, "async def hang(self):\n    await asyncio.Event().wait()\n"
+                                 "app.App.player = hang")
+    rig.start_hub().start_round()
+    sim = rig.board("w1", stations=2, timings=WATCHDOG, code_dir=code)
+    ready(sim)
+    sim.press(1)                                     # the inputs task still works meanwhile
+    sim.wait_for(lambda r: r.get("journaled") == [1, 1])
+    rec = sim.wait_for(lambda r: r.get("sim") == "watchdog_reset", timeout=10)
+    assert rec["t"] - rec["fed"] >= 3000
+    assert sim.proc and sim.proc.wait(5) == WATCHDOG_EXIT
+    again = rig.board("w1", stations=2, timings=WATCHDOG)          # the next boot
+    again.wait_for(lambda r: r.get("booted") == 2)
+    ready(again)
+
+
+def test_a_board_stuck_in_a_loop_is_reset(rig, tmp_path):
+    """A bug that keeps the VM busy (nothing else runs, not even the
+    watchdog's feeder): the watchdog's timer is the chip's, it runs out."""
+    code = faulty_code(tmp_path, "def spin(self):\n    while self.hw.edges:\n        pass\n    return 100\n"
+                                 "app.App.handle_inputs = spin")
+    rig.start_hub()
+    sim = rig.board("w2", timings=WATCHDOG, code_dir=code)
+    sim.wait_for(lambda r: "sync" in r)
+    sim.press(1)                                     # an edge: spin() never returns
+    sim.wait_for(lambda r: r.get("sim") == "watchdog_reset", timeout=10)
+    assert sim.proc and sim.proc.wait(5) == WATCHDOG_EXIT
 
 
 def test_a_sim_key_the_simulator_cannot_take_plays_the_configuration_error(tmp_path, embedded_broker):

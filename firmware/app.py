@@ -7,7 +7,9 @@
 # not the hub is reachable.  A task's loop survives an error (a MemoryError
 # on a fragmented heap, above all): it logs it and carries on.  The
 # watchdog is fed only while the inputs, the scheduled signals, the sound
-# player and the sender all loop: one that hangs resets the board.
+# player and the sender all loop: one that hangs resets the board.  An
+# exception that escapes (a task's, or the program's) is fatal: recorded in
+# flash (the file `fault`), then a reset; the next boot reports it to the hub.
 #
 # Lean on RAM, which is the board's scarcest resource (docs/benchmarks.md,
 # "Firmware heap"): every function, global, attribute name and string of a
@@ -73,9 +75,10 @@ class Wake:
 
 
 class App:
-    def __init__(self, hw, cfg):
+    def __init__(self, hw, cfg, fault):
         self.hw = hw
         self.cfg = cfg
+        self.fault = fault        # what ended the last boot (config.boot()): in every birth
         self.signer = Signer(cfg["key"])
         self.journal = Journal(hw.root)
         boot = self.journal.next_boot()
@@ -135,7 +138,7 @@ class App:
         gc.collect()
         msg = protocol.status_online(self.board.boot, _FW_VERSION, self.board.stations,
                                      mem=gc.mem_free(), up=self.clock.now() // 1000,
-                                     rssi=self.hw.rssi())
+                                     rssi=self.hw.rssi(), fault=self.fault)
         await self.send(self.topic + protocol.STATUS, msg, qos=1, retain=True)
         self.sync_burst = _SYNC_BURST
         self.sync_now.set()
@@ -364,6 +367,8 @@ class App:
             hw.log("no network yet; retrying")
         hw.watchdog((self.cfg.get("timings") or {}).get("watchdog_ms", _WATCHDOG_MS))
         self.cfg = None       # not needed any more (the hardware layer keeps what it must): RAM
+        # an exception escaping a task is fatal (main() records it and resets)
+        asyncio.get_event_loop().set_exception_handler(fail)
         for coro in (self.mqtt.run(), self.edges(), self.inputs(), self.sender(), self.syncer(),
                      self.scheduled_signals(), self.player()):
             asyncio.create_task(coro)
@@ -373,6 +378,11 @@ class App:
             await self.send(self.topic + protocol.STATUS, protocol.status_offline(self.board.boot), qos=1,
                             retain=True)
         await self.mqtt.stop()
+
+
+def fail(loop, context):
+    # the event loop's handler of an exception that ended a task: fatal
+    raise context["exception"]
 
 
 async def pattern(hw, name):
@@ -387,11 +397,21 @@ async def pattern(hw, name):
 
 def main(b):
     """Run the board on what config.boot() made: [the hardware layer, the
-    configuration] (emptied here: the entry script keeps no reference to
-    the configuration)."""
-    hw, cfg = b
+    configuration, what ended the last boot or None] (emptied here: the
+    entry script keeps no reference to the configuration).  An exception
+    that escapes the program (or a task: see run()) is fatal: its traceback
+    goes to flash, then the board resets; the next boot reports it."""
+    hw, cfg, fault = b
     b.clear()
-    app = App(hw, cfg)
-    del cfg           # app.run() lets go of it once the network is up
-    gc.collect()      # boot's garbage (config text, module loading) before the tasks start
-    asyncio.run(app.run())
+    try:
+        app = App(hw, cfg, fault)
+        del cfg, fault    # app.run() lets go of the configuration once the network is up
+        gc.collect()      # boot's garbage (config text, module loading) before the tasks start
+        asyncio.run(app.run())
+    except Exception as e:
+        try:
+            with open(hw.root + "/fault", "w") as f:
+                sys.print_exception(e, f)
+            sys.print_exception(e)
+        finally:
+            hw.reset()

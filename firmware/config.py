@@ -112,14 +112,14 @@ def check(cfg, path="config", kind=None):
 
 def boot(hardware, path):
     """The hardware layer (of the module `hardware`) built from the
-    configuration at path, and the configuration.  Without a usable configuration -- a ConfigError, or a pin
+    configuration at path, the configuration, and what ended the last boot
+    (a fatal error's last traceback lines, "watchdog reset", or None).  Without a usable configuration -- a ConfigError, or a pin
     the chip refuses -- the board plays the configuration error forever and
     does nothing else.  Runs before the rest of the firmware is loaded: this
     module is unloaded after it (the entry scripts)."""
     try:
         cfg = load(path, hardware.Hardware.kind)
         hw = hardware.Hardware(cfg)
-        return [hw, cfg]
     except Exception as e:
         import asyncio
         import signals
@@ -135,3 +135,23 @@ def boot(hardware, path):
                     hw.led(freq > 0)
                     await asyncio.sleep_ms(ms)
         asyncio.run(play())
+    return [hw, cfg, fault(hw)]
+
+
+def fault(hw):
+    """What ended the last boot, once: the chip's reset cause (a watchdog
+    reset: hardware_esp32 reads it), else the fault file main() wrote (its
+    traceback's last line and where it was raised; on the simulator SimBoard
+    writes its watchdog's reset cause there, as the chip keeps it)."""
+    import os
+    r = getattr(hw, "fault", None)
+    try:
+        with open(hw.root + "/fault") as f:
+            lines = f.read().strip().split("\n")
+        os.remove(hw.root + "/fault")
+        r = ("%s (%s)" % (lines[-1], lines[-2].strip()) if len(lines) > 1 else lines[-1])[:160]
+    except OSError:
+        pass
+    if r:
+        hw.emit({"fault": r})
+    return r

@@ -39,6 +39,8 @@ class Hardware:
         self._wlan = network.WLAN(network.STA_IF)
         self.root = "/data"      # the journal, the boot counter, the stations' state
         self._wifi = None
+        # the reset cause (config.fault()): the chip's register
+        self.fault = "watchdog reset" if machine.reset_cause() == machine.WDT_RESET else None
 
     @staticmethod
     def fallback():
@@ -78,6 +80,8 @@ class Hardware:
 
     log = print
     emit = print                          # serial console only
+
+    reset = machine.reset                 # after a fatal error (app.main)
 
     def watchdog(self, t):
         """Start the watchdog (t ms; it cannot be stopped: the chip resets

@@ -2,17 +2,20 @@
 # as hardware_esp32.py, driven through stdin and reporting on stdout, so a
 # simulator or a test can press buttons and watch the buzzer.
 #
-# stdin commands (one per line):
-#   press <station> [hold_ms]        a clean press, released after hold_ms (80)
-#   down <station> / up <station>    one clean edge
-#   edges <station> <ms>:<level> ... raw edges at offsets from now (bounce
-#                                    noise); level 1 = pressed, 0 = released
-# stdout: one JSON object per line, each with "t" (host ms when emitted);
-# {"sim": ...} lines are hardware events:
-#   {"sim": "press", "station": 1, "true": <host ms>}   the true press instant
-#   {"sim": "buzz", "freq": 2000, "true": <host ms>}, {"sim": "led", "on": 1}
+# stdin, one line each (SimBoard sends them at their instants; a test speaks
+# its gestures -- press, down, up, edges -- to SimBoard, tools/simulator.py):
+#   edge <station> <level> <host ms> <first>
+#       a contact changed to level (1 pressed, 0 released) at that instant;
+#       first: 1 if it is the first press edge of a gesture
+# stdout: one JSON object per line, each with "t" (host ms when emitted):
+#   {"sim": "press", "station": 1, "true": <host ms>, "ticks": <ticks>}
+#       a gesture's first press edge: "true" the instant the contact closed,
+#       "ticks" the board's ticks_ms() as its pin interrupt's handler read it
+#   {"sim": "buzz", "freq": 2000, "true": <host ms>}
 #   {"watchdog": <ms>}: the watchdog started (ms), or was fed (0); SimBoard
 #   keeps its timer and kills the board (the reset) if it runs out
+#   {"sim": "reset"}: machine.reset() after a fatal error; exit status 3
+#   {"fault": "..."}: at boot, what ended the last one
 # The board's clock is the host clock shifted by clock_offset_ms and running
 # drift_ppm fast or slow, so clock sync has real work to do; an offset just
 # below 2**30 makes the ticks wrap soon after boot.
@@ -55,8 +58,8 @@ class Hardware:
         return Hardware({"buttons": [0]})
 
     # -- clock ---------------------------------------------------------
-    def ticks_ms(self):
-        e = _host_ms() - self._t0
+    def ticks_ms(self, t=None):
+        e = (t or _host_ms()) - self._t0
         return (e + e * self.drift_ppm // 1000000 + self.offset) % _PERIOD
 
     def ticks_diff(self, a, b):
@@ -81,6 +84,11 @@ class Hardware:
     def log(self, msg):
         self.emit({"log": msg})
 
+    def reset(self):
+        # machine.reset() after a fatal error (app.main): the process ends
+        self.emit({"sim": "reset"})
+        sys.exit(3)
+
     def watchdog(self, t):
         # the chip's timer is SimBoard's (tools/simulator.py), outside the
         # board's heap: started with t ms, fed with 0 (no "t": SimBoard
@@ -97,50 +105,24 @@ class Hardware:
     def rssi(self):
         return -55
 
-    # -- inputs --------------------------------------------------------
-    def edge(self, station, level, first=True):
-        """What the pin interrupt does on the real board (first: a press edge
-        is reported as the true press instant)."""
-        t = self.ticks_ms()
-        if level and first:
-            self.emit({"sim": "press", "station": station, "true": _host_ms(), "ticks": t})
-        self.edges.append((station, level, t))
-        self.press_flag.set()
-
-    async def _edges(self, station, edges, t):
-        """Edges [(offset, level)] at offsets from t (host ticks); only the
-        first press edge of a command is reported as the true press instant."""
-        reported = False
-        for offset, level in edges:
-            wait = time.ticks_diff(time.ticks_add(t, offset), time.ticks_ms())
-            if wait > 0:
-                await asyncio.sleep_ms(wait)
-            self.edge(station, level, not reported)
-            reported = reported or level == 1
-
+    # -- inputs ---------------------------------------------------------
     async def run(self):
-        """Read commands from stdin until EOF, then stop the board."""
+        """Read the contacts' changes from stdin until EOF, then stop the
+        board.  For each, what its pin interrupt's handler does: read
+        ticks_ms() (of the instant the contact changed: the handler runs
+        at once on an idle chip) and record the edge."""
         reader = asyncio.StreamReader(sys.stdin)
         while True:
             line = await reader.readline()
             if not line:
                 return
-            words = line.decode().split()
             try:
-                cmd, station = words[0], int(words[1])
-                t0 = time.ticks_ms()
-                if cmd == "press":
-                    hold = int(words[2]) if len(words) > 2 else 80
-                    asyncio.create_task(self._edges(station, [(0, 1), (hold, 0)], t0))
-                elif cmd in ("down", "up"):
-                    self.edge(station, 1 if cmd == "down" else 0)
-                elif cmd == "edges":
-                    plan = []
-                    for w in words[2:]:
-                        ms, level = w.split(":")
-                        plan.append((int(ms), int(level)))
-                    asyncio.create_task(self._edges(station, plan, t0))
-                else:
-                    raise ValueError
-            except (IndexError, ValueError):
+                _, station, level, at, first = line.split()
+                station, at = int(station), int(at)
+                t = self.ticks_ms(at)
+                if first == b"1":
+                    self.emit({"sim": "press", "station": station, "true": at, "ticks": t})
+                self.edges.append((station, int(level), t))
+                self.press_flag.set()
+            except ValueError:
                 self.log("bad sim command: %r" % line)

@@ -227,7 +227,7 @@ def decode(payload):
 
 # ------------------------------------------------ what a board sends
 
-def status_online(boot, fw, stations, mem=None, up=None, rssi=None):
+def status_online(boot, fw, stations, mem=None, up=None, rssi=None, fault=None):
     m = {"v": VERSION, "type": T_STATUS, "state": ONLINE, "boot": boot,
          "fw": fw, "stations": stations}
     if mem is not None:
@@ -236,6 +236,8 @@ def status_online(boot, fw, stations, mem=None, up=None, rssi=None):
         m["up"] = up
     if rssi is not None:
         m["rssi"] = rssi
+    if fault is not None:
+        m["fault"] = fault        # what reset the board at the end of its last boot
     return m
 
 

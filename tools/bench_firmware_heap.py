@@ -67,7 +67,7 @@ for m in MODULES:
     out.append([m, gc.mem_alloc() - base])
 import app, config, hardware_sim
 cfg = config.load(CFG)
-a = app.App(hardware_sim.Hardware(cfg), cfg)
+a = app.App(hardware_sim.Hardware(cfg), cfg, None)
 gc.collect()
 out.append(["App built", gc.mem_alloc() - base])
 print(json.dumps(out))

@@ -7,11 +7,12 @@ acks) comes back as JSON lines on its stdout, which a reader thread collects
 so callers can await what they expect instead of sleeping.
 
 The chip's hardware that runs whatever the board's VM does lives here, not in
-the board's heap: the watchdog's timer (started and fed through the board's
+the board's heap: the buttons' contacts (a gesture's edges go to the board's
+stdin at their planned instants, firmware/hardware_sim.py), the watchdog's timer (started and fed through the board's
 output; not fed for its timeout, it resets the board -- the process is
-killed wherever it was -- and leaves the reset cause in the board's flash
-folder, a file `watchdog`, as the ESP32's RTC keeps it for
-machine.reset_cause()).  One thread (_CHIP) keeps the time for all boards.
+killed wherever it was -- and leaves the reset cause where the board's next
+boot reads it (the `fault` file of its flash folder, config.fault(); the
+ESP32 keeps it in a register, machine.reset_cause()).  One thread (_CHIP) keeps the time for all boards.
 """
 
 from __future__ import annotations
@@ -136,6 +137,7 @@ class SimBoard:
         self.stderr_tail: list[str] = []
         self.proc: subprocess.Popen | None = None
         self._cond = threading.Condition()
+        self._stdin = threading.Lock()          # the tests' thread and _CHIP's write to it
         self._fed = 0                           # host ms the watchdog was last fed
         self.watchdog_ms = 0                    # its timeout once the firmware started it
 
@@ -210,7 +212,8 @@ class SimBoard:
         if p is None or p.poll() is not None:
             return
         try:
-            p.stdin.close()
+            with self._stdin:
+                p.stdin.close()
         except OSError:
             pass
         try:
@@ -231,10 +234,44 @@ class SimBoard:
 
     # ------------------------------------------------------------ use
     def command(self, line: str) -> None:
-        """One line to the simulated hardware (see firmware/hardware_sim.py)."""
+        """A gesture on a button, from now:
+            press <station> [hold_ms]        a clean press, released after hold_ms (80)
+            down <station> / up <station>    one clean edge
+            edges <station> <ms>:<level> ... raw edges at offsets from now (bounce
+                                             noise); level 1 = pressed, 0 = released
+        Each edge reaches the board at its instant (firmware/hardware_sim.py);
+        the first press edge of a gesture is the one it reports (its "sim":
+        "press" line, "true" the instant).  Anything else goes to the board
+        as it is (which logs it as a bad command)."""
+        words, t0, edges = line.split(), _now_ms(), None
+        try:
+            station = int(words[1])
+            if words[0] == "press":
+                edges = [(0, 1), (int(words[2]) if len(words) > 2 else 80, 0)]
+            elif words[0] in ("down", "up"):
+                edges = [(0, int(words[0] == "down"))]
+            elif words[0] == "edges":
+                edges = [(int(ms), int(level)) for ms, level in (w.split(":") for w in words[2:])]
+        except (IndexError, ValueError):
+            pass
+        if edges is None:
+            self._write(line)
+            return
+        first = True
+        for ms, level in edges:
+            at, first_press, first = t0 + ms, first and level == 1, first and level != 1
+            text = f"edge {station} {level} {at} {int(first_press)}"
+            if ms <= 0:
+                self._write(text)
+            else:
+                _CHIP.at(at, lambda text=text: self._write(text))
+
+    def _write(self, line: str) -> None:
         assert self.proc and self.proc.stdin
-        self.proc.stdin.write(line.encode() + b"\n")
-        self.proc.stdin.flush()
+        with self._stdin:
+            if self.alive:
+                self.proc.stdin.write(line.encode() + b"\n")
+                self.proc.stdin.flush()
 
     def _watchdog(self) -> None:
         # _CHIP, when the watchdog may have run out: not fed for its timeout,
@@ -245,7 +282,7 @@ class SimBoard:
         if _now_ms() < due:
             _CHIP.at(due, self._watchdog)
             return
-        (self.dir / "watchdog").touch()
+        (self.dir / "fault").write_text("watchdog reset")
         with self._cond:
             self.records.append({"sim": "watchdog_reset", "t": _now_ms(), "fed": self._fed})
             self._cond.notify_all()

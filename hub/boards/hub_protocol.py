@@ -77,6 +77,9 @@ def check_board_message(m: dict) -> dict:
             check_int(m, "mem", 0, optional=True)
             check_int(m, "up", 0, optional=True)
             check_int(m, "rssi", -150, 0, optional=True)
+            f = m.get("fault")        # what reset the board at the end of its last boot
+            if f is not None and (not isinstance(f, str) or not 0 < len(f) <= 200):
+                raise ProtocolError("'fault' must be a string of 1..200 characters")
     check_install(m, "bi")          # the sender's install id, beside its boot 'bt'
     return m
 

@@ -19,6 +19,7 @@ class BoardInfo:
     mem_free: int | None = None      # from its birth message
     rssi: int | None = None
     uptime_s: int | None = None
+    fault: str | None = None         # what reset it at the end of its previous boot (its birth message)
 
 
 class BoardRegistry:
@@ -41,6 +42,7 @@ class BoardRegistry:
             info.fw = msg["fw"]
             info.stations = msg["stations"]
             info.mem_free, info.rssi, info.uptime_s = msg.get("mem"), msg.get("rssi"), msg.get("up")
+            info.fault = msg.get("fault")
         elif info.install in (None, install) and (info.boot is None or msg["boot"] >= info.boot):
             # a last will of an earlier boot arriving late must not mark a
             # rebooted board offline, nor the will of a dead board the spare

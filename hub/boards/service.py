@@ -491,6 +491,8 @@ class HubService:
         if ev["source"] == "board" and ev["type"] == "status":
             self.registry.status(ev["board"], p, ev["received_ms"])
             self.activity.append(f"board {ev['board']} {p['state']}")
+            if p.get("fault"):
+                self.activity.append(f"board {ev['board']} RESET after a fault (boot {p['boot'] - 1}): {p['fault']}")
         elif ev["source"] == "board":
             if p.get("err") is not None:
                 self.registry.get(ev["board"]).sync_err_ms = p["err"]
@@ -534,6 +536,10 @@ class HubService:
                 out.append(f"board {b} is OFFLINE during the round")
             elif info.sync_err_ms is not None and info.sync_err_ms > sync_limit_ms:
                 out.append(f"board {b}: clock sync ±{info.sync_err_ms} ms (poor WiFi?)")
+        for b, info in sorted(reg.items()):
+            if info.fault and info.online:
+                out.append(f"board {b} RESET after a fault in boot {info.boot - 1}: {info.fault} "
+                           f"(it runs again from its flash; tell the developers if it repeats)")
         known = {s.board for s in comp.stations}
         if not comp.auto_stations:
             for b in sorted(set(reg) - known):

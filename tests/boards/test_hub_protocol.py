@@ -81,3 +81,17 @@ def test_the_boards_messages_pass_the_hubs_check() -> None:
     for m in msgs:
         assert H.decode_from_board(P.encode(P.stamp(m, 5, 3))) == m
     assert set(H.EVENT_TYPES) == {P.T_PRESS, P.T_CONFIRM, P.T_VOID, P.T_STRAY}
+
+
+def test_a_birth_message_may_name_the_fault_that_reset_the_board():
+    """'fault' (issue 14, item 8): what ended the board's previous boot, a
+    short string; kept by the registry until a birth without one."""
+    from tabletimer.hub.boards.registry import BoardRegistry
+    msg = P.status_online(2, "0.2.0", 2, fault="RuntimeError: boom (File \"app.py\", line 3, in syncer)")
+    assert H.check_board_message(P.stamp(msg, 1, 2))["fault"].startswith("RuntimeError")
+    for bad in ("", 7, "x" * 201, ["boom"]):
+        with pytest.raises(P.ProtocolError):
+            H.check_board_message(P.stamp(dict(msg, fault=bad), 1, 2))
+    reg = BoardRegistry()
+    assert reg.status("T1", msg, 1000).fault == msg["fault"]
+    assert reg.status("T1", P.status_online(3, "0.2.0", 2), 2000).fault is None

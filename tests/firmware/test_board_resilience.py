@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from rig import Rig, ready
+from waiting import until
 from tabletimer import firmware_dir, repo_root
 from tabletimer.tools.bench_firmware_heap import FAST, exercise
-from tabletimer.tools.simulator import WATCHDOG_EXIT, SimBoard, micropython_binary, micropython_path
+from tabletimer.tools.simulator import RESET_EXIT, WATCHDOG_EXIT, SimBoard, micropython_binary, micropython_path
 
 WATCHDOG = dict(FAST, watchdog_ms=3000)
 
@@ -78,8 +79,12 @@ def test_a_task_that_stops_looping_starves_the_watchdog(rig, tmp_path):
     assert rec["t"] - rec["fed"] >= 3000
     assert sim.proc and sim.proc.wait(5) == WATCHDOG_EXIT
     again = rig.board("w1", stations=2, timings=WATCHDOG)          # the next boot
+    again.wait_for(lambda r: r.get("fault") == "watchdog reset")
     again.wait_for(lambda r: r.get("booted") == 2)
     ready(again)
+    hub = rig.service
+    until(lambda: any("board w1 RESET after a fault in boot 1: watchdog reset" in a for a in hub.alerts()),
+          "the hub's alert for the watchdog reset")
 
 
 def test_a_board_stuck_in_a_loop_is_reset(rig, tmp_path):
@@ -93,6 +98,42 @@ def test_a_board_stuck_in_a_loop_is_reset(rig, tmp_path):
     sim.press(1)                                     # an edge: spin() never returns
     sim.wait_for(lambda r: r.get("sim") == "watchdog_reset", timeout=10)
     assert sim.proc and sim.proc.wait(5) == WATCHDOG_EXIT
+
+
+# ------------------------------------------------------------ a fatal error
+
+def test_a_fatal_error_is_recorded_reset_and_reported_at_the_next_boot(rig, tmp_path):
+    """An exception escaping a task (here the clock-sync task, once the board
+    is up) ends the board program: the traceback goes to flash, the board
+    resets; the next boot reports it in its birth message, and the hub keeps
+    it (registry), alerts and logs it, naming the board and the error.  The
+    boot after that, a clean one, reports nothing: the alert goes."""
+    code = faulty_code(tmp_path, "async def boom(self):\n    await asyncio.sleep_ms(500)\n"
+                                 "    raise RuntimeError('boom')\n"
+                                 "app.App.syncer = boom")
+    hub = rig.start_hub()
+    sim = rig.board("f1", code_dir=code)
+    sim.wait_for(lambda r: "booted" in r)
+    sim.wait_for(lambda r: r.get("sim") == "reset", timeout=10)
+    assert sim.proc and sim.proc.wait(5) == RESET_EXIT
+    assert "RuntimeError: boom" in (sim.dir / "fault").read_text()
+    again = rig.board("f1")
+    rec = again.wait_for(lambda r: "fault" in r)
+    assert rec["fault"].startswith("RuntimeError: boom (File "), rec
+    again.wait_for(lambda r: "sync" in r)
+    until(lambda: hub.registry.boards.get("f1") is not None and hub.registry.boards["f1"].boot == 2,
+          "the second boot's birth at the hub")
+    assert hub.registry.boards["f1"].fault == rec["fault"]
+    alerts = [a for a in hub.alerts() if "f1" in a]
+    assert alerts and "RESET after a fault in boot 1: RuntimeError: boom" in alerts[0], alerts
+    assert any("board f1 RESET after a fault (boot 1): RuntimeError: boom" in a for a in hub.activity)
+    again.stop()
+    third = rig.board("f1")
+    third.wait_for(lambda r: "sync" in r)
+    assert not any("fault" in r for r in third.records)
+    until(lambda: hub.registry.boards["f1"].boot == 3, "the third boot's birth at the hub")
+    assert hub.registry.boards["f1"].fault is None
+    assert not [a for a in hub.alerts() if "f1" in a and "fault" in a]
 
 
 def test_a_sim_key_the_simulator_cannot_take_plays_the_configuration_error(tmp_path, embedded_broker):

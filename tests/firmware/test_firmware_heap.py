@@ -66,7 +66,7 @@ def test_the_boards_names_fit_four_qstr_pools(tmp_path):
                    '"sim": {"root": "%s"}}' % ("00" * 32, tmp_path / "root"))
     script = tmp_path / "q.py"
     script.write_text("import sys, micropython\nimport app, hardware_sim, config\n"
-                      "c = config.load(sys.argv[1])\na = app.App(hardware_sim.Hardware(c), c)\n"
+                      "c = config.load(sys.argv[1])\na = app.App(hardware_sim.Hardware(c), c, None)\n"
                       "micropython.qstr_info()\nprint(sorted(sys.modules))\n")
     r = subprocess.run([micropython_binary(), str(script), str(cfg)], capture_output=True, text=True,
                        env=dict(os.environ, MICROPYPATH=micropython_path(code)), timeout=30)

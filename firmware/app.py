@@ -10,6 +10,9 @@
 # player and the sender all loop: one that hangs resets the board.  An
 # exception that escapes (a task's, or the program's) is fatal: recorded in
 # flash (the file `fault`), then a reset; the next boot reports it to the hub.
+# While a station runs (a finish call may come, stamped when the soft pin
+# interrupt's handler runs: after any blocking call) acknowledged entries
+# stay in flash: their removal waits (docs/firmware.md, "Soft interrupts").
 #
 # Lean on RAM, which is the board's scarcest resource (docs/benchmarks.md,
 # "Firmware heap"): every function, global, attribute name and string of a
@@ -113,6 +116,11 @@ class App:
         # 1, 2, 4: the scheduled signals, the sound player, the sender looped
         # since the watchdog was last fed (by the inputs task)
         self.flags = 0
+        # acknowledged entries still in flash, flat (boot, seq, boot, ...):
+        # a remove blocks the VM (and a finish call's stamp) for a flash
+        # write, now and then a sector erase, so it waits until no station
+        # runs (a reboot meanwhile sends them again: the hub acks the copy)
+        self.gone = []
 
     # -- signing -------------------------------------------------------
     def seal(self, topic, msg):
@@ -174,7 +182,7 @@ class App:
                 self.sched_changed.set()   # the signal instants moved a little
         elif typ == protocol.T_ACK:
             if self.board.ack(msg["boot"], msg["seq"], msg.get("in")):
-                self.journal.remove(msg["boot"], msg["seq"])
+                self.gone += (msg["boot"], msg["seq"])    # out of flash later (sender)
                 self.hw.emit({"acked": [msg["boot"], msg["seq"]]})
                 self.play("acked")
         elif typ == protocol.T_SCHED:
@@ -310,7 +318,8 @@ class App:
             if kind == "event":
                 self.journal.put(what)       # durable before anything else
                 hw.emit({"journaled": [what["boot"], what["seq"]], "type": what["type"]})
-                changed = True
+                # a stray changes no station's state: no second flash write
+                changed = changed or what["type"] != "stray"
                 self.kick.set()
             else:
                 self.play(what)
@@ -336,6 +345,16 @@ class App:
                         if not await self.send(self.topic + protocol.EVENT, Board.event_message(e),
                                                qos=1):
                             break
+                g, b = self.gone, self.board
+                if g:
+                    now = b.sync.to_hub(self.clock.now())
+                    for n in range(1, b.stations + 1):
+                        if b.state(n, now) == "running":
+                            break
+                    else:
+                        for _ in range(4):       # a few at a time: a signal may be due
+                            if g:
+                                self.journal.remove(g.pop(0), g.pop(0))
             except Exception as e:    # a MemoryError on a fragmented heap, above all:
                 self.hw.log(repr(e))  # the event is sent again at its next retry
 

@@ -123,7 +123,7 @@ class Board:
         if not 1 <= number <= self.stations:
             raise ValueError("no such station: %d" % number)
         s = self.st[number - 1]
-        if level == gestures.PRESSED:
+        if level == 1:        # pressed
             state = self.state(number, self.sync.to_hub(t))
             s.down_at, s.down_state, s.armed = t, state, 0
             if state == "running":
@@ -140,11 +140,11 @@ class Board:
         if began != "called" or s.call is None or s.down_at is None:
             return []
         kind = gestures.classify(t - s.down_at, self.confirm_ms, self.void_ms)
-        if kind == gestures.SHORT:
+        if kind == "short":
             s.missing += 1
             return [("sound", "count")]
         call, s.call = s.call, None
-        if kind == gestures.CONFIRM:
+        if kind == "confirm":
             s.confirmed += 1
             # how many finish calls the station makes (puzzles one at a
             # time: "calls" in the schedule); until then the next one runs
@@ -163,7 +163,7 @@ class Board:
         would do."""
         out = []
         for s in self.st:
-            if s.down_state == "called" and s.stable == gestures.PRESSED:
+            if s.down_state == "called" and s.stable == 1:
                 held = now - s.down_at
                 if held >= self.void_ms and s.armed < 2:
                     s.armed = 2
@@ -177,7 +177,7 @@ class Board:
         """Local time of the next hold feedback due, or None."""
         nxt = None
         for s in self.st:
-            if s.down_state == "called" and s.stable == gestures.PRESSED and s.armed < 2:
+            if s.down_state == "called" and s.stable == 1 and s.armed < 2:
                 t = s.down_at + (self.confirm_ms if s.armed == 0 else self.void_ms)
                 nxt = t if nxt is None or t < nxt else nxt
         return nxt

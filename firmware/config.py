@@ -97,7 +97,8 @@ def check(cfg, path="config", kind=None):
         if not isinstance(s, dict):
             raise ConfigError(path + ": 'sim' must be an object")
         for k in s:
-            if (k not in ("root", "clock_offset_ms", "drift_ppm")
+            if (k not in ("root", "clock_offset_ms", "drift_ppm", "flash_write_ms", "flash_erase_ms",
+                          "flash_erase_every", "gc_collect_ms")
                     or type(s[k]) is not (str if k == "root" else int)):
                 raise ConfigError("%s: 'sim.%s': not a known key, or not %s" % (
                     path, k, "a folder name" if k == "root" else "a whole number"))

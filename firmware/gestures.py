@@ -5,12 +5,9 @@
 # press by how long it was held.  The times (settling, confirm and void
 # holds) are the board's (board.py: defaults, and config "timings").
 
-PRESSED = 1
-RELEASED = 0
-
-SHORT = "short"
-CONFIRM = "confirm"
-VOID = "void"
+# levels: 1 pressed, 0 released; classify(): "short", "confirm", "void"
+# (plain values, not module names: each global name of a loaded module is
+# a qstr and a dict slot on the board)
 
 
 class Debouncer:
@@ -21,8 +18,8 @@ class Debouncer:
 
     def __init__(self, settle_ms):
         self.settle_ms = settle_ms
-        self.stable = RELEASED
-        self.level = RELEASED
+        self.stable = 0
+        self.level = 0
         self.first = None      # local time of the burst's first edge
         self.last = None       # local time of its latest edge
 
@@ -46,10 +43,10 @@ class Debouncer:
 
 
 def classify(t, confirm_ms, void_ms):
-    """A completed press held t ms: SHORT, CONFIRM (held confirm_ms or
-    more) or VOID (void_ms or more)."""
+    """A completed press held t ms: "short", "confirm" (held confirm_ms or
+    more) or "void" (void_ms or more)."""
     if t >= void_ms:
-        return VOID
+        return "void"
     if t >= confirm_ms:
-        return CONFIRM
-    return SHORT
+        return "confirm"
+    return "short"

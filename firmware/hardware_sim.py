@@ -10,12 +10,31 @@
 # stdout: one JSON object per line, each with "t" (host ms when emitted):
 #   {"sim": "press", "station": 1, "true": <host ms>, "ticks": <ticks>}
 #       a gesture's first press edge: "true" the instant the contact closed,
-#       "ticks" the board's ticks_ms() as its pin interrupt's handler read it
+#       "ticks" the board's ticks_ms() as its pin interrupt's handler read it,
+#       "delay" ms from "true" to then (a blocking call in the way)
 #   {"sim": "buzz", "freq": 2000, "true": <host ms>}
 #   {"watchdog": <ms>}: the watchdog started (ms), or was fed (0); SimBoard
 #   keeps its timer and kills the board (the reset) if it runs out
 #   {"sim": "reset"}: machine.reset() after a fatal error; exit status 3
 #   {"fault": "..."}: at boot, what ended the last one
+#
+# What the ESP32 does, modelled:
+# - Pin interrupts are soft (ports/esp32/machine_pin.c: the ISR only calls
+#   mp_sched_schedule; Pin.irq(hard=False)): the handler -- reading
+#   ticks_ms() -- runs when the VM next runs Python: at once if it is idle,
+#   or as a blocking call ends.  A contact that changed during one is
+#   stamped at its end, as the chip's handler would be.
+# - Blocking calls: the VM runs nothing meanwhile.  The firmware's os and gc
+#   modules are wrapped (sim_blocking.py, installed in sys.modules before the
+#   firmware imports them: no firmware code for it): each rename (the
+#   commit of a write-then-rename) and remove in flash blocks for
+#   flash_write_ms, plus flash_erase_ms every flash_erase_every-th of them
+#   (a 4 KB sector erased when LittleFS compacts a metadata block); each
+#   explicit gc.collect() for gc_collect_ms after the real collection
+#   (sim_blocking.py, loaded only if a cost is set: the model is the
+#   simulator's code, not the board's, and stays out of its heap otherwise).
+#   Config "sim" keys, whole ms, 0 (the default) for none; ESTIMATES, not
+#   measured on a chip (docs/firmware.md, "Soft interrupts").
 # The board's clock is the host clock shifted by clock_offset_ms and running
 # drift_ppm fast or slow, so clock sync has real work to do; an offset just
 # below 2**30 makes the ticks wrap soon after boot.
@@ -42,6 +61,15 @@ class Hardware:
         self.offset = int(sim.get("clock_offset_ms", 0))
         self.drift_ppm = int(sim.get("drift_ppm", 0))
         self.root = sim.get("root", ".")
+        # the modelled blocking calls (ms): flash write, erase, erase every
+        # n-th write, collection; then the count of writes so far
+        g = sim.get
+        self.sim = [g("flash_write_ms", 0), g("flash_erase_ms", 0), g("flash_erase_every", 0),
+                    g("gc_collect_ms", 0), 0]
+        self.busy = []                     # start, end (host ms) of the latest blocking calls
+        if self.sim[0] or self.sim[1] or self.sim[3]:
+            import sim_blocking          # only then: its code is the simulator's, not the chip's
+            sim_blocking.install(self)
         self.stations = len(cfg["buttons"])
         self._t0 = _host_ms()
         self.edges = []                     # (station, level, ticks) not yet handled
@@ -109,8 +137,9 @@ class Hardware:
     async def run(self):
         """Read the contacts' changes from stdin until EOF, then stop the
         board.  For each, what its pin interrupt's handler does: read
-        ticks_ms() (of the instant the contact changed: the handler runs
-        at once on an idle chip) and record the edge."""
+        ticks_ms() -- as the handler runs: at the instant the contact
+        changed, or as the blocking call it came in ended -- and record the
+        edge."""
         reader = asyncio.StreamReader(sys.stdin)
         while True:
             line = await reader.readline()
@@ -119,9 +148,13 @@ class Hardware:
             try:
                 _, station, level, at, first = line.split()
                 station, at = int(station), int(at)
-                t = self.ticks_ms(at)
+                h, b = at, self.busy
+                for i in range(0, len(b), 2):
+                    if b[i] <= at < b[i + 1]:
+                        h = b[i + 1]
+                t = self.ticks_ms(h)
                 if first == b"1":
-                    self.emit({"sim": "press", "station": station, "true": at, "ticks": t})
+                    self.emit({"sim": "press", "station": station, "true": at, "ticks": t, "delay": h - at})
                 self.edges.append((station, int(level), t))
                 self.press_flag.set()
             except ValueError:

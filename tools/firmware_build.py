@@ -13,7 +13,7 @@ from pathlib import Path
 from tabletimer import firmware_dir, repo_root
 
 SHARED_ON_BOARD = ("protocol.py", "clocksync.py", "auth.py")
-HOST_ONLY = ("sim_main.py", "hardware_sim.py")   # never copied to a board
+HOST_ONLY = ("sim_main.py", "hardware_sim.py", "sim_blocking.py")   # never copied to a board
 KEEP_AS_SOURCE = ("main.py",)                     # MicroPython runs main.py, not main.mpy
 
 

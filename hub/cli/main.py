@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
 
     bn = sub.add_parser("bench", add_help=False,
                         help="hall-scale benchmarks: press latency, timing error, signal skew, ingest, "
-                             "restart, ranking, heap (see `tabletimer bench --help`)")
+                             "restart, ranking, heap, firmware timing (see `tabletimer bench --help`)")
     bn.set_defaults(func=lambda a: _bench([]))
 
     cli_formats.add_subcommands(sub)

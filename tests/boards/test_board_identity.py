@@ -27,6 +27,7 @@ from tabletimer.hub.cli import main as cli
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.boards import hub_protocol as H
 from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards import replay
 from tabletimer.hub.event import store as event_store
@@ -263,8 +264,8 @@ def test_a_log_of_the_previous_schema_is_migrated_row_for_row(tmp_path):
     con.executescript(OLD_SCHEMA)
     rows = [("operator", "round_start", None, None, None, {"at": T0, "duration": None, "warnings": [],
                                                             "who": "desk", "why": ""}),
-            ("board", "press", "b1", 1, 1, P.stamp(P.press(1, 1, 1, T0 + 7000, 3), 4, 1)),
-            ("board", "press", "b2", 1, 1, P.stamp(P.press(1, 1, 1, T0 + 8000, 3), 2, 1)),
+            ("board", "press", "b1", 1, 1, P.stamp(H.press(1, 1, 1, T0 + 7000, 3), 4, 1)),
+            ("board", "press", "b2", 1, 1, P.stamp(H.press(1, 1, 1, T0 + 8000, 3), 2, 1)),
             ("operator", "dns", None, None, None, {"entrant": "b2/2", "who": "desk", "why": ""})]
     for source, type_, board, boot, seq, payload in rows:
         con.execute("INSERT INTO events (received_ms, source, type, board, boot, seq, payload)"
@@ -284,11 +285,11 @@ def test_a_log_of_the_previous_schema_is_migrated_row_for_row(tmp_path):
                            " ORDER BY id").fetchall() == before
         assert {r[0] for r in con.execute("SELECT install FROM events")} == {""}
         con.close()
-        old = P.stamp(P.press(1, 1, 1, T0 + 7000, 3), 9, 1)
+        old = P.stamp(H.press(1, 1, 1, T0 + 7000, 3), 9, 1)
         assert store.append_board_event("b1", old, T0) == (event_store.DUPLICATE, None)
-        status, row = store.append_board_event("b1", dict(P.press(1, 1, 2, T0 + 9000, 3), **{"in": SPARE}), T0)
+        status, row = store.append_board_event("b1", dict(H.press(1, 1, 2, T0 + 9000, 3), **{"in": SPARE}), T0)
         assert status == event_store.STORED and row["id"] == 6    # after the sequence, not the last id
-        status, _ = store.append_board_event("b1", P.press(1, 1, 3, T0 + 9500, 3), T0)
+        status, _ = store.append_board_event("b1", H.press(1, 1, 3, T0 + 9500, 3), T0)
         assert status == event_store.CONFLICT
     finally:
         store.close()

@@ -64,7 +64,7 @@ def hub(tmp_path: Path):
 
 def press(svc, board="b1", boot=1, seq=1, station=1, at=None):
     at = svc.clock.t + 1000 if at is None else at
-    return svc.sender.send(svc, board, P.EVENT, P.press(boot, seq, station, at))
+    return svc.sender.send(svc, board, P.EVENT, H.press(boot, seq, station, at))
 
 
 def parse_cmd(out, board="b1"):
@@ -112,7 +112,7 @@ def test_press_before_the_start_is_kept_but_not_a_finish(hub):
 
 def test_press_without_time_is_stored_and_acked_but_not_ranked(hub):
     hub.start_round()
-    out = hub.sender.send(hub, "b1", P.EVENT, P.press(1, 1, 1, None))
+    out = hub.sender.send(hub, "b1", P.EVENT, H.press(1, 1, 1, None))
     assert [parse_cmd(o)["type"] for o in out] == ["ack", "stations"]      # no time recorded
     assert hub.standings(final=True)[0].status == "unfinished"
     assert [u.type for u in hub.competition.unassigned] == ["untimed press"]
@@ -128,15 +128,15 @@ def signed(body: bytes, topic: str = "tt/v1/b/b1/evt") -> bytes:
     ("tt/v1/b/b1/evt", signed(b'{"v": 9, "type": "press", "boot": 1, "seq": 1, "station": 1, "at": 1}'),
      "malformed"),
     ("tt/v1/b/b1/evt", signed(enc(P.stamp(H.ack(1, 1), 5, 1))), "malformed"),
-    ("tt/v1/b/b1/evt", signed(enc(P.press(1, 1, 1, 5))), "replayed"),         # no counter
-    ("tt/v1/b/b1/evt", enc(P.stamp(P.press(1, 1, 1, 5), 5, 1)), "forged"),    # unsigned
-    ("tt/v1/b/b1/evt", Signer("33" * 32).sign("tt/v1/b/b1/evt", enc(P.stamp(P.press(1, 1, 1, 5), 5, 1))),
+    ("tt/v1/b/b1/evt", signed(enc(H.press(1, 1, 1, 5))), "replayed"),         # no counter
+    ("tt/v1/b/b1/evt", enc(P.stamp(H.press(1, 1, 1, 5), 5, 1)), "forged"),    # unsigned
+    ("tt/v1/b/b1/evt", Signer("33" * 32).sign("tt/v1/b/b1/evt", enc(P.stamp(H.press(1, 1, 1, 5), 5, 1))),
      "forged"),                                                               # wrong key
-    ("tt/v1/b/b1/evt", signed(enc(P.stamp(P.press(1, 1, 1, 5), 5, 1)), "tt/v1/b/b2/evt"),
+    ("tt/v1/b/b1/evt", signed(enc(P.stamp(H.press(1, 1, 1, 5), 5, 1)), "tt/v1/b/b2/evt"),
      "forged"),                                                               # signed for b2's topic
-    ("tt/v1/b/stranger/evt", signed(enc(P.stamp(P.press(1, 1, 1, 5), 5, 1))), "unknown board"),
-    ("tt/v1/b/bad board/evt", enc(P.press(1, 1, 1, 5)), "malformed"),
-    ("somewhere/else", enc(P.press(1, 1, 1, 5)), "malformed"),
+    ("tt/v1/b/stranger/evt", signed(enc(P.stamp(H.press(1, 1, 1, 5), 5, 1))), "unknown board"),
+    ("tt/v1/b/bad board/evt", enc(H.press(1, 1, 1, 5)), "malformed"),
+    ("somewhere/else", enc(H.press(1, 1, 1, 5)), "malformed"),
 ])
 def test_bad_messages_are_rejected_and_change_nothing(hub, topic, payload, category):
     hub.start_round()
@@ -158,11 +158,11 @@ def test_sync_reply_carries_receive_and_send_times(hub):
 
 def test_replayed_message_is_rejected(hub):
     hub.start_round()
-    payload = hub.sender.payload("b1", P.EVENT, P.press(1, 1, 1, hub.clock.t + 5))
+    payload = hub.sender.payload("b1", P.EVENT, H.press(1, 1, 1, hub.clock.t + 5))
     assert len(hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t)) == 3     # ack, recorded, stations
     assert hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t) == []        # the very same bytes
     assert dict(hub.rejected) == {"replayed": 1} and hub.duplicates == 0
-    old_boot = hub.sender.payload("b1", P.EVENT, P.press(1, 2, 1, hub.clock.t + 5), boot=0, ctr=99)
+    old_boot = hub.sender.payload("b1", P.EVENT, H.press(1, 2, 1, hub.clock.t + 5), boot=0, ctr=99)
     assert hub.handle("tt/v1/b/b1/evt", old_boot, hub.clock.t) == []
     assert hub.rejected["replayed"] == 2
 

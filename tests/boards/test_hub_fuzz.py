@@ -448,7 +448,7 @@ def genuine_traffic(svc: HubService, sender: Sender):
     for board in ("b1", "b2"):
         for kind, msg in ((P.STATUS, P.status_online(BOOT[board], "0.2.0", 2)),
                           (P.SYNC, P.sync_request(1, 12345)),
-                          (P.EVENT, P.press(BOOT[board], 1, 1, T0 + 61_000))):
+                          (P.EVENT, H.press(BOOT[board], 1, 1, T0 + 61_000))):
             topic, payload = sender.payload(board, kind, msg)
             out = svc.handle(topic, payload, T0)
             assert out, f"genuine {kind} of {board} not answered"
@@ -492,7 +492,7 @@ def test_hostile_payloads_straight_into_the_service(hub):
     assert sum(expected.values()) >= ROUNDS * 0.95 and hub.duplicates == 0
     assert set(fuzz.used) == {m.__name__ for _, m in fuzz.makers}, fuzz.used   # every kind was tried
     # the boards are still heard: a genuine second press is stored, acked, ranked
-    topic, payload = sender.payload("b1", P.EVENT, P.press(BOOT["b1"], 2, 2, T0 + 75_000))
+    topic, payload = sender.payload("b1", P.EVENT, H.press(BOOT["b1"], 2, 2, T0 + 75_000))
     ack, _recorded, _stations = hub.handle(topic, payload, T0 + ROUNDS)
     assert json.loads(Signer(KEYS["b1"]).open(ack.topic, ack.payload))["seq"] == 2
     new = hub.store.events()[len(events):]
@@ -504,7 +504,7 @@ def test_hostile_payloads_straight_into_the_service(hub):
 def gap_payload(name: str, sender: Sender) -> tuple[str, bytes]:
     board, topic = "b1", P.board_topic("b1", P.EVENT)
     ctr = sender.next(board)
-    fresh = P.stamp(P.press(BOOT[board], 50 + ctr, 1, T0 + 90_000), ctr, BOOT[board])
+    fresh = P.stamp(H.press(BOOT[board], 50 + ctr, 1, T0 + 90_000), ctr, BOOT[board])
     body = KNOWN_GAPS[name]
     if name == "seq beyond SQLite's 64 bits":
         body = dumps(dict(fresh, seq=2 ** 63))

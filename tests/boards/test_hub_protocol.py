@@ -74,7 +74,7 @@ def test_the_hub_refuses_a_board_message_with_bad_fields(body: bytes) -> None:
 
 def test_the_boards_messages_pass_the_hubs_check() -> None:
     msgs = [P.status_online(4, "0.2.0", 2, mem=51200, up=12, rssi=-58), P.status_offline(4),
-            P.press(3, 17, 2, 1796000000123, 2), P.press(1, 1, 1, None),
+            H.press(3, 17, 2, 1796000000123, 2), H.press(1, 1, 1, None),
             P.event(P.T_CONFIRM, 3, 18, 2, 1796000000999, 2, call=[3, 17], missing=2),
             P.event(P.T_VOID, 3, 19, 2, None, call=[3, 17]),
             P.event(P.T_STRAY, 3, 20, 1, 5, state="done"), P.sync_request(7, 1000)]

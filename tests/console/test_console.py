@@ -23,6 +23,7 @@ from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.rules.standings import Entrant
 from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.boards import hub_protocol
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from textual.widgets import Input, Label
@@ -79,7 +80,7 @@ def make_hub(tmp_path: Path, preset: str):
 
 def press(svc: HubService, board: str = "b1", station: int = 1, after_start_ms: int = 61_000) -> str:
     svc.seq += 1
-    svc.sender.send(svc, board, P.EVENT, P.press(1, svc.seq, station, svc.competition.start_ms + after_start_ms))
+    svc.sender.send(svc, board, P.EVENT, hub_protocol.press(1, svc.seq, station, svc.competition.start_ms + after_start_ms))
     return f"{board}/1/{svc.seq}"
 
 

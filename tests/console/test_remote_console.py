@@ -32,6 +32,7 @@ from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.rules.standings import row_dict
 from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.boards import hub_protocol
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from textual.widgets import Input
@@ -61,7 +62,7 @@ class Board:
     def press(self, svc: HubService, station: int, after_start_ms: int) -> str:
         self.seq += 1
         assert svc.competition.start_ms is not None
-        self.send(svc, P.EVENT, P.press(1, self.seq, station, svc.competition.start_ms + after_start_ms))
+        self.send(svc, P.EVENT, hub_protocol.press(1, self.seq, station, svc.competition.start_ms + after_start_ms))
         return f"{self.board}/1/{self.seq}"
 
 
@@ -167,7 +168,7 @@ def test_an_action_from_the_remote_is_stored_and_ranked_by_the_hub(hub, remote):
 def test_board_events_the_hub_stores_later_reach_the_remote(hub, remote):
     carol = hub.boards["b2"].press(hub, 1, 19 * MIN)    # type: ignore[attr-defined]
     topic = P.board_topic("b1", P.EVENT)                 # a forgery: counted, not stored
-    hub.handle(topic, Signer("33" * 32).sign(topic, P.encode(P.press(1, 99, 1, 0))), hub.clock.now_ms())
+    hub.handle(topic, Signer("33" * 32).sign(topic, P.encode(hub_protocol.press(1, 99, 1, 0))), hub.clock.now_ms())
     wait_for(lambda: remote.catch_up() >= 0 and any(c[1] == carol for c in remote.competition.open_calls()),
              what="Carol's call on the remote")
     assert standings(remote) == standings(hub)

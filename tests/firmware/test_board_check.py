@@ -26,7 +26,7 @@ def test_firmware_compiles_and_type_checks_clean(firmware_problems: list[str]) -
 def test_checks_the_files_that_go_on_the_board() -> None:
     names = {p.name for p in board_check.board_files()}
     assert {"main.py", "app.py", "hardware_esp32.py", "protocol.py", "clocksync.py"} <= names
-    assert not names & {"hardware_sim.py", "sim_main.py"}
+    assert not names & {"hardware_sim.py", "sim_main.py", "sim_blocking.py"}
     assert board_check.board_files() == firmware_build.board_sources()
 
 

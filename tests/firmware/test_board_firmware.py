@@ -10,7 +10,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from rig import TICK_MS, Rig, ready, synced, within_stated_error
-from tabletimer.hub.boards.hub_protocol import schedule
+from tabletimer.hub.boards.hub_protocol import press, schedule
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 
@@ -147,7 +147,7 @@ def test_forged_and_replayed_messages_are_rejected(rig):
         assert delivered == [evt], delivered        # the broker hands out only what was subscribed
         topic = P.board_topic("a1", P.EVENT)
         spy.publish(topic, captured[0], qos=1).wait_for_publish(5)          # replay
-        forged = P.stamp(P.press(1, 2, 1, hub.clock.now_ms()), 10 ** 6, 99)
+        forged = P.stamp(press(1, 2, 1, hub.clock.now_ms()), 10 ** 6, 99)
         spy.publish(topic, Signer("ab" * 32).sign(topic, P.encode(forged)), qos=1).wait_for_publish(5)
         assert two.wait(10), rejected
     finally:

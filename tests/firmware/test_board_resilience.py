@@ -1,6 +1,9 @@
 """The board when things go wrong (issue #14, item 8), with the real firmware
 in real micropython processes: the watchdog (fed only while the board's
-tasks loop); a configuration the hardware layer cannot take plays the
+tasks loop); a fatal error (recorded in flash, a reset, reported at the next
+boot); the ESP32's soft pin interrupts (a press during a blocking flash write
+is stamped when the write ends, as the chip's handler would stamp it) and the
+flash work the board puts off while a station runs; a configuration the hardware layer cannot take plays the
 configuration error instead of crashing to the REPL -- the ESP32's entry
 script with a configuration without 'wifi' (just enough of the ESP32's
 machine and network modules stubbed for its hardware layer to be built; the
@@ -20,9 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from rig import Rig, ready
+from rig import Rig, ready, synced, within_stated_error
 from waiting import until
 from tabletimer import firmware_dir, repo_root
+from tabletimer.hub.boards.hub_protocol import schedule
+from tabletimer.shared import protocol as P
 from tabletimer.tools.bench_firmware_heap import FAST, exercise
 from tabletimer.tools.simulator import RESET_EXIT, WATCHDOG_EXIT, SimBoard, micropython_binary, micropython_path
 
@@ -237,3 +242,50 @@ def test_an_esp32_configuration_without_wifi_plays_the_configuration_error(tmp_p
     finally:
         p.kill()
         p.wait()
+
+
+# ------------------------------------------------------- soft pin interrupts
+
+def test_a_press_during_a_flash_write_is_stamped_when_the_write_ends(rig):
+    """Station 2's call is journaled (a 150 ms write here, then the
+    stations' state, another); station 1's press comes 40 ms into the first
+    write.  The ESP32's handler would run only as the write returns: that is
+    the instant the board stamps, and the hub stores, ~110 ms late -- and the
+    300 ms press is not lost."""
+    rig.start_hub().start_round()
+    sim = SimBoard("i1", rig.broker.host, rig.broker.port, rig.tmp, key=rig.keys.ensure("i1"), stations=2,
+                   timings=FAST)
+    sim.config["sim"].update(flash_write_ms=150)
+    rig.boards.append(sim.start())
+    ready(sim)
+    synced(sim, 6)
+    start = len(sim.records)
+    sim.press(2, 60)                      # settles 30 ms later: the journal write begins
+    sim.command("edges 1 70:1 370:0")
+    two = sim.wait_for(lambda r: r.get("sim") == "press" and r["station"] == 2, start=start)
+    one = sim.wait_for(lambda r: r.get("sim") == "press" and r["station"] == 1, start=start)
+    assert 80 <= one["delay"] <= 300, one          # the write ended ~180 ms after station 2's press
+    assert two["delay"] == 0, two                  # nothing in the way
+    sim.wait_for(lambda r: r.get("input") == [1, 0], start=start)
+    ev = rig.wait_event(lambda e: e["type"] == "press" and e["payload"]["station"] == 1)
+    assert within_stated_error(ev, one["true"] + one["delay"])      # stored as stamped
+
+
+def test_acknowledged_entries_stay_in_flash_while_a_station_runs(rig):
+    """Removing an acknowledged entry is a flash write (and every so often
+    a 4 KB erase): while a station runs, when a finish call may come, the
+    board puts it off; once none runs, it catches up."""
+    hub = rig.start_hub()
+    sim = rig.board("d1", stations=2, timings=FAST)
+    synced(sim, 6)
+    t = hub.clock.now_ms()
+    end = t + 4000                        # the round ends 4 s from now
+    hub.publish([hub._to_board("d1", P.SCHED, schedule(10 ** 9, t - 1000, end, []), 1, True)])
+    sim.wait_for(lambda r: r.get("sched") == 10 ** 9)
+    start = len(sim.records)
+    sim.press(1)
+    sim.wait_for(lambda r: r.get("acked") == [1, 1], start=start)
+    entry = sim.dir / "journal" / "1_1.json"
+    assert entry.exists()                 # acknowledged, but station 2 still runs
+    until(lambda: not entry.exists(), "the entry removed after time-up", timeout=10)
+    assert hub.clock.now_ms() >= end

@@ -1,5 +1,8 @@
 # Portable tests of firmware/gestures.py: debouncing and hold classification.
-from gestures import CONFIRM, PRESSED, RELEASED, SHORT, VOID, Debouncer, classify
+from gestures import Debouncer, classify
+
+PRESSED, RELEASED = 1, 0
+SHORT, CONFIRM, VOID = "short", "confirm", "void"
 
 
 def feed(d, edges):

@@ -20,14 +20,14 @@ def test_topics():
 
 
 def test_press_encode_decode():
-    m = P.press(3, 17, 2, 1796000000123, 2)
+    m = P.event(P.T_PRESS, 3, 17, 2, 1796000000123, 2)
     back = P.decode(P.encode(m))
     assert back == m
     assert back["at"] == 1796000000123   # big integers survive on MicroPython
 
 
 def test_press_without_time_is_valid():
-    m = P.decode(P.encode(P.press(1, 1, 1, None)))
+    m = P.decode(P.encode(P.event(P.T_PRESS, 1, 1, 1, None)))
     assert m["at"] is None
 
 

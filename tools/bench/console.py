@@ -28,6 +28,7 @@ from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.rules.standings import Entrant
 from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.boards import hub_protocol
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 
@@ -83,7 +84,7 @@ def main() -> int:
         for i in range(BURST):
             b, s = boards[i % BOARDS], 1 + i // BOARDS
             time.sleep(max(0.0, t0 + i * gap - time.perf_counter()))   # pacing the burst
-            send(b, P.EVENT, P.press(1, 100 + s, s, service.clock.now_ms()))
+            send(b, P.EVENT, hub_protocol.press(1, 100 + s, s, service.clock.now_ms()))
             stored[f"{b}/1/{100 + s}"] = time.perf_counter()
 
     async def run() -> None:

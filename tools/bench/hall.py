@@ -27,7 +27,9 @@ Figures (each with its floor measured in the same run, where there is one):
 - hub restart to caught up after an outage of the hub (boards keep presses in
   their journal meanwhile);
 - rank time for 5,000 entrants (tools/bench/ranking), firmware heap
-  (tools/bench_firmware_heap, run as it is).
+  (tools/bench_firmware_heap, run as it is), press-stamp delay while the
+  firmware writes flash and collects (tools/bench/firmware_timing, run as
+  it is).
 Not a test: the figures depend on the machine; zero lost events is checked
 and reported in every run.
 """
@@ -400,6 +402,7 @@ def bench_ingest(port: int, root: Path, n: int, per_board: int, report: Report) 
     """Signed events from n board identities (one CPython client: no board
     firmware, so what is measured is the broker and the hub), per_board
     events each, as fast as the hub acknowledges them."""
+    from tabletimer.hub.boards import hub_protocol
     from tabletimer.shared import protocol as P
     from tabletimer.shared.auth import Signer
     hall = Hall(root / "ingest", port, n, seed=3)
@@ -452,7 +455,7 @@ def bench_ingest(port: int, root: Path, n: int, per_board: int, report: Report) 
         msgs = []
         for k in range(per_board):
             for b in hall.ids:
-                msgs.append((b, P.press(1, k + 1, 1, int(now_ms()))))
+                msgs.append((b, hub_protocol.press(1, k + 1, 1, int(now_ms()))))
         usage: list[tuple[float, float]] = []
         t0 = time.perf_counter()
         th = threading.Thread(target=lambda: usage.append(proc_usage(hall.hub.pid, 2.0)))  # type: ignore[union-attr]
@@ -521,8 +524,16 @@ def bench_heap(report: Report) -> None:
     report.add("firmware heap", lines[-1] if lines else f"see above (exit {out.returncode})")
 
 
+def bench_timing(report: Report) -> None:
+    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.firmware_timing"],
+                         capture_output=True, text=True)
+    print(out.stdout, flush=True)
+    lines = [ln.strip() for ln in out.stdout.splitlines() if ln.startswith("worst press-stamp delay")]
+    report.add("press-stamp delay (firmware, modelled)", lines[-1] if lines else f"see above (exit {out.returncode})")
+
+
 # ---------------------------------------------------------------- main
-ALL = ("floor", "press", "skew", "impaired", "ingest", "restart", "rank", "heap")
+ALL = ("floor", "press", "skew", "impaired", "ingest", "restart", "rank", "heap", "timing")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -588,6 +599,8 @@ def main(argv: list[str] | None = None) -> int:
             bench_rank(report, a.quick)
         if "heap" in only:
             bench_heap(report)
+        if "timing" in only:
+            bench_timing(report)
     finally:
         if broker:
             broker.stop()

@@ -119,7 +119,8 @@ class App:
         # acknowledged entries still in flash, flat (boot, seq, boot, ...):
         # a remove blocks the VM (and a finish call's stamp) for a flash
         # write, now and then a sector erase, so it waits until no station
-        # runs (a reboot meanwhile sends them again: the hub acks the copy)
+        # runs, or a clean stop (a power loss meanwhile: the next boot sends
+        # them again, and the hub acks the copy)
         self.gone = []
 
     # -- signing -------------------------------------------------------
@@ -393,6 +394,9 @@ class App:
             asyncio.create_task(coro)
         hw.emit({"booted": self.board.boot, "fw": _FW_VERSION})
         await hw.run()                    # the simulator returns on stdin EOF
+        g = self.gone                     # a clean stop: no station's timing to spare
+        while g:
+            self.journal.remove(g.pop(0), g.pop(0))
         if self.mqtt.connected:
             await self.send(self.topic + protocol.STATUS, protocol.status_offline(self.board.boot), qos=1,
                             retain=True)

@@ -287,14 +287,15 @@ class App:
             await self.input_wake.wait(t)
             try:
                 t = self.handle_inputs()
+                # fed only if the other tasks the board cannot do without
+                # looped too: one that hangs (or a VM stuck in a loop) resets
+                # the board.  (In the try: the simulator's feed allocates.)
+                if self.flags == 7:
+                    self.flags = 0
+                    self.hw.watchdog(0)
             except Exception as e:    # a MemoryError on a fragmented heap, above all
                 self.hw.log(repr(e))
                 t = 100
-            # fed only if the other tasks the board cannot do without looped
-            # too: one that hangs (or a VM stuck in a loop) resets the board
-            if self.flags == 7:
-                self.flags = 0
-                self.hw.watchdog(0)
 
     def handle_inputs(self):
         """Feeds the button edges to the debouncers, acts on the settled

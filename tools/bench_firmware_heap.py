@@ -7,7 +7,8 @@ broker and a real hub, with MicroPython heaps of decreasing size (-X
 heapsize; an ESP32 has roughly 100-160 KB free for Python).  For each it
 prints the heap in use after boot and at steady state (after calls, counts,
 voids, confirmations and a periodic clock sync), and the smallest heap the
-firmware runs in.
+firmware runs in.  Then a long hub outage at 64 KB (outage(): 200 strays
+with the hub away, then the hub back), with the allocations that failed.
 
 Then where the heap goes: gc.mem_alloc() after importing each module and
 after building the App (2 stations), on the same unix port and, where node
@@ -32,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from tabletimer.hub.boards.broker import EmbeddedBroker
@@ -190,6 +192,76 @@ def print_modules(columns: list[tuple[str, list | None]]) -> None:
         print(line)
 
 
+OUTAGE_EVENTS = 200
+
+
+def outage(kb: int, tmp: Path, code: Path, events: int = OUTAGE_EVENTS) -> dict:
+    """A long hub outage at a kb KB heap, with a broker and a hub of its
+    own: no round started (every press a stray, each journaled), the hub
+    away, the board makes `events` strays, then the hub comes back and
+    acknowledges them all.  Returns what a caller prints: the strays
+    journaled and acknowledged, the allocations that failed (a MemoryError
+    a task logged), the least free heap at a clock sync, whether the board
+    is still running.
+    Time is compressed: the events come as fast as the board takes them
+    (~150 ms apart) and the outage lasts as long as that takes, not 30
+    minutes -- the firmware's state after an outage is its events, its
+    retries (back-off capped at 16 s: after a minute every entry waits at
+    the cap, as after 30) and its reconnect attempts; the clock sync and the
+    heap's age are what a longer outage would add."""
+    out: dict = {}
+    broker = EmbeddedBroker(tmp / "outage-broker").start()
+    keys = BoardKeys(tmp / "outage-keys.json")
+    store = EventStore(tmp / "outage.sqlite")
+    service = HubService(store, keys, Competition(load_format("cz-championship-individuals"), [], [],
+                                                  auto_stations=True))
+    hub = HubMqtt(service, broker.host, broker.port)
+    hub.start()
+    name = f"out{kb}"
+    sim = SimBoard(name, broker.host, broker.port, tmp, key=keys.ensure(name), stations=2, timings=FAST,
+                   heap_bytes=kb * 1024, code_dir=code).start()
+    try:
+        for _ in range(3):
+            sim.wait_for(lambda r: "sync" in r, start=len(sim.records), timeout=15)
+        hub.stop()
+        t0 = time.monotonic()
+        for i in range(events):
+            s0 = len(sim.records)
+            sim.press(1 + i % 2, 60)
+            try:
+                sim.wait_for(lambda r: "journaled" in r or "Error" in str(r.get("log", "")), start=s0)
+                sim.wait_for(lambda r: r.get("input", [0, 1])[1] == 0, start=s0)
+            except TimeoutError:             # the board stuck or dead: say so below
+                break
+        made = time.monotonic() - t0
+        hub = HubMqtt(service, broker.host, broker.port)
+        hub.start()
+        t1 = time.monotonic()
+        # (the timeout: 200 entries, 16 s back-off, a few in flight at a time)
+        acked: set[tuple[int, int]] = set()
+
+        def all_acked(r: dict) -> bool:
+            if "acked" in r:
+                acked.add(tuple(r["acked"]))
+            return len(acked) >= events
+        try:
+            sim.wait_for(all_acked, timeout=120)
+        except TimeoutError:
+            pass
+        back = time.monotonic() - t1
+        failed = [r["log"] for r in sim.records if "MemoryError" in str(r.get("log", ""))]
+        journaled = sum(1 for r in sim.records if "journaled" in r)
+        free = [r["heap"][1] for r in sim.records if "heap" in r]
+        out = {"journaled": journaled, "acked": len(acked), "failed": failed, "made_s": made, "back_s": back,
+               "free": min(free) if free else None, "alive": sim.alive, "stderr": sim.stderr_tail}
+    finally:
+        sim.stop()
+        hub.stop()
+        store.close()
+        broker.stop()
+    return out
+
+
 def main() -> int:
     wasm = "--no-wasm" not in sys.argv[1:]
     tmp = Path(tempfile.mkdtemp(prefix="tt-heap-"))
@@ -218,6 +290,13 @@ def main() -> int:
             except TimeoutError as e:
                 print(f"{kb} KB: {e}", file=sys.stderr)
                 results[kb] = None
+        o = outage(64, tmp, code)
+        print(f"outage at 64 KB (hub away, compressed: see outage()): {o['journaled']}/{OUTAGE_EVENTS} strays "
+              f"journaled in {o['made_s']:.0f} s, {o['acked']}/{OUTAGE_EVENTS} acknowledged {o['back_s']:.0f} s "
+              f"after the hub came back; failed allocations: {len(o['failed'])} (target 0); least free heap "
+              f"at a clock sync: {o['free']} bytes" + ("" if o["alive"] else "; the board DIED"), flush=True)
+        for line in o["failed"][:5]:
+            print("   ", line)
         # steady state: the next periodic clock sync after the activity (30 s)
         for kb, mark in marks.items():
             try:

@@ -96,7 +96,9 @@ class Board:
             return "running"
         if now < sc["start"]:
             return "idle"
-        if sc["end"] is not None and now >= sc["end"]:
+        end = sc.get("ends")        # per button, when an entrant has its own
+        end = end[number - 1] if end and number <= len(end) else sc["end"]
+        if end is not None and now >= end:
             return "stopped"
         return "running"
 
@@ -285,7 +287,7 @@ class Board:
                 t += rot[1]
         signals.sort()
         self.sched = {"id": msg["id"], "ev": msg.get("ev"), "start": msg["start"], "end": msg["end"],
-                      "signals": signals, "calls": msg.get("calls")}
+                      "signals": signals, "calls": msg.get("calls"), "ends": msg.get("ends")}
         calls = msg.get("calls")
         for s in self.st:                 # more puzzles than thought: run again
             if s.done and s.confirmed < (calls[s.number - 1] if calls and s.number <= len(calls) else 1):

@@ -11,11 +11,13 @@ if TYPE_CHECKING:
 
 
 def board_schedule(comp: Competition, board: str, now_ms: int) -> tuple | None:
-    """(start, end, signals, rot, calls) for one board: start, warnings
+    """(start, end, signals, rot, calls, ends) for one board: start, warnings
     and time-up; for the board of a relay team, rot = [next rotation,
     interval, end] while its relay part is not complete, else None;
     calls: per button, the puzzles it calls one after the other (None:
-    one each)."""
+    one each); ends: per button, its station's own end, when one differs
+    from the round's (an entrant's new start time extends its limit; None:
+    all end with the round)."""
     row = comp.round_start_row()
     if row is None:
         return None
@@ -49,4 +51,10 @@ def board_schedule(comp: Competition, board: str, now_ms: int) -> tuple | None:
     calls = None
     if any(s.puzzle is None for s in buttons.values()):
         calls = [comp.calls_of(buttons[n]) if n in buttons else 1 for n in range(1, max(buttons) + 1)]
-    return (start, end, sorted(signals), rot, calls)
+    ends = None
+    if comp.format.start_offsets and comp.format.offset_extends_limit:
+        own = [end + comp.offset_of(buttons[n].entrant) if n in buttons else end
+               for n in range(1, max(buttons) + 1)] if buttons else []
+        if any(e != end for e in own):
+            ends = own
+    return (start, end, sorted(signals), rot, calls, ends)

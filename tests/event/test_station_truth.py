@@ -1,16 +1,17 @@
 """One truth for every station (issue 13), with real micropython boards, a
 real broker and the real hub: a board's decision on a call the desk had
 already decided is a visible conflict, never a replacement; the hub's state
-of the station is the desk's decision.  (The board following the hub's
-station states -- a desk void or confirmation reaching the table -- is not
-in this firmware yet: its 64 KB heap; see docs/firmware.md.)"""
+of the station is the desk's decision; an entrant's own end (a new start
+time) reaches its station.  (The board following the hub's station states
+-- a desk void or confirmation reaching the table -- is not in this
+firmware yet: its 64 KB heap; see docs/firmware.md.)"""
 
 from __future__ import annotations
 
 
 import pytest
 
-from rig import Rig, ready
+from rig import Rig, ready, synced
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.event_folder import Station
 from tabletimer.hub.rules.formats import load_format
@@ -74,3 +75,33 @@ def test_a_board_decision_on_a_call_the_desk_decided_is_a_conflict_not_a_replace
     assert (alice.status, alice.provisional, alice.penalty_ms) == ("finished", False, 20_000)
     st = {(s.board, s.button): s for s in hub.station_states()}
     assert (st["T1", 1].state, st["T1", 1].missing, st["T1", 2].state) == ("done", 2, "running")
+
+
+def test_an_entrant_with_a_new_start_time_finishes_after_the_rounds_end(rig):
+    """A referee cut a taped bag: the Norwegian rules give that participant
+    a new start time, and so a later end (issue 13, item 4).  The board
+    gets the station's own end in its schedule: after the round's time-up
+    the neighbour's press is a stray ('stopped'), this entrant's a finish
+    call, ranked from its own start."""
+    limit = offset = 5000
+    hub = start_hub(rig, "rogaland-individuals")
+    sim = rig.board("T1", stations=2, timings=FAST)
+    synced(sim)
+    hub.act("start_offset", {"entrant": "B", "offset_ms": offset}, who="desk", why="taped bag")
+    hub.start_round(duration_ms=limit)
+    start = hub.competition.start_ms
+    ready(sim)
+    sim.wait_for(lambda r: r.get("signal") == "time_up", timeout=20)   # the round's end, for the hall
+    tap(sim, 1)
+    tap(sim, 2)                                      # within B's own 5 s after it
+    stray = rig.wait_event(lambda ev: ev["type"] == "stray")
+    press = rig.wait_event(lambda ev: ev["type"] == "press")
+    assert (stray["payload"]["station"], stray["payload"]["state"]) == (1, "stopped")
+    assert press["payload"]["station"] == 2
+    assert limit < press["payload"]["at"] - start < limit + offset, press
+    st = {r.entrant: r for r in hub.standings()}
+    assert st["B"].status == "finished" and st["A"].status != "finished", st
+    assert 0 <= st["B"].time_ms <= press["payload"]["at"] - start - offset, st["B"]
+    states = {(s.board, s.button): s for s in hub.station_states()}
+    assert states["T1", 1].state == "stopped" and states["T1", 2].state == "called"
+    assert states["T1", 2].end_ms == start + limit + offset

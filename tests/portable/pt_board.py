@@ -11,8 +11,10 @@ def sync_reply(req, t2, t3):
     return {"v": 1, "type": "sync", "id": req["id"], "t1": req["t1"], "t2": t2, "t3": t3}
 
 
-def schedule(sched_id, start, end, signals, rot=None, calls=None, ev=None):
+def schedule(sched_id, start, end, signals, rot=None, calls=None, ev=None, ends=None):
     m = {"v": 1, "type": "sched", "id": sched_id, "start": start, "end": end, "signals": signals}
+    if ends is not None:
+        m["ends"] = ends
     if ev is not None:
         m["ev"] = ev
     if rot is not None:
@@ -253,6 +255,28 @@ def test_one_at_a_time_station_runs_again_after_each_confirmation():
         assert b.state(1, b.sync.to_hub(9000 + 10000 * n)) == ("running" if n < 2 else "done")
     (stray,) = events(press(b, 1, 40000))
     assert stray["type"] == "stray"
+
+
+def test_a_station_with_its_own_end_runs_past_the_rounds():
+    # an entrant with a new start time (a referee cut a taped bag): its
+    # station ends later than the round; a press before its own end is a
+    # finish call, the neighbour's after the round's end a stray
+    b = Board(1, 2)
+    synced(b)
+    start, end = b.sync.to_hub(0), b.sync.to_hub(10000)
+    assert b.set_schedule(schedule(1, start, end, [], ends=[end, end + 5000]))
+    assert b.state(1, end + 1000) == "stopped" and b.state(2, end + 1000) == "running"
+    assert b.state(2, end + 5000) == "stopped"
+    (stray,) = events(press(b, 1, 12000))
+    (call,) = events(press(b, 2, 12000))
+    assert (stray["type"], stray["state"], call["type"]) == ("stray", "stopped", "press")
+    # a schedule without ends (or one kept from before they existed): the round's end
+    b = Board(1, 2)
+    synced(b)
+    assert b.set_schedule(schedule(1, start, end, []))
+    assert b.state(2, end + 1000) == "stopped"
+    del b.sched["ends"]
+    assert b.state(2, end + 1000) == "stopped"
 
 
 def test_default_and_configured_hold_times():

@@ -388,7 +388,8 @@ class HubService:
             if not wanted:
                 return out
             by_board: dict[str, dict[int, StationState]] = {}
-            for s in station_states(self.competition, self.clock.now_ms()):
+            for s in station_states(self.competition, self.clock.now_ms(),
+                                    None if boards is None else set(wanted)):
                 by_board.setdefault(s.board, {})[s.button] = s
             for b in wanted:
                 mine = by_board.get(b)

@@ -171,9 +171,13 @@ class HubService:
         if typ in ("press", "confirm", "void"):
             try:
                 # when its stations changed (not after every event: one more
-                # message per event broke the board's 64 KB heap; a board
-                # that follows these will need it after a conflict too)
-                out += self.station_messages([board])
+                # message per event broke the board's 64 KB heap), and after
+                # a decision refused as a conflict: the board that made it
+                # follows the one recorded
+                comp = self.competition
+                comp.facts()
+                refused = typ != "press" and any(c.row == row["id"] for c in comp.conflicts[-4:])
+                out += self.station_messages([board], force=refused)
             except LogWriteFailed:
                 pass         # the ack goes out; the board gets the states with the next change
         return out

@@ -47,6 +47,7 @@ class Station(gestures.Debouncer):
         self.missing = 0
         self.confirmed = 0       # finish calls confirmed so far
         self.done = False
+        self.latest = None       # [boot, seq] of the latest finish call, open or closed
 
 
 class Board:
@@ -107,7 +108,7 @@ class Board:
         stations, the schedule), as JSON-able data."""
         st = []
         for s in self.st:
-            st.append([s.call, s.missing, s.done, s.confirmed])
+            st.append([s.call, s.missing, s.done, s.confirmed, s.latest])
         return {"st": st, "sched": self.sched}
 
     def restore(self, data):
@@ -115,6 +116,7 @@ class Board:
         for s, rec in zip(self.st, data.get("st", ())):
             s.call, s.missing, s.done = rec[0], rec[1], rec[2]
             s.confirmed = rec[3] if len(rec) > 3 else 0
+            s.latest = rec[4] if len(rec) > 4 else s.call
         if data.get("sched"):
             self.sched = data["sched"]
 
@@ -131,6 +133,7 @@ class Board:
             if state == "running":
                 e = self._event(protocol.T_PRESS, number, t)
                 s.call, s.missing = [e["boot"], e["seq"]], 0
+                s.latest = s.call
                 return [("event", e), ("sound", "call")]
             if state == "called":
                 return []                 # the referee's press: judged on release
@@ -159,6 +162,26 @@ class Board:
         e = self._event(protocol.T_VOID, number, t)
         e["call"] = call
         return [("event", e), ("sound", "voided")]
+
+    def follow(self, entries):
+        """The hub's state of the stations (protocol 'stations'): a call of
+        this board's that the hub closed (the desk voided or confirmed it,
+        or refused the board's own decision on it) is closed here as the
+        hub has it.  An open call at the hub, or one that is not the
+        station's latest here (a newer call of its own), is left alone.
+        Returns the stations that changed, with their sound."""
+        out = []
+        for i in range(min(len(entries), self.stations)):
+            code, call, _end, conf = entries[i]
+            s = self.st[i]
+            if code == 2 or call is None or call != s.latest:
+                continue
+            was = (s.call is None, s.done, s.confirmed)
+            s.call, s.done, s.confirmed = None, code == 3, conf
+            if was != (True, s.done, conf):
+                s.missing = 0
+                out.append((i + 1, "confirmed" if conf > was[2] else "voided"))
+        return out
 
     def hold_feedback(self, now):
         """Sounds telling a referee holding the button what releasing now

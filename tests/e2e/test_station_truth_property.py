@@ -18,7 +18,7 @@ import random
 
 import pytest
 
-from rig import Rig, ready, synced
+from rig import FAST_GESTURES, Rig, ready, synced
 from tabletimer.hub.event.board_events import board_order
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.event_folder import Station
@@ -26,16 +26,9 @@ from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Entrant
 from waiting import until
 
-FAST = {"debounce_ms": 30, "confirm_ms": 600, "void_ms": 1500}
+FAST = FAST_GESTURES
 BOARDS, BUTTONS = ("P1", "P2"), 2
 HOLD = {"tap": 80, "confirm": 900, "void": 1800}
-
-
-@pytest.fixture
-def rig(tmp_path, embedded_broker):
-    r = Rig(tmp_path, embedded_broker)
-    yield r
-    r.close()
 
 
 def start(rig: Rig):

@@ -8,22 +8,14 @@ start time) reaches its station."""
 from __future__ import annotations
 
 
-import pytest
 
-from rig import Rig, ready, synced
+from rig import FAST_GESTURES, Rig, ready, synced
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.event_folder import Station
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Entrant
 
-FAST = {"debounce_ms": 30, "confirm_ms": 600, "void_ms": 1500}
-
-
-@pytest.fixture
-def rig(tmp_path, embedded_broker):
-    r = Rig(tmp_path, embedded_broker)
-    yield r
-    r.close()
+FAST = FAST_GESTURES
 
 
 def start_hub(rig: Rig, preset: str, stations: int = 2):

@@ -174,7 +174,11 @@ class App:
                 self.hw.emit({"sched": msg["id"]})
                 self.sched_changed.set()
         elif typ == protocol.T_STATIONS:
-            changed = self.board.follow(msg["st"])
+            try:
+                changed = self.board.follow(msg["st"])
+            except (KeyError, TypeError, ValueError):   # signed, but not as the protocol says
+                self.hw.log("bad stations message")
+                return
             if changed:
                 self.save_state()
                 for n, sound in changed:

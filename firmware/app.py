@@ -174,11 +174,7 @@ class App:
                 self.hw.emit({"sched": msg["id"]})
                 self.sched_changed.set()
         elif typ == protocol.T_STATIONS:
-            try:
-                changed = self.board.follow(msg["st"])
-            except (KeyError, TypeError, ValueError):   # signed, but not as the protocol says
-                self.hw.log("bad stations message")
-                return
+            changed = self.board.follow(msg["st"])
             if changed:
                 self.save_state()
                 for n, sound in changed:

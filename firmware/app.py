@@ -174,11 +174,11 @@ class App:
                 self.hw.emit({"sched": msg["id"]})
                 self.sched_changed.set()
         elif typ == protocol.T_STATIONS:
-            changed = self.board.follow(msg["st"])
+            changed = self.board.update(msg["st"])
             if changed:
                 self.save_state()
                 for n, sound in changed:
-                    self.hw.emit({"followed": n, "sound": sound})
+                    self.hw.emit({"station": n, "sound": sound})
                     self.play(sound)
         elif typ == protocol.T_RECORDED:
             # what the hub recorded for a call: for a display at the station

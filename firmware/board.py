@@ -47,7 +47,8 @@ class Station(gestures.Debouncer):
         self.missing = 0
         self.confirmed = 0       # finish calls confirmed so far
         self.done = False
-        self.latest = None       # [boot, seq] of the latest finish call, open or closed
+        self.key = None          # [boot, seq] of its latest finish call, open or closed
+        self.end = None          # its own end (hub ms) as the hub's station states say
 
 
 class Board:
@@ -97,8 +98,7 @@ class Board:
             return "running"
         if now < sc["start"]:
             return "idle"
-        end = sc.get("ends")        # per button, when an entrant has its own
-        end = end[number - 1] if end and number <= len(end) else sc["end"]
+        end = s.end if s.end is not None else sc["end"]   # its own: a new start time
         if end is not None and now >= end:
             return "stopped"
         return "running"
@@ -108,7 +108,7 @@ class Board:
         stations, the schedule), as JSON-able data."""
         st = []
         for s in self.st:
-            st.append([s.call, s.missing, s.done, s.confirmed, s.latest])
+            st.append([s.call, s.missing, s.done, s.confirmed, s.key])
         return {"st": st, "sched": self.sched}
 
     def restore(self, data):
@@ -116,7 +116,7 @@ class Board:
         for s, rec in zip(self.st, data.get("st", ())):
             s.call, s.missing, s.done = rec[0], rec[1], rec[2]
             s.confirmed = rec[3] if len(rec) > 3 else 0
-            s.latest = rec[4] if len(rec) > 4 else s.call
+            s.key = rec[4] if len(rec) > 4 else s.call
         if data.get("sched"):
             self.sched = data["sched"]
 
@@ -133,7 +133,7 @@ class Board:
             if state == "running":
                 e = self._event(protocol.T_PRESS, number, t)
                 s.call, s.missing = [e["boot"], e["seq"]], 0
-                s.latest = s.call
+                s.key = s.call
                 return [("event", e), ("sound", "call")]
             if state == "called":
                 return []                 # the referee's press: judged on release
@@ -163,18 +163,20 @@ class Board:
         e["call"] = call
         return [("event", e), ("sound", "voided")]
 
-    def follow(self, entries):
-        """The hub's state of the stations (protocol 'stations'): a call of
-        this board's that the hub closed (the desk voided or confirmed it,
-        or refused the board's own decision on it) is closed here as the
-        hub has it.  An open call at the hub, or one that is not the
-        station's latest here (a newer call of its own), is left alone.
-        Returns the stations that changed, with their sound."""
+    def update(self, entries):
+        """The hub's state of the stations (protocol 'stations'): each
+        station's own end, and a call of this board's that the hub closed
+        (the desk voided or confirmed it, or refused the board's own
+        decision on it) is closed here as the hub has it.  An open call at
+        the hub, or one that is not the station's latest here (a newer call
+        of its own), is left alone.  Returns the stations whose call
+        changed, with their sound."""
         out = []
         for i in range(min(len(entries), self.stations)):
-            code, call, _end, conf = entries[i]
+            code, call, end, conf = entries[i]
             s = self.st[i]
-            if code == 2 or call is None or call != s.latest:
+            s.end = end
+            if code == 2 or call is None or call != s.key:
                 continue
             was = (s.call is None, s.done, s.confirmed)
             s.call, s.done, s.confirmed = None, code == 3, conf
@@ -310,7 +312,7 @@ class Board:
                 t += rot[1]
         signals.sort()
         self.sched = {"id": msg["id"], "ev": msg.get("ev"), "start": msg["start"], "end": msg["end"],
-                      "signals": signals, "calls": msg.get("calls"), "ends": msg.get("ends")}
+                      "signals": signals, "calls": msg.get("calls")}
         calls = msg.get("calls")
         for s in self.st:                 # more puzzles than thought: run again
             if s.done and s.confirmed < (calls[s.number - 1] if calls and s.number <= len(calls) else 1):

@@ -147,13 +147,6 @@ def validate(msg):
                 bad = bad or not _is_int(c) or not 1 <= c <= 99
             if bad:
                 raise ProtocolError("'calls': 1..99 per button")
-        ends = m.get("ends")        # per button: its station's own end
-        if ends is not None:
-            bad = not isinstance(ends, list) or len(ends) > 64
-            for e in () if bad else ends:
-                bad = bad or not _is_int(e) or e < 0
-            if bad:
-                raise ProtocolError("'ends': hub ms per button")
         rot = m.get("rot")
         if rot is not None:
             if (not isinstance(rot, list) or len(rot) != 3 or not _is_int(rot[0]) or not _is_int(rot[1])

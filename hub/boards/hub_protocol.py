@@ -120,8 +120,7 @@ def ack(boot: int, seq: int, install: str | None = None) -> dict:
 
 
 def schedule(sched_id: int, start: int | None, end: int | None, signals: list,
-             rot: list | None = None, calls: list | None = None, ev: int | None = None,
-             ends: list | None = None) -> dict:
+             rot: list | None = None, calls: list | None = None, ev: int | None = None) -> dict:
     """ev: the event's id (EventStore.event_id): a board takes a schedule of
     another event whatever its id, and within one event only a higher id.
     signals: [[hub ms, name], ...]; the station runs from start to end.
@@ -129,9 +128,7 @@ def schedule(sched_id: int, start: int | None, end: int | None, signals: list,
     first + interval, ... while < until (sent compactly: a 5 h relay has
     dozens).  calls: per button, how many puzzles it calls in turn (one at
     a time formats; default 1): after a confirmation the station runs again
-    until that many are confirmed.  ends: per button, its station's own end
-    (an entrant with a new start time whose limit runs from it), sent only
-    when one differs from end."""
+    until that many are confirmed."""
     m = {"v": VERSION, "type": T_SCHED, "id": sched_id, "start": start, "end": end,
          "signals": signals}
     if ev is not None:
@@ -140,8 +137,6 @@ def schedule(sched_id: int, start: int | None, end: int | None, signals: list,
         m["rot"] = rot
     if calls is not None:
         m["calls"] = calls
-    if ends is not None:
-        m["ends"] = ends
     return m
 
 

@@ -366,8 +366,8 @@ class HubService:
                 # ids rise within the event (log row ids); the event id tells
                 # a board reused from an earlier event that this is another one
                 sid = max(self.competition.last_row_id(), last[1] + 1 if last and last[0] != content else 0)
-                start, end, signals, rot, calls, ends = content
-                sched = hub_protocol.schedule(sid, start, end, signals, rot, calls, ev=self.event_id, ends=ends)
+                start, end, signals, rot, calls = content
+                sched = hub_protocol.schedule(sid, start, end, signals, rot, calls, ev=self.event_id)
                 try:
                     o = self._to_board(b, protocol.SCHED, sched, 1, retain=True)
                 except LogWriteFailed:

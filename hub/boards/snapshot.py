@@ -70,7 +70,7 @@ def _next_signal(service: HubService, now: int) -> tuple[int, str] | None:
         sched = comp.schedule(b, now)
         if sched is None:
             return None
-        _start, end, signals, rot, _calls, _ends = sched
+        _start, end, signals, rot, _calls = sched
         cands = [(at, kind) for at, kind in signals if at > now]
         if rot is not None:
             nxt, interval, rend = rot

@@ -468,5 +468,5 @@ class Competition:
         return self._ids[-1] if self._ids else 0
 
     def schedule(self, board: str, now_ms: int) -> tuple | None:
-        """(start, end, signals, rot, calls, ends) for one board (schedule.py)."""
+        """(start, end, signals, rot, calls) for one board (schedule.py)."""
         return board_schedule(self, board, now_ms)

@@ -11,13 +11,12 @@ if TYPE_CHECKING:
 
 
 def board_schedule(comp: Competition, board: str, now_ms: int) -> tuple | None:
-    """(start, end, signals, rot, calls, ends) for one board: start, warnings
+    """(start, end, signals, rot, calls) for one board: start, warnings
     and time-up; for the board of a relay team, rot = [next rotation,
     interval, end] while its relay part is not complete, else None;
     calls: per button, the puzzles it calls one after the other (None:
-    one each); ends: per button, its station's own end, when one differs
-    from the round's (an entrant's new start time extends its limit; None:
-    all end with the round)."""
+    one each).  A station's own end (an entrant's new start time) is in
+    the stations' state the hub sends (station_state.py), not here."""
     row = comp.round_start_row()
     if row is None:
         return None
@@ -51,10 +50,4 @@ def board_schedule(comp: Competition, board: str, now_ms: int) -> tuple | None:
     calls = None
     if any(s.puzzle is None for s in buttons.values()):
         calls = [comp.calls_of(buttons[n]) if n in buttons else 1 for n in range(1, max(buttons) + 1)]
-    ends = None
-    if comp.format.start_offsets and comp.format.offset_extends_limit:
-        own = [end + comp.offset_of(buttons[n].entrant) if n in buttons else end
-               for n in range(1, max(buttons) + 1)] if buttons else []
-        if any(e != end for e in own):
-            ends = own
-    return (start, end, sorted(signals), rot, calls, ends)
+    return (start, end, sorted(signals), rot, calls)

@@ -11,10 +11,8 @@ def sync_reply(req, t2, t3):
     return {"v": 1, "type": "sync", "id": req["id"], "t1": req["t1"], "t2": t2, "t3": t3}
 
 
-def schedule(sched_id, start, end, signals, rot=None, calls=None, ev=None, ends=None):
+def schedule(sched_id, start, end, signals, rot=None, calls=None, ev=None):
     m = {"v": 1, "type": "sched", "id": sched_id, "start": start, "end": end, "signals": signals}
-    if ends is not None:
-        m["ends"] = ends
     if ev is not None:
         m["ev"] = ev
     if rot is not None:
@@ -258,25 +256,21 @@ def test_one_at_a_time_station_runs_again_after_each_confirmation():
 
 
 def test_a_station_with_its_own_end_runs_past_the_rounds():
-    # an entrant with a new start time (a referee cut a taped bag): its
-    # station ends later than the round; a press before its own end is a
-    # finish call, the neighbour's after the round's end a stray
+    # an entrant with a new start time (a referee cut a taped bag): the
+    # hub's station states give its station a later end than the round's;
+    # a press before its own end is a finish call, the neighbour's after
+    # the round's end a stray
     b = Board(1, 2)
     synced(b)
     start, end = b.sync.to_hub(0), b.sync.to_hub(10000)
-    assert b.set_schedule(schedule(1, start, end, [], ends=[end, end + 5000]))
+    assert b.set_schedule(schedule(1, start, end, []))
+    assert b.state(2, end + 1000) == "stopped"          # not told yet: the round's end
+    assert b.update([[1, None, end, 0], [1, None, end + 5000, 0]]) == []
     assert b.state(1, end + 1000) == "stopped" and b.state(2, end + 1000) == "running"
     assert b.state(2, end + 5000) == "stopped"
     (stray,) = events(press(b, 1, 12000))
     (call,) = events(press(b, 2, 12000))
     assert (stray["type"], stray["state"], call["type"]) == ("stray", "stopped", "press")
-    # a schedule without ends (or one kept from before they existed): the round's end
-    b = Board(1, 2)
-    synced(b)
-    assert b.set_schedule(schedule(1, start, end, []))
-    assert b.state(2, end + 1000) == "stopped"
-    del b.sched["ends"]
-    assert b.state(2, end + 1000) == "stopped"
 
 
 def test_the_board_follows_the_calls_the_hub_closed():
@@ -288,30 +282,30 @@ def test_the_board_follows_the_calls_the_hub_closed():
     assert [s.call for s in b.st] == [[1, 1], [1, 2], [1, 3]]
     # the hub has 1 voided at the desk, 2 confirmed there with 2 missing, 3 still open
     hub = [[1, [1, 1], None, 0], [3, [1, 2], None, 1], [2, [1, 3], None, 0]]
-    assert b.follow(hub) == [(1, "voided"), (2, "confirmed")]
+    assert b.update(hub) == [(1, "voided"), (2, "confirmed")]
     assert [b.state(n, b.sync.to_hub(5000)) for n in (1, 2, 3)] == ["running", "done", "called"]
-    assert b.follow(hub) == []                        # said again: nothing changes, no sound
+    assert b.update(hub) == []                        # said again: nothing changes, no sound
     (call,) = events(press(b, 1, 6000))               # the competitor's next press is a call again
     assert call["type"] == "press" and b.st[0].call == [1, 4]
     # a message made before that call: it names the older one, the new call stays
-    assert b.follow(hub) == [] and b.st[0].call == [1, 4]
+    assert b.update(hub) == [] and b.st[0].call == [1, 4]
     (stray,) = events(hold(b, 2, 7000, 2500))         # the desk's confirmation stands at the table
     assert (stray["type"], stray["state"]) == ("stray", "done")
     # the board's own decision the hub refused (the desk had voided it): as the hub has it
     (conf,) = events(hold(b, 3, 8000, 2500))
     assert conf["type"] == "confirm" and b.state(3, b.sync.to_hub(9000)) == "done"
-    assert b.follow([[2, [1, 4], None, 0], [3, [1, 2], None, 1], [1, [1, 3], None, 0]]) == [(3, "voided")]
+    assert b.update([[2, [1, 4], None, 0], [3, [1, 2], None, 1], [1, [1, 3], None, 0]]) == [(3, "voided")]
     assert b.state(3, b.sync.to_hub(9000)) == "running"
     # the hub still has it open (the board's decision not there yet): left alone
     b2 = Board(1, 1)
     running(b2)
     press(b2, 1, 1000)
     events(hold(b2, 1, 2000, 2500))
-    assert b2.follow([[2, [1, 1], None, 0]]) == [] and b2.state(1, b2.sync.to_hub(5000)) == "done"
+    assert b2.update([[2, [1, 1], None, 0]]) == [] and b2.state(1, b2.sync.to_hub(5000)) == "done"
     # survives a reboot: the latest call is in the snapshot
     b3 = Board(2, 3)
     b3.restore(b.snapshot())
-    assert [s.latest for s in b3.st] == [[1, 4], [1, 2], [1, 3]]
+    assert [s.key for s in b3.st] == [[1, 4], [1, 2], [1, 3]]
 
 
 def test_one_at_a_time_station_follows_a_confirmation_at_the_desk():
@@ -319,7 +313,7 @@ def test_one_at_a_time_station_follows_a_confirmation_at_the_desk():
     synced(b)
     assert b.set_schedule(schedule(1, b.sync.to_hub(0), None, [], calls=[2]))
     press(b, 1, 1000)
-    assert b.follow([[1, [1, 1], None, 1]]) == [(1, "confirmed")]    # runs again: the next puzzle
+    assert b.update([[1, [1, 1], None, 1]]) == [(1, "confirmed")]    # runs again: the next puzzle
     assert b.state(1, b.sync.to_hub(2000)) == "running" and b.st[0].confirmed == 1
 
 

@@ -299,7 +299,7 @@ class Board:
                 return False
         elif old is not None:
             for s in self.st:
-                s.call, s.missing, s.done, s.confirmed = None, 0, False, 0
+                s.call, s.missing, s.done, s.confirmed, s.key, s.end = None, 0, False, 0, None, None
             self.played = None
         signals = []                      # (at, name): a tuple is one small object, a list two
         for s in msg["signals"]:

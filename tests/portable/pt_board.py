@@ -367,9 +367,11 @@ def test_a_schedule_of_another_event_replaces_one_kept_from_an_earlier_event():
     b2.restore(b.snapshot())
     synced(b2)
     assert b2.state(1, b2.sync.to_hub(1000)) == "done"
+    assert b2.update([[3, None, t - 20000, 1]]) == []             # its own end, in the earlier event
     assert not b2.set_schedule(schedule(479, t, None, [], ev=111))   # same event: older
     assert b2.set_schedule(schedule(3, t - 40000, None, [[t + 5000, "warn"]], ev=222))
     assert b2.sched["ev"] == 222 and b2.played is None
+    assert b2.st[0].end is None and b2.st[0].key is None
     assert b2.next_signal(t, 150) == [t + 5000, "warn"]
     (call,) = events(press(b2, 1, 1000))
     assert call["type"] == "press"

@@ -175,8 +175,8 @@ class HubService:
                 # a decision refused as a conflict: the board that made it
                 # follows the one recorded
                 comp = self.competition
-                comp.facts()
-                refused = typ != "press" and any(c.row == row["id"] for c in comp.conflicts[-4:])
+                comp.facts()                  # folded: its conflicts listed
+                refused = typ != "press" and any(c.row == row["id"] for c in comp.conflicts)
                 out += self.station_messages([board], force=refused)
             except LogWriteFailed:
                 pass         # the ack goes out; the board gets the states with the next change

@@ -191,6 +191,13 @@ class App:
                 self.save_state()
                 self.hw.emit({"sched": msg["id"]})
                 self.sched_changed.set()
+        elif typ == protocol.T_STATIONS:
+            changed = self.board.update(msg["st"])
+            if changed:
+                self.save_state()
+                for n, sound in changed:
+                    self.hw.emit({"station": n, "sound": sound})
+                    self.play(sound)
         elif typ == protocol.T_RECORDED:
             # what the hub recorded for a call: for a display at the station
             # (the competitor confirms the time); the board only reports it

@@ -47,6 +47,8 @@ class Station(gestures.Debouncer):
         self.missing = 0
         self.confirmed = 0       # finish calls confirmed so far
         self.done = False
+        self.key = None          # [boot, seq] of its latest finish call, open or closed
+        self.end = None          # its own end (hub ms) as the hub's station states say
 
 
 class Board:
@@ -96,7 +98,8 @@ class Board:
             return "running"
         if now < sc["start"]:
             return "idle"
-        if sc["end"] is not None and now >= sc["end"]:
+        end = s.end if s.end is not None else sc["end"]   # its own: a new start time
+        if end is not None and now >= end:
             return "stopped"
         return "running"
 
@@ -105,7 +108,7 @@ class Board:
         stations, the schedule), as JSON-able data."""
         st = []
         for s in self.st:
-            st.append([s.call, s.missing, s.done, s.confirmed])
+            st.append([s.call, s.missing, s.done, s.confirmed, s.key])
         return {"st": st, "sched": self.sched}
 
     def restore(self, data):
@@ -113,6 +116,7 @@ class Board:
         for s, rec in zip(self.st, data.get("st", ())):
             s.call, s.missing, s.done = rec[0], rec[1], rec[2]
             s.confirmed = rec[3] if len(rec) > 3 else 0
+            s.key = rec[4] if len(rec) > 4 else s.call
         if data.get("sched"):
             self.sched = data["sched"]
 
@@ -129,6 +133,7 @@ class Board:
             if state == "running":
                 e = self._event(protocol.T_PRESS, number, t)
                 s.call, s.missing = [e["boot"], e["seq"]], 0
+                s.key = s.call
                 return [("event", e), ("sound", "call")]
             if state == "called":
                 return []                 # the referee's press: judged on release
@@ -157,6 +162,28 @@ class Board:
         e = self._event(protocol.T_VOID, number, t)
         e["call"] = call
         return [("event", e), ("sound", "voided")]
+
+    def update(self, entries):
+        """The hub's state of the stations (protocol 'stations'): each
+        station's own end, and a call of this board's that the hub closed
+        (the desk voided or confirmed it, or refused the board's own
+        decision on it) is closed here as the hub has it.  An open call at
+        the hub, or one that is not the station's latest here (a newer call
+        of its own), is left alone.  Returns the stations whose call
+        changed, with their sound."""
+        out = []
+        for i in range(min(len(entries), self.stations)):
+            code, call, end, conf = entries[i]
+            s = self.st[i]
+            s.end = end
+            if code == 2 or call is None or call != s.key:
+                continue
+            was = (s.call is None, s.done, s.confirmed)
+            s.call, s.done, s.confirmed = None, code == 3, conf
+            if was != (True, s.done, conf):
+                s.missing = 0
+                out.append((i + 1, "confirmed" if conf > was[2] else "voided"))
+        return out
 
     def hold_feedback(self, now):
         """Sounds telling a referee holding the button what releasing now
@@ -272,7 +299,7 @@ class Board:
                 return False
         elif old is not None:
             for s in self.st:
-                s.call, s.missing, s.done, s.confirmed = None, 0, False, 0
+                s.call, s.missing, s.done, s.confirmed, s.key, s.end = None, 0, False, 0, None, None
             self.played = None
         signals = []                      # (at, name): a tuple is one small object, a list two
         for s in msg["signals"]:

@@ -80,3 +80,15 @@ def embedded_broker(tmp_path: Path):
         yield b
     finally:
         b.close()
+
+
+@pytest.fixture
+def rig(tmp_path: Path, embedded_broker):
+    """A test rig (tests/rig.py) on the embedded broker; a module that
+    runs its tests on both brokers defines its own."""
+    from rig import Rig
+    r = Rig(tmp_path, embedded_broker)
+    try:
+        yield r
+    finally:
+        r.close()

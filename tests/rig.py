@@ -107,6 +107,9 @@ class Rig:
         self.stop_hub()
 
 
+# a board's gestures shortened for tests (the firmware's defaults: 30 ms, 2 s, 6 s)
+FAST_GESTURES = {"debounce_ms": 30, "confirm_ms": 600, "void_ms": 1500}
+
 # a simulated board's true instants and its ticks are whole host milliseconds
 TICK_MS = 2
 

@@ -9,11 +9,9 @@ I/O-free except for the event store it is given: the MQTT adapter feeds
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from collections import Counter, deque
-from pathlib import Path
 from typing import Callable, NamedTuple
 
 from tabletimer.shared import protocol
@@ -23,7 +21,6 @@ from . import hub_protocol
 from .snapshot import Ranker, Snapshot, read as read_snapshot
 from ..event.clock import HubClock
 from ..event.actions import MAX_TEXT
-from ..rules.timetext import fmt_clock
 from ..event.competition import Competition
 from ..event.station_state import StationState, station_states
 from .keys import BoardKeys
@@ -31,6 +28,9 @@ from .registry import BoardRegistry
 from .replay import ReplayGuard
 from ..rules.standings import StandingRow
 from ..event.store import CONFLICT, DUPLICATE, EventStore
+from ..event.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
+from ..event.consequences import consequences
+from .station_messages import station_entries
 
 log = logging.getLogger(__name__)
 
@@ -41,39 +41,6 @@ IDENTIFY_TTL_MS = 10_000
 CTR_BLOCK = 10_000
 # (topic kind, message type) a board may send; events are checked separately
 _ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STATUS)}
-
-
-# what a failed write of the event log raises (disk full, read-only, locked,
-# a USB stick pulled out)
-STORE_ERRORS = (sqlite3.Error, OSError)
-
-
-class LogWriteFailed(RuntimeError):
-    """The event log could not be written: nothing was stored, so nothing was
-    acknowledged.  The message says what failed and what to do."""
-
-
-def write_failure_advice(path: str | Path, err: BaseException, doing: str = "write") -> str:
-    """What a failed write (open, read) of the log at path means, in an
-    operator's words."""
-    text = str(err) or type(err).__name__
-    low = text.lower()
-    if "full" in low:
-        what = f"the disk is full: free space on it (df -h {Path(path).parent})"
-    elif "readonly" in low or "read-only" in low or "permission" in low or isinstance(err, PermissionError):
-        what = (f"the file or its folder is read-only: check `ls -l {path}` (owner, permissions) and "
-                f"that its disk is not mounted read-only")
-    elif "locked" in low or "busy" in low:
-        what = "another program is writing to the log (a database browser?): close it"
-    elif "unable to open" in low:
-        what = f"the folder {Path(path).parent} is gone or not writable"
-    elif "not a database" in low or "malformed" in low:
-        what = "the file is not an event log or is damaged: put back your copy of the event folder"
-    elif "i/o" in low:
-        what = "the disk failed or was removed (a USB stick pulled out?)"
-    else:
-        what = "check the disk (free space: df -h) and the file's permissions"
-    return f"cannot {doing} the event log {path} ({text}): {what}"
 
 
 class Outgoing(NamedTuple):
@@ -204,9 +171,13 @@ class HubService:
         if typ in ("press", "confirm", "void"):
             try:
                 # when its stations changed (not after every event: one more
-                # message per event broke the board's 64 KB heap; a board
-                # that follows these will need it after a conflict too)
-                out += self.station_messages([board])
+                # message per event broke the board's 64 KB heap), and after
+                # a decision refused as a conflict: the board that made it
+                # follows the one recorded
+                comp = self.competition
+                comp.facts()                  # folded: its conflicts listed
+                refused = typ != "press" and any(c.row == row["id"] for c in comp.conflicts)
+                out += self.station_messages([board], force=refused)
             except LogWriteFailed:
                 pass         # the ack goes out; the board gets the states with the next change
         return out
@@ -350,36 +321,8 @@ class HubService:
         """What recorded results an action (already checked) would replace
         or discard, in words for the operator who must confirm it; empty
         when it changes no recorded decision."""
-        comp = self.competition
-        out: list[str] = []
         with self._lock:
-            now = self.clock.now_ms()
-            facts = comp.facts()
-            presses = [f for f in facts if f.kind == "press"]
-            confirmed = {f.press_id for f in facts if f.kind == "confirm" and f.press_id}
-            start = comp.start_ms
-            if action == "round_start" and start is not None:
-                state = "running since" if now >= start else "armed for"
-                early = sum(1 for f in presses if f.at_ms < payload["at"])
-                out.append(f"replaces the round start ({state} {fmt_clock(start)}); {len(presses)} finish "
-                           f"call(s) recorded so far" + (f", {early} of them before the new start, which "
-                                                          "would no longer count" if early else ""))
-            elif action in ("void", "correct"):
-                pid = payload["press_id"]
-                what = "a confirmed finish" if pid in confirmed else "a recorded finish call"
-                out.append(f"{'voids' if action == 'void' else 'changes the time of'} {what} ({pid})")
-            elif action == "confirm" and payload.get("press_id") in confirmed:
-                out.append(f"replaces the confirmation already recorded for {payload['press_id']}")
-            elif action == "count":
-                puzzle = payload.get("puzzle") or 1
-                if any(f.kind == "count" and f.entrant == payload["entrant"] and f.puzzle == puzzle
-                       for f in facts):
-                    out.append(f"replaces the piece count recorded for {payload['entrant']} puzzle {puzzle}")
-            elif action == "dq":
-                out.append(f"disqualifies {payload['entrant']}")
-            elif action == "dns" and any(f.entrant == payload["entrant"] for f in presses):
-                out.append(f"marks {payload['entrant']}, who has recorded finish calls, as not started")
-        return out
+            return consequences(self.competition, action, payload, self.clock.now_ms())
 
     def act(self, action: str, payload: dict, who: str = "operator", why: str = "") -> dict:
         """Check an operator action (check_action), then append it (with who
@@ -449,24 +392,14 @@ class HubService:
             if not wanted:
                 return out
             by_board: dict[str, dict[int, StationState]] = {}
-            for s in station_states(self.competition, self.clock.now_ms()):
+            for s in station_states(self.competition, self.clock.now_ms(),
+                                    None if boards is None else set(wanted)):
                 by_board.setdefault(s.board, {})[s.button] = s
             for b in wanted:
                 mine = by_board.get(b)
                 if not mine or self.keys.signer(b) is None:
                     continue
-                entries = []
-                for n in range(1, max(mine) + 1):
-                    s = mine.get(n)
-                    if s is None:
-                        entries.append([0, None, None, 0])
-                        continue
-                    call = None
-                    if s.call is not None and self.competition.station_of(s.call) == (b, n):
-                        _b, boot, seq = s.call.split("/")
-                        call = [int(boot), int(seq)]
-                    code = hub_protocol.STATION_CODES[s.state]
-                    entries.append([code, call, s.end_ms, s.confirmed])
+                entries = station_entries(self.competition, b, mine)
                 if not force and self._stations_sent.get(b) == entries:
                     continue
                 self._stations_sent[b] = entries

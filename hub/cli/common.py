@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from ..boards.keys import BoardKeys, KeyFileError
-from ..boards.service import HubService, LogWriteFailed, STORE_ERRORS, write_failure_advice
+from ..boards.service import HubService
+from ..event.log_health import LogWriteFailed, STORE_ERRORS, write_failure_advice
 from ..event.competition import Competition
 from ..event.store import EventStore
 from ..rules.formats import FormatError

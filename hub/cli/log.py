@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
-from ..boards.service import HubService, LogWriteFailed, STORE_ERRORS, write_failure_advice
+from ..boards.service import HubService
+from ..event.log_health import LogWriteFailed, STORE_ERRORS, write_failure_advice
 from ..event.store import EventStore
 from ..rules.formats import fmt_duration
 from .common import LOG_FAILED, open_event, print_final, service_for

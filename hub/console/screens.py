@@ -17,7 +17,7 @@ from textual.widgets import Button, Footer, Input, Label, Log, Static
 from .forms import ActionForm
 from .table import LiveTable
 from .view import LOG_LINES
-from ..boards.service import LogWriteFailed
+from ..event.log_health import LogWriteFailed
 
 if TYPE_CHECKING:
     from .app import ConsoleApp

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..boards.service import HubService, LogWriteFailed
+from ..boards.service import HubService
+from ..event.log_health import LogWriteFailed
 
 TOKEN_FILE = "console-token"
 DEFAULT_PORT = 8765

@@ -180,6 +180,7 @@ class Competition:
         self._presses: dict[str, Press] = {}      # press id -> press
         self._confirms: dict[str, list[Confirm]] = {}   # press id -> its confirmations
         self._press_station: dict[str, tuple[str, int]] = {}   # board press id -> (board, button)
+        self._station_last: dict[tuple[str, int], str] = {}    # (board, button) -> its latest call
         self._open: dict[str, Press] = {}         # presses without confirmation or void, log order
         self._closed: set[str] = set()            # press ids confirmed or voided
         self._decided: dict[str, Decision] = {}   # press id -> the decision that closed it
@@ -250,6 +251,7 @@ class Competition:
                 puzzle = free[min(calls, len(free)) - 1]
             self._press_entrant[pid] = st.entrant if st.puzzle is None else ""
             self._press_station[pid] = (row["board"], p["station"])
+            self._station_last[row["board"], p["station"]] = pid
             self._add(Press(entrant=st.entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
         elif typ in ("confirm", "void"):
             pid = self._call_pid(*maker(row), p["call"], p["station"])
@@ -443,6 +445,12 @@ class Competition:
         """(board, button) of a board's finish call, None for the desk's."""
         self.facts()
         return self._press_station.get(pid)
+
+    def last_call_at(self, board: str, button: int) -> str | None:
+        """The press id of a board station's latest finish call (open,
+        confirmed or voided), None before its first."""
+        self.facts()
+        return self._station_last.get((board, button))
 
     def round_end_ms(self) -> int | None:
         """When the last entrant's time is up: the round's end, later for an

@@ -15,7 +15,8 @@ def board_schedule(comp: Competition, board: str, now_ms: int) -> tuple | None:
     and time-up; for the board of a relay team, rot = [next rotation,
     interval, end] while its relay part is not complete, else None;
     calls: per button, the puzzles it calls one after the other (None:
-    one each)."""
+    one each).  A station's own end (an entrant's new start time) is in
+    the stations' state the hub sends (station_state.py), not here."""
     row = comp.round_start_row()
     if row is None:
         return None

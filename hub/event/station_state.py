@@ -51,9 +51,14 @@ class StationState:
                 "missing": self.missing, "reason": self.reason}
 
 
-def station_states(comp: "Competition", now_ms: int | None) -> list[StationState]:
+def station_states(comp: "Competition", now_ms: int | None,
+                   boards: set[str] | None = None) -> list[StationState]:
     """The state of every station at hub time now_ms (None: after the
-    round, everything that is not done is stopped), by board and button."""
+    round, everything that is not done is stopped), by board and button;
+    only those of `boards` if given (the hub answers one board's event:
+    the other entrants' presses are not looked at)."""
+    stations = comp.stations if boards is None else [s for s in comp.stations if s.board in boards]
+    mine = None if boards is None else {s.entrant for s in stations}
     current: dict[tuple[str, int], list[str]] = {}    # (entrant, puzzle) -> unvoided calls, oldest first
     where: dict[str, tuple[str, int, int]] = {}       # press id -> (entrant, puzzle, at)
     confirmed: dict[str, int] = {}                    # press id -> missing pieces, once confirmed
@@ -61,6 +66,8 @@ def station_states(comp: "Competition", now_ms: int | None) -> list[StationState
     for f in comp.facts():
         kind = f.kind
         if kind == "press":
+            if mine is not None and f.entrant not in mine:
+                continue                              # its voids and confirmations find no press
             current.setdefault((f.entrant, f.puzzle), []).append(f.press_id)
             where[f.press_id] = (f.entrant, f.puzzle, f.at_ms)
         elif kind == "void":
@@ -86,7 +93,7 @@ def station_states(comp: "Competition", now_ms: int | None) -> list[StationState
     end = comp.round_end_ms()
     n_puzzles = len(comp.format.puzzles)
     out = []
-    for s in sorted(comp.stations, key=lambda s: (s.board, s.button)):
+    for s in sorted(stations, key=lambda s: (s.board, s.button)):
         own = [s.puzzle] if s.puzzle is not None else comp.free_puzzles(s.entrant)
         offset = comp.offset_of(s.entrant) if comp.format.start_offsets else 0
         e_start = start + offset if start is not None else None

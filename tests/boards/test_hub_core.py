@@ -362,3 +362,37 @@ def test_a_round_started_with_its_own_limit_is_ranked_to_that_limit(hub):
     assert st["b1/1"].status == "finished"
     assert st["b1/2"].status == "unfinished"        # 11:40 is after the 10:00 limit
     assert st["b2/1"].status == "unfinished"         # not 'running' until the format's 90 min
+
+
+def _stations(outgoing) -> list[list]:
+    """The entries of the last `stations` message to b1 among outgoing commands."""
+    mine = [o for o in reversed(outgoing) if o.topic == "tt/v1/b/b1/cmd"]
+    (last, *_) = [m for m in (parse_cmd(o) for o in mine) if m["type"] == "stations"]
+    return last["st"]
+
+
+def test_the_stations_message_names_the_call_the_hub_closed(hub):
+    """A board follows the hub's states by the call: a call the desk voided
+    or confirmed comes back with the station's new state (so a board still
+    holding that call knows it is this one that was decided, and a board
+    with a newer call of its own keeps it); a board's decision refused as a
+    conflict gets the recorded state again at once, though it changed
+    nothing."""
+    sent: list = []
+    hub.publish = sent.extend
+    hub.start_round()
+    end = hub.competition.round_end_ms()
+    out = press(hub)                                             # the board's call [1, 1]
+    assert _stations(out)[0] == [2, [1, 1], end, 0]             # called
+    hub.act("void", {"press_id": "b1/1/1"}, who="desk")
+    assert _stations(sent)[0] == [1, [1, 1], end, 0]            # running again: [1, 1] was voided
+    # the board, not told yet, confirms the call the desk voided: refused, told again
+    out = hub.sender.send(hub, "b1", P.EVENT, P.event("confirm", 1, 2, 1, hub.clock.t + 2000, call=[1, 1],
+                                                       missing=0))
+    assert [c.press_id for c in hub.competition.conflicts] == ["b1/1/1"]
+    assert _stations(out)[0] == [1, [1, 1], end, 0]
+    out = press(hub, seq=3, at=hub.clock.t + 3000)              # a new call
+    assert _stations(out)[0] == [2, [1, 3], end, 0]
+    sent.clear()
+    hub.act("confirm", {"press_id": "b1/1/3", "missing_found": 1}, who="desk")
+    assert _stations(sent)[0] == [3, [1, 3], end, 1]            # done: [1, 3] was confirmed

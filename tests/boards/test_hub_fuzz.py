@@ -550,13 +550,6 @@ class FailureLog(logging.Handler):
         self.on_record()
 
 
-@pytest.fixture
-def rig(tmp_path, embedded_broker):
-    r = Rig(tmp_path, embedded_broker)
-    yield r
-    r.close()
-
-
 def test_hostile_payloads_through_the_broker_and_adapter(rig):
     rng = random.Random(SEED)
     keys = {"f1": rig.keys.ensure("f1")}

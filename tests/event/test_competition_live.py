@@ -12,6 +12,7 @@ import pytest
 
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.event.station_state import station_states
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Confirm, Press, Void, rank, row_dict
 
@@ -115,6 +116,26 @@ def test_live_fold_equals_replay(preset: str, seed: int) -> None:
             assert [c[:4] for c in live.open_calls()] == _brute_open_calls(replay)
     assert _view(live.standings()) == _view(rank(fmt, entrants, live.facts()))
     assert any(s.time_ms is not None for s in live.standings()), "the log should finish some puzzles"
+
+
+@pytest.mark.parametrize("preset,seed", [("cz-championship-teams", 11), ("czjpa-individuals", 12),
+                                         ("rogaland-individuals", 13)])
+def test_one_boards_station_states_are_those_of_all_for_it(preset: str, seed: int) -> None:
+    """The hub works out one board's station states after that board's
+    event (not every station's: it answers under the lock); they must be
+    exactly the ones of the whole hall for that board, at every step."""
+    fmt, entrants, stations = _setup(preset)
+    rows = _random_rows(fmt, stations, random.Random(seed), 160)
+    comp = Competition(fmt, list(entrants), list(stations))
+    boards = sorted({s.board for s in stations})
+    for k, row in enumerate(rows):
+        comp.apply(row)
+        if k % 5 == 0:
+            now = row["received_ms"] + 1
+            every = station_states(comp, now)
+            for b in boards:
+                assert station_states(comp, now, {b}) == [s for s in every if s.board == b]
+    assert {s.state for s in station_states(comp, rows[-1]["received_ms"])} & {"called", "done"}
 
 
 def test_a_late_row_lands_in_its_place() -> None:

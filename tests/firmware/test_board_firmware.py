@@ -7,22 +7,14 @@ from __future__ import annotations
 import threading
 
 import paho.mqtt.client as mqtt
-import pytest
 
-from rig import TICK_MS, Rig, ready, synced, within_stated_error
+from rig import TICK_MS, ready, synced, within_stated_error
 from tabletimer.hub.boards.hub_protocol import press, schedule
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 
 FAST = {"debounce_ms": 30, "confirm_ms": 600, "void_ms": 1500}
 PERIOD = 1 << 30
-
-
-@pytest.fixture
-def rig(tmp_path, embedded_broker):
-    r = Rig(tmp_path, embedded_broker)
-    yield r
-    r.close()
 
 
 def then(sim, command, pred, timeout=10.0):

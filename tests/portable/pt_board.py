@@ -257,6 +257,68 @@ def test_one_at_a_time_station_runs_again_after_each_confirmation():
     assert stray["type"] == "stray"
 
 
+def test_a_station_with_its_own_end_runs_past_the_rounds():
+    # an entrant with a new start time (a referee cut a taped bag): the
+    # hub's station states give its station a later end than the round's;
+    # a press before its own end is a finish call, the neighbour's after
+    # the round's end a stray
+    b = Board(1, 2)
+    synced(b)
+    start, end = b.sync.to_hub(0), b.sync.to_hub(10000)
+    assert b.set_schedule(schedule(1, start, end, []))
+    assert b.state(2, end + 1000) == "stopped"          # not told yet: the round's end
+    assert b.update([[1, None, end, 0], [1, None, end + 5000, 0]]) == []
+    assert b.state(1, end + 1000) == "stopped" and b.state(2, end + 1000) == "running"
+    assert b.state(2, end + 5000) == "stopped"
+    (stray,) = events(press(b, 1, 12000))
+    (call,) = events(press(b, 2, 12000))
+    assert (stray["type"], stray["state"], call["type"]) == ("stray", "stopped", "press")
+
+
+def test_the_board_follows_the_calls_the_hub_closed():
+    # [state, call, end, confirmed] per button: 1 running, 2 called, 3 done
+    b = Board(1, 3)
+    running(b)
+    for n in (1, 2, 3):
+        press(b, n, 1000 * n)                        # calls [1, 1], [1, 2], [1, 3]
+    assert [s.call for s in b.st] == [[1, 1], [1, 2], [1, 3]]
+    # the hub has 1 voided at the desk, 2 confirmed there with 2 missing, 3 still open
+    hub = [[1, [1, 1], None, 0], [3, [1, 2], None, 1], [2, [1, 3], None, 0]]
+    assert b.update(hub) == [(1, "voided"), (2, "confirmed")]
+    assert [b.state(n, b.sync.to_hub(5000)) for n in (1, 2, 3)] == ["running", "done", "called"]
+    assert b.update(hub) == []                        # said again: nothing changes, no sound
+    (call,) = events(press(b, 1, 6000))               # the competitor's next press is a call again
+    assert call["type"] == "press" and b.st[0].call == [1, 4]
+    # a message made before that call: it names the older one, the new call stays
+    assert b.update(hub) == [] and b.st[0].call == [1, 4]
+    (stray,) = events(hold(b, 2, 7000, 2500))         # the desk's confirmation stands at the table
+    assert (stray["type"], stray["state"]) == ("stray", "done")
+    # the board's own decision the hub refused (the desk had voided it): as the hub has it
+    (conf,) = events(hold(b, 3, 8000, 2500))
+    assert conf["type"] == "confirm" and b.state(3, b.sync.to_hub(9000)) == "done"
+    assert b.update([[2, [1, 4], None, 0], [3, [1, 2], None, 1], [1, [1, 3], None, 0]]) == [(3, "voided")]
+    assert b.state(3, b.sync.to_hub(9000)) == "running"
+    # the hub still has it open (the board's decision not there yet): left alone
+    b2 = Board(1, 1)
+    running(b2)
+    press(b2, 1, 1000)
+    events(hold(b2, 1, 2000, 2500))
+    assert b2.update([[2, [1, 1], None, 0]]) == [] and b2.state(1, b2.sync.to_hub(5000)) == "done"
+    # survives a reboot: the latest call is in the snapshot
+    b3 = Board(2, 3)
+    b3.restore(b.snapshot())
+    assert [s.key for s in b3.st] == [[1, 4], [1, 2], [1, 3]]
+
+
+def test_one_at_a_time_station_follows_a_confirmation_at_the_desk():
+    b = Board(1, 1)
+    synced(b)
+    assert b.set_schedule(schedule(1, b.sync.to_hub(0), None, [], calls=[2]))
+    press(b, 1, 1000)
+    assert b.update([[1, [1, 1], None, 1]]) == [(1, "confirmed")]    # runs again: the next puzzle
+    assert b.state(1, b.sync.to_hub(2000)) == "running" and b.st[0].confirmed == 1
+
+
 def test_default_and_configured_hold_times():
     b = Board(1, 1)                                  # defaults: confirm 2 s, void 6 s
     running(b)
@@ -307,9 +369,11 @@ def test_a_schedule_of_another_event_replaces_one_kept_from_an_earlier_event():
     b2.restore(b.snapshot())
     synced(b2)
     assert b2.state(1, b2.sync.to_hub(1000)) == "done"
+    assert b2.update([[3, None, t - 20000, 1]]) == []             # its own end, in the earlier event
     assert not b2.set_schedule(schedule(479, t, None, [], ev=111))   # same event: older
     assert b2.set_schedule(schedule(3, t - 40000, None, [[t + 5000, "warn"]], ev=222))
     assert b2.sched["ev"] == 222 and b2.played is None
+    assert b2.st[0].end is None and b2.st[0].key is None
     assert b2.next_signal(t, 150) == [t + 5000, "warn"]
     (call,) = events(press(b2, 1, 1000))
     assert call["type"] == "press"

@@ -66,9 +66,9 @@ class OffsetEstimator:
         if dly < 0:
             raise ValueError("negative round trip")
         s = self.samples
-        s.append(dly)
-        s.append(off)
-        s.append(t4)
+        # one extend, not three appends: a MemoryError (a fragmented heap on
+        # the board) leaves the history whole, never one sample misaligned
+        s += (dly, off, t4)
         if len(s) > 3 * self.window:
             del s[:3]
         # the interval-best samples the drift is fitted on
@@ -79,9 +79,7 @@ class OffsetEstimator:
             c[1], c[2], c[3] = t4, off, dly
         if t4 - c[0] >= _POINT_MS or not self.points:
             p = self.points
-            p.append(c[1])
-            p.append(c[2])
-            p.append(c[3])
+            p += (c[1], c[2], c[3])
             if len(p) > 3 * _MAX_POINTS:
                 del p[:3]
             c[0], c[3] = t4, None

@@ -143,3 +143,29 @@ def test_to_local_inverts_to_hub():
     run_syncs(est, hub_of, Lcg(3), 0, 20)
     for local in (0, 1234567, 98765432):
         assert abs(est.to_local(est.to_hub(local)) - local) <= 1
+
+
+def test_a_failed_allocation_leaves_the_history_whole():
+    """On a fragmented board heap add() may meet a MemoryError.  The
+    histories are flat lists, three ints per sample: a sample half appended
+    would misalign them for good (an IndexError at every later sync: the
+    board's clock stuck).  On MicroPython every allocation fails under
+    heap_lock(); on CPython there is no such failure to model."""
+    try:
+        from micropython import heap_lock, heap_unlock
+    except ImportError:
+        return
+    est = OffsetEstimator()
+    est.add(*exchange(HOURS, 5, 5, 1000))     # 3 ints in a list of 4 slots: the next add grows it
+    t1, t2, t3, t4 = exchange(HOURS, 5, 5, 2000)
+    heap_lock()
+    try:
+        est.add(t1, t2, t3, t4)
+    except MemoryError:
+        pass
+    finally:
+        heap_unlock()
+    assert len(est.samples) % 3 == 0 and len(est.points) % 3 == 0, (est.samples, est.points)
+    for t in range(3000, 9000, 1000):
+        est.add(*exchange(HOURS, 5, 5, t))
+    assert offset(est) == HOURS

@@ -86,7 +86,7 @@ class App:
         self.journal = Journal(hw.root)
         boot = self.journal.next_boot()
         self.clock = LocalClock(hw.ticks_ms, hw.ticks_diff)
-        self.board = Board(boot, len(cfg["buttons"]), self.journal.load(), cfg.get("timings"),
+        self.board = Board(boot, len(cfg["buttons"]), self.journal.load, cfg.get("timings"),
                            cfg.get("install"))
         self.state_path = hw.root + "/stations.json"
         try:
@@ -184,6 +184,7 @@ class App:
         elif typ == protocol.T_ACK:
             if self.board.ack(msg["boot"], msg["seq"], msg.get("in")):
                 self.gone += (msg["boot"], msg["seq"])    # out of flash later (sender)
+                self.kick.set()                            # room for one from the journal
                 self.hw.emit({"acked": [msg["boot"], msg["seq"]]})
                 self.play("acked")
         elif typ == protocol.T_SCHED:
@@ -349,8 +350,11 @@ class App:
             await self.kick.wait(_SEND_POLL_MS)
             self.flags |= 4
             try:
+                b = self.board
+                for e in b.fill(self.journal.load):   # acknowledged ones made room
+                    self.journal.put(e)
                 if self.mqtt.connected:
-                    for e in self.board.due(self.clock.now()):
+                    for e in b.due(self.clock.now()):
                         if not await self.send(self.topic + protocol.EVENT, Board.event_message(e),
                                                qos=1):
                             break

@@ -28,6 +28,9 @@ from clocksync import OffsetEstimator
 # retransmission of an unacknowledged event: after 1 s, doubling to 16 s
 _RETRY_MIN_MS = const(1000)
 _RETRY_MAX_MS = const(16000)
+# unacknowledged entries kept in RAM (each 250-300 bytes on the board); the
+# rest are in the journal only and come in as these are acknowledged
+_WINDOW = const(4)
 # gesture times; config "timings" overrides them
 _DEBOUNCE_MS = const(30)     # contact bounce settles within this
 _CONFIRM_MS = const(2000)    # hold this long: referee confirms the call
@@ -52,8 +55,8 @@ class Station(gestures.Debouncer):
 
 
 class Board:
-    def __init__(self, boot, stations, journal=(), timings=None, bi=None):
-        # journal: the entries not yet acknowledged (Journal.load()); bi:
+    def __init__(self, boot, stations, journal=None, timings=None, bi=None):
+        # journal: Journal.load, whence the entries not yet acknowledged come (see fill()); bi:
         # the install id from the configuration (made when flashed), part of
         # every event's identity: a spare flashed with a dead board's id
         # makes events of its own, whatever its boot count
@@ -72,9 +75,13 @@ class Board:
         self.sync_id = 0
         self.sync_sent = {}     # id -> t1 of requests awaiting a reply
         # (boot, seq) -> [entry, next retry local ms, retry interval]
+        # -- at most _WINDOW of them.  backlog: None, or the journal holds
+        # others, all after this key ((0, 0): from the first); see fill()
         self.unacked = {}
-        for e in journal:
-            self.unacked[(e["boot"], e["seq"])] = [e, 0, _RETRY_MIN_MS]
+        self.backlog = None
+        if journal:
+            self.backlog = (0, 0)
+            self.fill(journal)
         self.sched = None       # the hub's latest schedule message
         # [at, name] of the last signal played: signals play in the order
         # of the schedule, so every one up to it is done (played or, late, skipped)
@@ -221,7 +228,11 @@ class Board:
         else:
             e["at"] = None
             e["local"] = t
-        self.unacked[(self.boot, self.seq)] = [e, 0, _RETRY_MIN_MS]
+        if self.backlog is None and len(self.unacked) >= _WINDOW:
+            self.backlog = max(self.unacked)
+        if self.backlog is None:
+            self.unacked[(self.boot, self.seq)] = [e, 0, _RETRY_MIN_MS]
+        # else in the journal only, until the window has room (fill())
         return e
 
     # -- delivery ------------------------------------------------------
@@ -240,6 +251,22 @@ class Board:
                 e["err"] = self.sync.error_bound()
                 changed.append(e)
         return changed
+
+    def fill(self, load):
+        """Takes entries in from the journal while the window has room and
+        the journal holds more: load(key, n) is Journal.load, the n oldest
+        after key and whether there are others.  Returns the entries of this
+        boot that got their hub time now (to rewrite in the journal)."""
+        n = _WINDOW - len(self.unacked)
+        if n <= 0 or self.backlog is None:
+            return ()
+        entries, more = load(self.backlog, n)
+        for e in entries:
+            self.backlog = (e["boot"], e["seq"])
+            self.unacked[self.backlog] = [e, 0, _RETRY_MIN_MS]
+        if not more:
+            self.backlog = None
+        return self.resolve_times()
 
     def due(self, now):
         """Entries whose (re)transmission is due at local time now; each

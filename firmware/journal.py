@@ -48,22 +48,43 @@ class Journal:
         except OSError:
             return False
 
-    def load(self):
-        """All journaled entries, oldest first.  A leftover .tmp (power lost
-        mid-write) is deleted: its entry was never acknowledged to anyone
-        and the rename had not happened, so the previous version stands."""
-        entries = []
-        for name in os.listdir(self.dir):
-            path = self.dir + "/" + name
+    def load(self, key=(0, 0), n=4):
+        """The n oldest journaled entries after key (boot, seq), oldest
+        first, and whether there are others after them.  The directory is
+        read one name at a time: after a long outage it holds hundreds, and
+        no list of them is made in RAM (the board keeps only a few
+        unacknowledged entries in RAM: board.py).  A leftover .tmp (power
+        lost mid-write; writes are synchronous, so there is no other) is
+        deleted: its entry was never acknowledged to anyone and the rename
+        had not happened, so the previous version stands.  An entry that
+        cannot be read is renamed .bad: kept for a human, never a crash."""
+        keys = []
+        tmp = []
+        # os.ilistdir: one name at a time; CPython (the portable tests) has listdir
+        for name in getattr(os, "ilistdir", os.listdir)(self.dir):
+            if not isinstance(name, str):
+                name = name[0]
             if name.endswith(".tmp"):
-                os.remove(path)
-                continue
-            if not name.endswith(".json"):
-                continue
+                tmp.append(name)
+            elif name.endswith(".json"):
+                k = name[:-5].split("_")
+                try:
+                    k = (int(k[0]), int(k[1]))
+                except (ValueError, IndexError):
+                    continue
+                if k > key and (len(keys) <= n or k < keys[-1]):
+                    keys.append(k)
+                    keys.sort()
+                    if len(keys) > n + 1:
+                        keys.pop()
+        for name in tmp:
+            os.remove(self.dir + "/" + name)
+        entries = []
+        for k in keys[:n]:
+            path = "%s/%d_%d.json" % (self.dir, k[0], k[1])
             try:
                 with open(path) as f:
                     entries.append(json.loads(f.read()))
             except (OSError, ValueError):
-                os.rename(path, path + ".bad")   # keep it for a human, never crash
-        entries.sort(key=lambda e: (e["boot"], e["seq"]))
-        return entries
+                os.rename(path, path + ".bad")
+        return entries, len(keys) > n

@@ -154,7 +154,7 @@ def test_rebooted_mid_round_without_clock_a_press_is_still_a_finish_call():
 
 def test_old_boot_entries_without_time_are_sent_as_unknown():
     old = {"boot": 1, "seq": 4, "station": 1, "at": None, "local": 5}
-    b = Board(2, 1, [old])
+    b = Board(2, 1, journal(old))
     assert b.due(0) == [old]
     synced(b)
     assert b.resolve_times() == []          # another boot's clock: cannot convert
@@ -411,3 +411,56 @@ def test_events_carry_the_install_id_and_acks_must_match_it():
     stamped = protocol.stamp(Board.event_message(e), 5, 1, "0a1b2c3d")
     assert (stamped["ctr"], stamped["bt"], stamped["bi"]) == (5, 1, "0a1b2c3d")
     assert "bi" not in protocol.stamp({}, 5, 1)
+
+
+def journal_after(entries, key, n):
+    """What Journal.load(key, n) returns from a journal of these entries."""
+    later = [e for e in entries if (e["boot"], e["seq"]) > key]
+    later.sort(key=lambda e: (e["boot"], e["seq"]))
+    return later[:n], len(later) > n
+
+
+def journal(*entries):
+    """A Journal.load of these entries."""
+    return lambda key, n: journal_after(entries, key, n)
+
+
+def test_only_a_few_unacknowledged_entries_stay_in_ram_the_rest_come_from_the_journal():
+    """A long outage: every event is journaled, but only 4 stay in RAM (each
+    is 250-300 bytes on the board); as they are acknowledged the next come
+    in from the journal, oldest first, and every one is sent once."""
+    b = Board(1, 1)                      # no schedule: every press is a stray
+    synced(b)
+    made = []
+    for i in range(10):
+        made += events(press(b, 1, 100 * i))
+    assert [k[1] for k in sorted(b.unacked)] == [1, 2, 3, 4] and b.backlog == (1, 4)
+    sent = []
+    t = 0
+    while True:
+        due = b.due(t)
+        sent += [e["seq"] for e in due]
+        for e in due:
+            assert b.ack(e["boot"], e["seq"])
+        if not due and b.backlog is None:
+            break
+        assert not b.fill(journal(*made))       # their times known already
+        t += 1
+    assert sent == list(range(1, 11)) and not b.unacked
+    (e,) = events(press(b, 1, 5000))     # the journal drained: straight into RAM again
+    assert list(b.unacked) == [(1, 11)] and b.backlog is None
+    assert Board(2, 1, journal(*made)).backlog == (1, 4)      # a reboot: the oldest 4 first
+
+
+def test_an_entry_from_the_journal_gets_its_hub_time_when_it_comes_in():
+    b = Board(3, 1)
+    made = []
+    for i in range(6):                   # before the first sync: local times only
+        made += events(press(b, 1, 1000 + i))
+    synced(b)
+    assert [e["seq"] for e in b.resolve_times()] == [1, 2, 3, 4]
+    for k in list(b.unacked):
+        b.ack(*k)
+    changed = b.fill(journal(*made))
+    assert [(e["seq"], e["at"]) for e in changed] == [(5, 1004 + OFF), (6, 1005 + OFF)]
+    assert b.backlog is None and [e["seq"] for e in b.due(0)] == [5, 6]

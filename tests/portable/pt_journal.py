@@ -11,6 +11,11 @@ def fresh(name):
     return Journal(root), root
 
 
+def keys(loaded):
+    entries, more = loaded
+    return [(e["boot"], e["seq"]) for e in entries], more
+
+
 def test_boot_counter_persists():
     j, root = fresh("boot")
     assert j.next_boot() == 1
@@ -22,16 +27,16 @@ def test_put_load_remove():
     j.put({"boot": 2, "seq": 10, "station": 1, "at": 5})
     j.put({"boot": 1, "seq": 3, "station": 2, "at": None, "local": 7})
     j.put({"boot": 2, "seq": 9, "station": 1, "at": 4})
-    assert [(e["boot"], e["seq"]) for e in Journal(root).load()] == [(1, 3), (2, 9), (2, 10)]
+    assert keys(Journal(root).load()) == ([(1, 3), (2, 9), (2, 10)], False)
     assert j.remove(2, 9) and not j.remove(2, 9)
-    assert [(e["boot"], e["seq"]) for e in j.load()] == [(1, 3), (2, 10)]
+    assert keys(j.load()) == ([(1, 3), (2, 10)], False)
 
 
 def test_rewrite_replaces_entry():
     j, root = fresh("rewrite")
     j.put({"boot": 1, "seq": 1, "at": None, "local": 5})
     j.put({"boot": 1, "seq": 1, "at": 99})
-    assert j.load() == [{"boot": 1, "seq": 1, "at": 99}]
+    assert j.load() == ([{"boot": 1, "seq": 1, "at": 99}], False)
 
 
 def test_power_loss_leftovers():
@@ -41,8 +46,21 @@ def test_power_loss_leftovers():
         f.write('{"boot": 1, "se')
     with open(root + "/journal/1_3.json", "w") as f:       # corrupt file
         f.write("garbage")
-    assert [e["seq"] for e in j.load()] == [1]
+    assert keys(j.load()) == ([(1, 1)], False)
     names = os.listdir(root + "/journal")
     assert "1_2.json.tmp" not in names
     assert "1_3.json.bad" in names
-    assert [e["seq"] for e in j.load()] == [1]   # stable on the next boot
+    assert keys(j.load()) == ([(1, 1)], False)   # stable on the next boot
+
+
+def test_load_takes_the_oldest_few_after_a_key():
+    """After a long outage the journal holds hundreds: the board takes them
+    in a few at a time, oldest first (by boot, then seq: 2_10 after 2_9)."""
+    j, root = fresh("window")
+    for boot, seq in ((2, 10), (1, 7), (2, 9), (3, 1), (1, 12), (2, 100)):
+        j.put({"boot": boot, "seq": seq, "at": 1})
+    assert keys(j.load((0, 0), 2)) == ([(1, 7), (1, 12)], True)
+    assert keys(j.load((1, 12), 2)) == ([(2, 9), (2, 10)], True)
+    assert keys(j.load((2, 10), 2)) == ([(2, 100), (3, 1)], False)
+    assert keys(j.load((3, 1), 2)) == ([], False)
+    assert keys(j.load(n=6)) == ([(1, 7), (1, 12), (2, 9), (2, 10), (2, 100), (3, 1)], False)

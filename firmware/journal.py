@@ -7,10 +7,13 @@ import json
 import os
 
 
-def write_atomic(path, data):
+def write_atomic(path, obj):
+    # obj as JSON, written straight to the file (json.dump writes it in
+    # pieces: no string of it all on the board's heap, where one of a few
+    # hundred bytes in one piece is what fails first when it fragments)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        f.write(data)
+        json.dump(obj, f)
     os.rename(tmp, path)
 
 
@@ -34,12 +37,12 @@ class Journal:
         except (OSError, ValueError):
             pass
         boot += 1
-        write_atomic(path, str(boot))
+        write_atomic(path, boot)
         return boot
 
     def put(self, e):
         """Write (or rewrite) an entry; it has at least 'boot' and 'seq'."""
-        write_atomic("%s/%d_%d.json" % (self.dir, e["boot"], e["seq"]), json.dumps(e))
+        write_atomic("%s/%d_%d.json" % (self.dir, e["boot"], e["seq"]), e)
 
     def remove(self, boot, seq):
         try:
@@ -84,7 +87,7 @@ class Journal:
             path = "%s/%d_%d.json" % (self.dir, k[0], k[1])
             try:
                 with open(path) as f:
-                    entries.append(json.loads(f.read()))
+                    entries.append(json.load(f))
             except (OSError, ValueError):
                 os.rename(path, path + ".bad")
         return entries, len(keys) > n

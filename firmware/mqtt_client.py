@@ -51,8 +51,9 @@ def _str(b, s):
 class MQTTClient:
     # will: None, (topic, payload, qos, retain), or a callable returning one
     # (called before every CONNECT).  subs: topics subscribed (QoS 1) at
-    # every connect.  on_message(topic str, payload bytes): a plain function,
-    # called in the read loop (start a task for anything that must await).
+    # every connect.  on_message(topic str, payload memoryview): a plain
+    # function, called in the read loop (start a task for anything that
+    # must await); the view is of the packet read, good during the call.
     # on_connect: a coroutine function, awaited after every connect.
     def __init__(self, client_id, host, port=1883, keepalive=30, user=None, password=None,
                  will=None, subs=(), on_message=None, on_connect=None,
@@ -75,23 +76,31 @@ class MQTTClient:
         self.connected = False
         self.pings = 0              # PINGRESPs received (diagnostics)
         self._w = self._busy = self._rd = None
-        self._pend = {}             # packet id -> Event; None once acknowledged
+        self._pend = {}             # packet id -> its answer (_req)
         self._pid = 0
-        self._idle = 0              # keepalive/4 periods since a packet came
+        self.idle = 0               # keepalive/4 periods since a packet came (a ROM qstr: no RAM)
         self._stop = False
+        self.resub = False          # subscribe again: a message was not handled
 
     async def publish(self, topic, payload, qos=0, retain=False):
         # True once sent (QoS 0) or acknowledged (QoS 1); False if not
-        # connected, the write failed or no PUBACK came within 5 s.
+        # connected, the write failed or no PUBACK came within 5 s.  The
+        # payload: bytes, str, or a tuple of bytes written one after the
+        # other (the board's signed messages: never joined on its heap).
         if not self.connected:
             return False
         h = _str(bytearray(), topic)
         if isinstance(payload, str):
             payload = payload.encode()
+        if not isinstance(payload, tuple):
+            payload = (payload,)
         b0 = (0x32 if qos else 0x30) | (1 if retain else 0)
         if qos:
             return await self._req(b0, h, payload)
-        return await self._send(_hdr(b0, len(h) + len(payload)) + h, payload)
+        n = len(h)
+        for x in payload:
+            n += len(x)
+        return await self._send(_hdr(b0, n) + h, payload)
 
     async def stop(self):
         # DISCONNECT (no will) and end run(): at once when connected, else
@@ -154,18 +163,25 @@ class MQTTClient:
         while True:
             await asyncio.sleep(self.keepalive / 4)
             n += 1
-            self._idle += 1
-            if self._idle > 6:
+            self.idle += 1
+            if self.idle > 6:
                 self._down("keepalive timeout", w)
-            elif not n & 1 and self._busy is None:   # never queue behind a stuck write
+            elif self._busy is None:    # never queue behind a stuck write
                 try:
-                    asyncio.create_task(self._send(b"\xc0\x00"))
-                except MemoryError:     # a fragmented heap: the next ping, two periods on
-                    pass
+                    if self.resub:
+                        self.resub = False
+                        p = bytearray()
+                        for t in self.subs:
+                            _str(p, t).append(1)
+                        asyncio.create_task(self._req(0x82, b"", (p,)))
+                    elif not n & 1:
+                        asyncio.create_task(self._send(b"\xc0\x00"))
+                except MemoryError:     # a fragmented heap: the next period
+                    self.resub = True
 
     async def _open(self):
         r, w = await asyncio.open_connection(self.host, self.port)
-        self._w, self._idle = w, 0
+        self._w, self.idle = w, 0
         try:   # MicroPython's stream: its socket; CPython's streams set TCP_NODELAY themselves
             getattr(w, "s").setsockopt(6, 1, 1)   # IPPROTO_TCP, TCP_NODELAY
         except Exception:
@@ -194,7 +210,7 @@ class MQTTClient:
             p = bytearray()
             for t in self.subs:
                 _str(p, t).append(1)
-            if not await self._req(0x82, b"", p):
+            if not await self._req(0x82, b"", (p,)):
                 raise OSError("no SUBACK")
         return rd
 
@@ -212,45 +228,57 @@ class MQTTClient:
             k.cancel()
 
     async def _req(self, kind, topic, payload):
-        # A PUBLISH (kind 0x32|retain: topic field, packet id, payload) or a
-        # SUBSCRIBE (0x82: no topic, the packet id, the filters as payload);
-        # True once its PUBACK/SUBACK came.
+        # A PUBLISH (kind 0x32|retain: topic field, packet id, payload
+        # parts) or a SUBSCRIBE (0x82: no topic, the packet id, the filters
+        # as the one part); True once its PUBACK/SUBACK came.
         pid = self._pid
         while True:
             pid = pid % 65535 + 1
             if pid not in self._pend:
                 break
         self._pid = pid
-        # the payload is written after the header, not joined to it: no
-        # second copy of the largest thing on the heap
-        p = b"".join((_hdr(kind, len(topic) + 2 + len(payload)), topic, pid.to_bytes(2, "big")))
-        ev = self._pend[pid] = asyncio.Event()
+        # never raises (a task of its own may run it: an exception escaping
+        # a task is fatal on the board)
         try:
-            if await self._send(p, payload):
-                await self._timed(ev.wait(), 5)
-        except Exception:   # no answer in time
+            self._pend[pid] = False     # True once answered (_got), None: the connection went (_down)
+            # the payload is written after the header, not joined to it: no
+            # second copy of the largest thing on the heap
+            n = len(topic) + 2
+            for x in payload:
+                n += len(x)
+            if await self._send(b"".join((_hdr(kind, n), topic, pid.to_bytes(2, "big"))), payload):
+                # its answer, looked for every 5 ms for up to 5 s: no Event
+                # and no timeout task per message on the board's heap
+                for _ in range(1000):
+                    if self._pend[pid] is not False:
+                        break
+                    await asyncio.sleep(0.005)
+        except Exception:       # a MemoryError: not sent, or its answer not seen
             pass
-        return self._pend.pop(pid) is None
+        return self._pend.pop(pid, None) is True
 
-    async def _send(self, b, b2=None):
+    async def _send(self, b, payload=None):
         # Writes one whole packet; True if written.  One write at a time per
         # connection: _busy is the writer a write is under way on (drain()
         # yields, and waits while the socket's buffer is full); the others
         # look again every millisecond meanwhile.
         w = self._w
         while w is not None and self._busy is w:
-            await asyncio.sleep(0.001)
+            try:
+                await asyncio.sleep(0.001)
+            except MemoryError:     # (a float on the heap) it never raises: a task of its own may call it
+                pass
         if w is not self._w or w is None:
             return False
         self._busy = w
         try:
             w.write(b)
-            if b2:
-                w.write(b2)
+            for x in payload or ():
+                w.write(x)
             await w.drain()
             return True
         except Exception as e:
-            self._down(repr(e), w)
+            self._down(e, w)
             return False
         finally:
             if self._busy is w:
@@ -265,34 +293,40 @@ class MQTTClient:
                     d = (await r.readexactly(1))[0]
                     n |= (d & 0x7F) << sh
                     sh += 7
-                ack = self._got(b0, await r.readexactly(n))
+                ack = self._got(b0, memoryview(await r.readexactly(n)))
                 if ack:
                     await self._send(ack)
         except Exception as e:
-            self._down(repr(e), w)
+            self._down(e, w)
 
     def _got(self, kind, body):
-        # One packet received; returns the PUBACK to send, if any.  (Not in
-        # _reader itself: a task's locals stay in RAM all along.)
-        self._idle = 0
+        # One packet received (body: a memoryview); returns the PUBACK to
+        # send, if any.  (Not in _reader itself: a task's locals stay in RAM
+        # all along.)
+        self.idle = 0
         t = kind & 0xF0
         if t == 0x30:        # PUBLISH
             n = body[0] << 8 | body[1]
             i = 2 + n + (2 if kind & 0x06 else 0)
             try:
-                self.on_message(body[2:2 + n].decode(), body[i:])
+                # the payload as a view into the packet: no copy of it
+                self.on_message(str(body[2:2 + n], "utf-8"), body[i:])
             except Exception as e:
                 self.log("mqtt: on_message %r" % (e,))
+                # (a MemoryError, above all) not handled, and with a clean
+                # session never delivered again: the subscriptions are made
+                # again (_pinger), and the broker sends the retained
+                # messages again (the board's schedule); the others, their
+                # senders send again
+                self.resub = True
             if kind & 0x06:    # QoS 1
-                return b"\x40\x02" + body[2 + n:i]
+                return b"\x40\x02" + bytes(body[2 + n:i])
         elif t == 0x40 or t == 0x90:     # PUBACK, SUBACK
-            if t == 0x90 and 0x80 in body[2:]:
+            if t == 0x90 and 0x80 in bytes(body[2:]):
                 self.log("mqtt: subscription refused")
             n = body[0] << 8 | body[1]
-            ev = self._pend.get(n)
-            if ev:
-                self._pend[n] = None
-                ev.set()
+            if n in self._pend:
+                self._pend[n] = True
         elif t == 0xD0:      # PINGRESP
             self.pings += 1
         return None
@@ -304,11 +338,14 @@ class MQTTClient:
         if w is not self._w:
             return
         if msg and self.connected:
-            self.log("mqtt: connection lost: " + msg)
+            try:                # msg: a text or the exception; logging allocates
+                self.log("mqtt: connection lost: %r" % (msg,) if isinstance(msg, Exception)
+                         else "mqtt: connection lost: " + msg)
+            except MemoryError:
+                pass
         self.connected = False
-        for ev in self._pend.values():
-            if ev:
-                ev.set()
+        for k in self._pend:        # the requests waiting: failed
+            self._pend[k] = None
         rd = self._rd
         if rd and rd is not asyncio.current_task():
             rd.cancel()

@@ -56,12 +56,14 @@ class Signer:
         return b"\n".join((body, binascii.hexlify(self.mac(body, topic))))
 
     def open(self, topic, payload):
-        """The signed payload -> its body, or AuthError."""
-        cut = payload.rfind(b"\n")
-        if cut < 0 or len(payload) - cut - 1 != _MAC_HEX:
+        """The signed payload (bytes, or a memoryview of them: the board's
+        MQTT client gives one) -> its body, of the same kind (a view: no copy
+        on the board's heap), or AuthError."""
+        cut = len(payload) - _MAC_HEX - 1
+        if cut < 0 or payload[cut] != 10:        # body, "\n", the MAC in hex
             raise AuthError("unsigned or malformed signature")
         body = payload[:cut]
-        hexmac = payload[cut + 1:]
+        hexmac = bytes(payload[cut + 1:])
         if hexmac != hexmac.lower():
             raise AuthError("signature must be lowercase hex")
         try:

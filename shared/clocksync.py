@@ -50,7 +50,13 @@ class OffsetEstimator:
         self.skew = (0, 1)
         # The histories are flat lists of ints, three per sample (no tuple
         # per sample: on the board each would be an object of its own).
-        self.samples = []    # delay, offset, t4 of the last `window`, oldest first
+        # The samples' room is taken at once, while the board's heap is
+        # young: grown on the way (4, 8, 16, 32 slots) the list would ask
+        # for 256 bytes in one piece in the clock-sync burst right after
+        # connecting, on a fragmented heap.  (A list keeps its room when
+        # emptied with del, and when trimmed.)
+        self.samples = [0] * (3 * window)   # delay, offset, t4 of the last `window`, oldest first
+        del self.samples[:]
         self._best = None    # the trusted (delay, offset, t4)
         self._anchor = None  # (t4, offset) of the trusted sample
         self.points = []     # t4, offset, delay of the interval-best samples

@@ -89,13 +89,13 @@ def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def check_int(msg, key, lo=-_MAX_INT, hi=_MAX_INT, optional=False):
+def check_int(msg, key, start=-_MAX_INT, end=_MAX_INT, optional=False):
     x = msg.get(key)
     if x is None and optional:
         return
     if not _is_int(x):
         raise ProtocolError("'%s' must be an integer" % key)
-    if not lo <= x <= hi:
+    if not start <= x <= end:
         raise ProtocolError("'%s' out of range: %d" % (key, x))
 
 
@@ -202,12 +202,13 @@ def stamp(msg, ctr, boot=None, bi=None):
 
 
 def decode(payload):
-    """bytes/str -> validated message dict; ProtocolError on anything else."""
+    """bytes/memoryview/str -> validated message dict; ProtocolError on
+    anything else."""
     if len(payload) > MAX_PAYLOAD:
         raise ProtocolError("payload too large: %d bytes" % len(payload))
     try:
         if not isinstance(payload, str):
-            payload = payload.decode("utf-8")      # JSON on the wire is UTF-8, nothing else
+            payload = str(payload, "utf-8")        # JSON on the wire is UTF-8, nothing else
         if payload[:1] != "{":
             raise ValueError
         msg = json.loads(payload)

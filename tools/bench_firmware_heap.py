@@ -7,7 +7,7 @@ broker and a real hub, with MicroPython heaps of decreasing size (-X
 heapsize; an ESP32 has roughly 100-160 KB free for Python).  For each it
 prints the heap in use after boot and at steady state (after calls, counts,
 voids, confirmations and a periodic clock sync), and the smallest heap the
-firmware runs in.  Then a long hub outage at 64 KB (outage(): 200 strays
+firmware runs in.  Then a long hub outage at 64 and 80 KB (outage(): 200 strays
 with the hub away, then the hub back), with the allocations that failed.
 
 Then where the heap goes: gc.mem_alloc() after importing each module and
@@ -47,6 +47,7 @@ from tabletimer.tools import firmware_build
 from tabletimer.tools.simulator import SimBoard, micropython_binary, micropython_path
 
 SIZES_KB = (160, 128, 112, 96, 80, 72, 64, 60, 56)
+OUTAGE_HEAPS_KB = (64, 80)
 MODULES = ("localclock", "gestures", "signals", "auth", "clocksync", "protocol", "journal", "board",
            "config", "mqtt_client", "hardware_sim", "app")
 WASM_PACKAGE = "@micropython/micropython-webassembly-pyscript@1.29.0-6"
@@ -290,13 +291,15 @@ def main() -> int:
             except TimeoutError as e:
                 print(f"{kb} KB: {e}", file=sys.stderr)
                 results[kb] = None
-        o = outage(64, tmp, code)
-        print(f"outage at 64 KB (hub away, compressed: see outage()): {o['journaled']}/{OUTAGE_EVENTS} strays "
-              f"journaled in {o['made_s']:.0f} s, {o['acked']}/{OUTAGE_EVENTS} acknowledged {o['back_s']:.0f} s "
-              f"after the hub came back; failed allocations: {len(o['failed'])} (target 0); least free heap "
-              f"at a clock sync: {o['free']} bytes" + ("" if o["alive"] else "; the board DIED"), flush=True)
-        for line in o["failed"][:5]:
-            print("   ", line)
+        for okb in OUTAGE_HEAPS_KB:
+            o = outage(okb, tmp, code)
+            print(f"outage at {okb} KB (hub away, compressed: see outage()): {o['journaled']}/{OUTAGE_EVENTS} "
+                  f"strays journaled in {o['made_s']:.0f} s, {o['acked']}/{OUTAGE_EVENTS} acknowledged "
+                  f"{o['back_s']:.0f} s after the hub came back; failed allocations: {len(o['failed'])} "
+                  f"(target 0); least free heap at a clock sync: {o['free']} bytes"
+                  + ("" if o["alive"] else "; the board DIED"), flush=True)
+            for line in sorted(set(o["failed"]))[:5]:
+                print("   ", line)
         # steady state: the next periodic clock sync after the activity (30 s)
         for kb, mark in marks.items():
             try:

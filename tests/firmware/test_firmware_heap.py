@@ -1,6 +1,6 @@
 """The firmware in a small heap (issue #4; docs/benchmarks.md, "Firmware
 heap"): the files as deployed run through calls, counts, voids and
-confirmations in a 64 KB MicroPython heap; their names fit the first four
+confirmations in a 72 KB MicroPython heap (HEAP_KB); their names fit the first four
 qstr pools; and the RAM-saving paths work -- the MQTT client keeps no
 receive buffer, it reads each packet whole with readexactly (the fixed
 header, the remaining length byte by byte, then the body): bursts of packets
@@ -8,8 +8,11 @@ that arrive several to a read, and remaining lengths of 1, 2 and 3 bytes
 around their limits."""
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -22,31 +25,42 @@ from tabletimer.tools.bench_firmware_heap import FAST, exercise  # noqa: E402
 from tabletimer.tools.simulator import micropython_binary, micropython_path  # noqa: E402
 
 
-def test_the_firmware_runs_in_a_64_kb_heap(tmp_path, embedded_broker):
+# The heap of this test: 64 KB until the watchdog, the fault record, the
+# soft-interrupt deferral and the RAM window came (issue 14); with them the
+# firmware fails allocations at 64 KB on this 64-bit port, and now and then
+# cannot recover from them (docs/benchmarks.md, "Firmware heap").  72 KB is
+# about 65 KB on a 32-bit ESP32, which has 100-160 KB free for Python.
+HEAP_KB = 72
+
+
+def test_the_firmware_runs_in_a_small_heap(tmp_path, embedded_broker):
     """The board's files as `tabletimer board flash` builds them (.mpy, -O3;
-    plain bytecode for the host) in a 64 KB heap: it boots, connects, gets its
+    plain bytecode for the host) in a 72 KB heap: it boots, connects, gets its
     schedule and clock, and every call, count, void and confirmation of the
     benchmark's exercise on two stations is journaled, sent and acknowledged;
-    no task dies on the way, and at least 4 KB stay free (the heap the board
-    reports at each clock sync, after a collection).
-    (Right after connecting, when the birth message, the retained schedule
-    and the clock-sync burst cross, an allocation may fail now and then on a
-    fragmented heap: the task logs it and carries on, the message goes again;
-    those are allowed here, a task that died is not.)"""
-    code = tmp_path / "code"
+    no allocation fails and no task dies on the way, and at least 4 KB stay
+    free (the heap the board reports at each clock sync, after a
+    collection)."""
+    # The files where a board has them: near the root.  Each module's path
+    # is a qstr in its RAM, and pytest's tmp_path (60-70 characters) would
+    # add about 1 KB that no board has (its paths: /app.mpy and so on).
+    code = Path(tempfile.mkdtemp(prefix="tt"))
     firmware_build.build(code, include_host_only=True, arch=None)
     rig = Rig(tmp_path, embedded_broker)
     try:
         rig.start_hub().start_round()
-        sim = rig.board("h64", stations=2, timings=FAST, heap_bytes=64 * 1024, code_dir=code)
+        sim = rig.board("h64", stations=2, timings=FAST, heap_bytes=HEAP_KB * 1024, code_dir=code)
         sim.wait_for(lambda r: "sched" in r, timeout=15)
         synced(sim)
         exercise(sim)                     # waits for the 16th acknowledgement
         heap = [r["heap"] for r in sim.records if "heap" in r]
-        assert heap and max(u + f for u, f in heap) <= 64 * 1024
+        assert heap and max(u + f for u, f in heap) <= HEAP_KB * 1024
         assert min(f for u, f in heap) >= 4096, heap
+        failed = [r["log"] for r in sim.records if "MemoryError" in str(r.get("log", ""))]
+        assert not failed, failed
     finally:
         rig.close()
+        shutil.rmtree(code, ignore_errors=True)
     crashed = [r for r in sim.records if "Traceback" in str(r.get("log", ""))]
     assert not crashed and not sim.stderr_tail, (crashed, sim.stderr_tail)
 

@@ -57,9 +57,9 @@ async def echo(qos, text):
     out(ev="echo", ok=ok, qos=qos, text=text)
 
 def on_message(topic, payload):
-    out(ev="msg", topic=topic, payload=payload.decode(), ttype=type(topic).__name__,
+    s = bytes(payload).decode()
+    out(ev="msg", topic=topic, payload=s, ttype=type(topic).__name__,
         ptype=type(payload).__name__)
-    s = payload.decode()
     asyncio.create_task(echo(int(s[1]), s[3:]))
 
 client = MQTTClient("dev-" + prefix, "127.0.0.1", port, keepalive=ka,
@@ -234,7 +234,7 @@ def test_device_birth_and_roundtrip(device, paho_factory, impl):
         text = "hello-%d%d" % (paho_qos, dev_qos)
         paho.publish(pre + "/cmd", "q%d:%s" % (dev_qos, text), qos=paho_qos)
         msg = dev.expect(ev="msg")
-        assert msg["topic"] == pre + "/cmd" and msg["ttype"] == "str" and msg["ptype"] == "bytes"
+        assert msg["topic"] == pre + "/cmd" and msg["ttype"] == "str" and msg["ptype"] == "memoryview"
         assert msg["payload"] == "q%d:%s" % (dev_qos, text)
         echo = dev.expect(ev="echo")
         assert echo["ok"] is True and echo["text"] == text and echo["qos"] == dev_qos
@@ -603,3 +603,45 @@ def test_remaining_length_encoding():
     for n, enc in ((0, b"\x00"), (127, b"\x7f"), (128, b"\x80\x01"), (16383, b"\xff\x7f"),
                    (16384, b"\x80\x80\x01"), (268435455, b"\xff\xff\xff\x7f")):
         assert bytes(mqtt_client._hdr(0x30, n)) == b"\x30" + enc
+
+
+@pytest.mark.parametrize("broker_kind", ["mosquitto", "embedded"])
+def test_a_message_not_handled_comes_again(mosq, tmp_path, broker_kind):
+    """A message whose handling fails (a MemoryError on the board's
+    fragmented heap, above all) was acknowledged to the broker and, with a
+    clean session, is never delivered again.  The client makes its
+    subscriptions again at the next keepalive period, and the broker sends
+    the retained messages again: the board's schedule is not lost."""
+    from tabletimer.hub.boards.broker import EmbeddedBroker
+    emb = EmbeddedBroker(tmp_path / "broker").start() if broker_kind == "embedded" else None
+    port = emb.port if emb else mosq.port
+    pre = prefix()
+    try:
+        pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        pub.connect("127.0.0.1", port)
+        pub.loop_start()
+        pub.publish(pre + "/sched", b"the schedule", qos=1, retain=True).wait_for_publish(T)
+
+        async def main():
+            got = asyncio.Queue()
+            failed = []
+
+            def on_message(topic, payload):
+                if not failed:
+                    failed.append(bytes(payload))
+                    raise MemoryError("memory allocation failed, allocating 169 bytes")
+                got.put_nowait(bytes(payload))
+
+            client = MQTTClient(pre, "127.0.0.1", port, keepalive=2, subs=[pre + "/sched"],
+                                on_message=on_message, log=lambda s: None)
+            runner = asyncio.create_task(client.run())
+            assert await asyncio.wait_for(got.get(), T) == b"the schedule"   # a period is 0.5 s
+            assert failed == [b"the schedule"] and client.connected
+            await client.stop()
+            await asyncio.wait_for(runner, T)
+        run_async(main())
+        pub.loop_stop()
+        pub.disconnect()
+    finally:
+        if emb:
+            emb.stop()

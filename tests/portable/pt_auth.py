@@ -40,6 +40,12 @@ def test_sign_and_open():
     p = s.sign("tt/v1/b/t1/evt", b'{"a": 1}')
     assert p.startswith(b'{"a": 1}\n') and len(p) == 8 + 1 + 64
     assert s.open("tt/v1/b/t1/evt", p) == b'{"a": 1}'
+    # the board's MQTT client hands over a view into the packet: the body
+    # is a view too (no copy on the board's heap), of the same bytes
+    packet = b"\x00\x05topic" + p
+    body = s.open("tt/v1/b/t1/evt", memoryview(packet)[7:])
+    assert isinstance(body, memoryview) and bytes(body) == b'{"a": 1}'
+    expect_auth_error(s.open, "tt/v1/b/t1/evt", memoryview(packet)[8:])   # one byte short
 
 
 def test_tampering_is_detected():

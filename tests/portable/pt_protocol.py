@@ -22,6 +22,7 @@ def test_topics():
 def test_press_encode_decode():
     m = P.event(P.T_PRESS, 3, 17, 2, 1796000000123, 2)
     back = P.decode(P.encode(m))
+    assert P.decode(memoryview(b"xx" + P.encode(m))[2:]) == back     # a view into a packet
     assert back == m
     assert back["at"] == 1796000000123   # big integers survive on MicroPython
 

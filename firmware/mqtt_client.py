@@ -11,7 +11,10 @@
 #
 # Kept lean: on the board every function, attribute name and string constant
 # of a loaded module takes RAM.  Packets are read with readexactly (the
-# header, then the body): nothing is kept between packets.  While connected,
+# header, then the body): nothing is kept between packets.  One longer than
+# _MAX_PACKET is read in small pieces and dropped (a PUBLISH acknowledged):
+# whoever has a login of the broker cannot make the board allocate what a
+# packet claims.  While connected,
 # run() awaits the reader task, which ends when the connection is lost (a
 # read error, or _down() cancelling it): no timeout machinery stays alive.
 # Timeouts are _timed(), not asyncio.wait_for, and writes take turns on
@@ -19,6 +22,16 @@
 # asyncio.lock, which then stay in the board's RAM.
 import asyncio
 import random
+
+try:
+    from micropython import const
+except ImportError:     # CPython (the tests run this client there too)
+    def const(v):
+        return v
+
+# the longest packet read (a hub message: 1 KB at most, protocol.MAX_PAYLOAD,
+# with its topic and MQTT header); a longer one is read and dropped in pieces
+_MAX_PACKET = const(1280)
 
 
 def _hdr(kind, n):
@@ -293,11 +306,46 @@ class MQTTClient:
                     d = (await r.readexactly(1))[0]
                     n |= (d & 0x7F) << sh
                     sh += 7
-                ack = self._got(b0, memoryview(await r.readexactly(n)))
+                if n > _MAX_PACKET:
+                    ack = await self._junk(r, b0, n)
+                else:
+                    ack = self._got(b0, memoryview(await r.readexactly(n)))
                 if ack:
                     await self._send(ack)
         except Exception as e:
             self._down(e, w)
+
+    async def _junk(self, r, kind, n):
+        # A packet longer than any the hub sends (a login of the hall's
+        # broker can publish anything, retained too): read and dropped in
+        # small pieces, never allocated whole; a PUBLISH is acknowledged
+        # (a retained one would come again at every connect).  Returns
+        # the PUBACK to send, if any.  Not a PUBLISH: the connection goes.
+        if kind & 0xF0 != 0x30:
+            raise OSError("packet too long")
+        left = n
+        ack = None
+        if kind & 0x06:                  # QoS 1: the topic, then the packet id
+            h = await r.readexactly(2)
+            t = h[0] << 8 | h[1]
+            left -= 4 + t
+            if left < 0:
+                raise OSError("packet too long")
+            while t > 0:                 # the topic, skipped
+                k = min(t, 64)
+                await r.readexactly(k)
+                t -= k
+            ack = b"\x40\x02" + await r.readexactly(2)
+        while left > 0:
+            k = min(left, 64)
+            await r.readexactly(k)
+            left -= k
+        self.idle = 0
+        try:
+            self.log("mqtt: %r" % (OSError("packet too long", n),))
+        except MemoryError:
+            pass
+        return ack
 
     def _got(self, kind, body):
         # One packet received (body: a memoryview); returns the PUBACK to

@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tabletimer.hub.boards.private_file import write_private
+
 from . import firmware_build
 
 
@@ -115,7 +117,7 @@ def deploy(device: str, cfg: dict, dry_run: bool = False) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         files = firmware_build.build(Path(tmp) / "board")
         conf = Path(tmp) / "config.json"
-        conf.write_text(json.dumps(cfg))
+        write_private(conf, json.dumps(cfg))      # the board's key and WiFi password
         cmd = deploy_commands(device, files, conf)
         if not dry_run:
             subprocess.run(cmd, check=True)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tabletimer import firmware_dir, repo_root
+from tabletimer.hub.boards.private_file import write_private
 from tabletimer.tools.deploy import new_install      # a new install id, as a flash makes one
 
 
@@ -162,7 +163,7 @@ class SimBoard:
     def start(self) -> "SimBoard":
         self.dir.mkdir(parents=True, exist_ok=True)
         cfg = self.dir / "config.json"
-        cfg.write_text(json.dumps(self.config))
+        write_private(cfg, json.dumps(self.config))      # its key, as in a board's flash: the owner's only
         env = dict(os.environ, MICROPYPATH=micropython_path(self.code_dir))
         heap = ["-X", f"heapsize={self.heap_bytes}"] if self.heap_bytes else []
         main = (self.code_dir or firmware_dir()) / "sim_main.py"

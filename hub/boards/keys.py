@@ -5,12 +5,12 @@ generates a board's key and writes it both here and into the board's config."""
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import threading
 from pathlib import Path
 
 from tabletimer.shared.auth import AuthError, Signer, parse_key
+from .private_file import write_private
 from tabletimer.shared.protocol import ProtocolError, check_board_id
 
 
@@ -81,10 +81,7 @@ class BoardKeys:
         if not self.path:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self._keys, indent=2, sort_keys=True))
-        os.chmod(tmp, 0o600)
-        tmp.replace(self.path)
+        write_private(self.path, json.dumps(self._keys, indent=2, sort_keys=True))
 
 
 def mqtt_password(key_hex: str) -> str:

@@ -28,6 +28,7 @@ from typing import Callable, Iterable
 from tabletimer.shared import protocol
 
 from .keys import BoardKeys, mqtt_password
+from .private_file import write_private
 
 HASH_ID = "7"            # PBKDF2-HMAC-SHA512 (Mosquitto >= 2.0)
 ITERATIONS = 101         # what mosquitto_passwd 2.0 writes
@@ -224,19 +225,6 @@ def _check_hub_user(keys: BoardKeys, hub_user: str) -> None:
         raise ValueError(f"the hub's MQTT user name {hub_user!r} is also a board id")
 
 
-# --------------------------------------------------------------- writer
-def _write(path: Path, text: str, mode: int) -> None:
-    """Replace path atomically with text, created with mode (never briefly
-    readable by others)."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        if hasattr(os, "fchmod"):
-            os.fchmod(f.fileno(), mode)    # the umask, or a left-over tmp file, may differ
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def write_mosquitto_config(out_dir: Path, keys: BoardKeys, hub_user: str, hub_password: str,
@@ -253,7 +241,7 @@ def write_mosquitto_config(out_dir: Path, keys: BoardKeys, hub_user: str, hub_pa
     acl = acl_text(keys.boards(), hub_user)
     out_dir.mkdir(parents=True, exist_ok=True)
     persist.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _write(out_dir / "passwd", passwd, 0o600)
-    _write(out_dir / "acl", acl, 0o600)
-    _write(out_dir / "mosquitto.conf", conf, 0o644)
+    write_private(out_dir / "passwd", passwd, 0o600)
+    write_private(out_dir / "acl", acl, 0o600)
+    write_private(out_dir / "mosquitto.conf", conf, 0o644)
     return out_dir / "mosquitto.conf"

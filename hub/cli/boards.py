@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
+from ..boards.private_file import write_private
 from ..rules.formats import FormatError
 from .common import HUB_USER, hub_password, load_event
 from tabletimer.hub.event import event_folder
@@ -68,8 +69,7 @@ def cmd_broker_config(args) -> int:
         pw_file = hub_password(ev.path)
         pw_file.parent.mkdir(parents=True, exist_ok=True)
         if not pw_file.exists():
-            pw_file.write_text(secrets.token_hex(16))
-            pw_file.chmod(0o600)
+            write_private(pw_file, secrets.token_hex(16))
         conf = write_mosquitto_config(ev.path / "mosquitto", keys, HUB_USER, pw_file.read_text().strip(),
                                       listen_host=args.listen, port=args.port)
     except (event_folder.EventFolderError, FormatError, KeyFileError, ValueError) as e:

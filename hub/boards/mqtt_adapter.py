@@ -70,7 +70,7 @@ class HubMqtt:
     def _on_message(self, client, userdata, msg) -> None:
         received = self.service.clock.now_ms()
         try:
-            out = self.service.handle(msg.topic, msg.payload, received)
+            out = self.service.handle(msg.topic, msg.payload, received, retained=bool(msg.retain))
         except Exception:   # never let one message kill the network thread
             log.exception("failed to handle a message on %s", msg.topic)
             return

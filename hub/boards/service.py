@@ -63,6 +63,7 @@ class HubService:
         # the event's id, in every schedule (a remote console's log has none: it sends none)
         self.event_id: int | None = store.event_id
         self.rejected: Counter[str] = Counter()   # reason -> count
+        self.retained_again = 0     # boards' retained statuses had before, sent again at a (re)subscribe
         self.duplicates = 0
         self.activity: deque[str] = deque(maxlen=200)
         self.listeners: list[Callable[[dict], None]] = []
@@ -89,8 +90,10 @@ class HubService:
         self._live = True
 
     # ------------------------------------------------------------ input
-    def handle(self, topic: str, payload: bytes, received_ms: int) -> list[Outgoing]:
-        """One message from the broker, received at hub time received_ms."""
+    def handle(self, topic: str, payload: bytes, received_ms: int, retained: bool = False) -> list[Outgoing]:
+        """One message from the broker, received at hub time received_ms;
+        retained: the broker sent it because the hub subscribed (a board's
+        retained status, at every hub start and reconnect)."""
         if topic == protocol.HUB_STATUS:
             return []                            # our own retained status
         try:
@@ -121,6 +124,13 @@ class HubService:
             if why and why.startswith("boot jump"):
                 self.boot_jumps[board] = why
                 return self._reject("boot jump", why, topic)
+            if why and retained and kind == protocol.STATUS:
+                # a board's retained status the hub has had before: what
+                # the broker keeps for it, sent again because the hub
+                # (re)subscribed -- not an attack, not counted as one (a
+                # replay published live by anyone comes without the flag)
+                self.retained_again += 1
+                return []
             if why:
                 return self._reject("replayed", why, topic)
             self.boot_jumps.pop(board, None)     # it is heard again: not locked out

@@ -181,6 +181,25 @@ def test_stale_last_will_does_not_mark_a_reconnected_board_offline(hub):
     assert hub.rejected["replayed"] == 2
 
 
+def test_a_boards_retained_status_sent_again_at_a_resubscribe_is_not_an_attack(hub):
+    """Issue 15, item 6: at every hub start and reconnect the broker sends
+    each board's retained status again; the hub has had it, and it counted
+    each as "replayed" (12 per restart), so the rejected counter was never
+    0.  With the broker's retained flag it is not counted; the same bytes
+    published live (anyone replaying them) still are."""
+    birth = hub.sender.payload("b1", P.STATUS, P.status_online(1, "0.2.0", 1), ctr=2)
+    hub.handle("tt/v1/b/b1/status", birth, hub.clock.t)
+    assert hub.registry.boards["b1"].online
+    for _ in range(3):                                              # three hub reconnects
+        assert hub.handle("tt/v1/b/b1/status", birth, hub.clock.t, retained=True) == []
+    assert dict(hub.rejected) == {} and hub.retained_again == 3
+    hub.handle("tt/v1/b/b1/status", birth, hub.clock.t)             # live: a replay
+    assert dict(hub.rejected) == {"replayed": 1}
+    forged = birth[:-1] + (b"0" if birth[-1:] != b"0" else b"1")
+    hub.handle("tt/v1/b/b1/status", forged, hub.clock.t, retained=True)    # retained, but forged
+    assert hub.rejected["forged"] == 1
+
+
 def test_round_start_sends_signed_retained_schedules(hub):
     sent = []
     hub.publish = sent.extend

@@ -94,3 +94,23 @@ def test_board_goes_offline_by_last_will(rig):
     rig.wait_event(lambda ev: ev["type"] == "status" and ev["board"] == "e2e03"
                    and ev["payload"]["state"] == "offline", timeout=30)
     assert not hub.registry.boards["e2e03"].online
+
+
+def test_a_hub_reconnect_counts_no_boards_retained_status_as_an_attack(rig):
+    """Issue 15, item 6: the hub's link to the broker goes and comes back
+    (here: its MQTT client replaced, the same hub); the broker sends it each
+    board's retained status again, which it has had.  The rejected counter
+    stays at 0: it means attacks."""
+    from waiting import until
+    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
+    hub = rig.start_hub()
+    sims = [rig.board(f"rs{i}") for i in range(2)]
+    until(lambda: all(hub.registry.boards.get(s.board_id) and hub.registry.boards[s.board_id].online
+                      for s in sims), "both boards online at the hub")
+    for _ in range(2):
+        before = hub.retained_again
+        rig.mqtt.stop()
+        rig.mqtt = HubMqtt(hub, rig.broker.host, rig.broker.port)
+        rig.mqtt.start()
+        until(lambda: hub.retained_again >= before + 2, "both retained statuses sent again")
+    assert dict(hub.rejected) == {}, (dict(hub.rejected), hub.activity[-5:])

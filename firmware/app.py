@@ -332,7 +332,13 @@ class App:
         changed = False
         for kind, what in actions:
             if kind == "event":
-                self.journal.put(what)       # durable before anything else
+                try:
+                    self.journal.put(what)   # durable before anything else
+                except Exception:
+                    # not in flash (a full heap, a full flash): kept in RAM
+                    # then, even beyond the window, and sent until acked
+                    b.unacked[(what["boot"], what["seq"])] = [what, 0, 1000]   # retried from 1 s
+                    raise
                 hw.emit({"journaled": [what["boot"], what["seq"]], "type": what["type"]})
                 # a stray changes no station's state: no second flash write
                 changed = changed or what["type"] != "stray"

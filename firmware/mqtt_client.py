@@ -182,15 +182,15 @@ class MQTTClient:
             elif self._busy is None:    # never queue behind a stuck write
                 try:
                     if self.resub:
-                        self.resub = False
                         p = bytearray()
                         for t in self.subs:
                             _str(p, t).append(1)
                         asyncio.create_task(self._req(0x82, b"", (p,)))
+                        self.resub = False
                     elif not n & 1:
                         asyncio.create_task(self._send(b"\xc0\x00"))
                 except MemoryError:     # a fragmented heap: the next period
-                    self.resub = True
+                    pass
 
     async def _open(self):
         r, w = await asyncio.open_connection(self.host, self.port)
@@ -360,13 +360,17 @@ class MQTTClient:
                 # the payload as a view into the packet: no copy of it
                 self.on_message(str(body[2:2 + n], "utf-8"), body[i:])
             except Exception as e:
-                self.log("mqtt: on_message %r" % (e,))
-                # (a MemoryError, above all) not handled, and with a clean
-                # session never delivered again: the subscriptions are made
-                # again (_pinger), and the broker sends the retained
-                # messages again (the board's schedule); the others, their
-                # senders send again
-                self.resub = True
+                # a MemoryError: not handled, and with a clean session never
+                # delivered again: the subscriptions are made again
+                # (_pinger), and the broker sends the retained messages
+                # again (the board's schedule); the others, their senders
+                # send again.  (Any other error would come again with it.)
+                if isinstance(e, MemoryError):
+                    self.resub = True
+                try:
+                    self.log("mqtt: on_message %r" % (e,))
+                except MemoryError:
+                    pass
             if kind & 0x06:    # QoS 1
                 return b"\x40\x02" + bytes(body[2 + n:i])
         elif t == 0x40 or t == 0x90:     # PUBACK, SUBACK

@@ -289,3 +289,32 @@ def test_acknowledged_entries_stay_in_flash_while_a_station_runs(rig):
     assert entry.exists()                 # acknowledged, but station 2 still runs
     until(lambda: not entry.exists(), "the entry removed after time-up", timeout=10)
     assert hub.clock.now_ms() >= end
+
+
+def test_an_event_its_flash_did_not_take_is_kept_in_ram_and_sent_beyond_the_window(rig):
+    """With the hub away a board keeps 4 unacknowledged entries in RAM and
+    the rest in its journal only (docs/firmware.md, "Delivery").  An event
+    whose journal write fails (here its temporary file's name is taken by a
+    directory, which not even root opens as a file) is kept in RAM all the
+    same, beyond the window, and reaches the hub when it is back."""
+    hub = rig.start_hub()                # no round: every press a stray
+    sim = rig.board("rw01", timings=FAST)
+    synced(sim)
+    rig.stop_hub()
+    (sim.dir / "journal" / "1_5.json.tmp").mkdir()
+    for i in range(5):
+        s0 = len(sim.records)
+        sim.press(1)
+        sim.wait_for(lambda r: "journaled" in r or "Error" in str(r.get("log", "")), start=s0)
+        sim.wait_for(lambda r: r.get("input", [0, 1])[1] == 0, start=s0)
+    assert [r["journaled"][1] for r in sim.records if "journaled" in r] == [1, 2, 3, 4]
+    assert any("OSError" in str(r.get("log", "")) for r in sim.records)
+    hub = rig.start_hub()
+    acked: set[int] = set()
+
+    def all_acked(r: dict) -> bool:
+        if "acked" in r:
+            acked.add(r["acked"][1])
+        return acked == {1, 2, 3, 4, 5}
+    sim.wait_for(all_acked, timeout=30)
+    assert sorted(e["payload"]["seq"] for e in hub.store.events() if e["type"] == "stray") == [1, 2, 3, 4, 5]

@@ -81,7 +81,10 @@ class Journal:
                     if len(keys) > n + 1:
                         keys.pop()
         for name in tmp:
-            os.remove(self.dir + "/" + name)
+            try:
+                os.remove(self.dir + "/" + name)
+            except OSError:     # not a file, or the flash failing: left, and the entries still come
+                pass
         entries = []
         for k in keys[:n]:
             path = "%s/%d_%d.json" % (self.dir, k[0], k[1])
@@ -89,5 +92,8 @@ class Journal:
                 with open(path) as f:
                     entries.append(json.load(f))
             except (OSError, ValueError):
-                os.rename(path, path + ".bad")
+                try:
+                    os.rename(path, path + ".bad")
+                except OSError:
+                    pass
         return entries, len(keys) > n

@@ -64,3 +64,13 @@ def test_load_takes_the_oldest_few_after_a_key():
     assert keys(j.load((2, 10), 2)) == ([(2, 100), (3, 1)], False)
     assert keys(j.load((3, 1), 2)) == ([], False)
     assert keys(j.load(n=6)) == ([(1, 7), (1, 12), (2, 9), (2, 10), (2, 100), (3, 1)], False)
+
+
+def test_a_leftover_tmp_that_cannot_be_removed_does_not_stop_the_entries():
+    """A leftover .tmp the board cannot remove (here a directory of that
+    name; on a board, a failing flash) is left: the entries still come."""
+    j, root = fresh("stuck")
+    j.put({"boot": 1, "seq": 1, "at": 1})
+    os.mkdir(root + "/journal/1_2.json.tmp")
+    assert keys(j.load()) == ([(1, 1)], False)
+    assert keys(j.load()) == ([(1, 1)], False)

@@ -166,10 +166,19 @@ def validate(msg):
         if m.get("state") not in (ONLINE, OFFLINE):
             raise ProtocolError("'state': 'online' or 'offline'")
     elif t == T_STATIONS:
-        # the hub's state of the board's stations: today's firmware accepts
-        # it and does not act on it, so its fields are checked where it is
-        # built (hub_protocol.stations), not in the board's RAM
-        pass
+        # per button: [state 0 idle 1 running 2 called 3 done 4 stopped,
+        #              the open call [boot, seq] or None, own end or None,
+        #              finish calls confirmed]
+        st = m.get("st")
+        ok = isinstance(st, list) and len(st) <= 64
+        for e in (st if ok and isinstance(st, list) else ()):
+            ok = (isinstance(e, list) and len(e) == 4 and e[0] in (0, 1, 2, 3, 4) and _is_int(e[3])
+                  and (e[1] is None or (isinstance(e[1], list) and len(e[1]) == 2))
+                  and (e[2] is None or _is_int(e[2])))
+            if not ok:
+                break
+        if not ok:
+            raise ProtocolError("'st': up to 64 [state 0..4, call or null, end or null, confirmed]")
     else:
         raise ProtocolError("unknown message type: %r" % (t,))
     # (an ack's 'in' and a schedule's 'ev', the hub's install and event

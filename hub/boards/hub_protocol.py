@@ -14,7 +14,8 @@ from __future__ import annotations
 from tabletimer.shared.protocol import (CMD, EVENT, OFFLINE, ONLINE, PREFIX, SCHED, STATUS, SYNC,
                                         T_ACK, T_CONFIRM, T_HUB, T_IDENTIFY, T_PRESS, T_RECORDED,
                                         T_SCHED, T_STATIONS, T_STATUS, T_STRAY, T_SYNC, T_VOID, VERSION,
-                                        ProtocolError, check_board_id, check_call, check_int, decode, event)
+                                        ProtocolError, check_board_id, check_call, check_int, decode, event,
+                                        validate)
 
 # the types of journaled board events (on the board's evt topic)
 EVENT_TYPES = (T_PRESS, T_CONFIRM, T_VOID, T_STRAY)
@@ -27,10 +28,6 @@ def press(boot: int, seq: int, station: int, at: int | None, err: int | None = N
     """A board's press, as the firmware builds it (protocol.event): for the
     hub's tests and benchmarks (the board itself needs no such function)."""
     return event(T_PRESS, boot, seq, station, at, err)
-
-
-def _whole(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def check_install(m: dict, key: str) -> None:
@@ -172,18 +169,8 @@ def stations(entries: list[list]) -> dict:
     [state code (STATION_CODES), its open call [boot, seq] or None (a call
     recorded at the desk is 'called' with None), the station's own end (hub
     ms; a new start time moves it) or None, finish calls confirmed].
-    Checked here (ProtocolError): the board does not check it yet (it does
-    not follow it yet; protocol.validate)."""
-    ok = isinstance(entries, list) and len(entries) <= 64
-    for e in entries if ok else ():
-        ok = (isinstance(e, list) and len(e) == 4 and e[0] in (0, 1, 2, 3, 4) and _whole(e[3])
-              and (e[1] is None or (isinstance(e[1], list) and len(e[1]) == 2))
-              and (e[2] is None or _whole(e[2])))
-        if not ok:
-            break
-    if not ok:
-        raise ProtocolError("'st': up to 64 [state 0..4, call or null, end or null, confirmed]")
-    return {"v": VERSION, "type": T_STATIONS, "st": entries}
+    Checked as the board checks it (protocol.validate; ProtocolError)."""
+    return validate({"v": VERSION, "type": T_STATIONS, "st": entries})
 
 
 def hub_status(state: str) -> dict:

@@ -90,3 +90,12 @@ def test_board_id_rules():
     raises(P.check_board_id, "x" * 33)
     raises(P.check_board_id, "a/b")
     raises(P.check_board_id, "a+")
+
+
+def test_the_board_checks_the_hubs_station_states_it_follows():
+    m = {"v": 1, "type": "stations", "st": [[1, None, None, 0], [2, [1, 4], 9000, 1]]}
+    assert P.decode(P.encode(m)) == m
+    for bad in ([[5, None, None, 0]], [[1, None, None]], [[1, [1], None, 0]], [[1, None, "x", 0]],
+                [[1, None, None, True]], [[1, None, None, 0]] * 65, {"1": 1}):
+        m["st"] = bad
+        raises(P.encode, m)

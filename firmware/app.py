@@ -337,7 +337,7 @@ class App:
                 except Exception:
                     # not in flash (a full heap, a full flash): kept in RAM
                     # then, even beyond the window, and sent until acked
-                    b.unacked[(what["boot"], what["seq"])] = [what, 0, 1000]   # retried from 1 s
+                    b.store(what)
                     raise
                 hw.emit({"journaled": [what["boot"], what["seq"]], "type": what["type"]})
                 # a stray changes no station's state: no second flash write
@@ -370,7 +370,7 @@ class App:
                         if not await self.send(self.topic + protocol.EVENT, Board.event_message(e),
                                                qos=1):
                             break
-                g, b = self.gone, self.board
+                g = self.gone
                 if g:
                     now = b.sync.to_hub(self.clock.now())
                     for n in range(1, b.stations + 1):

@@ -231,9 +231,15 @@ class Board:
         if self.backlog is None and len(self.unacked) >= _WINDOW:
             self.backlog = max(self.unacked)
         if self.backlog is None:
-            self.unacked[(self.boot, self.seq)] = [e, 0, _RETRY_MIN_MS]
+            self.store(e)
         # else in the journal only, until the window has room (fill())
         return e
+
+    def store(self, e):
+        """Keeps entry e in RAM until it is acknowledged, sent at once and
+        then with back-off (the window's, and an entry its journal did not
+        take: app.py)."""
+        self.unacked[(e["boot"], e["seq"])] = [e, 0, _RETRY_MIN_MS]
 
     # -- delivery ------------------------------------------------------
     def resolve_times(self):
@@ -262,8 +268,8 @@ class Board:
             return ()
         entries, more = load(self.backlog, n)
         for e in entries:
+            self.store(e)
             self.backlog = (e["boot"], e["seq"])
-            self.unacked[self.backlog] = [e, 0, _RETRY_MIN_MS]
         if not more:
             self.backlog = None
         return self.resolve_times()

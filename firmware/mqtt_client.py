@@ -80,7 +80,12 @@ class MQTTClient:
         self.user = user
         self.password = password
         self.will = will
-        self.subs = subs
+        # the SUBSCRIBE's filters, QoS 1 each, made once: sent at every
+        # connect, and again after a message was not handled (_pinger)
+        p = bytearray()
+        for t in subs:
+            _str(p, t).append(1)
+        self.subs = p
         self.on_message = on_message
         self.on_connect = on_connect
         self.backoff_min_ms = backoff_min_ms
@@ -182,10 +187,7 @@ class MQTTClient:
             elif self._busy is None:    # never queue behind a stuck write
                 try:
                     if self.resub:
-                        p = bytearray()
-                        for t in self.subs:
-                            _str(p, t).append(1)
-                        asyncio.create_task(self._req(0x82, b"", (p,)))
+                        asyncio.create_task(self._req(0x82, b"", (self.subs,)))
                         self.resub = False
                     elif not n & 1:
                         asyncio.create_task(self._send(b"\xc0\x00"))
@@ -220,10 +222,7 @@ class MQTTClient:
             raise OSError("CONNACK refused", a[3])
         rd = self._rd = asyncio.create_task(self._reader(r, w))
         if self.subs:
-            p = bytearray()
-            for t in self.subs:
-                _str(p, t).append(1)
-            if not await self._req(0x82, b"", (p,)):
+            if not await self._req(0x82, b"", (self.subs,)):
                 raise OSError("no SUBACK")
         return rd
 

@@ -196,6 +196,16 @@ def print_modules(columns: list[tuple[str, list | None]]) -> None:
 OUTAGE_EVENTS = 200
 
 
+def start_hub(store: EventStore, keys: BoardKeys, broker: EmbeddedBroker) -> tuple[HubService, HubMqtt]:
+    """A hub for the benchmark's boards (every station an individual
+    entrant), connected to broker."""
+    service = HubService(store, keys, Competition(load_format("cz-championship-individuals"), [], [],
+                                                  auto_stations=True))
+    hub = HubMqtt(service, broker.host, broker.port)
+    hub.start()
+    return service, hub
+
+
 def outage(kb: int, tmp: Path, code: Path, events: int = OUTAGE_EVENTS) -> dict:
     """A long hub outage at a kb KB heap, with a broker and a hub of its
     own: no round started (every press a stray, each journaled), the hub
@@ -214,10 +224,7 @@ def outage(kb: int, tmp: Path, code: Path, events: int = OUTAGE_EVENTS) -> dict:
     broker = EmbeddedBroker(tmp / "outage-broker").start()
     keys = BoardKeys(tmp / "outage-keys.json")
     store = EventStore(tmp / "outage.sqlite")
-    service = HubService(store, keys, Competition(load_format("cz-championship-individuals"), [], [],
-                                                  auto_stations=True))
-    hub = HubMqtt(service, broker.host, broker.port)
-    hub.start()
+    service, hub = start_hub(store, keys, broker)
     name = f"out{kb}"
     sim = SimBoard(name, broker.host, broker.port, tmp, key=keys.ensure(name), stations=2, timings=FAST,
                    heap_bytes=kb * 1024, code_dir=code).start()
@@ -269,10 +276,7 @@ def main() -> int:
     with EmbeddedBroker(tmp / "broker") as broker:
         keys = BoardKeys(tmp / "keys.json")
         store = EventStore(tmp / "events.sqlite")
-        service = HubService(store, keys, Competition(load_format("cz-championship-individuals"), [], [],
-                                                          auto_stations=True))
-        hub = HubMqtt(service, broker.host, broker.port)
-        hub.start()
+        service, hub = start_hub(store, keys, broker)
         service.start_round()
         # as on a board: compiled .mpy modules (compiling source at import
         # time needs far more RAM than the program itself)

@@ -1,10 +1,16 @@
 """MQTT brokers for the hub: the embedded zero-setup default (amqtt, run as a
-child process on 127.0.0.1) or an external broker given by URL (Mosquitto in
-production)."""
+child process) or an external broker given by URL (Mosquitto).
+
+The embedded broker run by `tabletimer run` and `demo` takes the event's
+logins (BrokerLogins): the same per-board users, client ids and ACL as the
+Mosquitto configuration (broker_access.py).  Without logins it serves
+127.0.0.1 only (tests, benchmarks).  Either way it refuses packets over
+MAX_PACKET bytes (the connection is closed)."""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -12,6 +18,22 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from .hub_protocol import MAX_PACKET
+from .private_file import write_private
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass
+class BrokerLogins:
+    """What the embedded broker checks logins against: the event's board
+    keys file (each board's password derives from its key) and the hub's
+    user name and password file.  Read by the broker process, and again
+    when an unknown user logs in (a board flashed since)."""
+    keys_file: Path
+    hub_user: str
+    hub_password_file: Path
 
 
 @dataclass
@@ -55,14 +77,21 @@ def wait_port(host: str, port: int, timeout: float = 5.0, proc: subprocess.Popen
 
 
 class EmbeddedBroker:
-    """amqtt in a child process.  Anonymous access, clean sessions only (the
-    hub and boards never ask for persistent sessions: delivery is guaranteed
-    by the board journal and the hub's application-level acks)."""
+    """amqtt in a child process, clean sessions only (the hub and boards
+    never ask for persistent sessions: delivery is guaranteed by the board
+    journal and the hub's application-level acks).  With logins, only the
+    event's users, each with its own client id and topics; without, anyone
+    on this machine (it then refuses to listen beyond 127.0.0.1)."""
 
-    def __init__(self, workdir: str | Path, host: str = "127.0.0.1", port: int | None = None):
+    def __init__(self, workdir: str | Path, host: str = "127.0.0.1", port: int | None = None,
+                 logins: BrokerLogins | None = None):
+        if logins is None and host not in LOOPBACK:
+            raise ValueError(f"the embedded broker listens on {host} (beyond this machine) only "
+                             "with the event's logins")
         self.workdir = Path(workdir)
         self.host = host
         self.port = port or free_port(host)
+        self.logins = logins
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -90,13 +119,21 @@ class EmbeddedBroker:
         }
         conf = self.workdir / "amqtt.json"
         conf.write_text(json.dumps(cfg, indent=2))
+        access = self.workdir / "access.json"
+        if self.logins is not None:
+            lg = self.logins
+            write_private(access, json.dumps({
+                "keys_file": os.path.abspath(lg.keys_file), "hub_user": lg.hub_user,
+                "hub_password_file": os.path.abspath(lg.hub_password_file)}), 0o600)
+        elif access.exists():
+            access.unlink()
         logf = open(self.workdir / "broker.log", "ab")
         # stdin is a pipe the child watches: when the hub goes away, however
         # it dies, the pipe closes and the broker exits with it.  Its own
         # session keeps a terminal's Ctrl-C away from it: the hub stops it
         # after the boards.
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tabletimer.hub.boards.broker", str(conf)],
+            [sys.executable, "-m", "tabletimer.hub.boards.broker", str(conf), str(access)],
             stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
             start_new_session=True)
         logf.close()
@@ -178,18 +215,123 @@ def _patch_amqtt(broker) -> None:
     broker._subscriptions = _SnapshotDict(broker._subscriptions)
 
 
-def _serve(config_path: str) -> None:
+class PacketTooLarge(Exception):
+    pass
+
+
+def _load_access(path: str):
+    """The BrokerAccess for the logins file BrokerLogins wrote (None: no
+    logins, anyone on this machine)."""
+    from .broker_access import BrokerAccess
+    from .keys import BoardKeys, mqtt_password
+
+    if not path or not Path(path).exists():
+        return None
+    spec = json.loads(Path(path).read_text())
+
+    def passwords() -> dict[str, str]:
+        keys = BoardKeys(spec["keys_file"])
+        users = {b: mqtt_password(keys.key(b) or "") for b in keys.boards()}
+        users[spec["hub_user"]] = Path(spec["hub_password_file"]).read_text().strip()
+        return users
+    return BrokerAccess(spec["hub_user"], passwords(), reload=passwords)
+
+
+def _guard_amqtt(access, max_packet: int, log) -> None:
+    """What amqtt 0.12.1 lacks for a hall's network, added around it:
+    - a packet over max_packet bytes closes its connection (amqtt read
+      whatever length a packet claimed: a board's login published 64 MB);
+    - with access (BrokerAccess): a CONNECT is checked before the broker
+      touches any session (amqtt cleaned the session of a client id, the
+      hub's too, before it checked the password, and took it over even
+      when it then refused the login: one anonymous connection made the hub
+      deaf); the client id becomes the user name; every publish,
+      subscription, delivery and last will is checked against the ACL;
+    - a second connection with a client's id closes the first (amqtt took
+      the first one's subscriptions and left it connected, deaf)."""
+    from amqtt.broker import Broker
+    from amqtt.contexts import Action
+    from amqtt.errors import MQTTError
+    from amqtt.mqtt.connack import NOT_AUTHORIZED, ConnackPacket
+    from amqtt.mqtt.packet import MQTTFixedHeader
+    from amqtt.mqtt.protocol.broker_handler import BrokerProtocolHandler
+
+    from .broker_access import READ, WRITE
+
+    read_header = MQTTFixedHeader.from_stream.__func__
+
+    async def limited(cls, reader):
+        header = await read_header(cls, reader)
+        if header is not None:
+            n = header.remaining_length        # + the fixed header: counted as Mosquitto counts
+            n += 2 + (n >= 128) + (n >= 16384) + (n >= 2097152)
+            if n > max_packet:
+                raise PacketTooLarge(f"a packet of {n} bytes (at most {max_packet})")
+        return header
+    MQTTFixedHeader.from_stream = classmethod(limited)
+
+    read_connect = BrokerProtocolHandler.init_from_connect.__func__
+
+    async def checked_connect(cls, reader, writer, plugins_manager, loop=None):
+        try:
+            handler, session = await read_connect(cls, reader, writer, plugins_manager, loop)
+        except PacketTooLarge as e:
+            await writer.close()
+            raise MQTTError(f"refused: {e}") from None
+        if access is None:
+            return handler, session
+        why = access.login(session.username, session.password, time.monotonic())
+        if why is not None:
+            log(f"refused a login from {session.remote_address} (client id {session.client_id!r}): {why}")
+            await ConnackPacket.build(0, NOT_AUTHORIZED).to_stream(writer)    # as Mosquitto answers
+            await writer.close()
+            raise MQTTError(f"refused: {why}")
+        session.client_id = session.username     # use_username_as_clientid
+        if session.will_flag and not access.may(session.username, WRITE, session.will_topic or ""):
+            # as Mosquitto: the connection is taken, its will dropped (a
+            # board's will on another board's status would have been sent)
+            log(f"dropped the last will of {session.username!r} on {session.will_topic!r}: not its topic")
+            session.will_flag, session.will_topic, session.will_message = False, None, None
+        return handler, session
+    BrokerProtocolHandler.init_from_connect = classmethod(checked_connect)
+
+    delete_session = Broker._delete_session
+
+    async def delete_and_disconnect(self, client_id: str) -> None:
+        # a clean-session CONNECT with the id of a connected client: amqtt
+        # dropped the old connection's session and subscriptions but kept the
+        # connection, which went on without a message (MQTT-3.1.4-2: the
+        # old client is disconnected; its will goes out as at a takeover)
+        session, handler = self._sessions.get(client_id, (None, None))
+        await delete_session(self, client_id)
+        if handler is not None and session is not None and session.transitions.is_connected():
+            log(f"client id {client_id!r} connected again: its previous connection is closed")
+            await handler.handle_connection_closed()
+    Broker._delete_session = delete_and_disconnect
+
+    if access is not None:
+        async def acl(self, session, topic, action) -> bool:
+            return access.may(getattr(session, "username", None),
+                              WRITE if action == Action.PUBLISH else READ, topic or "")
+        Broker._topic_filtering = acl
+
+
+def _serve(config_path: str, access_path: str = "") -> None:
     """The embedded broker's child process: amqtt until stdin closes."""
     import asyncio
     import threading
 
     from amqtt.broker import Broker
 
+    def log(text: str) -> None:
+        print(time.strftime("%Y-%m-%dT%H:%M:%S"), text, flush=True)
+
     async def main() -> None:
         loop = asyncio.get_running_loop()
         parent_gone = asyncio.Event()
         threading.Thread(target=lambda: (sys.stdin.buffer.read(), loop.call_soon_threadsafe(parent_gone.set)),
                          daemon=True).start()
+        _guard_amqtt(_load_access(access_path), MAX_PACKET, log)
         broker = Broker(json.loads(Path(config_path).read_text()))
         _patch_amqtt(broker)
         await broker.start()
@@ -200,4 +342,4 @@ def _serve(config_path: str) -> None:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1])
+    _serve(*sys.argv[1:3])

@@ -21,6 +21,10 @@ from tabletimer.shared.protocol import (CMD, EVENT, OFFLINE, ONLINE, PREFIX, SCH
 EVENT_TYPES = (T_PRESS, T_CONFIRM, T_VOID, T_STRAY)
 STATION_STATES = ("idle", "running", "called", "done", "stopped")
 MAX_INSTALL = 16
+# the largest MQTT packet the brokers take (Mosquitto's max_packet_size, the
+# embedded broker's limit): a message is 1 KB at most (MAX_PAYLOAD), with its
+# signature, topic and headers well under this; larger is junk or an attack
+MAX_PACKET = 2048
 _HEX = frozenset("0123456789abcdef")
 
 

@@ -27,6 +27,7 @@ from typing import Callable, Iterable
 
 from tabletimer.shared import protocol
 
+from .hub_protocol import MAX_PACKET
 from .keys import BoardKeys, mqtt_password
 from .private_file import write_private
 
@@ -113,8 +114,7 @@ def board_acl(board: str) -> list[str]:
     """The ACL topic lines of one board (after its `user` line)."""
     protocol.check_board_id(board)
     return ([f"topic write {protocol.board_topic(board, k)}" for k in BOARD_WRITES]
-            + [f"topic read {protocol.board_topic(board, k)}" for k in BOARD_READS]
-            + [f"topic read {protocol.HUB_STATUS}"])
+            + [f"topic read {protocol.board_topic(board, k)}" for k in BOARD_READS])
 
 
 def acl_text(boards: Iterable[str], hub_user: str) -> str:
@@ -134,7 +134,7 @@ def acl_text(boards: Iterable[str], hub_user: str) -> str:
         if board == hub_user:
             raise ValueError(f"board id {board!r} is also the hub's MQTT user name")
         out += ["", f"# board {board}: publishes its status (birth and last will), events and",
-                "# sync requests; reads its commands, its schedule and the hub's status",
+                "# sync requests; reads its commands (the hub's status among them, signed) and its schedule",
                 f"user {board}", *board_acl(board)]
     return "\n".join(out) + "\n"
 
@@ -185,6 +185,12 @@ allow_anonymous false
 password_file {_path_value(out_dir / "passwd")}
 acl_file {_path_value(out_dir / "acl")}
 user {user}
+# a client's id is its login: a login can only ever replace its own
+# connection (a board's login connecting as the hub's id kicked the hub off)
+use_username_as_clientid true
+# no message is over 1 KB (signed, with its topic: well under this); a larger
+# packet is junk or an attack, and its connection is closed
+max_packet_size {MAX_PACKET}
 
 # retained messages (board statuses, signed schedules) survive a broker restart
 persistence true

@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
-from ..boards.private_file import write_private
 from ..rules.formats import FormatError
-from .common import HUB_USER, hub_password, load_event
+from .common import HUB_USER, ensure_hub_password, load_event
 from tabletimer.hub.event import event_folder
 
 
@@ -55,8 +54,6 @@ def cmd_board_flash(args) -> int:
 def cmd_broker_config(args) -> int:
     """A Mosquitto configuration for the event: a login per board (password
     derived from its key), the hub's login, an ACL, persistence."""
-    import secrets
-
     from ..boards.mosquitto_config import write_mosquitto_config
 
     try:
@@ -66,10 +63,7 @@ def cmd_broker_config(args) -> int:
         if missing:
             print(f"warning: no key yet for {', '.join(missing)} (flash them with --keys "
                   f"{ev.keys_file}, then run this again)", file=sys.stderr)
-        pw_file = hub_password(ev.path)
-        pw_file.parent.mkdir(parents=True, exist_ok=True)
-        if not pw_file.exists():
-            write_private(pw_file, secrets.token_hex(16))
+        pw_file = ensure_hub_password(ev.path)
         conf = write_mosquitto_config(ev.path / "mosquitto", keys, HUB_USER, pw_file.read_text().strip(),
                                       listen_host=args.listen, port=args.port)
     except (event_folder.EventFolderError, FormatError, KeyFileError, ValueError) as e:

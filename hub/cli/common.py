@@ -87,3 +87,17 @@ HUB_USER = "hub"
 
 def hub_password(ev_path: Path) -> Path:
     return ev_path / "mosquitto" / "hub-password"
+
+
+def ensure_hub_password(ev_path: Path) -> Path:
+    """The hub's MQTT password file (made on first use, 0600 from its first
+    byte): the hub's login on Mosquitto and on the embedded broker."""
+    import secrets
+
+    from ..boards.private_file import write_private
+
+    path = hub_password(ev_path)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_private(path, secrets.token_hex(16))
+    return path

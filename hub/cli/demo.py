@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ..boards.broker import BrokerAddress
-from ..boards.keys import BoardKeys, KeyFileError
+from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
 from ..boards.service import HubService
 from ..event.competition import Competition
 from ..rules.formats import FormatError
@@ -74,7 +74,9 @@ def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, s
     sims = []
     for i in range(args.boards):
         b = sim_board_id(i)
-        sim = SimBoard(b, address.host, address.port, data / "sim-boards", key=service.keys.ensure(b),
+        key = service.keys.ensure(b)
+        sim = SimBoard(b, address.host, address.port, data / "sim-boards", key=key,
+                       broker_user=b, broker_password=mqtt_password(key),
                        stations=per_board.get(b, 1),
                        clock_offset_ms=rng.randint(-5, 5) * 3_600_000 + rng.randint(0, 3_599_999),
                        drift_ppm=rng.randint(-50, 50))

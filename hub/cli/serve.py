@@ -10,11 +10,11 @@ import threading
 import time
 from pathlib import Path
 
-from ..boards.broker import EmbeddedBroker, parse_broker_url
+from ..boards.broker import BrokerLogins, EmbeddedBroker, parse_broker_url
 from ..boards.mqtt_adapter import HubMqtt
 from ..boards.service import HubService
 from ..rules.formats import fmt_duration
-from .common import HUB_USER, hub_password, print_final
+from .common import HUB_USER, ensure_hub_password, hub_password, print_final
 
 
 def describe(service: HubService, ev: dict) -> str:
@@ -87,8 +87,14 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
             if address.user is None and pw.exists():    # from `tabletimer broker config`
                 address.user, address.password = HUB_USER, pw.read_text().strip()
         else:
-            broker = EmbeddedBroker(data / "broker", host=args.listen, port=args.port).start()
+            # the event's logins, on 127.0.0.1 too: one login per board, its
+            # own client id and topics (docs/operations.md, "Run a hall securely")
+            pw_file = ensure_hub_password(data)
+            logins = BrokerLogins(service.keys.path or data / "board-keys.json", HUB_USER, pw_file)
+            broker = EmbeddedBroker(data / "broker", host=args.listen, port=args.port,
+                                    logins=logins).start()
             address = broker.address
+            address.user, address.password = HUB_USER, pw_file.read_text().strip()
         console.print(f"broker on {address.host}:{address.port}{' (embedded)' if broker else ''}; "
                       f"event log {service.store.path}")
         hub = HubMqtt(service, address.host, address.port, address.user, address.password)

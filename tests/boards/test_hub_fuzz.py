@@ -33,6 +33,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from rig import Rig, ready
+from waiting import until
 from tabletimer.hub.boards import hub_protocol as H
 from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards.service import HubService
@@ -605,10 +606,15 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
                       odd_topics=[t for t in ODD_TOPICS if t.startswith("tt/v1/b/") and t.count("/") == 4
                                   and t.endswith(("/evt", "/status", "/sync")) and "+" not in t
                                   and "\x00" not in t])      # what the hub's subscriptions match
-        cases = [fuzz() for _ in range(BROKER_ROUNDS)]
+        # what fits the brokers' packet limit (a larger one closes the
+        # sender's connection: below; handle() takes the rest in the tests above)
+        cases = [c for c in (fuzz() for _ in range(BROKER_ROUNDS))
+                 if 5 + len(c.topic.encode()) + len(c.payload) <= H.MAX_PACKET]
         evt = P.board_topic("f1", P.EVENT)
-        cases += [Case("300 KB random", evt, rng.randbytes(300_000), MALFORMED),
-                  Case("2 KB random", P.board_topic("f1", P.STATUS), rng.randbytes(2048), MALFORMED)]
+        # larger than a message, within the brokers' packet limit (beyond it
+        # the broker closes the connection: the test after the storm)
+        cases += [Case("1.9 KB random", evt, rng.randbytes(1900), MALFORMED),
+                  Case("1.5 KB random", P.board_topic("f1", P.STATUS), rng.randbytes(1500), MALFORMED)]
         gaps = [Case(f"gap: {n}", evt, Signer(keys["f1"]).sign(evt, KNOWN_GAPS[n]), MALFORMED)
                 for n in ("type is a list", "type is an object", "deeply nested JSON")]
         cases += gaps
@@ -640,6 +646,17 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
         assert [(e["type"], e["board"], e["payload"]["station"]) for e in new] == [("press", "f1", 2)]
         assert finished(hub) == ["f1/1", "f1/2"]
         assert Counter(hub.rejected) - before == rejected, "late rejections after the storm"
+
+        # 300 KB: the broker closes the sender's connection, the hub never has it
+        gone = threading.Event()
+        spy.on_disconnect = lambda *a: gone.set()
+        spy.reconnect_delay_set(60, 60)
+        spy.publish(evt, rng.randbytes(300_000), qos=1)
+        assert gone.wait(10), "the broker took a 300 KB packet"
+        after = hub.clock.now_ms()              # the board is still heard: told the hub is
+        hub.publish(hub.hub_online())           # online, it syncs its clock
+        until(lambda: (hub.registry.boards["f1"].last_seen_ms or 0) > after, "the board heard again")
+        assert Counter(hub.rejected) - before == rejected
     finally:
         adapter_log.removeHandler(failures)
         for listeners in (hub.reject_listeners, hub.listeners):

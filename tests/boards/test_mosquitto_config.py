@@ -1,6 +1,8 @@
 """The generated Mosquitto configuration (hub/boards/mosquitto_config.py): the text
-of each file, then the real mosquitto binary running it -- logins, the
-per-board ACL, last wills and persistence -- with paho-mqtt clients.
+of each file, then the brokers running it -- the real mosquitto binary and
+the embedded broker with the event's logins (hub/boards/broker_access.py), the
+same tests for both: logins, client ids, the per-board ACL, last wills,
+packet sizes (and persistence, Mosquitto's) -- with paho-mqtt clients.
 
 Mosquitto drops a forbidden publish silently (an MQTT 3.1.1 client still gets
 its PUBACK) and grants a forbidden subscription (it filters on delivery), so
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+import json
 import os
 import queue
 import stat
@@ -27,6 +30,7 @@ import pytest
 from brokers import free_port, require_mosquitto, wait_port
 from needs import require_account, require_tool
 from tabletimer.hub.boards import mosquitto_config as mc
+from tabletimer.hub.boards.broker import BrokerLogins, EmbeddedBroker
 from tabletimer.hub.boards.hub_protocol import hub_subscriptions
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.shared import protocol as P
@@ -143,8 +147,7 @@ def test_acl_gives_each_board_only_its_own_topics():
         "topic write tt/v1/b/b1/evt",
         "topic write tt/v1/b/b1/sync",
         "topic read tt/v1/b/b1/cmd",
-        "topic read tt/v1/b/b1/sched",
-        "topic read tt/v1/hub/status",
+        "topic read tt/v1/b/b1/sched",       # the hub's status comes on cmd, signed
     ]
     assert blocks["b2"] == [line.replace("/b1/", "/b2/") for line in blocks["b1"]]
     assert mc.board_acl("b1") == blocks["b1"]
@@ -185,6 +188,8 @@ def test_config_text():
     assert int(v["max_queued_messages"][0]) >= 10_000
     assert 20 <= int(v["max_inflight_messages"][0]) <= 1000
     assert v["set_tcp_nodelay"] == ["true"]
+    assert v["use_username_as_clientid"] == ["true"]      # a login replaces only its own connection
+    assert v["max_packet_size"] == ["2048"]
     assert int(v["autosave_interval"][0]) > 0
     assert v["log_dest"] == ["file /srv/event/mosquitto.log"]
     assert v["user"] == ["alice"]
@@ -257,12 +262,54 @@ class Mosquitto:
                        if f.exists())
 
 
-@pytest.fixture
-def event(tmp_path):
+class Embedded:
+    """The embedded broker with the event's logins, as `tabletimer run`
+    starts it (the keys file, the hub's password file)."""
+
+    def __init__(self, workdir: Path, port: int) -> None:
+        workdir.mkdir(parents=True)
+        keys_file, pw = workdir / "board-keys.json", workdir / "hub-password"
+        keys_file.write_text(json.dumps(KEYS))
+        pw.write_text(HUB_PASSWORD + "\n")
+        self.broker = EmbeddedBroker(workdir / "broker", port=port,
+                                     logins=BrokerLogins(keys_file, HUB_USER, pw))
+        self.port = port
+        self.clients: list[Client] = []
+
+    def start(self) -> "Embedded":
+        self.broker.start()
+        return self
+
+    def stop(self) -> int | None:
+        p = self.broker.proc
+        self.broker.stop()
+        return p.returncode if p is not None else None
+
+    def log(self) -> str:
+        return (self.broker.workdir / "broker.log").read_text(errors="replace")
+
+
+def start_broker(kind: str, tmp_path: Path):
     port = free_port()
+    if kind == "embedded":
+        return Embedded(tmp_path / "embedded", port).start()
     conf = mc.write_mosquitto_config(tmp_path / "mqtt", board_keys(), HUB_USER, HUB_PASSWORD,
                                      listen_host="127.0.0.1", port=port)
-    broker = Mosquitto(conf, port).start()
+    return Mosquitto(conf, port).start()
+
+
+@pytest.fixture(params=["mosquitto", "embedded"])
+def event(request, tmp_path):
+    """A broker with the event's logins and ACL: each test runs on both."""
+    yield from _running(start_broker(request.param, tmp_path))
+
+
+@pytest.fixture
+def mosquitto_event(tmp_path):
+    yield from _running(start_broker("mosquitto", tmp_path))
+
+
+def _running(broker):
     try:
         yield broker
     finally:
@@ -270,7 +317,7 @@ def event(tmp_path):
             c.close()
         rc = broker.stop()
         print(broker.log())                    # shown by pytest when the test failed
-        assert rc in (0, None), f"mosquitto exited with {rc}"
+        assert rc in (0, None, -15), f"the broker exited with {rc}"
 
 
 _ids = itertools.count()
@@ -284,8 +331,11 @@ class Client:
         self.messages: queue.Queue[mqtt.MQTTMessage] = queue.Queue()
         self.subacks: queue.Queue[list] = queue.Queue()
         self.connected = threading.Event()
+        self.connects = 0
+        self.broker = broker
+        self.client_id = f"{user}-{next(_ids)}"
         c = self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
-                                 client_id=f"{user}-{next(_ids)}", clean_session=True)
+                                 client_id=self.client_id, clean_session=True)
         c.username_pw_set(user, password)
         c.reconnect_delay_set(60, 60)          # a test never waits for a reconnect
         c.on_connect = self._on_connect
@@ -298,6 +348,7 @@ class Client:
 
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if not reason_code.is_failure:
+            self.connects += 1
             self.connected.set()
 
     def subscribe(self, *topics: str) -> list:
@@ -369,11 +420,11 @@ def test_boards_and_hub_talk_on_their_own_topics(event):
     for t, p in sent:
         b1.publish(t, p, retain=t.endswith("status"))
     assert h.until(*sent[-1]) == sent
-    back = [(P.board_topic("b1", P.CMD), b"ack"), (P.board_topic("b1", P.SCHED), b"sched"),
-            (P.HUB_STATUS, b"hub online")]
+    back = [(P.HUB_STATUS, b"hub online, unsigned: not for boards"),
+            (P.board_topic("b1", P.CMD), b"ack"), (P.board_topic("b1", P.SCHED), b"sched")]
     for t, p in back:
         h.publish(t, p)
-    assert b1.until(*back[-1]) == back
+    assert b1.until(*back[-1]) == back[1:]
 
 
 def test_a_board_cannot_publish_as_another_board_or_as_the_hub(event):
@@ -387,10 +438,11 @@ def test_a_board_cannot_publish_as_another_board_or_as_the_hub(event):
     marker = (P.board_topic("b1", P.EVENT), b"marker")
     b1.publish(*marker)
     assert h.until(*marker) == [marker]
-    # nor was any of it retained: a new subscriber gets no retained message first
+    # nor was any of it retained: a new subscriber gets no retained message
+    # first (the hub's login again: this connection replaces the first)
     late = hub(event, "tt/v1/#")
     marker = (P.board_topic("b2", P.CMD), b"marker 2")
-    h.publish(*marker)
+    late.publish(*marker)
     assert late.until(*marker) == [marker]
 
 
@@ -418,10 +470,11 @@ def test_a_board_cannot_read_another_boards_commands(event):
     b2 = board(event, "b2")
     b2.subscribe(P.board_topic("b2", P.CMD))
     b1 = board(event, "b1")
-    # Mosquitto 2.0 grants these in the SUBACK and filters on delivery instead
-    codes = b1.subscribe(P.board_topic("b2", P.CMD), P.board_topic("b2", P.SCHED),
+    # Mosquitto 2.0 grants these in the SUBACK and filters on delivery
+    # instead; the embedded broker refuses them (0x80)
+    codes = b1.subscribe(P.board_topic("b1", P.CMD), P.board_topic("b2", P.CMD), P.board_topic("b2", P.SCHED),
                          "tt/v1/b/+/cmd", "tt/v1/#", "#")
-    assert len(codes) == 5 and all(rc.value in (0, 1, 0x80) for rc in codes)
+    assert len(codes) == 6 and all(rc.value in (0, 1, 0x80) for rc in codes) and codes[0].value == 1
     secret = [(P.board_topic("b2", k), b"for b2 only") for k in (P.CMD, P.SCHED, P.EVENT, P.STATUS, P.SYNC)]
     for t, p in secret:
         h.publish(t, p)
@@ -453,7 +506,10 @@ def test_last_will_only_on_the_boards_own_status(event):
         assert got == ([own, marker] if will == own else [marker])
 
 
-def test_retained_messages_survive_a_broker_restart(event):
+def test_retained_messages_survive_a_broker_restart(mosquitto_event):
+    """Mosquitto's persistence (the embedded broker has none: the hub
+    publishes every schedule again when it connects)."""
+    event = mosquitto_event
     h = hub(event, "tt/v1/#")
     sched = (P.board_topic("b1", P.SCHED), b"signed schedule 42")
     h.publish(*sched, retain=True)
@@ -483,3 +539,90 @@ def test_started_as_root_it_reads_its_files_as_their_owner(tmp_path):
     assert p.returncode != 0
     assert "Unable to open pwfile" in p.stdout + p.stderr
     assert conf_values(mc.config_text(tmp_path))["user"] == ["root"]   # what the default says here
+
+
+# ============================================================ attacks (issue #15)
+def _hears(h: Client, n: int) -> None:
+    """h (the hub) still gets a board's event, over the connection it had."""
+    b2 = board_once(h, "b2")
+    marker = (P.board_topic("b2", P.EVENT), b"still hears %d" % n)
+    b2.publish(*marker)
+    assert h.until(*marker)[-1] == marker
+    assert h.connects == 1, "the hub was disconnected (and reconnected)"
+
+
+def board_once(h: Client, b: str) -> Client:
+    return Client(h.broker, b, mqtt_password(KEYS[b]))
+
+
+@pytest.mark.parametrize("login", ["anonymous", "wrong password", "a board's login"])
+def test_nobody_else_can_take_the_hubs_connection(event, login):
+    """Issue #15, items 1 and 2: a connection with the hub's client id --
+    anonymous (the embedded broker took over or cleaned the hub's session
+    before it checked the login: the hub stayed deaf until restart) or a
+    board's own login (Mosquitto without use_username_as_clientid kicked the
+    hub off) -- leaves the hub's connection and subscriptions alone."""
+    h = hub(event, *hub_subscriptions())
+    user, password = {"anonymous": (None, None), "wrong password": (HUB_USER, "wrong"),
+                      "a board's login": ("b1", mqtt_password(KEYS["b1"]))}[login]
+    for n, cid in enumerate((h.client_id, HUB_USER, "tabletimer-hub")):
+        c, rc = connack(event, user, password, client_id=cid)
+        assert rc.is_failure == (login != "a board's login")
+        drop(c)
+        _hears(h, n)
+
+
+def test_a_packet_over_the_limit_closes_its_connection(event):
+    """Issue #15, item 3: a board's login published 64 MB, retained, and the
+    hub held it in RAM at every restart.  Now the broker closes a connection
+    that sends a packet over MAX_PACKET; nothing of it is delivered or
+    retained; the limit itself passes."""
+    from tabletimer.hub.boards.hub_protocol import MAX_PACKET
+
+    h = hub(event, "tt/v1/#")
+    b1 = board(event, "b1")
+    gone = threading.Event()
+    b1.c.on_disconnect = lambda *a: gone.set()
+    topic = P.board_topic("b1", P.EVENT)
+    fits = b"x" * (MAX_PACKET - 3 - 2 - len(topic) - 2)   # fixed header, topic, packet id: MAX_PACKET
+    b1.publish(topic, fits)
+    assert h.until(topic, fits)[-1] == (topic, fits)
+    b1.c.publish(P.board_topic("b1", P.STATUS), b"y" * (64 * 1024), qos=1, retain=True)
+    assert gone.wait(TIMEOUT), "the broker kept a connection that sent 64 KB"
+    _hears_marker(h)
+    late = hub(event, "tt/v1/#")          # replaces h: what is retained comes first
+    marker = (P.board_topic("b2", P.CMD), b"nothing retained before this")
+    late.publish(*marker)
+    assert late.until(*marker) == [marker]
+
+
+def _hears_marker(h: Client) -> None:
+    b2 = board_once(h, "b2")
+    marker = (P.board_topic("b2", P.EVENT), b"marker")
+    b2.publish(*marker)
+    assert h.until(*marker) == [marker]
+
+
+def test_a_board_flashed_after_the_embedded_broker_started_logs_in(tmp_path):
+    broker = Embedded(tmp_path / "e", free_port()).start()
+    try:
+        keys_file = tmp_path / "e" / "board-keys.json"
+        c, rc = connack(broker, "b3", mqtt_password("33" * 32))
+        drop(c)
+        assert rc.is_failure
+        keys_file.write_text(json.dumps(dict(KEYS, b3="33" * 32)))     # `board flash` adds it
+        deadline = time.monotonic() + TIMEOUT
+        while True:                          # the broker reads the keys again at most once a second
+            c, rc = connack(broker, "b3", mqtt_password("33" * 32))
+            drop(c)
+            if not rc.is_failure or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)                  # polling a login: there is no event to await
+        assert not rc.is_failure
+    finally:
+        broker.stop()
+
+
+def test_the_embedded_broker_listens_beyond_this_machine_only_with_logins(tmp_path):
+    with pytest.raises(ValueError, match="only with the event's logins"):
+        EmbeddedBroker(tmp_path, host="0.0.0.0", port=free_port())

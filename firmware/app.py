@@ -105,7 +105,7 @@ class App:
             "tt-" + bid, b["host"], b.get("port", 1883),
             keepalive=b.get("keepalive", 30), user=b.get("user"), password=b.get("password"),
             will=self.will,
-            subs=(self.topic + protocol.CMD, self.topic + protocol.SCHED, protocol.HUB_STATUS),
+            subs=(self.topic + protocol.CMD, self.topic + protocol.SCHED),
             on_message=self.on_message, on_connect=self.on_connect, log=hw.log)
         self.kick = Wake()                 # something to send
         self.sync_now = Wake()             # start a sync burst
@@ -114,7 +114,6 @@ class App:
         self.sounds = []                   # feedback patterns waiting to play
         self.sound = Wake()                # one more in sounds
         self.sync_burst = 0
-        self.hub_online = False
         # 1, 2, 4: the scheduled signals, the sound player, the sender looped
         # since the watchdog was last fed (by the inputs task)
         self.flags = 0
@@ -161,17 +160,12 @@ class App:
     def on_message(self, topic, payload):
         now = self.clock.now()            # t4 of a sync reply: read first
         try:
-            if topic == protocol.HUB_STATUS:
-                msg = protocol.decode(payload)     # broadcast, unsigned: nothing but that
-                if msg["type"] != protocol.T_HUB:
-                    raise AuthError("unsigned, not the hub's status")
-            else:
-                msg = protocol.decode(self.signer.open(topic, payload))
-                if msg["type"] != protocol.T_SCHED:   # schedules are ordered by id
-                    ctr = msg.get("ctr")
-                    if ctr is None or ctr <= self.hub_ctr:
-                        raise AuthError("replayed or unnumbered")
-                    self.hub_ctr = ctr
+            msg = protocol.decode(self.signer.open(topic, payload))
+            if msg["type"] != protocol.T_SCHED:   # schedules are ordered by id
+                ctr = msg.get("ctr")
+                if ctr is None or ctr <= self.hub_ctr:
+                    raise AuthError("replayed or unnumbered")
+                self.hub_ctr = ctr
         except (protocol.ProtocolError, AuthError) as e:
             self.hw.log("rejected message on %s: %s" % (topic, e))
             return
@@ -212,14 +206,14 @@ class App:
             hub_now = self.board.sync.to_hub(now)
             if hub_now is None or hub_now <= msg["exp"]:
                 self.play("identify")
-        elif typ == protocol.T_HUB:
-            online = msg["state"] == protocol.ONLINE
-            if online and not self.hub_online:
-                self.board.retry_all_now()
-                self.sync_burst = _SYNC_BURST
-                self.sync_now.set()
-                self.kick.set()
-            self.hub_online = online
+        elif typ == protocol.T_HUB and msg["state"] == protocol.ONLINE:
+            # the hub (re)connected, signed and numbered on this board's own
+            # topic (an unsigned broadcast let anyone start sync storms):
+            # what waits goes now, and the clock syncs again
+            self.board.retry_all_now()
+            self.sync_burst = _SYNC_BURST
+            self.sync_now.set()
+            self.kick.set()
 
     # -- sounds --------------------------------------------------------
     def play(self, name):

@@ -62,6 +62,7 @@ class HubMqtt:
                        qos=1, retain=True)
         # a broker restarted without persistence has lost the retained schedules
         self.publish_all(self.service.schedules())
+        self.publish_all(self.service.hub_online())
         self.connected.set()
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:

@@ -386,6 +386,19 @@ class HubService:
                 out.append(o)
         return out
 
+    def hub_online(self) -> list[Outgoing]:
+        """The hub's (re)connection, told to each board on its own command
+        topic, signed and numbered (the retained status on HUB_STATUS is
+        unsigned: boards no longer act on it, or anyone could start sync
+        storms).  A board sends what waits and syncs its clock."""
+        out = []
+        for board in self.keys.boards():
+            try:
+                out.append(self._to_board(board, protocol.CMD, hub_protocol.hub_status(protocol.ONLINE), 1))
+            except LogWriteFailed:
+                break            # no counters: the boards retry by themselves
+        return out
+
     def station_states(self, now_ms: int | None = None) -> list[StationState]:
         """Every station's state as the log makes it (at now_ms, default
         now): what the boards are told and what the consoles show."""

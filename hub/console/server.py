@@ -8,7 +8,9 @@
                          `HubService.act`; returns the stored row
 
 Every request carries `Authorization: Bearer <token>`; the token is made
-once per event folder (`console-token`, readable by its owner only).
+once per event folder (`console-token`, readable by its owner only).  The
+hub prints that file's path, never the token (`command()`): a remote
+console reads a copy of it (`tabletimer console URL --token-file PATH`).
 Errors are JSON `{"error": "..."}` with 400 (bad request, an action the
 hub refuses), 401 (token), 404 (path).  Plain HTTP: for the hall's own
 network, like the boards' MQTT.
@@ -22,6 +24,7 @@ import json
 import logging
 import os
 import secrets
+import shlex
 import socket
 import socketserver
 import threading
@@ -47,9 +50,15 @@ class ApiError(Exception):
         self.status = status
 
 
+def token_path(folder: Path) -> Path:
+    """Where the event folder's console token is (absolute: for a command
+    to copy)."""
+    return Path(folder).resolve() / TOKEN_FILE
+
+
 def console_token(folder: Path) -> str:
     """The event folder's console token, made on first use (mode 0600)."""
-    path = folder / TOKEN_FILE
+    path = token_path(folder)
     if not path.exists():
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
@@ -121,9 +130,11 @@ class ConsoleServer:
             host = lan_address()
         return f"http://{host}:{port}"
 
-    def command(self) -> str:
-        """What to type on the second laptop."""
-        return f"tabletimer console {self.url()} --token {self.token}"
+    def command(self, token_file: Path) -> str:
+        """What to type on the second laptop: it names the token's file
+        (token_file, where the hub keeps it), never the token, so that it can
+        be shown on a screen and kept in a log."""
+        return f"tabletimer console {self.url()} --token-file {shlex.quote(str(token_file))}"
 
     def start(self) -> "ConsoleServer":
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="console-server",

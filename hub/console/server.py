@@ -12,8 +12,15 @@ once per event folder (`console-token`, readable by its owner only).  The
 hub prints that file's path, never the token (`command()`): a remote
 console reads a copy of it (`tabletimer console URL --token-file PATH`).
 Errors are JSON `{"error": "..."}` with 400 (bad request, an action the
-hub refuses), 401 (token), 404 (path).  Plain HTTP: for the hall's own
-network, like the boards' MQTT.
+hub refuses), 401 (token), 404 (path), 503 (the hub's log cannot be
+written).  Plain HTTP: for the hall's own network, like the boards' MQTT.
+
+The network is not trusted to behave:
+  - the token is checked before the body is read: a wrong one is answered
+    401 and its connection closed, whatever body it announces;
+  - bodies are at most MAX_BODY bytes, JSON nested at most MAX_JSON_DEPTH
+    deep (checked before parsing), `after` a row id in ASCII digits: 400
+    otherwise.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import hmac
 import json
 import logging
 import os
+import re
 import secrets
 import shlex
 import socket
@@ -40,6 +48,7 @@ TOKEN_FILE = "console-token"
 DEFAULT_PORT = 8765
 MAX_ROWS = 5000
 MAX_BODY = 64 * 1024
+MAX_JSON_DEPTH = 32          # arrays and objects in one another, in a POST body
 FOLDER_FILES = ("format.toml", "entrants.csv", "stations.csv")
 log = logging.getLogger(__name__)
 
@@ -48,6 +57,42 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+class _Dropped(Exception):
+    """The client went: its connection is closed unanswered."""
+
+
+_ROW_ID = re.compile(r"[0-9]{1,18}")                      # ASCII digits only; an int64 at most
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_NESTING = re.compile(rb"[\[\]{}]")
+
+
+def json_depth(data: bytes) -> int:
+    """How deep arrays and objects nest in a JSON text (brackets in strings
+    are text), without parsing it: json.loads recurses once per level, so a
+    body of 60 000 '[' would end in a RecursionError."""
+    depth = deepest = 0
+    for m in _JSON_NESTING.finditer(_JSON_STRING.sub(b'""', data)):
+        if m.group() in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def _json(body: bytes) -> Any:
+    """A POST body as JSON; ApiError 400 for one that is not JSON or that
+    nests deeper than MAX_JSON_DEPTH."""
+    if json_depth(body) > MAX_JSON_DEPTH:
+        raise ApiError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} arrays and objects")
+    try:
+        return json.loads(body or b"null")
+    except RecursionError:                    # not after the check above; in case
+        raise ApiError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} arrays and objects") from None
+    except ValueError as e:
+        raise ApiError(400, f"the body is not JSON: {e}") from None
 
 
 def token_path(folder: Path) -> Path:
@@ -188,9 +233,25 @@ class _Server(ThreadingHTTPServer):
         self.server_name, self.server_port = str(self.server_address[0]), int(self.server_address[1])
 
 
+def _discard_received(sock: socket.socket, limit: int) -> None:
+    """Read and drop what the client has sent already (at most limit
+    bytes), without waiting for more: a socket closed with unread data
+    answers with a reset, which may destroy the reply before it is read."""
+    timeout = sock.gettimeout()
+    sock.setblocking(False)            # (a socket with a timeout would wait for data, MSG_DONTWAIT or not)
+    try:
+        while limit > 0 and (data := sock.recv(min(limit, 65536))):
+            limit -= len(data)
+    except OSError:                    # BlockingIOError: nothing more yet
+        pass
+    finally:
+        sock.settimeout(timeout)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server_version = "TableTimer"
     protocol_version = "HTTP/1.1"
+    server: _Server
 
     def do_GET(self) -> None:
         self._serve("GET")
@@ -199,31 +260,35 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve("POST")
 
     def _serve(self, method: str) -> None:
-        api = self.server.api                                       # type: ignore[attr-defined]
+        api = self.server.api
         try:
-            body = self._body()
             url = urlsplit(self.path)
             given = self.headers.get("Authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {api.token}".encode()):
+                # before the body: a stranger's body is never waited for, nor read
+                self.close_connection = True
+                _discard_received(self.connection, MAX_BODY)
                 raise ApiError(401, "wrong or missing console token "
                                     f"(Authorization: Bearer <the event's {TOKEN_FILE}>)")
+            body = self._body()
             if (method, url.path) == ("GET", "/event"):
                 reply = api.event
             elif (method, url.path) == ("GET", "/rows"):
                 after = parse_qs(url.query).get("after", ["0"])[-1]
-                if not after.isdigit():
-                    raise ApiError(400, f"after must be a row id (a whole number), not {after!r}")
+                if not _ROW_ID.fullmatch(after):
+                    shown = after if len(after) <= 24 else after[:20] + "..."
+                    raise ApiError(400, f"after must be a row id (a whole number in the digits 0-9, "
+                                        f"at most 18 of them), not {shown!r}")
                 reply = api.rows(int(after))
             elif (method, url.path) == ("POST", "/act"):
-                try:
-                    data = json.loads(body or b"null")
-                except ValueError as e:
-                    raise ApiError(400, f"the body is not JSON: {e}") from None
-                reply = api.act(data)
+                reply = api.act(_json(body))
             else:
                 raise ApiError(404, f"no {method} {url.path}; the console API has "
                                     "GET /event, GET /rows?after=N, POST /act")
             self._send(200, reply)
+        except _Dropped as e:
+            self.close_connection = True
+            log.debug("console API: %s %s: %s", method, self.path, e)
         except ApiError as e:
             self._send(e.status, {"error": str(e)})
         except Exception as e:                 # never a silent dropped connection
@@ -231,14 +296,28 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": f"the hub failed: {e!r}"})
 
     def _body(self) -> bytes:
+        if "Transfer-Encoding" in self.headers:
+            self.close_connection = True
+            raise ApiError(400, "a body must come with a Content-Length (no Transfer-Encoding)")
         try:
             n = int(self.headers.get("Content-Length") or 0)
         except ValueError:
-            raise ApiError(400, "bad Content-Length") from None
+            n = -1
+        if n < 0:
+            self.close_connection = True
+            raise ApiError(400, "bad Content-Length")
         if n > MAX_BODY:
             self.close_connection = True
             raise ApiError(400, f"the body is too large ({n} bytes; at most {MAX_BODY})")
-        return self.rfile.read(n) if n > 0 else b""
+        if n == 0:
+            return b""
+        try:
+            body = self.rfile.read(n)
+        except OSError as e:                  # a reset
+            raise _Dropped(f"the body did not come: {e}") from None
+        if len(body) < n:
+            raise _Dropped(f"the client closed the connection after {len(body)} of {n} bytes")
+        return body
 
     def _send(self, status: int, data: Any) -> None:
         out = json.dumps(data).encode()

@@ -42,13 +42,22 @@ def cmd_board_flash(args) -> int:
     except subprocess.CalledProcessError as e:
         print(f"error: mpremote failed ({e.returncode}); is the board on {args.device}?", file=sys.stderr)
         return 1
-    shown = dict(cfg, key="<secret>", broker=dict(cfg["broker"], password="<secret>"))
-    print(json.dumps(shown, indent=2))
+    print(json.dumps(_shown(cfg), indent=2))
     if args.dry_run:
-        print(" ".join(cmd))
+        print(" ".join(cmd))          # the configuration in it is a temporary file's name
     else:
         print(f"board {board} flashed (install {cfg['install']}); its key is in {keys.path}")
     return 0
+
+
+def _shown(cfg: dict) -> dict:
+    """The configuration as printed: its secrets (the board's key, its
+    broker login's and the WiFi's passwords) hidden."""
+    shown = dict(cfg, key="<secret>")
+    for part in ("broker", "wifi"):
+        if isinstance(cfg.get(part), dict) and cfg[part].get("password") is not None:
+            shown[part] = dict(cfg[part], password="<secret>")
+    return shown
 
 
 def cmd_broker_config(args) -> int:

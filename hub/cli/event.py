@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ..event.store import EventStore
 from ..rules.formats import FormatError
@@ -72,12 +73,25 @@ def _remote_console(args) -> int:
     from ..console.app import run_console
     from ..console.client import connect
 
-    if not args.token:
-        print("error: give the hub's console token: --token TOKEN (the hub prints it when it "
-              "starts; it is also in the event folder's console-token file)", file=sys.stderr)
+    token = args.token
+    if args.token_file:
+        try:
+            token = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"error: cannot read the console token from {args.token_file}: "
+                  f"{getattr(e, 'strerror', None) or e}", file=sys.stderr)
+            return 2
+        if not token:
+            print(f"error: {args.token_file} is empty: the console token is in the hub's event "
+                  "folder, console-token", file=sys.stderr)
+            return 2
+    if not token:
+        print("error: give the hub's console token: --token-file PATH (the event folder's "
+              "console-token, or a copy of it; the hub prints its path when it starts), or "
+              "--token TOKEN, or $TABLETIMER_CONSOLE_TOKEN", file=sys.stderr)
         return 2
     try:
-        service = connect(args.dir, args.token)
+        service = connect(args.dir, token)
     except ValueError as e:          # unreachable, refused, an event that does not load here
         print(f"error: {e}", file=sys.stderr)
         return 2

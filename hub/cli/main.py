@@ -73,9 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     cs.add_argument("dir", metavar="DIR|URL",
                     help="the event folder, or the hub's console address http://HOST:PORT "
                          "(the hub prints it when it starts)")
-    cs.add_argument("--token", default=os.environ.get("TABLETIMER_CONSOLE_TOKEN"),
-                    help="with a URL: the hub's console token (printed by the hub; the event folder's "
-                         "console-token file; default: $TABLETIMER_CONSOLE_TOKEN)")
+    token = cs.add_mutually_exclusive_group()
+    token.add_argument("--token-file", metavar="PATH",
+                       help="with a URL: a file with the hub's console token (the event folder's "
+                            "console-token, or a copy of it; the hub prints its path)")
+    token.add_argument("--token", default=os.environ.get("TABLETIMER_CONSOLE_TOKEN"),
+                       help="with a URL: the hub's console token itself (default: "
+                            "$TABLETIMER_CONSOLE_TOKEN; on the command line it is in the shell's "
+                            "history: prefer --token-file)")
     cs.set_defaults(func=cmd_console)
 
     i = sub.add_parser("init", help="create an event folder from a format preset")

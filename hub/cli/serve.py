@@ -141,8 +141,10 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
 
 def _console_server(service: HubService, event: dict, data: Path, listen: tuple[str, int], say):
     """The API for consoles on other laptops (None if its port is taken:
-    the hub runs without it)."""
-    from ..console.server import DEFAULT_PORT, ConsoleServer, console_token
+    the hub runs without it).  What it says names the token's file, never
+    the token: the screen, the console's event log and a terminal's
+    scrollback are seen by others."""
+    from ..console.server import DEFAULT_PORT, ConsoleServer, console_token, token_path
 
     host, port = listen
     try:
@@ -151,10 +153,14 @@ def _console_server(service: HubService, event: dict, data: Path, listen: tuple[
         say(f"warning: no remote consoles: cannot listen on {host}:{port} "
             f"({e.strerror or e}); choose another with --console-listen HOST:PORT")
         return None
-    where = ("" if server.address[0] not in ("127.0.0.1", "localhost") else
-             f" (this machine only; for another laptop: --console-listen 0.0.0.0:{port or DEFAULT_PORT})")
-    say(f"remote console{where}:\n  {server.command()}")
-    service.note(f"remote console: {server.command()}")
+    command = server.command(token_path(data))
+    if server.address[0] in ("127.0.0.1", "localhost"):
+        where = f" (this machine only; for another laptop: --console-listen 0.0.0.0:{port or DEFAULT_PORT})"
+    else:
+        where = (" (on the other laptop: a copy of the token file there, or its text in "
+                 "$TABLETIMER_CONSOLE_TOKEN instead of --token-file)")
+    say(f"remote console{where}:\n  {command}")
+    service.note(f"remote console: {command}")
     return server
 
 

@@ -97,7 +97,7 @@ class HubClient:
         except (ValueError, KeyError, TypeError, OSError):
             text = e.reason
         if e.code == 401:
-            return f"the hub refused the token: {text} (use the token the hub printed, from its event folder)"
+            return f"the hub refused the token: {text} (use the event folder's console-token: the hub prints its path)"
         return str(text) if e.code == 400 else f"the hub answered {e.code}: {text}"
 
 

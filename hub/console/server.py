@@ -8,23 +8,42 @@
                          `HubService.act`; returns the stored row
 
 Every request carries `Authorization: Bearer <token>`; the token is made
-once per event folder (`console-token`, readable by its owner only).
+once per event folder (`console-token`, readable by its owner only).  The
+hub prints that file's path, never the token (`command()`): a remote
+console reads a copy of it (`tabletimer console URL --token-file PATH`).
 Errors are JSON `{"error": "..."}` with 400 (bad request, an action the
-hub refuses), 401 (token), 404 (path).  Plain HTTP: for the hall's own
-network, like the boards' MQTT.
+hub refuses), 401 (token), 404 (path), 503 (the hub's log cannot be
+written; too many connections).  Plain HTTP: for the hall's own network,
+like the boards' MQTT.
+
+The network is not trusted to behave:
+  - the token is checked before the body is read: a wrong one is answered
+    401 and its connection closed, whatever body it announces;
+  - a request (line, headers, body) must arrive whole within
+    REQUEST_TIMEOUT_S of the connection's start or the previous answer,
+    or its connection is closed (idle and trickling connections alike);
+  - at most MAX_CONNECTIONS connections are served at a time, a thread
+    each; one more is answered 503 and closed at once;
+  - bodies are at most MAX_BODY bytes, JSON nested at most MAX_JSON_DEPTH
+    deep (checked before parsing), `after` a row id in ASCII digits: 400
+    otherwise.
 """
 
 from __future__ import annotations
 
 import bisect
 import hmac
+import io
 import json
 import logging
 import os
+import re
 import secrets
+import shlex
 import socket
 import socketserver
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -37,6 +56,9 @@ TOKEN_FILE = "console-token"
 DEFAULT_PORT = 8765
 MAX_ROWS = 5000
 MAX_BODY = 64 * 1024
+MAX_JSON_DEPTH = 32          # arrays and objects in one another, in a POST body
+REQUEST_TIMEOUT_S = 10.0     # a request arrives whole within this, or its connection is closed
+MAX_CONNECTIONS = 64         # connections served at a time (a thread each); more are refused 503
 FOLDER_FILES = ("format.toml", "entrants.csv", "stations.csv")
 log = logging.getLogger(__name__)
 
@@ -47,9 +69,51 @@ class ApiError(Exception):
         self.status = status
 
 
+class _Dropped(Exception):
+    """The client went, or was too slow: its connection is closed unanswered."""
+
+
+_ROW_ID = re.compile(r"[0-9]{1,18}")                      # ASCII digits only; an int64 at most
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_NESTING = re.compile(rb"[\[\]{}]")
+
+
+def json_depth(data: bytes) -> int:
+    """How deep arrays and objects nest in a JSON text (brackets in strings
+    are text), without parsing it: json.loads recurses once per level, so a
+    body of 60 000 '[' would end in a RecursionError."""
+    depth = deepest = 0
+    for m in _JSON_NESTING.finditer(_JSON_STRING.sub(b'""', data)):
+        if m.group() in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def _json(body: bytes) -> Any:
+    """A POST body as JSON; ApiError 400 for one that is not JSON or that
+    nests deeper than MAX_JSON_DEPTH."""
+    if json_depth(body) > MAX_JSON_DEPTH:
+        raise ApiError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} arrays and objects")
+    try:
+        return json.loads(body or b"null")
+    except RecursionError:                    # not after the check above; in case
+        raise ApiError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} arrays and objects") from None
+    except ValueError as e:
+        raise ApiError(400, f"the body is not JSON: {e}") from None
+
+
+def token_path(folder: Path) -> Path:
+    """Where the event folder's console token is (absolute: for a command
+    to copy)."""
+    return Path(folder).resolve() / TOKEN_FILE
+
+
 def console_token(folder: Path) -> str:
     """The event folder's console token, made on first use (mode 0600)."""
-    path = folder / TOKEN_FILE
+    path = token_path(folder)
     if not path.exists():
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
@@ -100,13 +164,18 @@ class ConsoleServer:
     """The API above for one HubService, in a daemon thread until stop()."""
 
     def __init__(self, service: HubService, event: dict, token: str,
-                 host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> None:
+                 host: str = "127.0.0.1", port: int = DEFAULT_PORT,
+                 request_timeout: float | None = None, max_connections: int | None = None) -> None:
+        """request_timeout, max_connections: REQUEST_TIMEOUT_S and
+        MAX_CONNECTIONS unless given."""
         self.service = service
         self.event = dict(event, auto_stations=service.competition.auto_stations)
         self.token = token
         self._rows: list[dict] = []       # the log read so far (ids visible in order)
         self._rows_lock = threading.Lock()
-        self._httpd = _Server((host, port), _Handler)     # OSError if taken
+        self._httpd = _Server((host, port), _Handler,      # OSError if taken
+                              REQUEST_TIMEOUT_S if request_timeout is None else request_timeout,
+                              MAX_CONNECTIONS if max_connections is None else max_connections)
         self._httpd.api = self
         self._thread: threading.Thread | None = None
 
@@ -115,15 +184,22 @@ class ConsoleServer:
         host, port = self._httpd.server_address[:2]
         return str(host), int(port)
 
+    @property
+    def connections(self) -> int:
+        """Connections being served now."""
+        return self._httpd.connections
+
     def url(self) -> str:
         host, port = self.address
         if host in ("0.0.0.0", "::", ""):
             host = lan_address()
         return f"http://{host}:{port}"
 
-    def command(self) -> str:
-        """What to type on the second laptop."""
-        return f"tabletimer console {self.url()} --token {self.token}"
+    def command(self, token_file: Path) -> str:
+        """What to type on the second laptop: it names the token's file
+        (token_file, where the hub keeps it), never the token, so that it can
+        be shown on a screen and kept in a log."""
+        return f"tabletimer console {self.url()} --token-file {shlex.quote(str(token_file))}"
 
     def start(self) -> "ConsoleServer":
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="console-server",
@@ -167,8 +243,27 @@ class ConsoleServer:
 
 
 class _Server(ThreadingHTTPServer):
+    """A thread per connection, at most max_connections at a time (one
+    more is answered 503 and closed by the accepting thread); stopping
+    closes the connections still open."""
+
     daemon_threads = True
+    block_on_close = False          # server_close() closes the connections instead of waiting for them
+    request_queue_size = 64
     api: ConsoleServer
+
+    def __init__(self, address: tuple[str, int], handler: type, request_timeout: float,
+                 max_connections: int) -> None:
+        self.request_timeout = request_timeout
+        self.max_connections = max_connections
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    @property
+    def connections(self) -> int:
+        with self._open_lock:
+            return len(self._open)
 
     def server_bind(self) -> None:
         # as HTTPServer's, without its reverse DNS lookup of the address
@@ -176,10 +271,117 @@ class _Server(ThreadingHTTPServer):
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = str(self.server_address[0]), int(self.server_address[1])
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            full = len(self._open) >= self.max_connections
+            if not full:
+                self._open.add(request)
+        if full:
+            self._refuse(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:           # no thread: the caller closes the request
+            self._forget(request)
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._forget(request)
+
+    def _forget(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+
+    def _refuse(self, request: socket.socket) -> None:
+        """503 and close, from the accepting thread: never waits on the client."""
+        out = json.dumps({"error": f"the hub serves {self.max_connections} console connections "
+                                   "already; try again in a moment"}).encode()
+        try:
+            _discard_received(request, MAX_BODY)
+            request.setblocking(False)
+            request.send(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                         b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(out), out))
+        except OSError:
+            pass
+        log.debug("console API: refused a connection (%d open)", self.max_connections)
+        self.shutdown_request(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        with self._open_lock:
+            still = list(self._open)
+        for request in still:          # their threads see the end of the connection and leave
+            try:
+                request.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a client gone mid-answer: not on the console's screen (socketserver prints a traceback)
+        log.debug("console API: connection from %s failed", client_address, exc_info=True)
+
+
+def _discard_received(sock: socket.socket, limit: int) -> None:
+    """Read and drop what the client has sent already (at most limit
+    bytes), without waiting for more: a socket closed with unread data
+    answers with a reset, which may destroy the reply before it is read."""
+    timeout = sock.gettimeout()
+    sock.setblocking(False)            # (a socket with a timeout would wait for data, MSG_DONTWAIT or not)
+    try:
+        while limit > 0 and (data := sock.recv(min(limit, 65536))):
+            limit -= len(data)
+    except OSError:                    # BlockingIOError: nothing more yet
+        pass
+    finally:
+        sock.settimeout(timeout)
+
+
+class _Deadline(io.RawIOBase):
+    """The connection's reading end, for the handler's rfile: every read
+    waits at most until the deadline (restart() sets it a timeout from
+    now), so a request that comes a byte at a time is cut off too, not
+    only a silent one."""
+
+    def __init__(self, sock: socket.socket, timeout: float) -> None:
+        self.sock, self.timeout = sock, timeout
+        self.deadline = time.monotonic() + timeout
+
+    def restart(self) -> None:
+        self.deadline = time.monotonic() + self.timeout
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"the request did not arrive within {self.timeout} s")
+        self.sock.settimeout(left)
+        return self.sock.recv_into(buffer)
+
 
 class _Handler(BaseHTTPRequestHandler):
     server_version = "TableTimer"
     protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def setup(self) -> None:
+        self.timeout = self.server.request_timeout      # every socket operation: writing the answer too
+        super().setup()
+        self.rfile.close()                              # the plain one, replaced by one with a deadline
+        self._reader = _Deadline(self.connection, self.timeout)
+        self.rfile = io.BufferedReader(self._reader)
+
+    def handle_one_request(self) -> None:
+        # a request (line, headers, body) must arrive whole within the
+        # timeout of the connection's start or the previous answer; an idle
+        # connection is closed then (BaseHTTPRequestHandler catches the
+        # TimeoutError and closes it)
+        self._reader.restart()
+        super().handle_one_request()
 
     def do_GET(self) -> None:
         self._serve("GET")
@@ -188,31 +390,36 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve("POST")
 
     def _serve(self, method: str) -> None:
-        api = self.server.api                                       # type: ignore[attr-defined]
+        api = self.server.api
+        self.connection.settimeout(self.timeout)        # for the answer
         try:
-            body = self._body()
             url = urlsplit(self.path)
             given = self.headers.get("Authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {api.token}".encode()):
+                # before the body: a stranger's body is never waited for, nor read
+                self.close_connection = True
+                _discard_received(self.connection, MAX_BODY)
                 raise ApiError(401, "wrong or missing console token "
                                     f"(Authorization: Bearer <the event's {TOKEN_FILE}>)")
+            body = self._body()
             if (method, url.path) == ("GET", "/event"):
                 reply = api.event
             elif (method, url.path) == ("GET", "/rows"):
                 after = parse_qs(url.query).get("after", ["0"])[-1]
-                if not after.isdigit():
-                    raise ApiError(400, f"after must be a row id (a whole number), not {after!r}")
+                if not _ROW_ID.fullmatch(after):
+                    shown = after if len(after) <= 24 else after[:20] + "..."
+                    raise ApiError(400, f"after must be a row id (a whole number in the digits 0-9, "
+                                        f"at most 18 of them), not {shown!r}")
                 reply = api.rows(int(after))
             elif (method, url.path) == ("POST", "/act"):
-                try:
-                    data = json.loads(body or b"null")
-                except ValueError as e:
-                    raise ApiError(400, f"the body is not JSON: {e}") from None
-                reply = api.act(data)
+                reply = api.act(_json(body))
             else:
                 raise ApiError(404, f"no {method} {url.path}; the console API has "
                                     "GET /event, GET /rows?after=N, POST /act")
             self._send(200, reply)
+        except _Dropped as e:
+            self.close_connection = True
+            log.debug("console API: %s %s: %s", method, self.path, e)
         except ApiError as e:
             self._send(e.status, {"error": str(e)})
         except Exception as e:                 # never a silent dropped connection
@@ -220,14 +427,28 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": f"the hub failed: {e!r}"})
 
     def _body(self) -> bytes:
+        if "Transfer-Encoding" in self.headers:
+            self.close_connection = True
+            raise ApiError(400, "a body must come with a Content-Length (no Transfer-Encoding)")
         try:
             n = int(self.headers.get("Content-Length") or 0)
         except ValueError:
-            raise ApiError(400, "bad Content-Length") from None
+            n = -1
+        if n < 0:
+            self.close_connection = True
+            raise ApiError(400, "bad Content-Length")
         if n > MAX_BODY:
             self.close_connection = True
             raise ApiError(400, f"the body is too large ({n} bytes; at most {MAX_BODY})")
-        return self.rfile.read(n) if n > 0 else b""
+        if n == 0:
+            return b""
+        try:
+            body = self.rfile.read(n)
+        except OSError as e:                  # TimeoutError: the deadline; a reset
+            raise _Dropped(f"the body did not come: {e}") from None
+        if len(body) < n:
+            raise _Dropped(f"the client closed the connection after {len(body)} of {n} bytes")
+        return body
 
     def _send(self, status: int, data: Any) -> None:
         out = json.dumps(data).encode()

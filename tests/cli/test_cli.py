@@ -70,6 +70,27 @@ def test_every_flash_writes_a_new_install_id_and_keeps_the_key(tmp_path, capsys)
     assert stored[0] == stored[1]                      # the key stays in the keys file
 
 
+def test_board_flash_prints_no_secret(tmp_path, capfd):
+    """Neither the WiFi password nor the board's key or broker login is
+    printed (the mpremote command names a temporary file)."""
+    from tabletimer.hub.boards.keys import mqtt_password
+
+    keys = tmp_path / "keys.json"
+    wifi = "hall-wifi-s3cret"
+    flash = [wifi if a == "pw" else a for a in FLASH] + ["--keys", str(keys)]
+    assert cli.main(flash + ["--dry-run"]) == 0
+    out, err = capfd.readouterr()
+    cfg = json.loads(out[:out.rindex("}") + 1])
+    assert cfg["wifi"] == {"ssid": "hall", "password": "<secret>"}
+    assert "mpremote" in out and wifi not in out + err
+    # flashed for real (no board here: mpremote fails), with a key this time
+    assert cli.main(flash[:2] + [str(tmp_path / "no-such-port")] + flash[3:]) == 1
+    out, err = capfd.readouterr()
+    key = json.loads(keys.read_text())["T07"]
+    for secret in (wifi, key, mqtt_password(key)):
+        assert secret not in out + err
+
+
 @pytest.mark.parametrize("args,message", [
     (["--id", "bad id"], "board"),
     (["--buttons", "4,x"], "invalid literal"),

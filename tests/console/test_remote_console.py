@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -358,6 +359,8 @@ def test_confirm_a_call_from_the_remote_console(hub, remote):
 # ------------------------------------------------------------ the command
 
 def test_run_prints_the_remote_console_command_and_serves_it(tmp_path):
+    """The command names the token's file, never the token (a screen, a
+    log, a terminal's scrollback are seen by others)."""
     from brokers import free_port
 
     folder = make_event(tmp_path / "event")
@@ -367,11 +370,12 @@ def test_run_prints_the_remote_console_command_and_serves_it(tmp_path):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         out = Output(proc.stdout)
-        command = out.wait_for(lambda line: "tabletimer console http://" in line,
-                               "the remote console command").split()
-        assert command[:2] == ["tabletimer", "console"], out.text()
-        url, token = command[2], command[4]
-        assert command[3] == "--token" and token == (folder / "console-token").read_text().strip()
+        command = shlex.split(out.wait_for(lambda line: "tabletimer console http://" in line,
+                                           "the remote console command"))
+        assert command[:2] == ["tabletimer", "console"] and command[3] == "--token-file", out.text()
+        url, token_file = command[2], Path(command[4])
+        assert token_file == (folder / "console-token").resolve()
+        token = token_file.read_text().strip()
         svc = connect(url, token)
         try:
             svc.act("dns", {"entrant": "e3"}, who="second desk")
@@ -385,3 +389,60 @@ def test_run_prints_the_remote_console_command_and_serves_it(tmp_path):
     rest = out.wait_closed()
     assert proc.returncode == 0, rest
     assert "e3" in rest.split("stopped; standings:")[1]
+    assert token not in rest
+
+
+def test_the_console_log_names_the_token_file_not_the_token(hub, tmp_path):
+    """What the hub says of its console API, on its screen and in the
+    consoles' event log (which a remote console shows too)."""
+    from tabletimer.hub.cli.serve import _console_server
+
+    folder = tmp_path / "event"
+    said: list[str] = []
+    srv = _console_server(hub, folder_event(folder), folder, ("127.0.0.1", 0), said.append)
+    try:
+        token = (folder / "console-token").read_text().strip()
+        shown = "\n".join(said + list(hub.activity))
+        assert token not in shown
+        assert str((folder / "console-token").resolve()) in shown and "--token-file" in shown
+    finally:
+        srv.stop()
+
+
+def test_demo_prints_no_console_token(tmp_path):
+    from brokers import free_port
+
+    done = subprocess.run(
+        [TT, "demo", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--boards", "1",
+         "--console-listen", "127.0.0.1:0", "--duration", "2"],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    token = (tmp_path / "data" / "console-token").read_text().strip()
+    assert token not in done.stdout + done.stderr
+    assert "--token-file" in done.stdout
+
+
+def test_console_takes_the_token_from_a_file_the_option_or_the_environment(tmp_path, capsys, monkeypatch):
+    from tabletimer.hub.console import client
+
+    given: list[tuple[str, str]] = []
+
+    def no_hub(url: str, token: str):
+        given.append((url, token))
+        raise ValueError("no hub here")
+    monkeypatch.setattr(client, "connect", no_hub)
+    monkeypatch.setenv("TABLETIMER_CONSOLE_TOKEN", "from-the-environment")
+    url = "http://127.0.0.1:9"
+    token_file = tmp_path / "console-token"
+    token_file.write_text("from-the-file\n")
+    assert cli.main(["console", url, "--token-file", str(token_file)]) == 2
+    assert cli.main(["console", url, "--token", "from-the-option"]) == 2
+    assert cli.main(["console", url]) == 2
+    assert given == [(url, "from-the-file"), (url, "from-the-option"), (url, "from-the-environment")]
+    capsys.readouterr()
+    assert cli.main(["console", url, "--token-file", str(tmp_path / "missing")]) == 2
+    assert str(tmp_path / "missing") in capsys.readouterr().err
+    token_file.write_text("\n")
+    assert cli.main(["console", url, "--token-file", str(token_file)]) == 2
+    assert "empty" in capsys.readouterr().err
+    assert len(given) == 3                       # neither tried the hub

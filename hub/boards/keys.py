@@ -24,6 +24,7 @@ class BoardKeys:
         self._lock = threading.Lock()
         self._keys: dict[str, str] = {}
         self._signers: dict[str, Signer] = {}
+        self._stamp = self._file_stamp()      # of the file as last read
         if self.path and self.path.exists():
             self._load()
         for b, k in (keys or {}).items():
@@ -53,7 +54,21 @@ class BoardKeys:
         """Pick up boards added to the file by another process."""
         if self.path and self.path.exists():
             with self._lock:
+                self._stamp = self._file_stamp()
                 self._load()
+
+    def refresh(self) -> None:
+        """reload() if the file changed since it was last read (one stat):
+        what a message from an unknown board costs, however many come."""
+        if self.path is not None and self._file_stamp() != self._stamp:
+            self.reload()
+
+    def _file_stamp(self) -> tuple | None:
+        try:
+            st = self.path.stat() if self.path else None
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
 
     def signer(self, board: str) -> Signer | None:
         with self._lock:
@@ -82,6 +97,7 @@ class BoardKeys:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         write_private(self.path, json.dumps(self._keys, indent=2, sort_keys=True))
+        self._stamp = self._file_stamp()
 
 
 def mqtt_password(key_hex: str) -> str:

@@ -64,6 +64,7 @@ class HubService:
         self.event_id: int | None = store.event_id
         self.rejected: Counter[str] = Counter()   # reason -> count
         self.retained_again = 0     # boards' retained statuses had before, sent again at a (re)subscribe
+        self.retained_junk = 0      # retained messages on board topics that failed the checks: cleared
         self.duplicates = 0
         self.activity: deque[str] = deque(maxlen=200)
         self.listeners: list[Callable[[dict], None]] = []
@@ -94,36 +95,40 @@ class HubService:
         """One message from the broker, received at hub time received_ms;
         retained: the broker sent it because the hub subscribed (a board's
         retained status, at every hub start and reconnect)."""
-        if topic == protocol.HUB_STATUS:
-            return []                            # our own retained status
+        if topic == protocol.HUB_STATUS or not payload:
+            return []            # our own retained status; a retained message cleared (ours)
         try:
             board, kind = hub_protocol.parse_board_topic(topic)
         except protocol.ProtocolError as e:
-            return self._reject("malformed", str(e), topic)
+            return self._reject("malformed", str(e), topic, retained)
+        if retained and kind in (protocol.EVENT, protocol.SYNC):
+            # boards never retain these: somebody's junk, sent again at every
+            # hub start by the broker until it is cleared
+            return self._reject("malformed", "a retained " + kind, topic, retained)
         if len(payload) > protocol.MAX_PAYLOAD + 1 + 64:
-            return self._reject("malformed", f"payload too large: {len(payload)} bytes", topic)
+            return self._reject("malformed", f"payload too large: {len(payload)} bytes", topic, retained)
         signer = self.keys.signer(board)
         if signer is None:
-            self.keys.reload()                   # flashed since the hub started?
+            self.keys.refresh()     # flashed since the hub started? (a file read only if it changed)
             signer = self.keys.signer(board)
             if signer is None:
-                return self._reject("unknown board", board, topic)
+                return self._reject("unknown board", board, topic, retained)
         try:
             msg = hub_protocol.decode_from_board(signer.open(topic, payload))
         except AuthError as e:
-            return self._reject("forged", str(e), topic)
+            return self._reject("forged", str(e), topic, retained)
         except (protocol.ProtocolError, RecursionError) as e:
-            return self._reject("malformed", str(e) or "nested too deep", topic)
+            return self._reject("malformed", str(e) or "nested too deep", topic, retained)
         typ = msg["type"]
         if (kind, typ) not in _ACCEPTED and not (kind == protocol.EVENT and typ in hub_protocol.EVENT_TYPES):
-            return self._reject("malformed", f"unexpected {typ} message on {kind}", topic)
+            return self._reject("malformed", f"unexpected {typ} message on {kind}", topic, retained)
         if kind == protocol.SYNC and "t2" in msg:
-            return self._reject("malformed", "a sync reply from a board", topic)
+            return self._reject("malformed", "a sync reply from a board", topic, retained)
         with self._lock:
             why = self.guard.check(board, msg)
             if why and why.startswith("boot jump"):
                 self.boot_jumps[board] = why
-                return self._reject("boot jump", why, topic)
+                return self._reject("boot jump", why, topic, retained)
             if why and retained and kind == protocol.STATUS:
                 # a board's retained status the hub has had before: what
                 # the broker keeps for it, sent again because the hub
@@ -132,7 +137,7 @@ class HubService:
                 self.retained_again += 1
                 return []
             if why:
-                return self._reject("replayed", why, topic)
+                return self._reject("replayed", why, topic, retained)
             self.boot_jumps.pop(board, None)     # it is heard again: not locked out
             self._heard(board, msg)
             self.registry.seen(board, received_ms)
@@ -216,7 +221,15 @@ class HubService:
         m = hub_protocol.recorded(msg["station"], call, t, msg["type"] == "confirm")
         return [self._to_board(board, protocol.CMD, m, 1)]
 
-    def _reject(self, category: str, detail: str, topic: str) -> list[Outgoing]:
+    def _reject(self, category: str, detail: str, topic: str, retained: bool = False) -> list[Outgoing]:
+        if retained:
+            # junk a broker keeps on a board's topic (it came live once, and
+            # was counted then if the hub listened): cleared, so that it is
+            # not sent again at every hub start, and not counted again
+            with self._lock:
+                self.retained_junk += 1
+                self.activity.append(f"cleared a retained message on {topic} ({category}: {detail})")
+            return [Outgoing(topic, b"", 1, True)]
         with self._lock:         # a snapshot reads these whole
             self.rejected[category] += 1
             self.activity.append(f"rejected ({category}) on {topic}: {detail}")
@@ -500,6 +513,9 @@ class HubService:
         if not comp.auto_stations:
             for b in sorted(set(reg) - known):
                 out.append(f"board {b} is not in stations.csv")
+        if self.retained_junk:
+            out.append(f"{self.retained_junk} retained message(s) on board topics failed the checks and were "
+                       f"cleared from the broker: somebody published them (who has a login?)")
         if self.rejected.get("unknown board"):
             out.append(f"{self.rejected['unknown board']} message(s) from boards without a key")
         comp.facts()

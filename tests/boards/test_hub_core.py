@@ -196,8 +196,54 @@ def test_a_boards_retained_status_sent_again_at_a_resubscribe_is_not_an_attack(h
     hub.handle("tt/v1/b/b1/status", birth, hub.clock.t)             # live: a replay
     assert dict(hub.rejected) == {"replayed": 1}
     forged = birth[:-1] + (b"0" if birth[-1:] != b"0" else b"1")
-    hub.handle("tt/v1/b/b1/status", forged, hub.clock.t, retained=True)    # retained, but forged
+    hub.handle("tt/v1/b/b1/status", forged, hub.clock.t)                   # live: an attack
     assert hub.rejected["forged"] == 1
+    # kept by the broker, it comes again at every hub start: cleared, not counted again
+    assert hub.handle("tt/v1/b/b1/status", forged, hub.clock.t, retained=True) == [
+        ("tt/v1/b/b1/status", b"", 1, True)]
+    assert hub.rejected["forged"] == 1 and hub.retained_junk == 1
+
+
+@pytest.mark.parametrize("topic,payload", [
+    ("tt/v1/b/b1/evt", b"x" * 300),                          # junk
+    ("tt/v1/b/b1/sync", None),                               # a genuine sync request, retained
+    ("tt/v1/b/stranger/status", b"{}"),                      # no such board
+    ("tt/v1/b/b1/status", b"\xff" * 2000),
+])
+def test_retained_junk_on_the_hubs_topics_is_cleared_not_counted(hub, topic, payload):
+    """Issue #15, item 3: retained junk on the hub's topics came back at
+    every hub start (a 64 MB one held 231 MB of the hub's RAM each time) and
+    counted as an attack each time.  The hub clears it (an empty retained
+    message) and counts it apart; boards never retain events or syncs."""
+    if payload is None:
+        payload = hub.sender.payload("b1", P.SYNC, P.sync_request(1, 5))
+    out = hub.handle(topic, payload, hub.clock.t, retained=True)
+    assert out == [(topic, b"", 1, True)]
+    assert dict(hub.rejected) == {} and hub.retained_junk == 1 and hub.store.events() == []
+    assert hub.handle(topic, b"", hub.clock.t) == []         # the clear comes back: nothing
+    assert dict(hub.rejected) == {}
+
+
+def test_messages_from_unknown_boards_read_the_keys_file_only_when_it_changed(tmp_path, monkeypatch):
+    """Issue #15, item 1: every message from an unknown board re-read the
+    keys file.  Now a stat; the file is read again once it changed (a board
+    flashed since the hub started is heard at once)."""
+    keys = BoardKeys(tmp_path / "board-keys.json")
+    keys.ensure("b1")
+    reads = []
+    load = BoardKeys._load
+    monkeypatch.setattr(BoardKeys, "_load", lambda self: (reads.append(1), load(self)))
+    svc = HubService(EventStore(tmp_path / "events.sqlite"), keys, competition(), FakeClock())
+    stranger = Signer("33" * 32)
+    topic = P.board_topic("b3", P.STATUS)
+    birth = stranger.sign(topic, P.encode(P.stamp(P.status_online(1, "0.2.0", 1), 1, 1)))
+    for _ in range(1000):
+        svc.handle(topic, birth, svc.clock.t)
+    assert svc.rejected["unknown board"] == 1000 and len(reads) == 0
+    path = tmp_path / "board-keys.json"
+    path.write_text(json.dumps(dict(json.loads(path.read_text()), b3="33" * 32)))   # `board flash` adds b3
+    svc.handle(topic, birth, svc.clock.t)
+    assert len(reads) == 1 and svc.registry.boards["b3"].online
 
 
 def test_round_start_sends_signed_retained_schedules(hub):

@@ -65,6 +65,7 @@ class HubService:
         self.rejected: Counter[str] = Counter()   # reason -> count
         self.retained_again = 0     # boards' retained statuses had before, sent again at a (re)subscribe
         self.retained_junk = 0      # retained messages on board topics that failed the checks: cleared
+        self._cleared: set[str] = set()   # topics cleared so (the empty message comes back to the hub)
         self.duplicates = 0
         self.activity: deque[str] = deque(maxlen=200)
         self.listeners: list[Callable[[dict], None]] = []
@@ -95,8 +96,11 @@ class HubService:
         """One message from the broker, received at hub time received_ms;
         retained: the broker sent it because the hub subscribed (a board's
         retained status, at every hub start and reconnect)."""
-        if topic == protocol.HUB_STATUS or not payload:
-            return []            # our own retained status; a retained message cleared (ours)
+        if topic == protocol.HUB_STATUS:
+            return []                            # our own retained status
+        if not payload and topic in self._cleared:
+            self._cleared.discard(topic)         # our own clear of retained junk, back
+            return []
         try:
             board, kind = hub_protocol.parse_board_topic(topic)
         except protocol.ProtocolError as e:
@@ -228,6 +232,7 @@ class HubService:
             # not sent again at every hub start, and not counted again
             with self._lock:
                 self.retained_junk += 1
+                self._cleared.add(topic)
                 self.activity.append(f"cleared a retained message on {topic} ({category}: {detail})")
             return [Outgoing(topic, b"", 1, True)]
         with self._lock:         # a snapshot reads these whole

@@ -222,6 +222,8 @@ def test_retained_junk_on_the_hubs_topics_is_cleared_not_counted(hub, topic, pay
     assert dict(hub.rejected) == {} and hub.retained_junk == 1 and hub.store.events() == []
     assert hub.handle(topic, b"", hub.clock.t) == []         # the clear comes back: nothing
     assert dict(hub.rejected) == {}
+    hub.handle(topic, b"", hub.clock.t)                      # any other empty message: an attack
+    assert sum(hub.rejected.values()) == 1
 
 
 def test_messages_from_unknown_boards_read_the_keys_file_only_when_it_changed(tmp_path, monkeypatch):

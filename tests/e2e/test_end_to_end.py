@@ -114,3 +114,40 @@ def test_a_hub_reconnect_counts_no_boards_retained_status_as_an_attack(rig):
         rig.mqtt.start()
         until(lambda: hub.retained_again >= before + 2, "both retained statuses sent again")
     assert dict(hub.rejected) == {}, (dict(hub.rejected), hub.activity[-5:])
+
+
+def test_retained_junk_on_a_boards_topic_is_cleared_once_not_counted_at_every_restart(rig):
+    """Issue 15, item 3: junk kept by the broker on a board's topic came back
+    at every hub start (a 64 MB one held 231 MB of the hub's RAM each
+    time).  The hub clears it the first time it gets it retained: the next
+    hub start gets nothing."""
+    import paho.mqtt.client as mqtt
+    from waiting import until
+    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
+    from tabletimer.shared import protocol as P
+
+    hub = rig.start_hub()
+    rig.mqtt.stop()
+    junk = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="junk")
+    junk.connect(rig.broker.host, rig.broker.port)
+    junk.loop_start()
+    try:
+        for kind in (P.EVENT, P.STATUS):
+            junk.publish(P.board_topic("j1", kind), b"junk " * 300, qos=1, retain=True).wait_for_publish(5)
+    finally:
+        junk.loop_stop()
+        junk.disconnect()
+    rig.mqtt = HubMqtt(hub, rig.broker.host, rig.broker.port)
+    rig.mqtt.start()
+    until(lambda: hub.retained_junk == 2, "both retained junk messages cleared", seen=lambda: hub.activity[-3:])
+    assert dict(hub.rejected) == {}
+    sim = rig.board("j2")                       # a marker: once its birth is in, a clear came back
+    until(lambda: hub.registry.boards.get("j2") and hub.registry.boards["j2"].online, "j2 online")
+    for _ in range(2):                          # later starts: nothing retained on those topics
+        rig.mqtt.stop()
+        rig.mqtt = HubMqtt(hub, rig.broker.host, rig.broker.port)
+        before = hub.retained_again
+        rig.mqtt.start()
+        until(lambda: hub.retained_again > before, "the board's own retained status again")
+    assert hub.retained_junk == 2 and dict(hub.rejected) == {}
+    assert sim.alive

@@ -68,6 +68,7 @@ class HubService:
         self.activity: deque[str] = deque(maxlen=200)
         self.listeners: list[Callable[[dict], None]] = []
         self.reject_listeners: list[Callable[[str, str], None]] = []   # (category, detail)
+        self.alert_sources: list[Callable[[], list[str]]] = []   # more alerts (the MQTT adapter's self-probe)
         self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
         self._ctr_next, self._ctr_last = 1, 0   # the reserved block not used yet
         self.write_failure: dict | None = None   # the failed writes now: since, count, advice
@@ -469,6 +470,8 @@ class HubService:
             out.append(f"EVENT LOG NOT WRITTEN since {_clock_text(f['since'])}: {f['count']} write(s) "
                        f"failed, nothing acknowledged meanwhile (the boards keep their presses and "
                        f"send them again) - {f['advice']}")
+        for fn in self.alert_sources:
+            out += fn()
         comp, reg = self.competition, self.registry.boards
         running = comp.start_ms is not None
         for b in sorted({s.board for s in comp.stations}):

@@ -82,6 +82,7 @@ class HubMqtt:
         now = self.service.clock.now_ms()
         with self._probe_lock:
             self.probe.connected(now)
+        self.service.registry.listening(now)     # boards are silent only for what they have not sent since
         self.connections += 1
         self.connected.set()
 
@@ -89,6 +90,7 @@ class HubMqtt:
         self.connected.clear()
         with self._probe_lock:
             self.probe.disconnected()
+        self.service.registry.listening(None)
 
     def _on_message(self, client, userdata, msg) -> None:
         received = self.service.clock.now_ms()

@@ -167,6 +167,10 @@ class HubService:
         out = [self._to_board(board, protocol.CMD, ack, 1)]
         if stored == DUPLICATE:
             self.duplicates += 1
+            lost = self.registry.duplicate(board, hub_protocol.install_of(msg), msg["boot"], msg["seq"],
+                                           received_ms)
+            if lost:
+                self.activity.append(lost)
             return out
         self._apply(row)                 # a conflict row is alerted, never folded as the event
         if stored == CONFLICT:
@@ -482,10 +486,12 @@ class HubService:
                 out.append(f"board {b} is OFFLINE during the round")
             elif info.sync_err_ms is not None and info.sync_err_ms > sync_limit_ms:
                 out.append(f"board {b}: clock sync ±{info.sync_err_ms} ms (poor WiFi?)")
+        now = self.clock.now_ms()
         for b, info in sorted(reg.items()):
             if info.fault and info.online:
                 out.append(f"board {b} RESET after a fault in boot {info.boot - 1}: {info.fault} "
                            f"(it runs again from its flash; tell the developers if it repeats)")
+            out += self.registry.liveness_alerts(info, now)
         known = {s.board for s in comp.stations}
         if not comp.auto_stations:
             for b in sorted(set(reg) - known):

@@ -3,7 +3,7 @@ hub's client id, or a board's, for two seconds.  On the embedded broker
 (amqtt) the victim's connection stays open without its session: the hub
 stopped hearing anything until restarted, the board its acks.  The hub
 proves its own path with a probe through the broker (self_probe.py) and
-reconnects when it stops coming back.
+reconnects when it stops coming back; it shows a board whose acks stopped.
 
 A real hub (HubMqtt), real brokers, real boards (the firmware in
 micropython processes), and an attacker: a plain paho client."""
@@ -98,3 +98,34 @@ def test_the_probe_does_not_raise_a_false_alarm(hall):
     assert (hub.probe.reconnects, hub.connections, hub.probe.rejected) == (0, 1, 0)
     assert probe_alerts(svc) == []
     assert not [line for line in svc.activity if "probe" in line]
+
+
+def test_a_board_whose_acks_are_taken_is_shown(hall, broker):
+    svc = hall.start_hub(**PROBE)
+    # quicker to find out than at the hall (3 times in 10 s): a board
+    # retries after 1, 2, 4, 8 s, so 3 times in 2 s is found in 7 s
+    svc.registry.resends, svc.registry.span_ms = 3, 2000
+    b1, b3 = hall.board("B1"), hall.board("B3")
+    for b in (b1, b3):
+        synced(b)
+    b3.press(1)
+    acked_all(b3, 1)
+    attack(broker, "tt-B3")
+    b1.press(1)
+    b3.press(1)
+    acked_all(b1, 1)
+    if broker.kind == "mosquitto":
+        # Mosquitto closes the board's connection instead: it reconnects and
+        # gets its acks
+        acked_all(b3, 2)
+        assert not [a for a in svc.alerts() if "acks are not reaching" in a]
+        return
+    line = until(lambda: [a for a in svc.alerts() if "acks are not reaching" in a],
+                 "the alert of a board whose acks do not reach it", timeout=20,
+                 seen=lambda: (svc.duplicates, svc.alerts()))
+    assert len(line) == 1 and line[0].startswith("board B3: its acks are not reaching it (it sent boot 1 seq 2 "
+                                                 "again "), line
+    assert "another client may use its login or client id, or its WiFi only sends" in line[0]
+    assert any(line.startswith("board B3: its acks are not reaching it") for line in svc.activity)
+    hall_rows = {r.board: r.state for r in svc.snapshot().hall}
+    assert "acks lost" in hall_rows["B3"] and "acks lost" not in hall_rows["B1"], hall_rows

@@ -30,13 +30,14 @@ class Rig:
 
     # -------------------------------------------------------------- hub
     def start_hub(self, preset: str = "cz-championship-individuals",
-                  competition: Competition | None = None, clock=None) -> HubService:
+                  competition: Competition | None = None, clock=None, **mqtt) -> HubService:
         """Every station of every board is an individual entrant (board/station),
         unless a competition (an event folder's) is given.
-        clock: the hub's clock (default a HubClock: this machine's)."""
+        clock: the hub's clock (default a HubClock: this machine's); mqtt:
+        more arguments of HubMqtt (the self-probe's timings)."""
         self.store = EventStore(self.db)
         self.service = HubService(self.store, self.keys, competition or self.competition(preset), clock)
-        self.mqtt = HubMqtt(self.service, self.broker.host, self.broker.port)
+        self.mqtt = HubMqtt(self.service, self.broker.host, self.broker.port, **mqtt)
         self.mqtt.start()
         return self.service
 

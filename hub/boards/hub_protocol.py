@@ -27,6 +27,12 @@ MAX_INSTALL = 16
 MAX_PACKET = 2048
 _HEX = frozenset("0123456789abcdef")
 
+# the hub's probe of its own path through the broker (self_probe.py): only
+# the hub publishes and reads it (the production ACL lets no board read it),
+# signed with a key the hub makes at each start
+PROBE = PREFIX + "/hub/probe"
+T_PROBE = "probe"
+
 
 def press(boot: int, seq: int, station: int, at: int | None, err: int | None = None) -> dict:
     """A board's press, as the firmware builds it (protocol.event): for the
@@ -175,6 +181,11 @@ def stations(entries: list[list]) -> dict:
     ms; a new start time moves it) or None, finish calls confirmed].
     Checked as the board checks it (protocol.validate; ProtocolError)."""
     return validate({"v": VERSION, "type": T_STATIONS, "st": entries})
+
+
+def probe(run: str, n: int) -> dict:
+    """The hub's probe number n of this run (run: its random nonce)."""
+    return {"v": VERSION, "type": T_PROBE, "run": run, "n": n}
 
 
 def hub_status(state: str) -> dict:

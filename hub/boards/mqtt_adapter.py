@@ -3,6 +3,12 @@
 Subscribes in on_connect (so a reconnect resubscribes), stamps each message
 with the hub time at arrival, hands it to the service and publishes what the
 service returns -- the service has committed the event before that.
+
+A daemon thread sends the hub's probe of its own path (self_probe.py) and,
+when the probes stop coming back while connected, drops the connection
+(shutting its socket: paho sees the connection lost, connects again and
+on_connect subscribes again; calling reconnect() from another thread would
+race paho's network thread).
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ import paho.mqtt.client as mqtt
 
 from tabletimer.shared import protocol
 
-from .hub_protocol import hub_status, hub_subscriptions
+from .hub_protocol import PROBE, hub_status, hub_subscriptions
+from .self_probe import PROBE_INTERVAL_MS, SelfProbe
 from .service import HubService
 
 log = logging.getLogger(__name__)
@@ -34,10 +41,20 @@ def no_delay(client, userdata, sock) -> None:
 class HubMqtt:
     def __init__(self, service: HubService, host: str, port: int,
                  user: str | None = None, password: str | None = None,
-                 client_id: str = "tabletimer-hub") -> None:
+                 client_id: str = "tabletimer-hub", probe_interval: float = PROBE_INTERVAL_MS / 1000,
+                 probe_deadline: float | None = None) -> None:
+        """probe_interval: seconds between two probes of the hub's own path;
+        probe_deadline: seconds without one back (while connected) before
+        the hub alerts and reconnects (default 3 intervals)."""
         self.service = service
         self.host, self.port = host, port
         self.connected = threading.Event()
+        self.connections = 0        # successful connections (and reconnections)
+        self.probe = SelfProbe(int(probe_interval * 1000),
+                               None if probe_deadline is None else int(probe_deadline * 1000))
+        self._probe_lock = threading.Lock()       # a leaf lock: nothing is taken while it is held
+        self._probe_stop = threading.Event()
+        self._probe_thread: threading.Thread | None = None
         c = self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
                                       clean_session=True)
         if user:
@@ -57,25 +74,87 @@ class HubMqtt:
         if reason_code.is_failure:
             log.error("broker refused the hub: %s", reason_code)
             return
-        client.subscribe([(t, 1) for t in hub_subscriptions()])
+        client.subscribe([(t, 1) for t in hub_subscriptions()] + [(PROBE, 1)])
         client.publish(protocol.HUB_STATUS, protocol.encode(hub_status(protocol.ONLINE)),
                        qos=1, retain=True)
         # a broker restarted without persistence has lost the retained schedules
         self.publish_all(self.service.schedules())
         self.publish_all(self.service.hub_online())
+        now = self.service.clock.now_ms()
+        with self._probe_lock:
+            self.probe.connected(now)
+        self.service.registry.listening(now)     # boards are silent only for what they have not sent since
+        self.connections += 1
         self.connected.set()
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self.connected.clear()
+        with self._probe_lock:
+            self.probe.disconnected()
+        self.service.registry.listening(None)
 
     def _on_message(self, client, userdata, msg) -> None:
         received = self.service.clock.now_ms()
+        if msg.topic == PROBE:                   # the hub's own probe: never a board message
+            with self._probe_lock:
+                note = self.probe.received(msg.payload, received)
+            if note:
+                self._note(note)
+            return
+        with self._probe_lock:
+            self.probe.delivered(received, busy=True)
         try:
             out = self.service.handle(msg.topic, msg.payload, received, retained=bool(msg.retain))
         except Exception:   # never let one message kill the network thread
             log.exception("failed to handle a message on %s", msg.topic)
             return
+        finally:
+            with self._probe_lock:
+                self.probe.delivered(self.service.clock.now_ms(), busy=False)
         self.publish_all(out)
+
+    # ------------------------------------------------------ the self-probe
+    def _probe_loop(self) -> None:
+        step = self.probe.interval_ms / 2000          # half an interval, in seconds
+        while not self._probe_stop.wait(step):
+            try:
+                self._probe_tick()
+            except Exception:          # never let the probe end: it is what notices a deaf hub
+                log.exception("the hub's self-probe failed")
+
+    def _probe_tick(self) -> None:
+        now = self.service.clock.now_ms()
+        with self._probe_lock:
+            tick = self.probe.tick(now)
+            if tick.reconnect:
+                self._drop_connection()
+        if tick.note:
+            self._note(tick.note)
+        if tick.probe is not None:
+            self.client.publish(PROBE, tick.probe, qos=1)
+
+    def _drop_connection(self) -> None:
+        """Shut the socket under paho's network thread: it reads the end of
+        the connection, calls on_disconnect and connects again.  Called
+        under the probe lock, which on_disconnect takes: paho cannot be
+        between a lost connection and a new one meanwhile, so this socket is
+        the one found dead (None, or closed, if paho just lost it)."""
+        sock = self.client.socket()
+        if sock is None:
+            return
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass                       # already closed: paho reconnects anyway
+
+    def _probe_alerts(self) -> list[str]:
+        with self._probe_lock:
+            text = self.probe.alert(self.service.clock.now_ms())
+        return [text] if text else []
+
+    def _note(self, text: str) -> None:
+        log.warning("%s", text)
+        self.service.note(text)
 
     def publish_all(self, out) -> None:
         for o in out:
@@ -84,11 +163,22 @@ class HubMqtt:
     def start(self, timeout: float = 10.0) -> None:
         self.client.connect_async(self.host, self.port, keepalive=15)
         self.client.loop_start()
+        self._probe_stop.clear()
+        if self._probe_alerts not in self.service.alert_sources:
+            self.service.alert_sources.append(self._probe_alerts)
+        self._probe_thread = threading.Thread(target=self._probe_loop, name="hub-self-probe", daemon=True)
+        self._probe_thread.start()
         if not self.connected.wait(timeout):
             self.stop()
             raise ConnectionError(f"could not connect to the MQTT broker at {self.host}:{self.port}")
 
     def stop(self) -> None:
+        self._probe_stop.set()
+        t, self._probe_thread = self._probe_thread, None
+        if t is not None:
+            t.join(5)
+        if self._probe_alerts in self.service.alert_sources:     # a stopped hub's probe says nothing
+            self.service.alert_sources.remove(self._probe_alerts)
         if self.connected.is_set():
             info = self.client.publish(protocol.HUB_STATUS,
                                        protocol.encode(hub_status(protocol.OFFLINE)),

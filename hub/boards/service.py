@@ -70,6 +70,7 @@ class HubService:
         self.activity: deque[str] = deque(maxlen=200)
         self.listeners: list[Callable[[dict], None]] = []
         self.reject_listeners: list[Callable[[str, str], None]] = []   # (category, detail)
+        self.alert_sources: list[Callable[[], list[str]]] = []   # more alerts (the MQTT adapter's self-probe)
         self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
         self._ctr_next, self._ctr_last = 1, 0   # the reserved block not used yet
         self.write_failure: dict | None = None   # the failed writes now: since, count, advice
@@ -175,6 +176,10 @@ class HubService:
         out = [self._to_board(board, protocol.CMD, ack, 1)]
         if stored == DUPLICATE:
             self.duplicates += 1
+            lost = self.registry.duplicate(board, hub_protocol.install_of(msg), msg["boot"], msg["seq"],
+                                           received_ms)
+            if lost:
+                self.activity.append(lost)
             return out
         self._apply(row)                 # a conflict row is alerted, never folded as the event
         if stored == CONFLICT:
@@ -500,6 +505,8 @@ class HubService:
             out.append(f"EVENT LOG NOT WRITTEN since {_clock_text(f['since'])}: {f['count']} write(s) "
                        f"failed, nothing acknowledged meanwhile (the boards keep their presses and "
                        f"send them again) - {f['advice']}")
+        for fn in self.alert_sources:
+            out += fn()
         comp, reg = self.competition, self.registry.boards
         running = comp.start_ms is not None
         for b in sorted({s.board for s in comp.stations}):
@@ -510,10 +517,12 @@ class HubService:
                 out.append(f"board {b} is OFFLINE during the round")
             elif info.sync_err_ms is not None and info.sync_err_ms > sync_limit_ms:
                 out.append(f"board {b}: clock sync ±{info.sync_err_ms} ms (poor WiFi?)")
+        now = self.clock.now_ms()
         for b, info in sorted(reg.items()):
             if info.fault and info.online:
                 out.append(f"board {b} RESET after a fault in boot {info.boot - 1}: {info.fault} "
                            f"(it runs again from its flash; tell the developers if it repeats)")
+            out += self.registry.liveness_alerts(info, now)
         known = {s.board for s in comp.stations}
         if not comp.auto_stations:
             for b in sorted(set(reg) - known):

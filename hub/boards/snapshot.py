@@ -112,11 +112,14 @@ def _hall(service: HubService, now: int) -> list[HallRow]:
                                               and s.confirmed else ""))
         if info is not None and info.online and info.sync_err_ms is not None and info.sync_err_ms > POOR_SYNC_MS:
             states.append("poor sync")
+        if info is not None:
+            states += service.registry.state(info, now)      # acks lost, silent
         out.append(HallRow(s.board, s.button, tables.get((s.board, s.button), s.board), s.entrant,
                            names.get(s.entrant, s.entrant), ", ".join(states), sync))
     for b in sorted(set(reg) - seen_boards):       # boards the stations table does not know
         info = reg[b]
-        out.append(HallRow(b, None, "-", "-", "-", ("online" if info.online else "offline") + ", no station",
+        states = ["online" if info.online else "offline", "no station"] + service.registry.state(info, now)
+        out.append(HallRow(b, None, "-", "-", "-", ", ".join(states),
                            f"±{info.sync_err_ms}" if info.sync_err_ms is not None else "-"))
     return out
 

@@ -31,7 +31,7 @@ from brokers import free_port, require_mosquitto, wait_port
 from needs import require_account, require_tool
 from tabletimer.hub.boards import mosquitto_config as mc
 from tabletimer.hub.boards.broker import BrokerLogins, EmbeddedBroker
-from tabletimer.hub.boards.hub_protocol import hub_subscriptions
+from tabletimer.hub.boards.hub_protocol import PROBE, hub_subscriptions
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import AuthError, Signer
@@ -482,6 +482,24 @@ def test_a_board_cannot_read_another_boards_commands(event):
     marker = (P.board_topic("b1", P.CMD), b"marker")
     h.publish(*marker)
     assert b1.until(*marker) == [marker]
+
+
+def test_the_hub_hears_its_own_probe_and_no_board_does(event):
+    """The hub's self-probe (self_probe.py) needs its login to publish and
+    read tt/v1/hub/probe: without it the hub would find itself deaf and
+    reconnect again and again."""
+    h = hub(event, *hub_subscriptions(), PROBE)
+    b1 = board(event, "b1")
+    b1.subscribe("tt/v1/#", "#")
+    probe = (PROBE, b"probe 1")
+    h.publish(*probe)
+    assert h.until(*probe) == [probe]
+    b1.publish(PROBE, b"forged probe")              # acknowledged all the same, not delivered
+    marker = (P.board_topic("b1", P.CMD), b"marker")
+    h.publish(*marker)
+    assert b1.until(*marker) == [marker]             # the probe never reached the board
+    h.publish(*probe)
+    assert h.until(*probe) == [probe]                # nor did the board's reach the hub
 
 
 def test_last_will_only_on_the_boards_own_status(event):

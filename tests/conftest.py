@@ -57,9 +57,22 @@ class BrokerHandle:
             self._b.start(self.port)
 
     def close(self) -> None:
+        self.resume()
         self._b.stop()
         if self.kind == "mosquitto":
             self._b.close()
+
+    def pause(self) -> None:
+        """The broker hangs (SIGSTOP): connections stay open, nothing moves."""
+        import signal
+        self._b.proc.send_signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        import signal
+        if getattr(self, "paused", False) and self._b.proc is not None:
+            self._b.proc.send_signal(signal.SIGCONT)
+        self.paused = False
 
 
 @pytest.fixture(params=["embedded", "mosquitto"])

@@ -101,8 +101,14 @@ class App:
         bid = cfg["board"]
         self.topic = protocol.board_topic(bid, "")   # + protocol.STATUS etc.: the board's topics
         b = cfg["broker"]
+        tls = b.get("ca")                  # TLS: only a broker this CA signed
+        if tls:
+            import ssl
+            ca, tls = binascii.a2b_base64(tls), ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            tls.verify_mode = ssl.CERT_REQUIRED
+            tls.load_verify_locations(cadata=ca)
         self.mqtt = MQTTClient(
-            "tt-" + bid, b["host"], b.get("port", 1883),
+            "tt-" + bid, b["host"], b.get("port", 1883), ssl=tls,
             keepalive=b.get("keepalive", 30), user=b.get("user"), password=b.get("password"),
             will=self.will,
             subs=(self.topic + protocol.CMD, self.topic + protocol.SCHED),

@@ -2,6 +2,7 @@
 # whole -- every key the hardware layer reads too -- before anything is built
 # from it.
 
+import binascii
 import json
 
 import auth
@@ -61,6 +62,15 @@ def check(cfg, path="config", kind=None):
     for k in ("user", "password"):
         if b.get(k) is not None and not isinstance(b[k], str):
             raise ConfigError("%s: 'broker.%s' must be a string or null" % (path, k))
+    ca = b.get("ca")            # TLS: the CA certificate, DER in base64 (board flash --broker-ca)
+    ok = ca is None or isinstance(ca, str) and 0 < len(ca) <= 4096
+    if ok and ca is not None:
+        try:
+            binascii.a2b_base64(ca)
+        except ValueError:
+            ok = False
+    if not ok:
+        raise ConfigError(path + ": 'broker.ca' must be a CA certificate in base64 (at most 4 KB) or null")
     buttons = cfg.get("buttons")
     if not isinstance(buttons, list) or not 1 <= len(buttons) <= 64:
         raise ConfigError(path + ": 'buttons' must list 1..64 pins, one per station")

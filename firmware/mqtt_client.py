@@ -68,14 +68,17 @@ class MQTTClient:
     # function, called in the read loop (start a task for anything that
     # must await); the view is of the packet read, good during the call.
     # on_connect: a coroutine function, awaited after every connect.
+    # ssl: an ssl.SSLContext (TLS, the broker's certificate checked against
+    # the host name or address dialled) or None (plain TCP).
     def __init__(self, client_id, host, port=1883, keepalive=30, user=None, password=None,
                  will=None, subs=(), on_message=None, on_connect=None,
-                 backoff_min_ms=250, backoff_max_ms=10000, log=print):
+                 backoff_min_ms=250, backoff_max_ms=10000, log=print, ssl=None):
         # attributes named as the parameters: on the board each new name
         # takes RAM (a qstr)
         self.client_id = client_id
         self.host = host
         self.port = port
+        self.ssl = ssl
         self.keepalive = keepalive
         self.user = user
         self.password = password
@@ -195,7 +198,7 @@ class MQTTClient:
                     pass
 
     async def _open(self):
-        r, w = await asyncio.open_connection(self.host, self.port)
+        r, w = await asyncio.open_connection(self.host, self.port, ssl=self.ssl)
         self._w, self.idle = w, 0
         try:   # MicroPython's stream: its socket; CPython's streams set TCP_NODELAY themselves
             getattr(w, "s").setsockopt(6, 1, 1)   # IPPROTO_TCP, TCP_NODELAY

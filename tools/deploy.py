@@ -64,7 +64,8 @@ def make_config(template: Path, key: str, board: str | None = None, wifi_ssid: s
                 wifi_password: str | None = None, broker_host: str | None = None,
                 broker_port: int | None = None, buttons: list[int] | None = None,
                 buzzer_pin: int | None = None, buzzer_kind: str | None = None,
-                led: int | None = None, install: str | None = None) -> dict:
+                led: int | None = None, install: str | None = None,
+                broker_ca: str | None = None) -> dict:
     """The template with the given fields replaced and an install id (a new
     random one unless given), validated by the firmware's own checker
     (DeployError names the problem)."""
@@ -84,6 +85,8 @@ def make_config(template: Path, key: str, board: str | None = None, wifi_ssid: s
         cfg.setdefault("broker", {})["host"] = broker_host
     if broker_port is not None:
         cfg.setdefault("broker", {})["port"] = broker_port
+    if broker_ca is not None:                # TLS: the CA the broker's certificate must be signed by
+        cfg.setdefault("broker", {})["ca"] = broker_ca
     if buttons is not None:
         cfg["buttons"] = buttons
     if buzzer_pin is not None:

@@ -101,7 +101,7 @@ class SimBoard:
                  code_dir: Path | None = None, broker_user: str | None = None,
                  broker_password: str | None = None,
                  on_record: Callable[["SimBoard", dict], None] | None = None,
-                 install: str | None = None) -> None:
+                 install: str | None = None, broker_ca: str | None = None) -> None:
         """install: the install id `tabletimer board flash` would write; by
         default the one in the configuration already in this board's flash
         (a board started again is the same flash: a reboot), else a new
@@ -131,6 +131,8 @@ class SimBoard:
             self.config["timings"] = timings
         if broker_user:
             self.config["broker"].update(user=broker_user, password=broker_password)
+        if broker_ca:              # TLS, as `board flash --broker-ca` configures it (tls_certs.board_ca)
+            self.config["broker"]["ca"] = broker_ca
         self.on_record = on_record
         self.heap_bytes = heap_bytes      # MicroPython heap size (-X heapsize), like a board's RAM
         self.code_dir = code_dir          # compiled firmware to run instead of the sources

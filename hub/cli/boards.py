@@ -28,13 +28,14 @@ def cmd_board_flash(args) -> int:
             Path(args.template) if args.template else firmware_dir() / "config.example.json",
             key=keys.key(board) or "00" * 32, board=board, wifi_ssid=args.wifi_ssid,
             wifi_password=args.wifi_password, broker_host=args.broker_host,
-            broker_port=args.broker_port,
+            broker_port=args.broker_port, broker_ca=_board_ca(args.broker_ca),
             buttons=[int(p) for p in args.buttons.split(",")] if args.buttons else None,
             buzzer_pin=args.buzzer_pin, buzzer_kind=args.buzzer_kind, led=args.led)
         if not args.dry_run:
             cfg["key"] = keys.ensure(board)          # stored for the hub before flashing
         # the board's broker login (used by a broker from `tabletimer broker config`)
         cfg["broker"]["user"], cfg["broker"]["password"] = board, mqtt_password(cfg["key"])
+
         cmd = deploy.deploy(args.device, cfg, dry_run=args.dry_run)
     except (deploy.DeployError, KeyFileError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -48,6 +49,18 @@ def cmd_board_flash(args) -> int:
     else:
         print(f"board {board} flashed (install {cfg['install']}); its key is in {keys.path}")
     return 0
+
+
+def _board_ca(path: str | None) -> str | None:
+    """--broker-ca: the CA certificate (PEM) as the board's configuration carries it."""
+    if not path:
+        return None
+    from ..boards.tls_certs import board_ca
+
+    try:
+        return board_ca(Path(path).read_bytes())
+    except ValueError as e:
+        raise ValueError(f"--broker-ca {path}: {e}") from e
 
 
 def _shown(cfg: dict) -> dict:
@@ -72,15 +85,24 @@ def cmd_broker_config(args) -> int:
         if missing:
             print(f"warning: no key yet for {', '.join(missing)} (flash them with --keys "
                   f"{ev.keys_file}, then run this again)", file=sys.stderr)
+        if args.tls and not args.tls_host:
+            raise ValueError("--tls needs the address boards connect to: --tls-host ADDRESS "
+                             "(the laptop's IP address on the hall network, or its name)")
+        port = args.port or (8883 if args.tls else 1883)
         pw_file = ensure_hub_password(ev.path)
         conf = write_mosquitto_config(ev.path / "mosquitto", keys, HUB_USER, pw_file.read_text().strip(),
-                                      listen_host=args.listen, port=args.port)
+                                      listen_host=args.listen, port=port,
+                                      tls_hosts=args.tls_host if args.tls else None, hub_port=args.hub_port)
     except (event_folder.EventFolderError, FormatError, KeyFileError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    hub_port = args.hub_port if args.tls else port
     print(f"wrote {conf}\nstart it:  mosquitto -c {conf}\nthen:      tabletimer run {ev.path} "
-          f"--broker mqtt://127.0.0.1:{args.port}   (the hub logs in as '{HUB_USER}' with "
+          f"--broker mqtt://127.0.0.1:{hub_port}   (the hub logs in as '{HUB_USER}' with "
           f"{pw_file})")
+    if args.tls:
+        print(f"boards:    tabletimer board flash ... --broker-host {args.tls_host[0]} --broker-port {port} "
+              f"--broker-ca {conf.parent / 'ca.crt'}   (TLS only on port {port})")
     return 0
 
 

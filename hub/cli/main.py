@@ -116,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--wifi-password")
     f.add_argument("--broker-host", help="the hub laptop's address on the hall network")
     f.add_argument("--broker-port", type=int)
+    f.add_argument("--broker-ca", help="TLS to the broker: the event's CA certificate "
+                                       "(DIR/mosquitto/ca.crt from `broker config --tls`); the board "
+                                       "accepts only a broker it signed (give --broker-port 8883)")
     f.add_argument("--buttons", help="GPIO pins of the stations' buttons, comma-separated, e.g. 4,5")
     f.add_argument("--buzzer-pin", type=int)
     f.add_argument("--buzzer-kind", choices=("passive", "active"))
@@ -131,7 +134,15 @@ def main(argv: list[str] | None = None) -> int:
                                          "(logins per board, ACL, persistence)")
     bc.add_argument("dir", help="the event folder")
     bc.add_argument("--listen", default="0.0.0.0", help="address Mosquitto listens on (default 0.0.0.0)")
-    bc.add_argument("--port", type=int, default=1883)
+    bc.add_argument("--port", type=int, help="the boards' port (default 1883; 8883 with --tls)")
+    bc.add_argument("--tls", action="store_true",
+                    help="boards connect with TLS only (an event CA and a broker certificate are made); "
+                         "the hub connects without it on 127.0.0.1:--hub-port")
+    bc.add_argument("--tls-host", action="append", default=[],
+                    help="with --tls: an address boards connect to (their --broker-host: the laptop's "
+                         "IP address or name); repeat for several")
+    bc.add_argument("--hub-port", type=int, default=1883,
+                    help="with --tls: the hub's listener on 127.0.0.1 (default 1883)")
     bc.set_defaults(func=cmd_broker_config)
     c = bsub.add_parser("check", help="compile the firmware with mpy-cross and type-check it "
                                       "against the ESP32 stubs")

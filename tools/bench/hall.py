@@ -29,7 +29,7 @@ Figures (each with its floor measured in the same run, where there is one):
 - rank time for 5,000 entrants (tools/bench/ranking), firmware heap
   (tools/bench_firmware_heap, run as it is), press-stamp delay while the
   firmware writes flash and collects (tools/bench/firmware_timing, run as
-  it is).
+  it is), what TLS to the broker costs a board's heap (tools/bench/tls_heap).
 Not a test: the figures depend on the machine; zero lost events is checked
 and reported in every run.
 """
@@ -532,8 +532,16 @@ def bench_timing(report: Report) -> None:
     report.add("press-stamp delay (firmware, modelled)", lines[-1] if lines else f"see above (exit {out.returncode})")
 
 
+def bench_tls(report: Report) -> None:
+    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.tls_heap"],
+                         capture_output=True, text=True)
+    print(out.stdout, flush=True)
+    lines = [ln.strip() for ln in out.stdout.splitlines() if ln.startswith("TLS costs")]
+    report.add("TLS to the broker (firmware heap)", lines[-1] if lines else f"see above (exit {out.returncode})")
+
+
 # ---------------------------------------------------------------- main
-ALL = ("floor", "press", "skew", "impaired", "ingest", "restart", "rank", "heap", "timing")
+ALL = ("floor", "press", "skew", "impaired", "ingest", "restart", "rank", "heap", "timing", "tls")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -601,6 +609,8 @@ def main(argv: list[str] | None = None) -> int:
             bench_heap(report)
         if "timing" in only:
             bench_timing(report)
+        if "tls" in only:
+            bench_tls(report)
     finally:
         if broker:
             broker.stop()

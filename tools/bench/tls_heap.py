@@ -114,6 +114,12 @@ def main() -> int:
             return "does not run" if r is None else f"{r[0]} / {r[1]}"
         cost = f"{t[1] - p[1]:+d}" if p and t and p[1] and t[1] else "-"
         print(f"{kb:>4}KB  {cell(p):>22}  {cell(t):>20}  {cost:>9}  {failed[(kb, False)]} / {failed[(kb, True)]}")
+    costs = [t[1] - p[1] for kb in SIZES_KB if (p := results.get((kb, False))) and (t := results.get((kb, True)))
+             and p[1] and t[1]]
+    tls_ok = [kb for kb in SIZES_KB if results.get((kb, True)) and not failed[(kb, True)]]
+    print(f"TLS costs the board's MicroPython heap {max(costs) if costs else '?'} bytes at steady state; "
+          f"smallest heap with TLS and no failed allocation: {min(tls_ok) if tls_ok else '-'} KB "
+          f"(tried {', '.join(map(str, SIZES_KB))} KB; mbedTLS's buffers are outside it)")
     return 0
 
 

@@ -43,6 +43,9 @@ CTR_BLOCK = 10_000
 _ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STATUS)}
 
 
+REJECTED_LINE_EVERY_MS = 1000     # the event log's lines for rejected messages, per category
+
+
 class Outgoing(NamedTuple):
     topic: str
     payload: bytes
@@ -66,6 +69,7 @@ class HubService:
         self.retained_again = 0     # boards' retained statuses had before, sent again at a (re)subscribe
         self.retained_junk = 0      # retained messages on board topics that failed the checks: cleared
         self._cleared: set[str] = set()   # topics cleared so (the empty message comes back to the hub)
+        self._rejections_noted: dict[str, list] = {}   # category -> [hub ms of its last line, not noted since]
         self.duplicates = 0
         self.activity: deque[str] = deque(maxlen=200)
         self.listeners: list[Callable[[dict], None]] = []
@@ -242,7 +246,16 @@ class HubService:
             return [Outgoing(topic, b"", 1, True)]
         with self._lock:         # a snapshot reads these whole
             self.rejected[category] += 1
-            self.activity.append(f"rejected ({category}) on {topic}: {detail}")
+            # a line per category a second at most: 20,000 junk messages
+            # must not push the event log's real lines off the console
+            now = self.clock.now_ms()
+            noted = self._rejections_noted.get(category)
+            if noted is not None and now - noted[0] < REJECTED_LINE_EVERY_MS:
+                noted[1] += 1
+            else:
+                more = f" (and {noted[1]} more like it since {_clock_text(noted[0])})" if noted and noted[1] else ""
+                self.activity.append(f"rejected ({category}) on {topic}: {detail}{more}")
+                self._rejections_noted[category] = [now, 0]
         for fn in self.reject_listeners:
             fn(category, detail)
         return []

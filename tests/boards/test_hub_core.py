@@ -463,3 +463,19 @@ def test_the_stations_message_names_the_call_the_hub_closed(hub):
     sent.clear()
     hub.act("confirm", {"press_id": "b1/1/3", "missing_found": 1}, who="desk")
     assert _stations(sent)[0] == [3, [1, 3], end, 1]            # done: [1, 3] was confirmed
+
+
+def test_a_flood_of_rejected_messages_is_one_log_line_a_second(hub):
+    """Issue #15, item 6: noise hides attacks.  20,000 junk messages made as
+    many lines of the consoles' event log (it keeps 200): the real ones were
+    gone.  Each is counted; a category gets a line a second at most, the
+    next one saying how many were not shown."""
+    for _ in range(5000):
+        hub.handle("tt/v1/b/stranger/evt", b"junk", hub.clock.t)
+    hub.handle("tt/v1/b/b1/status", b"forged", hub.clock.t)
+    assert hub.rejected == {"unknown board": 5000, "forged": 1}
+    lines = [a for a in hub.activity if a.startswith("rejected")]
+    assert len(lines) == 2
+    hub.clock.t += 1000
+    hub.handle("tt/v1/b/stranger/evt", b"junk", hub.clock.t)
+    assert hub.activity[-1].endswith(")") and "(and 4999 more like it since " in hub.activity[-1]

@@ -19,6 +19,17 @@ from tabletimer.tools.simulator import SimBoard
 TT = str(Path(sys.executable).parent / "tabletimer")
 
 
+def stop(sims, hub, broker) -> None:
+    """Boards, then the hub (a clean stop), then Mosquitto."""
+    for s in sims:
+        s.kill()
+    if hub:
+        hub.terminate()
+        hub.communicate(timeout=30)
+    broker.terminate()
+    broker.wait(10)
+
+
 def test_board_press_through_a_configured_mosquitto(tmp_path):
     mosquitto = require_mosquitto()
     ev = event_folder.init(tmp_path / "event", "rogaland-individuals")
@@ -53,13 +64,7 @@ def test_board_press_through_a_configured_mosquitto(tmp_path):
         sim.press(2)
         sim.wait_for(lambda r: r.get("acked") == [1, 1])
     finally:
-        for s in sims:
-            s.kill()
-        if hub:
-            hub.terminate()
-            hub.communicate(timeout=30)
-        broker.terminate()
-        broker.wait(10)
+        stop(sims, hub, broker)
     rows = json.loads(subprocess.run([TT, "replay", str(ev), "--json"], capture_output=True, text=True,
                                      check=True).stdout)["standings"]
     by = {r["entrant"]: r for r in rows}
@@ -126,13 +131,7 @@ def test_boards_over_tls_accept_only_the_events_broker(tmp_path):
         sim.press(2)
         sim.wait_for(lambda r: r.get("acked") == [1, 1])
     finally:
-        for s in sims:
-            s.kill()
-        if hub:
-            hub.terminate()
-            hub.communicate(timeout=30)
-        broker.terminate()
-        broker.wait(10)
+        stop(sims, hub, broker)
     rows = json.loads(subprocess.run([TT, "replay", str(ev), "--json"], capture_output=True, text=True,
                                      check=True).stdout)["standings"]
     assert {r["entrant"]: r["status"] for r in rows} == {"1": "unfinished", "2": "finished"}

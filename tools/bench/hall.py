@@ -37,7 +37,6 @@ and reported in every run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
@@ -49,7 +48,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Callable
 
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.boards.broker import EmbeddedBroker, parse_broker_url
@@ -516,28 +514,28 @@ def bench_rank(report: Report, quick: bool) -> None:
                f"from scratch {scratch:.1f} ms (best), once at hub start")
 
 
-def bench_heap(report: Report) -> None:
-    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench_firmware_heap"],
-                         capture_output=True, text=True)
+def _bench_module(report: Report, module: str, picks, label: str) -> None:
+    """Run a benchmark module as it is, show its output, report its line
+    that picks() chooses (the last)."""
+    out = subprocess.run([sys.executable, "-m", module], capture_output=True, text=True)
     print(out.stdout, flush=True)
-    lines = [ln.strip() for ln in out.stdout.splitlines() if "smallest" in ln.lower()]
-    report.add("firmware heap", lines[-1] if lines else f"see above (exit {out.returncode})")
+    lines = [ln.strip() for ln in out.stdout.splitlines() if picks(ln)]
+    report.add(label, lines[-1] if lines else f"see above (exit {out.returncode})")
+
+
+def bench_heap(report: Report) -> None:
+    _bench_module(report, "tabletimer.tools.bench_firmware_heap", lambda ln: "smallest" in ln.lower(),
+                  "firmware heap")
 
 
 def bench_timing(report: Report) -> None:
-    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.firmware_timing"],
-                         capture_output=True, text=True)
-    print(out.stdout, flush=True)
-    lines = [ln.strip() for ln in out.stdout.splitlines() if ln.startswith("worst press-stamp delay")]
-    report.add("press-stamp delay (firmware, modelled)", lines[-1] if lines else f"see above (exit {out.returncode})")
+    _bench_module(report, "tabletimer.tools.bench.firmware_timing",
+                  lambda ln: ln.startswith("worst press-stamp delay"), "press-stamp delay (firmware, modelled)")
 
 
 def bench_tls(report: Report) -> None:
-    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.tls_heap"],
-                         capture_output=True, text=True)
-    print(out.stdout, flush=True)
-    lines = [ln.strip() for ln in out.stdout.splitlines() if ln.startswith("TLS costs")]
-    report.add("TLS to the broker (firmware heap)", lines[-1] if lines else f"see above (exit {out.returncode})")
+    _bench_module(report, "tabletimer.tools.bench.tls_heap", lambda ln: ln.startswith("TLS costs"),
+                  "TLS to the broker (firmware heap)")
 
 
 # ---------------------------------------------------------------- main

@@ -18,11 +18,14 @@ npm package @micropython/micropython-webassembly-pyscript, installed into
 modules imported in place from a ROMFS image (code in flash on a board that
 has a ROMFS partition; the image itself excluded).
 
-The unix port is 64-bit: its objects (pointers, small ints, dict slots) and
-its GC blocks (32 bytes, 16 on 32-bit) are twice the size of the ESP32's;
-bytecode is not, so the 32-bit figures are only about 10 % lower.
+The unix port the tests run is 64-bit: its objects (pointers, small ints,
+dict slots) and its GC blocks (32 bytes, 16 on 32-bit) are twice the size of
+the ESP32's; bytecode is not.  With $TT_MICROPYTHON naming a 32-bit unix
+build (tools/micropython32.py) every board here runs on it instead: the
+ESP32's word size, with sockets (the WebAssembly port has none).
 
     .venv/bin/python -m tabletimer.tools.bench_firmware_heap [--no-wasm]
+    TT_MICROPYTHON=/path/to/32-bit/micropython .venv/bin/python -m tabletimer.tools.bench_firmware_heap
 """
 
 from __future__ import annotations
@@ -270,6 +273,13 @@ def outage(kb: int, tmp: Path, code: Path, events: int = OUTAGE_EVENTS) -> dict:
     return out
 
 
+def pointer_bits() -> int:
+    """32 or 64: the unix MicroPython the boards here run on."""
+    out = subprocess.run([micropython_binary(), "-c", "import struct; print(struct.calcsize('P'))"],
+                         capture_output=True, text=True)
+    return 8 * int(out.stdout.strip() or 8)
+
+
 def main() -> int:
     wasm = "--no-wasm" not in sys.argv[1:]
     tmp = Path(tempfile.mkdtemp(prefix="tt-heap-"))
@@ -316,6 +326,7 @@ def main() -> int:
             sim.stop()
         hub.stop()
         store.close()
+    print(f"boards on {micropython_binary()} ({pointer_bits()}-bit)")
     print(f"{'heap':>8} {'after boot':>12} {'steady':>10} {'free':>10}  works")
     works = []
     for kb in SIZES_KB:
@@ -329,7 +340,8 @@ def main() -> int:
     print(f"smallest heap it runs in: {smallest} KB (tried {', '.join(map(str, SIZES_KB))} KB); "
           "target: runs in 64 KB")
     key = "00" * 31 + "01"
-    columns = [("unix 64-bit", measure_unix(code, tmp, key)), ("unix, ROMFS", measure_romfs(code, tmp, key))]
+    bits = pointer_bits()
+    columns = [(f"unix {bits}-bit", measure_unix(code, tmp, key)), ("unix, ROMFS", measure_romfs(code, tmp, key))]
     why = "skipped (--no-wasm)"
     if wasm:
         rows, why = measure_wasm(code, tmp, key)

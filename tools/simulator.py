@@ -76,6 +76,11 @@ _CHIP = _Chip()
 
 
 def micropython_binary() -> str:
+    """The unix MicroPython that runs simulated boards: $TT_MICROPYTHON if
+    set (e.g. a 32-bit build, tools/micropython32.py), else the venv's."""
+    chosen = os.environ.get("TT_MICROPYTHON")
+    if chosen:
+        return chosen
     cand = Path(sys.executable).parent / "micropython"
     if cand.exists():
         return str(cand)

@@ -1,6 +1,6 @@
 """The firmware in a small heap (issue #4; docs/benchmarks.md, "Firmware
 heap"): the files as deployed run through calls, counts, voids and
-confirmations in a 72 KB MicroPython heap (HEAP_KB); their names fit the first four
+confirmations in a 64 KB MicroPython heap on 32 bits, 72 KB on 64 (HEAP_KB); their names fit the first four
 qstr pools; and the RAM-saving paths work -- the MQTT client keeps no
 receive buffer, it reads each packet whole with readexactly (the fixed
 header, the remaining length byte by byte, then the body): bursts of packets
@@ -13,6 +13,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+import pytest
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -26,17 +28,22 @@ from tabletimer.tools.bench_firmware_heap import FAST, exercise  # noqa: E402
 from tabletimer.tools.simulator import micropython_binary, micropython_path  # noqa: E402
 
 
-# The heap of this test: 64 KB until the watchdog, the fault record, the
-# soft-interrupt deferral and the RAM window came (issue 14); with them the
-# firmware fails allocations at 64 KB on this 64-bit port, and now and then
-# cannot recover from them (docs/benchmarks.md, "Firmware heap").  72 KB is
-# about 65 KB on a 32-bit ESP32, which has 100-160 KB free for Python.
-HEAP_KB = 72
+# The heap of this test: 64 KB, the target, on a 32-bit MicroPython (the
+# ESP32's word size: $TT_MICROPYTHON, tools/micropython32.py); 72 KB on the
+# suite's 64-bit port, where the firmware fails allocations at 64 KB now and
+# then (docs/benchmarks.md, "Firmware heap").
+def _pointer_bytes() -> int:
+    out = subprocess.run([micropython_binary(), "-c", "import struct; print(struct.calcsize('P'))"],
+                         capture_output=True, text=True)
+    return int(out.stdout.strip() or 8)
+
+
+HEAP_KB = 64 if _pointer_bytes() == 4 else 72
 
 
 def test_the_firmware_runs_in_a_small_heap(tmp_path, embedded_broker):
     """The board's files as `tabletimer board flash` builds them (.mpy, -O3;
-    plain bytecode for the host) in a 72 KB heap: it boots, connects, gets its
+    plain bytecode for the host) in a HEAP_KB heap: it boots, connects, gets its
     schedule and clock, and every call, count, void and confirmation of the
     benchmark's exercise on two stations is journaled, sent and acknowledged;
     no allocation fails and no task dies on the way, and at least 4 KB stay
@@ -74,6 +81,10 @@ def test_the_boards_names_fit_four_qstr_pools(tmp_path):
     still below), and does not load asyncio.funcs (wait_for) or asyncio.lock.
     If this fails after a change: find names to drop (docs/benchmarks.md),
     or take the 3.7 KB knowingly."""
+    if os.environ.get("TT_MICROPYTHON"):
+        # which names are the interpreter's own (ROM qstrs, free) depends on
+        # the build: a 32-bit one without SSL has none of its names
+        pytest.skip("qstr counts are the suite's interpreter's; TT_MICROPYTHON names another")
     code = tmp_path / "code"
     firmware_build.build(code, include_host_only=True, arch=None)
     cfg = tmp_path / "c.json"

@@ -90,7 +90,7 @@ class HubMqtt:
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self.connected.clear()
         with self._probe_lock:
-            self.probe.disconnected()
+            self.probe.disconnected(self.service.clock.now_ms())
         self.service.registry.listening(None)
 
     def _on_message(self, client, userdata, msg) -> None:

@@ -74,17 +74,22 @@ class SelfProbe:
         self._forced = 0                  # forced reconnects since the last probe back
         self._forced_ms: int | None = None      # the last one
         self._deaf_since: int | None = None     # alerted: silent since then
+        self._down_ms: int | None = None        # the connection to the broker lost then (None: up)
         self._told_foreign = False
 
     # ------------------------------------------------------- connection
     def connected(self, now_ms: int) -> None:
         self._connected_ms = now_ms
+        self._down_ms = None
         if self._first_ms is None:
             self._first_ms = now_ms
         self._next_ms = now_ms             # a probe at once
 
-    def disconnected(self) -> None:
+    def disconnected(self, now_ms: int | None = None) -> None:
+        """The connection to the broker is lost (at now_ms)."""
         self._connected_ms = None
+        if self._down_ms is None:
+            self._down_ms = now_ms
 
     def delivered(self, now_ms: int, busy: bool) -> None:
         """A message from the broker, as the hub starts (busy) or ends
@@ -150,6 +155,11 @@ class SelfProbe:
     def alert(self, now_ms: int) -> str | None:
         """The console's alert while the path has been found dead, until a
         probe comes back."""
+        down = self._down_ms
+        if down is not None and now_ms - down >= self.deadline_ms:
+            return (f"the hub is NOT CONNECTED to the broker since {clock_text(down)} ({(now_ms - down) // 1000} s): "
+                    f"it keeps trying; the boards keep their presses and send them once it is back "
+                    f"(is the broker running? the laptop's network up?)")
         since = self._deaf_since
         if since is None:
             return None

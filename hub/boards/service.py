@@ -518,8 +518,7 @@ class HubService:
             out.append(f"EVENT LOG NOT WRITTEN since {_clock_text(f['since'])}: {f['count']} write(s) "
                        f"failed, nothing acknowledged meanwhile (the boards keep their presses and "
                        f"send them again) - {f['advice']}")
-        for fn in self.alert_sources:
-            out += fn()
+        out += self.network_alerts()
         comp, reg = self.competition, self.registry.boards
         running = comp.start_ms is not None
         for b in sorted({s.board for s in comp.stations}):
@@ -530,19 +529,14 @@ class HubService:
                 out.append(f"board {b} is OFFLINE during the round")
             elif info.sync_err_ms is not None and info.sync_err_ms > sync_limit_ms:
                 out.append(f"board {b}: clock sync ±{info.sync_err_ms} ms (poor WiFi?)")
-        now = self.clock.now_ms()
         for b, info in sorted(reg.items()):
             if info.fault and info.online:
                 out.append(f"board {b} RESET after a fault in boot {info.boot - 1}: {info.fault} "
                            f"(it runs again from its flash; tell the developers if it repeats)")
-            out += self.registry.liveness_alerts(info, now)
         known = {s.board for s in comp.stations}
         if not comp.auto_stations:
             for b in sorted(set(reg) - known):
                 out.append(f"board {b} is not in stations.csv")
-        if self.retained_junk:
-            out.append(f"{self.retained_junk} retained message(s) on board topics failed the checks and were "
-                       f"cleared from the broker: somebody published them (who has a login?)")
         if self.rejected.get("unknown board"):
             out.append(f"{self.rejected['unknown board']} message(s) from boards without a key")
         comp.facts()
@@ -567,6 +561,22 @@ class HubService:
         for row in comp.strays[-5:]:
             p = row["payload"]
             out.append(f"stray press {row['board']} button {p['station']} while {p['state']}")
+        return out
+
+    def network_alerts(self) -> list[str]:
+        """The alerts of what the hub sees on the network and the log does
+        not hold: its own path through the broker (alert_sources), the
+        boards' liveness, retained junk cleared.  A remote console shows the
+        hub's (server.py sends them)."""
+        out = []
+        for fn in self.alert_sources:
+            out += fn()
+        now = self.clock.now_ms()
+        for _b, info in sorted(self.registry.boards.items()):
+            out += self.registry.liveness_alerts(info, now)
+        if self.retained_junk:
+            out.append(f"{self.retained_junk} retained message(s) on board topics failed the checks and were "
+                       f"cleared from the broker: somebody published them (who has a login?)")
         return out
 
     def snapshot(self) -> Snapshot:

@@ -113,6 +113,7 @@ class RemoteLog:
         self.rejected: dict[str, int] = {}   # the hub's counters, from its last reply
         self.duplicates = 0
         self.write_failure: dict | None = None   # the hub's failing log writes, if they fail
+        self.network_alerts: list[str] = []      # what the hub sees on the network (not in the log)
         self._rows: list[dict] = []
         self._last = 0                       # the last row id fetched
         self._lock = threading.Lock()
@@ -156,6 +157,7 @@ class RemoteLog:
                     self._last = reply["rows"][-1]["id"]
             self.rejected, self.duplicates = reply.get("rejected", {}), reply.get("duplicates", 0)
             self.write_failure = reply.get("write_failure")
+            self.network_alerts = list(reply.get("network_alerts") or [])
             if not reply.get("more"):
                 return
 
@@ -187,6 +189,9 @@ class RemoteHubService(HubService):
             self.note(f"remote: the hub at {self.log.path} answers again")
         self.was_down = down
         return n
+
+    def network_alerts(self) -> list[str]:
+        return self.log.network_alerts              # the hub's: this console is not on its broker
 
     def alerts(self, sync_limit_ms: int = 20) -> list[str]:
         down = self.log.down

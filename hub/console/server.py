@@ -223,7 +223,8 @@ class ConsoleServer:
             more = i + MAX_ROWS < len(self._rows)
         return {"rows": rows, "more": more, "now": self.service.clock.now_ms(),
                 "rejected": dict(self.service.rejected), "duplicates": self.service.duplicates,
-                "write_failure": dict(f) if (f := self.service.write_failure) else None}
+                "write_failure": dict(f) if (f := self.service.write_failure) else None,
+                "network_alerts": self.service.network_alerts()}
 
     def act(self, body: Any) -> dict:
         if not isinstance(body, dict):

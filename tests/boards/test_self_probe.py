@@ -126,3 +126,19 @@ def test_a_hub_busy_with_the_boards_messages_is_not_deaf():
     p.delivered(T0 + 50_000, busy=False)
     assert not p.tick(T0 + 55_000).reconnect
     assert p.tick(T0 + 56_000).reconnect
+
+
+def test_a_hub_not_connected_to_the_broker_is_an_alert_until_it_is_back():
+    """No probe goes out while the hub is not connected (paho connects again
+    by itself); the desk must see it all the same: the boards' presses wait
+    in their flash meanwhile."""
+    p = probe()
+    p.disconnected(10_000)
+    assert p.alert(10_000 + p.deadline_ms - 1) is None             # a blip
+    text = p.alert(10_000 + p.deadline_ms + 4_000)
+    assert text and text.startswith("the hub is NOT CONNECTED to the broker since ") and "(10 s)" in text
+    assert p.tick(20_000).probe is None
+    p.disconnected(21_000)                     # paho's next attempt failed too: down since the first
+    assert "(14 s)" in p.alert(24_000)
+    p.connected(40_000)
+    assert p.alert(40_000) is None

@@ -193,6 +193,18 @@ def test_the_hubs_failing_log_is_an_alert_on_the_remote_and_its_actions_are_refu
              what="the alert to go on the remote")
 
 
+def test_what_the_hub_sees_on_the_network_is_an_alert_on_the_remote_too(hub, remote):
+    """The hub's probe of its broker, the boards' liveness and retained junk
+    are not in the log: the remote console gets them from the hub."""
+    cut_off = "the hub is NOT CONNECTED to the broker since 10:00:00 (12 s): ..."
+    hub.alert_sources.append(lambda: [cut_off])
+    hub.retained_junk = 2
+    wait_for(lambda: remote.catch_up() >= 0 and cut_off in remote.alerts()
+             and any("2 retained message(s)" in a for a in remote.alerts()), what="the hub's alerts on the remote")
+    hub.alert_sources.clear()
+    wait_for(lambda: remote.catch_up() >= 0 and cut_off not in remote.alerts(), what="the alert gone on the remote")
+
+
 def test_rows_come_in_batches(hub, server, monkeypatch):
     monkeypatch.setattr(console_server, "MAX_ROWS", 2)
     assert len(hub.store.events()) == 6

@@ -146,3 +146,20 @@ def test_a_board_whose_acks_do_not_reach_it_is_shown(hall, broker):
     b1.press(1)
     acked_all(b1, 1)
     assert not [a for a in svc.alerts() if "B1" in a and "acks" in a]
+
+
+def test_a_hub_cut_off_from_its_broker_says_so_until_it_is_back(hall, broker):
+    svc = hall.start_hub(**PROBE)
+    b1 = hall.board("B1")
+    synced(b1)
+    broker.stop()
+
+    def down() -> list[str]:
+        return [a for a in svc.alerts() if a.startswith("the hub is NOT CONNECTED to the broker since ")]
+    until(down, "the not-connected alert", seen=svc.alerts)
+    b1.press(1)                                  # kept in the board's flash meanwhile
+    b1.wait_for(lambda r: r.get("journaled") == [1, 1])
+    broker.start()
+    until(lambda: not down() and hall.mqtt.connected.is_set(), "the hub connected again", timeout=30,
+          seen=svc.alerts)
+    acked_all(b1, 1, timeout=40)

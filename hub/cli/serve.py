@@ -95,8 +95,8 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
                                     logins=logins).start()
             address = broker.address
             address.user, address.password = HUB_USER, pw_file.read_text().strip()
-        console.print(f"broker on {address.host}:{address.port}{' (embedded)' if broker else ''}; "
-                      f"event log {service.store.path}")
+        kind = " (embedded; the event's logins: one per board, the hub's)" if broker else ""
+        console.print(f"broker on {address.host}:{address.port}{kind}; event log {service.store.path}")
         hub = HubMqtt(service, address.host, address.port, address.user, address.password)
         hub.start()
         if console_listen and event:

@@ -23,6 +23,12 @@ def cmd_run(args) -> int:
     if missing:
         print(f"warning: no key for board(s) {', '.join(missing)}: flash them with "
               f"`tabletimer board flash PORT --id ID --keys {ev.keys_file}`", file=sys.stderr)
+    return run_folder(args, ev, keys)
+
+
+def run_folder(args, ev, keys, start_sims=None) -> int:
+    """The hub on an event folder, one per log (its lock), until stopped;
+    start_sims: simulated boards for it (`tabletimer rehearse`)."""
     from ..console.server import folder_event
 
     event = folder_event(ev.path)        # what the hub loaded, for remote consoles
@@ -35,7 +41,7 @@ def cmd_run(args) -> int:
             return LOG_FAILED
         store, service = opened
         try:
-            return serve(args, service, ev.path, event=event)
+            return serve(args, service, ev.path, start_sims, event=event)
         finally:
             store.close()
     finally:

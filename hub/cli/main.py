@@ -13,6 +13,7 @@ from . import outputs as cli_outputs
 from .boards import cmd_board_check, cmd_board_flash, cmd_broker_config
 from .demo import cmd_demo
 from .event import cmd_console, cmd_init, cmd_run
+from .rehearse import cmd_press, cmd_rehearse
 from .log import cmd_act, cmd_replay
 
 
@@ -66,6 +67,25 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("dir", help="the event folder")
     _serve_options(r)
     r.set_defaults(func=cmd_run)
+
+    rh = sub.add_parser("rehearse", help="run an event from its folder with a simulated board for each "
+                                         "board of its stations.csv (a rehearsal without hardware)")
+    rh.add_argument("dir", help="the event folder (the rehearsal runs on a copy of it in DIR/rehearsal)")
+    rh.add_argument("--fresh", action="store_true", help="start the rehearsal's log afresh")
+    _serve_options(rh)
+    rh.set_defaults(func=cmd_rehearse)
+
+    pr = sub.add_parser("press", help="press a button of a simulated board of a running rehearsal")
+    pr.add_argument("dir", help="the event folder that `tabletimer rehearse` runs")
+    pr.add_argument("board", help="the board's id (stations.csv)")
+    pr.add_argument("button", type=int, help="the button (station), from 1")
+    how = pr.add_mutually_exclusive_group()
+    how.add_argument("--missing", type=int, metavar="N",
+                     help="N short presses: a referee counting N missing pieces of a call")
+    how.add_argument("--confirm", action="store_true", help="a 2.5 s hold: the referee confirms the call")
+    how.add_argument("--void", action="store_true", help="a 6.5 s hold: the referee voids the call")
+    how.add_argument("--hold", type=int, metavar="MS", help="a press this long (default 80 ms: a finish call)")
+    pr.set_defaults(func=cmd_press)
 
     cs = sub.add_parser("console", help="open the organizer console on an event the hub is running "
                                         "(a second screen: the event folder on this machine, or the "

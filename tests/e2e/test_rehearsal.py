@@ -1,0 +1,62 @@
+"""A rehearsal without hardware (issue #16: "Rehearsal of a real event
+without hardware"): `tabletimer rehearse DIR` runs a copy of the folder
+(DIR/rehearsal, a log and keys of its own) with a simulated board (the real
+firmware in micropython) for each board of its stations.csv; `tabletimer
+press` from another terminal presses their buttons: a finish call, missing
+pieces, a confirmation -- the whole flow of a table, stored and ranked as at
+the event, and nothing of it in the event's own log."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from brokers import free_port
+from waiting import Output
+from tabletimer.hub.event import event_folder
+
+TT = str(Path(sys.executable).parent / "tabletimer")
+
+
+def press(ev: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([TT, "press", str(ev), *args], capture_output=True, text=True, timeout=30)
+
+
+def test_a_rehearsal_plays_a_table_from_the_command_line(tmp_path):
+    ev = event_folder.init(tmp_path / "event", "rogaland-individuals")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Åse,yes\n2,Bjørn,no\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Bord 1,1\nT01,2,Bord 1,2\n")
+    refused = press(ev, "T01", "1")
+    assert refused.returncode == 2 and "no rehearsal runs on" in refused.stderr
+    hub = subprocess.Popen([TT, "rehearse", str(ev), "--port", str(free_port()), "--console-listen", "off"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    try:
+        out.wait_for(lambda ln: ln.startswith("rehearsal: 1 simulated board(s) (T01)"), "the rehearsal's help")
+        out.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
+        rehearsal = ev / "rehearsal"
+        subprocess.run([TT, "act", str(rehearsal), "round_start"], check=True, capture_output=True)
+        out.wait_for(lambda ln: "round_start" in ln, "the round started")
+        assert press(ev, "T01", "2").returncode == 0
+        out.wait_for(lambda ln: ln.startswith("press 2 (boot 1 seq 1)"), "the finish call stored")
+        assert press(ev, "T01", "2", "--missing", "2").returncode == 0
+        assert press(ev, "T01", "2", "--confirm").returncode == 0
+        out.wait_for(lambda ln: ln.startswith("confirm 2 (boot 1 seq 2, 2 missing)"), "the confirmation stored")
+        wrong = press(ev, "T09", "1")
+        assert wrong.returncode == 2 and "no board 'T09'" in wrong.stderr
+        wrong = press(ev, "T01", "3")
+        assert wrong.returncode == 2 and "buttons 1..2" in wrong.stderr
+    finally:
+        hub.terminate()
+        hub.wait(30)
+    assert press(ev, "T01", "1").returncode == 2          # the rehearsal is over
+    rows = json.loads(subprocess.run([TT, "replay", str(rehearsal), "--json"], capture_output=True, text=True,
+                                     check=True).stdout)["standings"]
+    by = {r["entrant"]: r for r in rows}
+    assert by["2"]["status"] == "finished" and not by["2"]["provisional"]      # confirmed at the table
+    assert by["2"]["penalty_ms"] > 0 and by["1"]["status"] == "unfinished"
+    assert json.loads((rehearsal / "board-keys.json").read_text()).keys() == {"T01"}
+    # the event itself: no log, no keys, nothing of the rehearsal
+    assert not (ev / "events.sqlite").exists() and not (ev / "board-keys.json").exists()

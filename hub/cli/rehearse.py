@@ -80,9 +80,10 @@ def cmd_rehearse(args) -> int:
             key = keys.key(b) or ""
             sims.append(SimBoard(b, address.host, address.port, folder / "boards", key=key, stations=buttons,
                                  broker_user=b, broker_password=mqtt_password(key)).start())
-        running = folder / RUNNING
+        presses, running = folder / PRESSES, folder / RUNNING
+        start = presses.stat().st_size if presses.exists() else 0    # before `press` may write: none missed
         running.write_text(str(os.getpid()))
-        threading.Thread(target=_follow_presses, args=(folder / PRESSES, sims, stop, running),
+        threading.Thread(target=_follow_presses, args=(presses, start, sims, stop, running),
                          name="rehearsal-presses", daemon=True).start()
         first = sorted(boards)[0]
         d = event_dir
@@ -96,16 +97,15 @@ def cmd_rehearse(args) -> int:
     return run_folder(args, ev, keys, start_sims)
 
 
-def _follow_presses(path: Path, sims, stop: threading.Event, running: Path) -> None:
-    """Press what `tabletimer press` appends to path (from its end now: an
-    earlier rehearsal's presses are history), until stop.  Each board has
+def _follow_presses(path: Path, pos: int, sims, stop: threading.Event, running: Path) -> None:
+    """Press what `tabletimer press` appends to path after byte pos (what
+    an earlier rehearsal appended is history), until stop.  Each board has
     its own queue: its presses one after another, as a hand makes them."""
     queues: dict[str, queue.Queue] = {}
     for sim in sims:
         q = queues[sim.board_id] = queue.Queue()
         threading.Thread(target=_presser, args=(sim, q, stop), name=f"rehearsal-{sim.board_id}",
                          daemon=True).start()
-    pos = path.stat().st_size if path.exists() else 0
     buf = b""
     try:
         while not stop.wait(0.1):
@@ -161,6 +161,9 @@ def cmd_press(args) -> int:
     if not 1 <= args.button <= boards[args.board]:
         print(f"error: board {args.board} has buttons 1..{boards[args.board]} in stations.csv, not {args.button}",
               file=sys.stderr)
+        return 2
+    if (args.missing is not None and not 1 <= args.missing <= 99) or (args.hold is not None and not 1 <= args.hold <= 60000):
+        print("error: --missing takes 1..99 presses, --hold 1..60000 ms", file=sys.stderr)
         return 2
     gesture = "confirm" if args.confirm else "void" if args.void else "call"
     line = {"board": args.board, "button": args.button, "hold": args.hold or HOLD[gesture]}

@@ -48,6 +48,8 @@ def test_a_rehearsal_plays_a_table_from_the_command_line(tmp_path):
         assert wrong.returncode == 2 and "no board 'T09'" in wrong.stderr
         wrong = press(ev, "T01", "3")
         assert wrong.returncode == 2 and "buttons 1..2" in wrong.stderr
+        wrong = press(ev, "T01", "1", "--missing", "0")
+        assert wrong.returncode == 2 and "--missing takes 1..99" in wrong.stderr
     finally:
         hub.terminate()
         hub.wait(30)

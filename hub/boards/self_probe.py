@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from typing import NamedTuple
 
 from tabletimer.shared.auth import AuthError, Signer
 
 from . import hub_protocol
+from ..rules.timetext import fmt_clock
 
 PROBE_INTERVAL_MS = 2_000
 PROBE_DEADLINE_MS = 3 * PROBE_INTERVAL_MS
@@ -40,10 +40,6 @@ class Tick(NamedTuple):
     probe: bytes | None      # to publish now on hub_protocol.PROBE (QoS 1)
     reconnect: bool          # the path is dead: drop the connection (paho reconnects)
     note: str | None         # a line for the event log
-
-
-def clock_text(hub_ms: int) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(hub_ms / 1000))
 
 
 class SelfProbe:
@@ -112,7 +108,7 @@ class SelfProbe:
             self._forced_ms = now_ms
             self.reconnects += 1
             note = (f"the hub has not heard its own probe through the broker for {(now_ms - since) // 1000} s "
-                    f"(since {clock_text(since)}): it reconnects (forced reconnect {self._forced})")
+                    f"(since {fmt_clock(since)}): it reconnects (forced reconnect {self._forced})")
             return Tick(None, True, note)
         probe = None
         if now_ms >= self._next_ms:
@@ -150,21 +146,21 @@ class SelfProbe:
         deaf, self._deaf_since = self._deaf_since, None
         if deaf is None:
             return None
-        return f"the hub hears itself again through the broker (it had not since {clock_text(deaf)})"
+        return f"the hub hears itself again through the broker (it had not since {fmt_clock(deaf)})"
 
     def alert(self, now_ms: int) -> str | None:
         """The console's alert while the path has been found dead, until a
         probe comes back."""
         down = self._down_ms
         if down is not None and now_ms - down >= self.deadline_ms:
-            return (f"the hub is NOT CONNECTED to the broker since {clock_text(down)} ({(now_ms - down) // 1000} s): "
+            return (f"the hub is NOT CONNECTED to the broker since {fmt_clock(down)} ({(now_ms - down) // 1000} s): "
                     f"it keeps trying; the boards keep their presses and send them once it is back "
                     f"(is the broker running? the laptop's network up?)")
         since = self._deaf_since
         if since is None:
             return None
         return (f"the hub has not heard its own probe through the broker for {max(0, now_ms - since) // 1000} s "
-                f"(since {clock_text(since)}): it reconnects; if this repeats, another client may be using "
+                f"(since {fmt_clock(since)}): it reconnects; if this repeats, another client may be using "
                 f"the hub's login or client id")
 
     def _silent_since(self) -> int:

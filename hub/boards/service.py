@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import Counter, deque
 from typing import Callable, NamedTuple
 
@@ -27,6 +26,7 @@ from .keys import BoardKeys
 from .registry import BoardRegistry
 from .replay import ReplayGuard
 from ..rules.standings import StandingRow
+from ..rules.timetext import fmt_clock
 from ..event.store import CONFLICT, DUPLICATE, EventStore
 from ..event.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
 from ..event.consequences import consequences
@@ -253,7 +253,7 @@ class HubService:
             if noted is not None and now - noted[0] < REJECTED_LINE_EVERY_MS:
                 noted[1] += 1
             else:
-                more = f" (and {noted[1]} more like it since {_clock_text(noted[0])})" if noted and noted[1] else ""
+                more = f" (and {noted[1]} more like it since {fmt_clock(noted[0])})" if noted and noted[1] else ""
                 self.activity.append(f"rejected ({category}) on {topic}: {detail}{more}")
                 self._rejections_noted[category] = [now, 0]
         for fn in self.reject_listeners:
@@ -306,7 +306,7 @@ class HubService:
             f, self.write_failure = self.write_failure, None
         if f is not None:
             msg = (f"the event log is written again, after {f['count']} failed write(s) since "
-                   f"{_clock_text(f['since'])}; the boards send again what was not acknowledged")
+                   f"{fmt_clock(f['since'])}; the boards send again what was not acknowledged")
             if f["logged"]:
                 log.warning("%s", msg)
             self.note(msg)
@@ -515,7 +515,7 @@ class HubService:
         out = []
         f = self.write_failure
         if f is not None:
-            out.append(f"EVENT LOG NOT WRITTEN since {_clock_text(f['since'])}: {f['count']} write(s) "
+            out.append(f"EVENT LOG NOT WRITTEN since {fmt_clock(f['since'])}: {f['count']} write(s) "
                        f"failed, nothing acknowledged meanwhile (the boards keep their presses and "
                        f"send them again) - {f['advice']}")
         out += self.network_alerts()
@@ -602,5 +602,3 @@ class HubService:
             return self.competition.standings(None if final else self.clock.now_ms())
 
 
-def _clock_text(hub_ms: int) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(hub_ms / 1000))

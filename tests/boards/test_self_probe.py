@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from tabletimer.hub.boards import hub_protocol as H
-from tabletimer.hub.boards.self_probe import SelfProbe, clock_text
+from tabletimer.hub.boards.self_probe import SelfProbe
+from tabletimer.hub.rules.timetext import fmt_clock
 from tabletimer.shared.auth import Signer
 
 T0 = 1_796_000_000_000
@@ -52,10 +53,10 @@ def test_a_probe_that_does_not_come_back_alerts_and_reconnects_until_one_does():
     assert t == T0 + 4005 + 6000 + 495            # the first tick 6 s (3 intervals) after the last one back
     assert tick.probe is None
     assert tick.note.startswith("the hub has not heard its own probe through the broker for 6 s (since "
-                                f"{clock_text(T0 + 4005)}): it reconnects")
+                                f"{fmt_clock(T0 + 4005)}): it reconnects")
     alert = p.alert(T0 + 30_000)
     assert alert == (f"the hub has not heard its own probe through the broker for 25 s (since "
-                     f"{clock_text(T0 + 4005)}): it reconnects; if this repeats, another client may be "
+                     f"{fmt_clock(T0 + 4005)}): it reconnects; if this repeats, another client may be "
                      f"using the hub's login or client id")
     # the adapter dropped the connection; paho connects again
     p.disconnected()
@@ -65,7 +66,7 @@ def test_a_probe_that_does_not_come_back_alerts_and_reconnects_until_one_does():
     assert tick.probe is not None and not tick.reconnect
     assert p.alert(T0 + 22_010) is not None                 # until a probe is back
     assert p.received(tick.probe, T0 + 22_010) == \
-        f"the hub hears itself again through the broker (it had not since {clock_text(T0 + 4005)})"
+        f"the hub hears itself again through the broker (it had not since {fmt_clock(T0 + 4005)})"
     assert p.alert(T0 + 22_020) is None
     assert run(p, T0 + 22_500, T0 + 60_000)[-1][1].reconnect is False
 

@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tabletimer.hub.boards.broker import EmbeddedBroker
+from tabletimer.hub.boards.broker import BrokerAddress, EmbeddedBroker
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.boards.keys import BoardKeys
@@ -199,12 +199,12 @@ def print_modules(columns: list[tuple[str, list | None]]) -> None:
 OUTAGE_EVENTS = 200
 
 
-def start_hub(store: EventStore, keys: BoardKeys, broker: EmbeddedBroker) -> tuple[HubService, HubMqtt]:
+def start_hub(store: EventStore, keys: BoardKeys, broker: BrokerAddress) -> tuple[HubService, HubMqtt]:
     """A hub for the benchmark's boards (every station an individual
-    entrant), connected to broker."""
+    entrant), connected to the broker at that address (with its login)."""
     service = HubService(store, keys, Competition(load_format("cz-championship-individuals"), [], [],
                                                   auto_stations=True))
-    hub = HubMqtt(service, broker.host, broker.port)
+    hub = HubMqtt(service, broker.host, broker.port, broker.user, broker.password)
     hub.start()
     return service, hub
 
@@ -227,7 +227,7 @@ def outage(kb: int, tmp: Path, code: Path, events: int = OUTAGE_EVENTS) -> dict:
     broker = EmbeddedBroker(tmp / "outage-broker").start()
     keys = BoardKeys(tmp / "outage-keys.json")
     store = EventStore(tmp / "outage.sqlite")
-    service, hub = start_hub(store, keys, broker)
+    service, hub = start_hub(store, keys, broker.address)
     name = f"out{kb}"
     sim = SimBoard(name, broker.host, broker.port, tmp, key=keys.ensure(name), stations=2, timings=FAST,
                    heap_bytes=kb * 1024, code_dir=code).start()
@@ -286,7 +286,7 @@ def main() -> int:
     with EmbeddedBroker(tmp / "broker") as broker:
         keys = BoardKeys(tmp / "keys.json")
         store = EventStore(tmp / "events.sqlite")
-        service, hub = start_hub(store, keys, broker)
+        service, hub = start_hub(store, keys, broker.address)
         service.start_round()
         # as on a board: compiled .mpy modules (compiling source at import
         # time needs far more RAM than the program itself)

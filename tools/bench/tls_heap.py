@@ -27,17 +27,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tabletimer.hub.boards.broker import free_port, wait_port
+from tabletimer.hub.boards.broker import BrokerAddress, free_port, wait_port
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.boards.mosquitto_config import write_mosquitto_config
-from tabletimer.hub.boards.mqtt_adapter import HubMqtt
-from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.boards.tls_certs import board_ca
-from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.store import EventStore
-from tabletimer.hub.rules.formats import load_format
 from tabletimer.tools import firmware_build
-from tabletimer.tools.bench_firmware_heap import FAST, exercise
+from tabletimer.tools.bench_firmware_heap import FAST, exercise, start_hub
 from tabletimer.tools.simulator import SimBoard
 from tabletimer.tools.testing.local_mosquitto import mosquitto_path
 
@@ -60,15 +56,12 @@ def main() -> int:
                                   port=port, tls_hosts=["127.0.0.1"], hub_port=hub_port)
     broker = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     store = EventStore(tmp / "events.sqlite")
-    service = HubService(store, keys, Competition(load_format("cz-championship-individuals"), [], [],
-                                                  auto_stations=True))
     sims: dict[tuple[int, bool], SimBoard] = {}
     hub = None
     try:
         wait_port("127.0.0.1", port, 10, broker)
         wait_port("127.0.0.1", hub_port, 10, broker)
-        hub = HubMqtt(service, "127.0.0.1", hub_port, "hub", HUB_PASSWORD)
-        hub.start()
+        service, hub = start_hub(store, keys, BrokerAddress("127.0.0.1", hub_port, "hub", HUB_PASSWORD))
         service.start_round()
         code = tmp / "code"
         firmware_build.build(code, include_host_only=True, arch=None)

@@ -30,13 +30,32 @@ def stop(sims, hub, broker) -> None:
     broker.wait(10)
 
 
-def test_board_press_through_a_configured_mosquitto(tmp_path):
-    mosquitto = require_mosquitto()
+def event_with_one_board(tmp_path: Path) -> tuple[Path, str]:
+    """An event folder of two entrants at board T01 (buttons 1, 2), and
+    T01's key (made as `board flash --keys` makes it)."""
     ev = event_folder.init(tmp_path / "event", "rogaland-individuals")
     (ev / "entrants.csv").write_text("id,name,eligible\n1,Åse,yes\n2,Bjørn,no\n")
     (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Bord 1,1\nT01,2,Bord 1,2\n")
-    keys = BoardKeys(ev / "board-keys.json")
-    key = keys.ensure("T01")
+    return ev, BoardKeys(ev / "board-keys.json").ensure("T01")
+
+
+def finish_at_button_2(sim: SimBoard) -> None:
+    """The board takes the round's schedule and its clock, then entrant 2
+    calls a finish, which the hub acknowledges."""
+    sim.wait_for(lambda r: "sched" in r, timeout=20)
+    synced(sim)
+    sim.press(2)
+    sim.wait_for(lambda r: r.get("acked") == [1, 1])
+
+
+def standings(ev: Path) -> list[dict]:
+    return json.loads(subprocess.run([TT, "replay", str(ev), "--json"], capture_output=True, text=True,
+                                     check=True).stdout)["standings"]
+
+
+def test_board_press_through_a_configured_mosquitto(tmp_path):
+    mosquitto = require_mosquitto()
+    ev, key = event_with_one_board(tmp_path)
     port = free_port()
     out = subprocess.run([TT, "broker", "config", str(ev), "--listen", "127.0.0.1", "--port", str(port)],
                          capture_output=True, text=True, check=True).stdout
@@ -59,14 +78,10 @@ def test_board_press_through_a_configured_mosquitto(tmp_path):
         sim = SimBoard("T01", "127.0.0.1", port, tmp_path, key=key, stations=2,
                        broker_user="T01", broker_password=mqtt_password(key)).start()
         sims.append(sim)
-        sim.wait_for(lambda r: "sched" in r, timeout=20)
-        synced(sim)
-        sim.press(2)
-        sim.wait_for(lambda r: r.get("acked") == [1, 1])
+        finish_at_button_2(sim)
     finally:
         stop(sims, hub, broker)
-    rows = json.loads(subprocess.run([TT, "replay", str(ev), "--json"], capture_output=True, text=True,
-                                     check=True).stdout)["standings"]
+    rows = standings(ev)
     by = {r["entrant"]: r for r in rows}
     assert by["2"]["status"] == "finished" and by["2"]["place"] == 1
     assert by["2"]["award_place"] is None and not by["2"]["official"]   # not from Rogaland
@@ -84,10 +99,7 @@ def test_boards_over_tls_accept_only_the_events_broker(tmp_path):
     from tabletimer.hub.boards.tls_certs import board_ca, make_ca
 
     mosquitto = require_mosquitto()
-    ev = event_folder.init(tmp_path / "event", "rogaland-individuals")
-    (ev / "entrants.csv").write_text("id,name,eligible\n1,Åse,yes\n2,Bjørn,no\n")
-    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Bord 1,1\nT01,2,Bord 1,2\n")
-    key = BoardKeys(ev / "board-keys.json").ensure("T01")
+    ev, key = event_with_one_board(tmp_path)
     port, hub_port = free_port(), free_port()
     out = subprocess.run([TT, "broker", "config", str(ev), "--listen", "127.0.0.1", "--port", str(port),
                           "--tls", "--tls-host", "127.0.0.1", "--hub-port", str(hub_port)],
@@ -126,12 +138,8 @@ def test_boards_over_tls_accept_only_the_events_broker(tmp_path):
         sim = SimBoard("T01", "127.0.0.1", port, tmp_path, key=key, stations=2,
                        broker_ca=board_ca((ev / "mosquitto" / "ca.crt").read_bytes()), **login).start()
         sims.append(sim)
-        sim.wait_for(lambda r: "sched" in r, timeout=20)
-        synced(sim)
-        sim.press(2)
-        sim.wait_for(lambda r: r.get("acked") == [1, 1])
+        finish_at_button_2(sim)
     finally:
         stop(sims, hub, broker)
-    rows = json.loads(subprocess.run([TT, "replay", str(ev), "--json"], capture_output=True, text=True,
-                                     check=True).stdout)["standings"]
+    rows = standings(ev)
     assert {r["entrant"]: r["status"] for r in rows} == {"1": "unfinished", "2": "finished"}

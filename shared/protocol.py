@@ -35,8 +35,8 @@ SYNC = "sync"       # board -> hub, QoS 0: clock-sync request
 CMD = "cmd"         # hub -> board: acks (QoS 1), sync replies (QoS 0), identify
 SCHED = "sched"     # hub -> board, retained: the board's signal schedule
 
-HUB_STATUS = PREFIX + "/hub/status"   # hub -> consoles, people: retained, last will (unsigned; boards
-                                      # get the hub's status signed on their cmd topic)
+# (the hub's retained status on PREFIX/hub/status is hub_protocol.HUB_STATUS:
+# boards get the hub's status signed on their cmd topic)
 
 # Message types
 T_STATUS = "status"

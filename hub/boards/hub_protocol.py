@@ -27,6 +27,9 @@ MAX_INSTALL = 16
 MAX_PACKET = 2048
 _HEX = frozenset("0123456789abcdef")
 
+# the hub's status, retained, and its last will "offline": unsigned, for
+# people and tools (boards get it signed on their cmd topic: hub_online)
+HUB_STATUS = PREFIX + "/hub/status"
 # the hub's probe of its own path through the broker (self_probe.py): only
 # the hub publishes and reads it (the production ACL lets no board read it),
 # signed with a key the hub makes at each start

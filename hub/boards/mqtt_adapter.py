@@ -21,7 +21,7 @@ import paho.mqtt.client as mqtt
 
 from tabletimer.shared import protocol
 
-from .hub_protocol import PROBE, hub_status, hub_subscriptions
+from .hub_protocol import HUB_STATUS, PROBE, hub_status, hub_subscriptions
 from .self_probe import PROBE_INTERVAL_MS, SelfProbe
 from .service import HubService
 
@@ -59,7 +59,7 @@ class HubMqtt:
                                       clean_session=True)
         if user:
             c.username_pw_set(user, password)
-        c.will_set(protocol.HUB_STATUS, protocol.encode(hub_status(protocol.OFFLINE)),
+        c.will_set(HUB_STATUS, protocol.encode(hub_status(protocol.OFFLINE)),
                    qos=1, retain=True)
         c.reconnect_delay_set(min_delay=1, max_delay=5)
         c.max_queued_messages_set(0)         # unlimited: never drop an ack
@@ -75,7 +75,7 @@ class HubMqtt:
             log.error("broker refused the hub: %s", reason_code)
             return
         client.subscribe([(t, 1) for t in hub_subscriptions()] + [(PROBE, 1)])
-        client.publish(protocol.HUB_STATUS, protocol.encode(hub_status(protocol.ONLINE)),
+        client.publish(HUB_STATUS, protocol.encode(hub_status(protocol.ONLINE)),
                        qos=1, retain=True)
         # a broker restarted without persistence has lost the retained schedules
         self.publish_all(self.service.schedules())
@@ -180,7 +180,7 @@ class HubMqtt:
         if self._probe_alerts in self.service.alert_sources:     # a stopped hub's probe says nothing
             self.service.alert_sources.remove(self._probe_alerts)
         if self.connected.is_set():
-            info = self.client.publish(protocol.HUB_STATUS,
+            info = self.client.publish(HUB_STATUS,
                                        protocol.encode(hub_status(protocol.OFFLINE)),
                                        qos=1, retain=True)
             try:

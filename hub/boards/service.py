@@ -101,7 +101,7 @@ class HubService:
         """One message from the broker, received at hub time received_ms;
         retained: the broker sent it because the hub subscribed (a board's
         retained status, at every hub start and reconnect)."""
-        if topic == protocol.HUB_STATUS:
+        if topic == hub_protocol.HUB_STATUS:
             return []                            # our own retained status
         if not payload and topic in self._cleared:
             self._cleared.discard(topic)         # our own clear of retained junk, back

@@ -400,7 +400,7 @@ class Fuzzer:
         topic = self.rng.choice(self.odd_topics)
         _, p = self.rng.choice(self.genuine)
         return Case("odd topic", topic, self.rng.choice([p, b"", self.rng.randbytes(30)]),
-                    IGNORED if topic == P.HUB_STATUS else MALFORMED)
+                    IGNORED if topic == H.HUB_STATUS else MALFORMED)
 
 
 # ============================================================ layer 1
@@ -464,7 +464,7 @@ def test_hostile_payloads_straight_into_the_service(hub):
     sender = Sender()
     genuine, hub_cmds = genuine_traffic(hub, sender)
     fuzz = Fuzzer(rng, KEYS, BOOT, genuine, hub_cmds, low_ctr=dict(sender.ctr), next_ctr=sender.next,
-                  unknown=UNKNOWN_BOARDS, odd_topics=ODD_TOPICS + [P.HUB_STATUS], foreign=FOREIGN,
+                  unknown=UNKNOWN_BOARDS, odd_topics=ODD_TOPICS + [H.HUB_STATUS], foreign=FOREIGN,
                   kinds=(P.STATUS, P.EVENT, P.SYNC, P.CMD, P.SCHED))
     events, standings = hub.store.events(), standings_view(hub)
     got: list[str] = []

@@ -15,9 +15,14 @@ def test_board_topics_parse_and_bad_ones_are_refused() -> None:
     for kind in (P.STATUS, P.SYNC, P.CMD, P.SCHED):
         assert H.parse_board_topic(P.board_topic("b1", kind)) == ("b1", kind)
     for bad in ("tt/v1/b/x/nope", "tt/v2/b/x/evt", "other/v1/b/x/evt", "tt/v1/b/x/evt/more",
-                "tt/v1/b/bad id/evt", "tt/v1/b//evt", P.HUB_STATUS):
+                "tt/v1/b/bad id/evt", "tt/v1/b//evt", H.HUB_STATUS):
         with pytest.raises(P.ProtocolError):
             H.parse_board_topic(bad)
+
+
+def test_the_hubs_own_topics() -> None:
+    assert H.HUB_STATUS == "tt/v1/hub/status"            # for people and tools: boards do not read it
+    assert H.PROBE == "tt/v1/hub/probe"
 
 
 def test_hub_subscriptions_cover_what_boards_publish_only() -> None:

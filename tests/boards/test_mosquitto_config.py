@@ -31,7 +31,7 @@ from brokers import free_port, require_mosquitto, wait_port
 from needs import require_account, require_tool
 from tabletimer.hub.boards import mosquitto_config as mc
 from tabletimer.hub.boards.broker import BrokerLogins, EmbeddedBroker
-from tabletimer.hub.boards.hub_protocol import PROBE, hub_subscriptions
+from tabletimer.hub.boards.hub_protocol import HUB_STATUS, PROBE, hub_subscriptions
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import AuthError, Signer
@@ -415,12 +415,12 @@ def hub(broker: Mosquitto, *topics: str) -> Client:
 def test_boards_and_hub_talk_on_their_own_topics(event):
     h = hub(event, *hub_subscriptions())
     b1 = board(event, "b1")
-    b1.subscribe(P.board_topic("b1", P.CMD), P.board_topic("b1", P.SCHED), P.HUB_STATUS)
+    b1.subscribe(P.board_topic("b1", P.CMD), P.board_topic("b1", P.SCHED), HUB_STATUS)
     sent = [(P.board_topic("b1", k), f"b1 {k}".encode()) for k in (P.STATUS, P.EVENT, P.SYNC)]
     for t, p in sent:
         b1.publish(t, p, retain=t.endswith("status"))
     assert h.until(*sent[-1]) == sent
-    back = [(P.HUB_STATUS, b"hub online, unsigned: not for boards"),
+    back = [(HUB_STATUS, b"hub online, unsigned: not for boards"),
             (P.board_topic("b1", P.CMD), b"ack"), (P.board_topic("b1", P.SCHED), b"sched")]
     for t, p in back:
         h.publish(t, p)
@@ -432,7 +432,7 @@ def test_a_board_cannot_publish_as_another_board_or_as_the_hub(event):
     b1 = board(event, "b1")
     forbidden = [P.board_topic("b2", k) for k in (P.STATUS, P.EVENT, P.SYNC, P.CMD, P.SCHED)]
     forbidden += [P.board_topic("b1", P.CMD), P.board_topic("b1", P.SCHED),   # forging its own commands
-                  P.HUB_STATUS, "tt/v1/b/b1", "tt/v1/other"]
+                  HUB_STATUS, "tt/v1/b/b1", "tt/v1/other"]
     for t in forbidden:
         b1.publish(t, b"forbidden", retain=True)   # acknowledged all the same (MQTT 3.1.1)
     marker = (P.board_topic("b1", P.EVENT), b"marker")

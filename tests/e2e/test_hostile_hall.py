@@ -20,7 +20,7 @@ from hall import acked_all
 from rig import Rig, synced
 from waiting import until
 from tabletimer.hub.boards.broker import BrokerLogins, EmbeddedBroker
-from tabletimer.hub.boards.hub_protocol import MAX_PACKET, hub_status
+from tabletimer.hub.boards.hub_protocol import HUB_STATUS, MAX_PACKET, hub_status
 from tabletimer.hub.boards.keys import mqtt_password
 from tabletimer.hub.boards.mosquitto_config import write_mosquitto_config
 from tabletimer.hub.rules.standings import row_dict
@@ -125,10 +125,10 @@ def test_attacks_on_a_running_hall_fail_to_harm(hall):
     fake = Signer(rig.keys.key(ATTACKER)).sign(topic, P.encode(P.stamp(P.event(P.T_PRESS, 1, 9, 2, 1), 99, 1)))
     for t, payload in ((topic, fake), (P.board_topic("H1", P.CMD), b"forged ack"),
                        (P.board_topic("H1", P.SCHED), b"forged schedule"),
-                       (P.HUB_STATUS, P.encode(hub_status(P.OFFLINE)))):
+                       (HUB_STATUS, P.encode(hub_status(P.OFFLINE)))):
         c.publish(t, payload, qos=1, retain=True).wait_for_publish(5)
     for i in range(20):                                       # unsigned hub-status toggles
-        c.publish(P.HUB_STATUS, P.encode(hub_status(P.ONLINE if i % 2 else P.OFFLINE)), qos=1)
+        c.publish(HUB_STATUS, P.encode(hub_status(P.ONLINE if i % 2 else P.OFFLINE)), qos=1)
     c.publish(P.board_topic(ATTACKER, P.EVENT), b"junk " * 100, qos=1, retain=True).wait_for_publish(5)
     assert not c.gone.is_set()
     c.publish(P.board_topic(ATTACKER, P.STATUS), b"x" * (2 * MAX_PACKET), qos=1)

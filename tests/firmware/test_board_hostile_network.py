@@ -10,7 +10,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from rig import Rig, synced
-from tabletimer.hub.boards.hub_protocol import hub_status
+from tabletimer.hub.boards.hub_protocol import HUB_STATUS, hub_status
 from tabletimer.shared import protocol as P
 from tabletimer.tools.bench_firmware_heap import FAST
 
@@ -37,7 +37,7 @@ def test_unsigned_hub_status_toggles_start_no_sync_storm(rig):
     try:
         for i in range(100):
             state = P.OFFLINE if i % 2 == 0 else P.ONLINE
-            attacker.publish(P.HUB_STATUS, P.encode(hub_status(state)), qos=1).wait_for_publish(5)
+            attacker.publish(HUB_STATUS, P.encode(hub_status(state)), qos=1).wait_for_publish(5)
     finally:
         attacker.loop_stop()
         attacker.disconnect()

@@ -16,7 +16,6 @@ def raises(fn, *args):
 def test_topics():
     assert P.board_topic("table-07", P.EVENT) == "tt/v1/b/table-07/evt"
     assert P.board_topic("b1", P.SCHED) == "tt/v1/b/b1/sched"
-    assert P.HUB_STATUS == "tt/v1/hub/status"
 
 
 def test_press_encode_decode():

@@ -129,7 +129,10 @@ def test_a_board_whose_acks_do_not_reach_it_is_shown(hall, broker):
     deaf.loop_start()
     at = svc.clock.now_ms()
     try:
-        for ctr in range(1, 8):     # 6 copies again over 3.6 s
+        status = P.board_topic("B3", P.STATUS)                  # its birth: a station in the hall table
+        birth = P.stamp(P.status_online(1, "0.2.0", 1), 1, 1)
+        deaf.publish(status, signer.sign(status, P.encode(birth)), qos=1, retain=True).wait_for_publish(5)
+        for ctr in range(2, 9):     # 6 copies again over 3.6 s
             msg = P.stamp(press(1, 1, 1, at), ctr, 1)           # the same event, the next counter
             deaf.publish(topic, signer.sign(topic, P.encode(msg)), qos=1).wait_for_publish(5)
             time.sleep(0.6)          # a board's resend interval (the scenario's pace, not a wait)
@@ -146,6 +149,8 @@ def test_a_board_whose_acks_do_not_reach_it_is_shown(hall, broker):
     b1.press(1)
     acked_all(b1, 1)
     assert not [a for a in svc.alerts() if "B1" in a and "acks" in a]
+    hall_rows = {r.board: r.state for r in svc.snapshot().hall}
+    assert "acks lost" in hall_rows["B3"] and "acks lost" not in hall_rows["B1"], hall_rows
 
 
 def test_a_hub_cut_off_from_its_broker_says_so_until_it_is_back(hall, broker):

@@ -70,8 +70,9 @@ def test_a_client_taking_the_hubs_client_id_does_not_leave_it_deaf(hall, broker)
     assert len([e for e in svc.store.events()
                 if e["source"] == "board" and e["board"] == "B1" and e["type"] != "status"]) == 2
     # the broker closed the hub's connection (amqtt used to keep it open,
-    # deaf) and paho connected again by itself
+    # deaf) and paho connected again by itself: nothing for the probe to find
     assert hub.connections >= 2
+    assert hub.probe.reconnects == 0 and probe_alerts(svc) == []
     heard = hub.probe.heard
     until(lambda: hub.probe.heard > heard + 3 and not probe_alerts(svc), "the hub hearing itself",
           seen=lambda: (hub.probe.heard, svc.alerts()))
@@ -107,6 +108,24 @@ def test_the_probe_does_not_raise_a_false_alarm(hall):
     assert (hub.probe.reconnects, hub.connections, hub.probe.rejected) == (0, 1, 0)
     assert probe_alerts(svc) == []
     assert not [line for line in svc.activity if "probe" in line]
+
+
+def test_a_client_taking_a_boards_client_id_does_not_stop_its_acks(hall, broker):
+    """The same against a board: amqtt kept B3's connection open without its
+    subscription, and its acks stopped.  Both brokers now close it; the
+    board connects again and gets them."""
+    svc = hall.start_hub(**PROBE)
+    b1, b3 = hall.board("B1"), hall.board("B3")
+    for b in (b1, b3):
+        synced(b)
+    b3.press(1)
+    acked_all(b3, 1)
+    attack(broker, "tt-B3")
+    b1.press(1)
+    b3.press(1)
+    acked_all(b1, 1)
+    acked_all(b3, 2)
+    assert not [a for a in svc.alerts() if "acks are not reaching" in a]
 
 
 def test_a_board_whose_acks_do_not_reach_it_is_shown(hall, broker):

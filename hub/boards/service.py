@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter, deque
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, TypeVar
 
 from tabletimer.shared import protocol
 from tabletimer.shared.auth import AuthError
@@ -19,7 +19,7 @@ from tabletimer.shared.auth import AuthError
 from . import hub_protocol
 from .snapshot import Ranker, Snapshot, read as read_snapshot
 from ..event.clock import HubClock
-from ..event.actions import MAX_TEXT
+from ..event.actions import META, MAX_TEXT
 from ..event.competition import Competition
 from ..event.station_state import StationState, station_states
 from .keys import BoardKeys
@@ -33,6 +33,7 @@ from ..event.consequences import consequences
 from .station_messages import station_entries
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 IDENTIFY_TTL_MS = 10_000
 # the hub's command counter (each command's 'ctr', which a board requires to
@@ -44,6 +45,15 @@ _ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STAT
 
 
 REJECTED_LINE_EVERY_MS = 1000     # the event log's lines for rejected messages, per category
+
+
+class RequestConflict(ValueError):
+    """An action sent again under the idempotency key of a stored one, with
+    other content: not stored, never a silent replacement."""
+
+    def __init__(self, message: str, row: dict) -> None:
+        super().__init__(message)
+        self.row = row
 
 
 class Outgoing(NamedTuple):
@@ -84,6 +94,7 @@ class HubService:
         self._lock = threading.RLock()
         self._ranker = Ranker()        # the consoles' standings (snapshot)
         self._caught_up = 0      # every row with an id up to this one is applied
+        self._requests: dict[str, dict] = {}   # idempotency key -> the operator row it stored
         self._live = False       # replaying the log at start: no commands go out
         for ev in store.events():                # resume: replay the log
             if ev["source"] == "board":
@@ -370,17 +381,52 @@ class HubService:
         with self._lock:
             return consequences(self.competition, action, payload, self.clock.now_ms())
 
-    def act(self, action: str, payload: dict, who: str = "operator", why: str = "") -> dict:
+    def act(self, action: str, payload: dict, who: str = "operator", why: str = "",
+            request: str | None = None, precondition: Callable[[Competition], None] | None = None) -> dict:
         """Check an operator action (check_action), then append it (with who
         and why) and apply it; nothing is stored when the check fails
-        (ValueError) or the log cannot be written (LogWriteFailed)."""
+        (ValueError) or the log cannot be written (LogWriteFailed).
+
+        request: the action's idempotency key (a phone's queued action sent
+        again because its answer was lost).  The same key with the same
+        action, payload and who: the stored row again, nothing new stored
+        (its "duplicate" is True); with other content: RequestConflict.
+
+        precondition(competition): called under the lock just before the
+        action is stored (after the checks); what it raises is raised and
+        nothing is stored (a page's intent made on a state that changed
+        meanwhile: the web layer's conflict check)."""
         with self._lock:
-            self.check_action(action, payload, who, why)
-            row = self._write(self.store.append, "operator", action, dict(payload, who=who, why=why),
+            if request is not None:
+                earlier = self._requests.get(request)
+                if earlier is not None:
+                    return self._same_request(earlier, action, payload, who, why, request)
+            meta = {"who": who, "why": why} if request is None else {"who": who, "why": why, "request": request}
+            self.check_action(action, dict(payload, **meta), who, why)
+            if precondition is not None:
+                precondition(self.competition)
+            row = self._write(self.store.append, "operator", action, dict(payload, **meta),
                               self.clock.now_ms(), told=True)
             self._apply(row)
         self.publish(self.schedules() + self.station_messages())
         return row
+
+    @staticmethod
+    def _same_request(earlier: dict, action: str, payload: dict, who: str, why: str, request: str) -> dict:
+        stored = {k: v for k, v in earlier["payload"].items() if k not in META}
+        if (earlier["type"], stored, earlier["payload"].get("who"), earlier["payload"].get("why") or "") \
+                == (action, payload, who, why):
+            return dict(earlier, duplicate=True)
+        raise RequestConflict(f"{action}: request {request!r} was already stored as row #{earlier['id']} "
+                              f"({earlier['type']} by {earlier['payload'].get('who')}) with other content; "
+                              "nothing stored", earlier)
+
+    def read(self, fn: Callable[[Competition, int], T]) -> T:
+        """fn(competition, hub time now), with the state held still (the
+        message lock): for views of the state that are not the consoles'
+        snapshot (the web pages).  fn must be quick and must not block."""
+        with self._lock:
+            return fn(self.competition, self.clock.now_ms())
 
     def catch_up(self) -> int:
         """Apply rows another process appended (operator commands from the
@@ -496,13 +542,15 @@ class HubService:
         elif ev["type"] == "round_start":
             self.activity.append(f"round started at {p['at']}")
         elif ev["source"] == "operator":
+            if isinstance(p.get("request"), str):
+                self._requests.setdefault(p["request"], ev)
             if ev["type"] == "identify" and self._live and self.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
                 self._identify_now(p["board"])
             elif ev["type"] == "reset_board" and isinstance(p.get("board"), str):
                 self.guard.reset(p["board"])     # its next message of each install starts afresh
                 self.boot_jumps.pop(p["board"], None)
             self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "
-                                 + " ".join(f"{k}={v}" for k, v in p.items() if k not in ("who", "why") and v is not None)
+                                 + " ".join(f"{k}={v}" for k, v in p.items() if k not in META and v is not None)
                                  + (f" ({p['why']})" if p.get("why") else ""))
         self.competition.apply(ev)
         if ev["id"] in self.competition.flagged:

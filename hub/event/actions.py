@@ -19,7 +19,13 @@ MAX_WARNINGS = 10
 MAX_TEXT = 500                # entrant ids, press ids, reasons, who, why
 MAX_MS = 2 ** 53 - 1          # what JSON and a board's 64-bit arithmetic carry exactly
 
-# the fields each action takes (besides who/why)
+# what every action may carry besides its fields: who took it, why, and the
+# idempotency key of the request that made it (a phone's queued action, sent
+# again after a lost answer, is stored once: HubService.act)
+META = ("who", "why", "request")
+MAX_REQUEST = 100             # an idempotency key's length
+
+# the fields each action takes (besides META)
 FIELDS: dict[str, tuple[str, ...]] = {
     "round_start": ("at", "duration", "warnings"),
     "press": ("entrant", "puzzle", "at"),                  # a finish the referee recorded by hand
@@ -108,19 +114,22 @@ def _field_problem(action: str, k: str, v: Any) -> str | None:
 
 def shape_problem(action: Any, payload: Any) -> str | None:
     """What is wrong with an action's fields whatever the event (None: the
-    shape is right).  who/why may be in the payload (a stored row's)."""
+    shape is right).  META may be in the payload (a stored row's)."""
     if not isinstance(action, str) or action not in FIELDS:
         return f"unknown action {action!r}; known: {', '.join(FIELDS)}"
     if not isinstance(payload, dict):
         return f"{action}: the fields must be an object, not {type(payload).__name__}"
     fields = set(FIELDS[action])
-    unknown = sorted(str(k) for k in payload if k not in fields and k not in ("who", "why"))
+    unknown = sorted(str(k) for k in payload if k not in fields and k not in META)
     if unknown:
         return f"{action}: unknown field(s) {', '.join(unknown)}; it takes {', '.join(FIELDS[action])}"
     for k in ("who", "why"):
         v = payload.get(k)
         if v is not None and (not isinstance(v, str) or len(v) > MAX_TEXT):
             return f"{action}: {k} must be text of at most {MAX_TEXT} characters"
+    r = payload.get("request")
+    if r is not None and (not isinstance(r, str) or not 1 <= len(r) <= MAX_REQUEST):
+        return f"{action}: request must be an idempotency key of 1..{MAX_REQUEST} characters"
     for k in _REQUIRED.get(action, ()):
         if payload.get(k) is None:
             return f"{action}: {'at (hub time, ms)' if k == 'at' else k} is needed"

@@ -401,6 +401,12 @@ class Competition:
             return [board]
         return sorted({s.board for s in self.stations if s.entrant == st.entrant} | {board})
 
+    def decision(self, pid: str) -> Decision | None:
+        """Who closed a call (by press id), how and when; None while it is
+        open (or when there is no such press)."""
+        self.facts()
+        return self._decided.get(pid)
+
     def press_at(self, pid: str) -> int | None:
         """The time of a press (by press id), if it is in the log."""
         self.facts()

@@ -1,0 +1,103 @@
+"""A referee's action from a phone is an intent made on what the page
+showed: when the hub's state of that thing changed meanwhile (the board's
+referee button confirmed the call, another referee counted the puzzle), the
+intent is a visible conflict, never a silent replacement of the recorded
+decision.  Pure: the competition as it is, no I/O.
+
+The page sends, with the action, what it showed of the action's subject
+(`seen`): a call's state ("open", or who closed it), a puzzle's recorded
+count.  `conflict` compares it with the state now; the referee may then
+send the action again with `replace` (recorded, logged with their name).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..event.competition import Competition
+
+# what a referee may do from the table page (the round's start, a
+# disqualification, a board's reset stay at the desk)
+REFEREE_ACTIONS = ("confirm", "void", "count", "start_offset", "swap", "dns")
+_WHAT = {"confirm": "confirmed", "void": "voided", "correct": "corrected"}
+
+
+class IntentConflict(ValueError):
+    """The subject of an intent changed since the page showed it."""
+
+    def __init__(self, message: str, now: Any) -> None:
+        super().__init__(message)
+        self.now = now
+
+
+def call_state(comp: Competition, press_id: str) -> str:
+    """"open", or how and by whom the call was closed ("confirmed by board
+    B1"), or "none" for a press the log does not have."""
+    if comp.press_at(press_id) is None:
+        return "none"
+    if any(c[1] == press_id for c in comp.open_calls()):
+        return "open"
+    d = comp.decision(press_id)
+    if d is None:
+        return "superseded"           # voided earlier, or another call of its puzzle is current
+    return f"{_WHAT.get(d.kind, d.kind)} by {d.who}"
+
+
+def count_state(comp: Competition, entrant: str, puzzle: int) -> dict | None:
+    """The piece count recorded for an entrant's puzzle (None: none yet)."""
+    out = None
+    for f in comp.facts():
+        if f.kind == "count" and f.entrant == entrant and f.puzzle == puzzle:
+            out = {"placed": f.placed, "remaining": f.remaining}
+    return out
+
+
+def subject_state(comp: Competition, action: str, payload: dict) -> Any:
+    """The state of what an action acts on, as the page shows it (None:
+    an action whose subject the page does not show a state of)."""
+    if action in ("confirm", "void") and isinstance(payload.get("press_id"), str):
+        return call_state(comp, payload["press_id"])
+    if action == "count" and isinstance(payload.get("entrant"), str):
+        return count_state(comp, payload["entrant"], payload.get("puzzle") or 1)
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def conflict(comp: Competition, action: str, payload: dict, seen: Any) -> str | None:
+    """Why the intent is a conflict (None: the subject is as the page
+    showed it)."""
+    now = subject_state(comp, action, payload)
+    if action in ("confirm", "void"):
+        if _same(now, seen):
+            return None
+        return (f"this call is {now} since your page showed it {seen}" if now not in ("none",)
+                else "the hub has no such call")
+    if action == "count":
+        if _same(now, seen):
+            return None
+        shown = "no count" if seen is None else _count_text(seen)
+        return f"this puzzle's count is {_count_text(now)} since your page showed {shown}"
+    return None
+
+
+def _count_text(c: Any) -> str:
+    if not isinstance(c, dict):
+        return "none"
+    if c.get("placed") is not None:
+        return f"{c['placed']} placed"
+    return f"{c.get('remaining')} remaining"
+
+
+def check(comp: Competition, action: str, payload: dict, seen: Any, replace: bool) -> None:
+    """Raise IntentConflict unless the intent may be recorded now (under
+    the service's lock: HubService.act's precondition)."""
+    if replace:
+        return
+    why = conflict(comp, action, payload, seen)
+    if why is not None:
+        raise IntentConflict(why, subject_state(comp, action, payload))

@@ -1,0 +1,129 @@
+"""What the referees' pages show, as plain data (JSON for the page): one
+table's stations, every call waiting in the hall, and what the event's
+format asks a referee for (its missing-piece categories, its count form).
+Pure: the competition as it is at hub time now, no I/O (the caller holds the
+service's state still: HubService.read).
+
+The page draws these and computes nothing the hub decides: the penalty it
+shows before a confirmation is `preview`'s arithmetic, the same as
+scoring.credit's, passed down as numbers (penalty per piece, which
+categories are penalised).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..event.station_state import station_states
+from ..rules.format_model import Format
+
+if TYPE_CHECKING:
+    from ..event.competition import Competition
+
+# the missing-piece categories a referee is asked for, by what the format exempts
+_ORDINARY = ("missing_found", "missing pieces")
+_FOUND = ("missing_found", "missing, found beside the table")
+_LOST = ("missing_lost", "missing, lost (not found)")
+_ADJACENT = ("missing_adjacent", "missing side by side (2+ adjacent: production fault)")
+
+
+def missing_categories(fmt: Format) -> list[dict]:
+    """The fields a referee fills in at a finish, in the format's words:
+    one "missing pieces" unless the format tells found from lost pieces
+    (a lost one is exempt, Norwegian rules) or ordinary from adjacent ones
+    (a production fault, Danish rules)."""
+    cats = [_FOUND, _LOST] if "lost" in fmt.exempt else [_ORDINARY]
+    if "adjacent" in fmt.exempt:
+        cats.append(_ADJACENT)
+    return [{"field": f, "label": label, "penalised": not _exempt(fmt, f)} for f, label in cats]
+
+
+def _exempt(fmt: Format, field: str) -> bool:
+    return (field == "missing_lost" and "lost" in fmt.exempt) or \
+        (field == "missing_adjacent" and "adjacent" in fmt.exempt)
+
+
+def format_spec(fmt: Format) -> dict:
+    """What the table page's forms need of the format."""
+    return {"title": fmt.title, "kind": fmt.kind, "puzzles": list(fmt.puzzles),
+            "missing": missing_categories(fmt), "missing_action": fmt.missing_action,
+            "penalty_ms": fmt.penalty_per_piece_ms, "count_entry": fmt.count_entry,
+            "min_group": fmt.min_group, "start_offsets": fmt.start_offsets,
+            "chosen": any(p.work == "chosen" for p in fmt.parts), "resolution_ms": fmt.resolution_ms}
+
+
+def preview(fmt: Format, time_ms: int, missing: dict[str, int]) -> dict:
+    """A confirmation's result before it is recorded: the penalty and net
+    time (formats that add time) or the pieces deducted (formats that
+    subtract them), as scoring.credit reckons them."""
+    counted = sum(n for f, n in missing.items() if not _exempt(fmt, f))
+    if fmt.missing_action == "subtract":
+        return {"penalty_ms": 0, "net_ms": time_ms, "deducted": counted}
+    penalty = counted * fmt.penalty_per_piece_ms
+    return {"penalty_ms": penalty, "net_ms": time_ms + penalty, "deducted": 0}
+
+
+def tables(comp: Competition) -> list[str]:
+    """The event's tables, in stations.csv order."""
+    return list(dict.fromkeys(s.table for s in comp.stations))
+
+
+def _names(comp: Competition) -> dict[str, tuple[str, list[str]]]:
+    return {e.id: (e.name or e.id, [m.name for m in e.members]) for e in comp.entrants}
+
+
+def _counts(comp: Competition) -> dict[tuple[str, int], dict]:
+    out: dict[tuple[str, int], dict] = {}
+    for f in comp.facts():
+        if f.kind == "count":
+            out[(f.entrant, f.puzzle)] = {"placed": f.placed, "remaining": f.remaining}
+    return out
+
+
+def table_view(comp: Competition, table: str, now: int) -> dict | None:
+    """One table as its referee sees it (None: no such table)."""
+    mine = [s for s in comp.stations if s.table == table]
+    if not mine:
+        return None
+    where = {(s.board, s.button) for s in mine}
+    names = _names(comp)
+    counts = _counts(comp)
+    fmt = comp.format
+    stations = []
+    for st in station_states(comp, now, {s.board for s in mine}):
+        if (st.board, st.button) not in where:
+            continue
+        name, members = names.get(st.entrant, (st.entrant, []))
+        call_at = comp.press_at(st.call) if st.call else None
+        pz = st.puzzle
+        stations.append({
+            "board": st.board, "button": st.button, "entrant": st.entrant, "name": name,
+            "members": members, "puzzle": pz,
+            "pieces": fmt.puzzles[pz - 1] if pz is not None and 1 <= pz <= len(fmt.puzzles) else None,
+            "state": st.state, "reason": st.reason, "call": st.call, "call_at": call_at,
+            "waiting_ms": now - call_at if call_at is not None else None,
+            "time_ms": st.time_ms, "start_ms": st.start_ms, "end_ms": st.end_ms,
+            "confirmed": st.confirmed, "calls": st.calls, "missing": st.missing,
+            "count": counts.get((st.entrant, pz)) if pz is not None else None,
+        })
+    return {"table": table, "now": now, "row": comp.last_row_id(), "start": comp.start_ms,
+            "end": comp.round_end_ms(), "stations": stations, "format": format_spec(fmt)}
+
+
+def calls_view(comp: Competition, now: int) -> dict:
+    """Every finish call waiting for a referee, oldest first, with its
+    table (for the hall page: one tap opens the table)."""
+    names = _names(comp)
+    entrant_table = {}
+    for s in comp.stations:
+        entrant_table.setdefault(s.entrant, s.table)
+    calls = []
+    for at, pid, entrant, puzzle, _label in comp.open_calls():
+        station = comp.station_of(pid)
+        st = comp.station_at(*station) if station else None
+        # a finish recorded by hand has no station: the entrant's table
+        calls.append({"press_id": pid, "at": at, "waiting_ms": now - at, "entrant": entrant,
+                      "name": names.get(entrant, (entrant, []))[0], "puzzle": puzzle,
+                      "table": st.table if st else entrant_table.get(entrant),
+                      "button": station[1] if station else None})
+    return {"now": now, "row": comp.last_row_id(), "calls": calls, "tables": tables(comp)}

@@ -258,6 +258,10 @@ class RefereeBook:
         self._write(with_added(self._read_for_change(), name, token, self._now_ms()))
         return token
 
-    def revoke(self, name: str) -> None:
-        """Revoke the active referee called name (ValueError: none such)."""
-        self._write(with_revoked(self._read_for_change(), name, self._now_ms()))
+    def revoke(self, name: str) -> str:
+        """Revoke the active referee called name (ValueError: none such);
+        their name as stored."""
+        before = self._read_for_change()
+        after = with_revoked(before, name, self._now_ms())
+        self._write(after)
+        return next(a.name for a, b in zip(after, before) if a != b)

@@ -10,6 +10,7 @@ import sys
 from ..event.actions import FIELDS as OPERATOR_ACTIONS
 from . import formats as cli_formats
 from . import outputs as cli_outputs
+from . import referees as cli_referees
 from .boards import cmd_board_check, cmd_board_flash, cmd_broker_config
 from .demo import cmd_demo
 from .event import cmd_console, cmd_init, cmd_run
@@ -176,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cli_formats.add_subcommands(sub)
     cli_outputs.add_subcommands(sub)
+    cli_referees.add_subcommands(sub)
 
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -72,6 +72,7 @@ def cmd_results(args) -> int:
 
 def cmd_cards(args) -> int:
     from ..outputs.table_cards import cards_html
+    from ..web import public_url as hub_url
 
     try:
         ev = event_folder.load(args.dir)
@@ -85,15 +86,30 @@ def cmd_cards(args) -> int:
         return 2
     event_name = ev.path.resolve().name
     try:
+        url, saved = hub_url.resolve(ev.path, getattr(args, "public_url", None))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    if saved:
+        print(f"saved the public URL {url} in {hub_url.path(ev.path)}", file=sys.stderr)
+    try:
         write_output(args.html, cards_html(event_name, ev.format, ev.entrants, ev.stations,
-                                           title=args.title))
+                                           title=args.title, public_url=url))
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
     tables = len({s.table for s in ev.stations})
     if args.html != "-":
-        print(f"wrote {tables} table card(s), {len(ev.stations)} station(s), to {args.html}",
+        codes = (f"a QR code per table for its page at {url}/t/..." if url
+                 else "a QR code per station")
+        print(f"wrote {tables} table card(s), {len(ev.stations)} station(s), {codes}, to {args.html}",
               file=sys.stderr)
+    if not url:
+        print(f"note: for codes a phone opens (each table's page on the hub), "
+              f"{hub_url.NO_URL_ADVICE}", file=sys.stderr)
     return 0
 
 
@@ -113,11 +129,18 @@ def add_subcommands(sub) -> None:
     r.set_defaults(func=cmd_results)
 
     c = sub.add_parser(
-        "cards", help="printable table cards: each table's stations with a QR code each",
+        "cards", help="printable table cards: each table's stations, with a QR code of the "
+                      "table's page for phones (--public-url) or one per station",
         description="Printable A4 table cards (HTML), one per table of stations.csv, listing each "
-                    "station's button and entrant with a QR code of "
-                    "tabletimer:<event>:<board>:<button>:<entrant>.")
+                    "station's button and entrant and its text "
+                    "tabletimer:<event>:<board>:<button>:<entrant>. With the hub's public URL "
+                    "(--public-url, or the one saved in the event folder), each card has one QR "
+                    "code: the table's page for referees' phones, PUBLIC_URL/t/<table>; without "
+                    "it, each station has a QR code of its text.")
     c.add_argument("dir", help="the event folder")
     c.add_argument("--html", metavar="FILE", required=True, help="the cards page to write ('-': stdout)")
     c.add_argument("--title", help="the event's title on the cards (default: the folder's name)")
+    c.add_argument("--public-url", metavar="URL",
+                   help="the hub's address as phones on the hall network reach it, e.g. "
+                        "http://192.168.1.10:8765 (saved in DIR/public-url for later commands)")
     c.set_defaults(func=cmd_cards)

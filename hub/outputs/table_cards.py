@@ -18,13 +18,24 @@ letters, digits and -._~, as urllib.parse.quote(text, safe="")), so no field
 ever holds a ':' and `payload.split(":")` always gives the five fields;
 `parse_payload` undoes it.  The same text is printed under each code and is
 the SVG's <title>, for people and screen readers.
+
+With the hub's public URL (`--public-url`, or the event folder's saved
+one), each card carries instead ONE QR code: the table's page for referees'
+phones,
+
+    PUBLIC_URL/t/<table>        (table percent-encoded: quote(table, safe=""))
+
+with that address printed under it; the stations are listed as before, each
+with its payload as text but no code of its own (a phone's camera facing a
+card with several codes opens whichever it sees first).  `table_url` makes
+the address, `parse_table_url` gives the table back (the web server's side).
 """
 
 from __future__ import annotations
 
 import html
 from typing import Iterable, Sequence
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlsplit
 
 import segno
 
@@ -49,12 +60,36 @@ def parse_payload(text: str) -> tuple[str, str, int, str]:
     return unquote(parts[1]), parts[2], int(parts[3]), unquote(parts[4])
 
 
-def qr_svg(payload: str) -> str:
+TABLE_PATH = "/t/"
+
+
+def table_url(public_url: str, table: str) -> str:
+    """The address of a table's page for referees' phones."""
+    return f"{public_url.rstrip('/')}{TABLE_PATH}{quote(table, safe='')}"
+
+
+def parse_table_url(url: str) -> str:
+    """The table of a table page's address or path (table_url's inverse):
+    'http://hub:8765/t/St%C5%AFl%203' or '/t/St%C5%AFl%203' -> 'Stůl 3';
+    ValueError for anything else."""
+    path = urlsplit(url).path
+    at = path.rfind(TABLE_PATH)
+    rest = path[at + len(TABLE_PATH):] if at >= 0 else ""
+    if not rest or "/" in rest:
+        raise ValueError(f"not a TableTimer table address: {url!r}")
+    table = unquote(rest, errors="strict")
+    if not table.strip():
+        raise ValueError(f"not a TableTimer table address: {url!r}")
+    return table
+
+
+def qr_svg(payload: str, title: str | None = None) -> str:
     """The payload as a QR code (not Micro QR: phones read it), inline SVG
-    without a fixed size (the page's CSS sizes it), titled with the text."""
+    without a fixed size (the page's CSS sizes it), titled with the text
+    (or with title: a code that holds a secret says what it is, not the secret)."""
     qr = segno.make(payload, micro=False, error="m")
-    return qr.svg_inline(scale=1, border=2, omitsize=True, title=payload, svgclass="qr",
-                         lineclass=None)
+    return qr.svg_inline(scale=1, border=2, omitsize=True, title=payload if title is None else title,
+                         svgclass="qr", lineclass=None)
 
 
 _CSS = """
@@ -79,6 +114,12 @@ figcaption{min-width:0}
 .button{font-size:18px;font-weight:bold}
 .who{font-size:15px;font-weight:bold;overflow-wrap:anywhere}
 .members,.board{font-size:11px;color:#444}
+.card .head{display:flex;gap:4mm;align-items:flex-start;justify-content:space-between}
+.tableqr{margin:0;text-align:center;flex:none;width:40mm}
+.tableqr svg.qr{width:30mm;height:30mm}
+.tableqr figcaption{font-size:9px;color:#333}
+.tableqr .url{font:9px/1.2 "DejaVu Sans Mono","Liberation Mono",monospace;overflow-wrap:anywhere}
+.nocode figure.station{display:block;padding:1mm 0;border-top:0.2mm solid #ddd}
 .payload{font:9px/1.2 "DejaVu Sans Mono","Liberation Mono",monospace;color:#555;overflow-wrap:anywhere}
 @page{size:A4 portrait;margin:10mm}
 @media print{
@@ -101,23 +142,37 @@ def tables(stations: Iterable[Station]) -> dict[str, list[Station]]:
 
 
 def cards_html(event: str, fmt: Format, entrants: Sequence[Entrant], stations: Iterable[Station],
-               title: str | None = None) -> str:
+               title: str | None = None, public_url: str | None = None) -> str:
     """The printable cards page.  event: the event folder's name (in the QR
-    payload); title: shown on each card (default: event)."""
+    payload); title: shown on each card (default: event); public_url: the
+    hub's address for phones (one code per table, for its page), or None
+    (a code per station)."""
     by_id = {e.id: e for e in entrants}
     heading = title or event
+    if public_url:
+        hint = (" Scan a table's code with a phone's camera to open its page on the hub. Under each"
+                " station its text tabletimer:&lt;event&gt;:&lt;board&gt;:&lt;button&gt;:&lt;entrant&gt;.")
+    else:
+        hint = " Each code reads tabletimer:&lt;event&gt;:&lt;board&gt;:&lt;button&gt;:&lt;entrant&gt;."
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            '<meta name="generator" content="TableTimer">',
            f"<title>{_e(heading)} - table cards</title>", f"<style>{_CSS}</style>", "</head>",
            "<body>", '<div class="page">', f'<p class="hint">{_e(heading)}: table cards. Print on A4 at 100 %, cut along'
-           " the dashed lines, put each card on its table. Each code reads"
-           " tabletimer:&lt;event&gt;:&lt;board&gt;:&lt;button&gt;:&lt;entrant&gt;.</p>",
+           f" the dashed lines, put each card on its table.{hint}</p>",
            '<main class="cards">']
     for table, sts in tables(stations).items():
         wide = " wide" if len(sts) > 4 else ""
-        out.append(f'<section class="card{wide}">')
-        out.append(f"<h2>{_e(table)}</h2>")
-        out.append(f'<p class="event">{_e(heading)} &middot; {_e(fmt.title)}</p>')
+        nocode = " nocode" if public_url else ""
+        out.append(f'<section class="card{wide}{nocode}">')
+        head = f"<h2>{_e(table)}</h2>" + f'<p class="event">{_e(heading)} &middot; {_e(fmt.title)}</p>'
+        if public_url:
+            url = table_url(public_url, table)
+            out.append('<div class="head"><div>' + head + "</div>"
+                       '<figure class="tableqr">' + qr_svg(url) +
+                       f'<figcaption>referees: this table\'s page<div class="url">{_e(url)}</div>'
+                       "</figcaption></figure></div>")
+        else:
+            out.append(head)
         out.append('<div class="stations">')
         for s in sts:
             e = by_id.get(s.entrant)
@@ -125,7 +180,7 @@ def cards_html(event: str, fmt: Format, entrants: Sequence[Entrant], stations: I
             name = (e.name if e and e.name else s.entrant)
             members = ", ".join(m.name for m in e.members) if e else ""
             puzzle = f" &middot; puzzle {s.puzzle}" if s.puzzle is not None else ""
-            out.append('<figure class="station">' + qr_svg(payload) + "<figcaption>"
+            out.append('<figure class="station">' + ("" if public_url else qr_svg(payload)) + "<figcaption>"
                        f'<div class="button">Button {s.button}{puzzle}</div>'
                        f'<div class="who">{_e(name)}</div>'
                        + (f'<div class="members">{_e(members)}</div>' if members else "")

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import struct
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from needs import require_tool
+from rendering import chromium_or_skip, qr_codes_of_page, run_chromium
 
 from tabletimer.hub.cli import main as cli
 from tabletimer.hub.cli import outputs as cli_outputs
@@ -436,16 +436,6 @@ def test_relay_cards_name_the_puzzle_and_members(tmp_path):
 # -------------------------------------------------------------------- Chromium
 
 
-def chromium_or_skip() -> str:
-    exe = shutil.which("chromium") or ("/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK)
-                                       else None)
-    if exe is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is not installed (.ci/run installs it: apt-get install chromium)")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    return exe
-
-
 def test_missing_chromium_skips_only_outside_ci(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     monkeypatch.setattr(os, "access", lambda path, mode: False)
@@ -455,30 +445,6 @@ def test_missing_chromium_skips_only_outside_ci(monkeypatch):
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception):
         chromium_or_skip()
-
-
-def run_chromium(exe: str, profile: Path, *args: str, timeout: float = 60) -> bytes:
-    """One headless Chromium run in its own process group; whatever of it is
-    left (renderer, zygote) is killed by group id afterwards."""
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio",
-           f"--user-data-dir={profile}", *args]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail(f"chromium did not finish within {timeout} s: {' '.join(cmd)}")
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    assert proc.returncode == 0, err.decode(errors="replace")[-2000:]
-    return out
 
 
 def png_info(path: Path) -> tuple[int, int, int]:
@@ -543,16 +509,10 @@ def test_results_sheet_renders_in_chromium(tmp_path):
 def test_table_cards_qr_codes_decode(tmp_path):
     """Decode the rendered cards with zbarimg (zbar-tools; .ci/run installs
     it)."""
-    zbarimg = require_tool("zbarimg", "apt-get install zbar-tools")
-    exe = chromium_or_skip()
     ev = rogaland_event(tmp_path / "rogaland-2027")
     cards = tmp_path / "cards.html"
     assert cli_outputs.cmd_cards(argparse.Namespace(dir=str(ev), html=str(cards), title=None)) == 0
-    png = tmp_path / "cards.png"
-    run_chromium(exe, tmp_path / "profile", f"--screenshot={png}", "--window-size=1240,1754",
-                 cards.resolve().as_uri())
-    out = subprocess.run([zbarimg, "-q", "--raw", str(png)], capture_output=True, text=True, timeout=60)
-    found = sorted(out.stdout.split())
+    found = qr_codes_of_page(cards, tmp_path)
     assert found == sorted(f"tabletimer:rogaland-2027:T0{(i + 1) // 2}:{2 - i % 2}:{i}" for i in range(1, 9))
 
 

@@ -1,0 +1,128 @@
+// What the referees' pages share: the hub's clock, the live stream of the
+// state, and the queue of actions not sent yet (kept in the phone's local
+// storage, each with its idempotency key: sent again until the hub answers,
+// stored by the hub exactly once).
+"use strict";
+var TT = (function () {
+  var QUEUE = "tt-queue-v1";
+  var offset = 0;               // hub ms - this phone's ms
+  var handlers = { view: null, answer: null };
+  var live = false, sending = false;
+
+  function now() { return Date.now() + offset; }
+
+  function fmt(ms, res) {
+    if (ms === null || ms === undefined) return "-";
+    var neg = ms < 0; ms = Math.abs(ms);
+    res = res || 1000;
+    var t = Math.floor(ms / res) * res;
+    var s = Math.floor(t / 1000), h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60;
+    var out = (h ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + String(s % 60).padStart(2, "0");
+    var digits = res >= 1000 ? 0 : res >= 100 ? 1 : res >= 10 ? 2 : 3;
+    if (digits) out += "." + String(t % 1000).padStart(3, "0").slice(0, digits);
+    return (neg ? "-" : "") + out;
+  }
+
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) {
+      if (k === "text") e.textContent = attrs[k];
+      else if (k.slice(0, 2) === "on") e.addEventListener(k.slice(2), attrs[k]);
+      else if (attrs[k] !== null && attrs[k] !== undefined && attrs[k] !== false) e.setAttribute(k, attrs[k]);
+    }
+    (children || []).forEach(function (c) { if (c) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+    return e;
+  }
+
+  function key() {
+    var a = new Uint8Array(12);
+    (window.crypto || window.msCrypto).getRandomValues(a);
+    return "web-" + Array.prototype.map.call(a, function (b) { return b.toString(16).padStart(2, "0"); }).join("");
+  }
+
+  function load() {
+    try { return JSON.parse(localStorage.getItem(QUEUE) || "[]"); } catch (e) { return []; }
+  }
+  function save(q) { localStorage.setItem(QUEUE, JSON.stringify(q)); showQueue(); }
+
+  function showQueue() {
+    var box = document.getElementById("queue");
+    if (!box) return;
+    var q = load();
+    box.hidden = q.length === 0;
+    box.textContent = q.length ? q.length + " action" + (q.length > 1 ? "s" : "") + " not sent yet: " +
+      q.map(function (i) { return i.label; }).join("; ") + " (sent when the connection returns)" : "";
+  }
+
+  function setLink(ok, text) {
+    live = ok;
+    var l = document.getElementById("link");
+    if (!l) return;
+    l.className = "link " + (ok ? "live" : "down");
+    l.textContent = text;
+  }
+
+  // an action: queued first (so a lost connection loses nothing), then sent
+  function act(item) {
+    item.request = item.request || key();
+    item.made = item.made || now();
+    var q = load();
+    q.push(item);
+    save(q);
+    flush();
+    return item.request;
+  }
+
+  function drop(request) { save(load().filter(function (i) { return i.request !== request; })); }
+
+  function flush() {
+    if (sending) return;
+    var q = load();
+    if (!q.length) return;
+    sending = true;
+    var item = q[0];
+    var body = { action: item.action, payload: item.payload, why: item.why || "", request: item.request,
+                 seen: item.seen === undefined ? null : item.seen, replace: !!item.replace, table: item.table || null };
+    fetch("/r/api/act", { method: "POST", credentials: "same-origin",
+                          headers: { "Content-Type": "application/json", "X-TableTimer": "1" },
+                          body: JSON.stringify(body) })
+      .then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); })
+      .then(function (sj) {
+        sending = false;
+        var status = sj[0], j = sj[1];
+        if (status === 503) { setLink(false, "the hub cannot write its log: kept here, sent again soon"); return; }
+        drop(item.request);
+        if (handlers.answer) handlers.answer(item, status, j);
+        if (j && j.view && handlers.view) handlers.view(j.view);
+        flush();
+      })
+      .catch(function () {
+        sending = false;
+        setLink(false, "no connection to the hub: actions are kept on this phone");
+        showQueue();
+      });
+  }
+
+  function stream(url, onView) {
+    handlers.view = onView;
+    var es = new EventSource(url, { withCredentials: true });
+    es.onmessage = function (m) {
+      var v = JSON.parse(m.data);
+      offset = v.now - Date.now();
+      setLink(true, "live");
+      onView(v);
+      flush();
+    };
+    es.onerror = function () {
+      setLink(false, "no connection to the hub: trying again…");
+    };
+    return es;
+  }
+
+  window.addEventListener("online", flush);
+  setInterval(flush, 3000);
+  document.addEventListener("DOMContentLoaded", showQueue);
+
+  return { now: now, fmt: fmt, el: el, act: act, flush: flush, stream: stream, queue: load,
+           onAnswer: function (fn) { handlers.answer = fn; }, isLive: function () { return live; } };
+})();

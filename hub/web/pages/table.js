@@ -1,0 +1,218 @@
+"use strict";
+(function () {
+  var TABLE = document.body.dataset.table;
+  var view = null;
+  var drafts = {};          // station key -> what the referee typed, kept across redraws
+  var drawn = {};           // station key -> the JSON it was last drawn from
+  var el = TT.el;
+
+  function skey(s) { return s.board + ":" + s.button; }
+  function draft(s) { return drafts[skey(s)] || (drafts[skey(s)] = { missing: {}, arm: null }); }
+  function res() { return view.format.resolution_ms; }
+
+  function message(text, error) {
+    var m = document.getElementById("message");
+    m.hidden = !text; m.textContent = text || ""; m.className = "message" + (error ? " error" : "");
+  }
+
+  function send(s, action, payload, label, extra) {
+    var item = { action: action, payload: payload, table: TABLE, label: label + " (" + s.name + ")" };
+    for (var k in extra || {}) item[k] = extra[k];
+    TT.act(item);
+    var d = draft(s); d.arm = null;
+    message((TT.isLive() ? "sending: " : "kept on this phone, not sent yet: ") + item.label);
+  }
+
+  TT.onAnswer(function (item, status, j) {
+    if (status === 200) {
+      message((j.duplicate ? "already stored: " : "stored: ") + item.label + " (row #" + j.row.id + ")");
+      if (item.action === "confirm" || item.action === "count") {
+        for (var k in drafts) { drafts[k].missing = {}; drafts[k].entry = ""; }
+      }
+    } else if (status === 409) {
+      showConflict(item, j);
+    } else {
+      message(j.error || ("the hub answered " + status), true);
+    }
+  });
+
+  function showConflict(item, j) {
+    var box = document.getElementById("conflict");
+    box.replaceChildren(
+      el("b", { text: "Conflict: " }), el("span", { "class": "text", text: j.conflict || j.error }),
+      el("p", { text: item.label + " was not recorded." }),
+      el("div", { "class": "actions" }, [
+        el("button", { "class": "danger", text: "Record mine anyway", onclick: function () {
+          box.hidden = true;
+          TT.act({ action: item.action, payload: item.payload, why: item.why, table: TABLE,
+                   label: item.label, replace: true });
+        } }),
+        el("button", { text: "Keep the hub's", onclick: function () { box.hidden = true; message(""); } })]));
+    box.hidden = false;
+    message("");
+  }
+
+  function penaltyText(s, d) {
+    var f = view.format, counted = 0;
+    f.missing.forEach(function (c) { if (c.penalised) counted += (d.missing[c.field] || 0); });
+    if (f.missing_action === "subtract") return counted ? counted + " piece(s) deducted" : "no pieces deducted";
+    var pen = counted * f.penalty_ms;
+    return "penalty +" + TT.fmt(pen, 1000) + " · net " + TT.fmt(s.time_ms + pen, res());
+  }
+
+  function stepper(s, d, c, onchange) {
+    var input = el("input", { type: "number", inputmode: "numeric", min: "0", max: String(s.pieces || 100000),
+                              value: String(d.missing[c.field] || 0), "class": "num", name: c.field,
+                              "aria-label": c.label });
+    function set(v) { d.missing[c.field] = Math.max(0, v | 0); input.value = String(d.missing[c.field]); onchange(); }
+    input.addEventListener("input", function () { d.missing[c.field] = Math.max(0, parseInt(input.value || "0", 10) || 0); onchange(); });
+    return el("div", { "class": "row" }, [el("label", { text: c.label }),
+      el("div", { "class": "stepper" }, [
+        el("button", { text: "−", "aria-label": "fewer " + c.label, onclick: function () { set((d.missing[c.field] || 0) - 1); } }),
+        input,
+        el("button", { text: "+", "aria-label": "more " + c.label, onclick: function () { set((d.missing[c.field] || 0) + 1); } })])]);
+  }
+
+  function armed(s, d, what, label, cls, go) {
+    // a two-tap button for what cannot be taken back at the table
+    if (d.arm === what) {
+      return el("button", { "class": cls || "danger", text: "Tap again: " + label, "data-act": what, onclick: go });
+    }
+    return el("button", { "class": "danger", text: label, "data-act": what + "-arm",
+                          onclick: function () { d.arm = what; redraw(s, true); } });
+  }
+
+  function called(s, d, card) {
+    card.appendChild(el("div", { "class": "hint", text: "Recorded time: show it to the competitor" }));
+    card.appendChild(el("div", { "class": "recorded", text: TT.fmt(s.time_ms, res()) }));
+    card.appendChild(el("div", { "class": "hint wait", "data-since": String(s.call_at) }));
+    var pv = el("div", { "class": "preview" });
+    function update() { pv.textContent = penaltyText(s, d); }
+    view.format.missing.forEach(function (c) { card.appendChild(stepper(s, d, c, update)); });
+    update();
+    card.appendChild(pv);
+    var reason = el("input", { type: "text", placeholder: "why void (required)", name: "reason",
+                               value: d.reason || "", "class": "reason" });
+    reason.addEventListener("input", function () { d.reason = reason.value; });
+    var buttons = [el("button", { "class": "primary", text: "Confirm", "data-act": "confirm", onclick: function () {
+      var p = { press_id: s.call };
+      view.format.missing.forEach(function (c) { p[c.field] = d.missing[c.field] || 0; });
+      send(s, "confirm", p, "confirm " + TT.fmt(s.time_ms, res()), { seen: "open" });
+    } })];
+    buttons.push(armed(s, d, "void", "Void the call", "danger", function () {
+      if (!(d.reason || "").trim()) { message("say why the call is void first", true); d.arm = null; redraw(s, true); return; }
+      send(s, "void", { press_id: s.call }, "void the call", { seen: "open", why: d.reason.trim() });
+    }));
+    card.appendChild(el("div", { "class": "actions" }, buttons));
+    card.appendChild(el("div", { "class": "row" }, [reason]));
+  }
+
+  function running(s, d, card) {
+    card.appendChild(el("div", { "class": "clock", "data-from": String(s.start_ms) }));
+    var acts = [];
+    if (view.format.start_offsets) {
+      acts.push(armed(s, d, "restart", "New start time now (taped bag)", "danger", function () {
+        send(s, "start_offset", { entrant: s.entrant, offset_ms: TT.now() - view.start }, "new start time");
+      }));
+    }
+    if (view.format.chosen && view.format.puzzles.length > 1 && s.puzzle) {
+      view.format.puzzles.forEach(function (_n, i) {
+        var other = i + 1;
+        if (other === s.puzzle) return;
+        acts.push(armed(s, d, "swap" + other, "Pack " + s.puzzle + ", open " + other, "danger", function () {
+          send(s, "swap", { entrant: s.entrant, at: TT.now(), packed: s.puzzle, opened: other },
+               "swap puzzle " + s.puzzle + " for " + other);
+        }));
+      });
+    }
+    acts.push(dns(s, d));
+    card.appendChild(el("div", { "class": "actions" }, acts));
+  }
+
+  function dns(s, d) {
+    return armed(s, d, "dns", "Did not start (DNS)", "danger", function () {
+      send(s, "dns", { entrant: s.entrant }, "DNS");
+    });
+  }
+
+  function countForm(s, d, card) {
+    var f = view.format, what = f.count_entry;
+    card.appendChild(el("div", { "class": "hint", text: "Time up: count the pieces in groups of " +
+      f.min_group + " or more (puzzle " + s.puzzle + ", " + s.pieces + " pieces)" }));
+    if (s.count) {
+      card.appendChild(el("div", { "class": "preview", text: "recorded: " +
+        (s.count.placed !== null ? s.count.placed + " placed" : s.count.remaining + " remaining") }));
+    }
+    var input = el("input", { type: "number", inputmode: "numeric", min: "0", max: String(s.pieces), name: "entry",
+                              "class": "num", value: d.entry || "", "aria-label": "pieces " + what });
+    input.addEventListener("input", function () { d.entry = input.value; });
+    card.appendChild(el("div", { "class": "row" }, [el("label", { text: "pieces " + what }), input]));
+    if (what === "remaining") {
+      var piles = el("input", { type: "number", inputmode: "numeric", min: "0", "class": "num", name: "piles",
+                                value: d.piles || "", "aria-label": "piles of 10" });
+      var loose = el("input", { type: "number", inputmode: "numeric", min: "0", max: "9", "class": "num", name: "loose",
+                                value: d.loose || "", "aria-label": "loose pieces" });
+      function fill() {
+        d.piles = piles.value; d.loose = loose.value;
+        input.value = d.entry = String((parseInt(piles.value || "0", 10) || 0) * 10 + (parseInt(loose.value || "0", 10) || 0));
+      }
+      piles.addEventListener("input", fill); loose.addEventListener("input", fill);
+      card.appendChild(el("div", { "class": "row" }, [el("label", { text: "piles of 10" }), piles,
+                                                       el("label", { text: "+ loose" }), loose]));
+    }
+    card.appendChild(el("div", { "class": "actions" }, [
+      el("button", { "class": "primary", text: "Record count", "data-act": "count", onclick: function () {
+        var n = parseInt(d.entry || "", 10);
+        if (isNaN(n)) { message("enter the number of pieces " + what, true); return; }
+        var p = { entrant: s.entrant, puzzle: s.puzzle }; p[what] = n;
+        send(s, "count", p, "count " + n + " " + what, { seen: s.count || null });
+      } })]));
+  }
+
+  function card(s) {
+    var d = draft(s);
+    var c = el("section", { "class": "station", "data-station": skey(s), "data-state": s.state }, [
+      el("h2", { text: s.name }),
+      s.members.length ? el("div", { "class": "members", text: s.members.join(", ") }) : null,
+      el("div", {}, [el("span", { "class": "state " + s.state,
+                                  text: s.state === "stopped" ? (s.reason === "time up" ? "time up" : s.reason.toUpperCase())
+                                        : s.state === "called" ? "CALL" : s.state }),
+                     " ", el("span", { "class": "hint", text: "button " + s.button +
+                                       (s.puzzle ? " · puzzle " + s.puzzle + (s.pieces ? " (" + s.pieces + ")" : "") : "") })])]);
+    if (s.state === "called") called(s, d, c);
+    else if (s.state === "running") running(s, d, c);
+    else if (s.state === "idle") { c.appendChild(el("p", { text: "waiting for the round's start" }));
+                                   c.appendChild(el("div", { "class": "actions" }, [dns(s, d)])); }
+    else if (s.state === "done") c.appendChild(el("p", { "class": "preview", text: "confirmed: " + TT.fmt(s.time_ms, res()) +
+                                                           (s.missing ? " (" + s.missing + " missing)" : "") }));
+    else if (s.state === "stopped" && s.reason === "time up") countForm(s, d, c);
+    return c;
+  }
+
+  function redraw(s, force) {
+    var k = skey(s), json = JSON.stringify(s);
+    var old = document.querySelector('[data-station="' + k + '"]');
+    if (!force && old && drawn[k] === json) return;
+    drawn[k] = json;
+    var fresh = card(s);
+    if (old) old.replaceWith(fresh); else document.getElementById("stations").appendChild(fresh);
+    tick();
+  }
+
+  function tick() {
+    if (!view) return;
+    document.querySelectorAll("[data-from]").forEach(function (e) {
+      e.textContent = TT.fmt(TT.now() - parseInt(e.dataset.from, 10), 1000);
+    });
+    document.querySelectorAll("[data-since]").forEach(function (e) {
+      e.textContent = "called " + TT.fmt(TT.now() - parseInt(e.dataset.since, 10), 1000) + " ago";
+    });
+  }
+
+  TT.stream("/r/api/stream?table=" + encodeURIComponent(TABLE), function (v) {
+    view = v;
+    document.getElementById("title").textContent = v.table;
+    v.stations.forEach(function (s) { redraw(s); });
+  });
+  setInterval(tick, 250);
+})();

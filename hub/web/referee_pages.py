@@ -1,0 +1,280 @@
+"""The referees' pages on the hub (Starlette routes for the web server):
+
+    GET  /signin?token=T     a badge's QR code: signs the phone in (a cookie)
+                             and opens the hall's calls
+    GET  /t/{table}          a table's page (a table card's QR code)
+    GET  /calls              every call waiting in the hall, oldest first
+    GET  /r/static/{file}    the pages' scripts and styles
+    GET  /r/api/me           who is signed in
+    GET  /r/api/table/{table}, GET /r/api/calls
+                             what the pages show (table_view.py), as JSON
+    GET  /r/api/stream?table=T (or none: the calls)
+                             the same, sent again at every stored row
+                             (server-sent events)
+    POST /r/api/act          {action, payload, why, request, seen, replace}:
+                             a referee's action, through HubService.act
+
+A page without a signed-in referee says so and shows nothing; the API
+answers 401.  Every action is stored with the referee's name as `who`.
+
+Cross-site requests: the cookie is SameSite=Lax and HttpOnly (another site's
+page cannot send it with a POST, nor read it); a POST must also carry
+Content-Type application/json and the header X-TableTimer: 1 (a form of
+another site can send neither without the browser asking this server
+first, which it never allows), and an Origin, when given, must be this
+server's.  The answers to an action:
+
+    200  {row, duplicate, view}      stored (or stored before, same request key)
+    400  {error}                     refused by the hub's checks: nothing stored
+    401  {error}                     no referee signed in, or the badge revoked
+    403  {error}                     a cross-site request
+    404  {error}                     no such table
+    409  {error, conflict, now}      the page's state is not the hub's any more
+                                     (or the request key was used for another action)
+    503  {error}                     the hub's log cannot be written: nothing stored
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import quote
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response, \
+    StreamingResponse
+from starlette.routing import Route
+
+from ..event.log_health import LogWriteFailed
+from . import intents
+from .changes import ChangeFeed
+from .table_view import calls_view, table_view, tables
+
+COOKIE = "tt_referee"
+COOKIE_AGE_S = 3 * 24 * 3600          # an event's days
+STREAM_REFRESH_S = 10.0               # a stream sends the state at least this often (clocks, time-up)
+MAX_BODY = 16 * 1024                  # a referee's action is a few hundred bytes
+PAGES = Path(__file__).parent / "pages"
+STATIC = {"app.css": "text/css", "table.js": "text/javascript", "calls.js": "text/javascript",
+          "common.js": "text/javascript"}
+
+
+class Referees(Protocol):
+    def who(self, token: str) -> str | None: ...
+
+
+def _error(status: int, text: str, **more: Any) -> JSONResponse:
+    return JSONResponse({"error": text, **more}, status_code=status)
+
+
+class RefereePages:
+    """The routes above for one HubService and its referees."""
+
+    def __init__(self, service: Any, referees: Referees, event_name: str = "") -> None:
+        self.service = service
+        self.referees = referees
+        self.event_name = event_name
+        self.feed = ChangeFeed(service)
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/signin", self.signin, methods=["GET"]),
+            Route("/t/{table:path}", self.table_page, methods=["GET"]),
+            Route("/calls", self.calls_page, methods=["GET"]),
+            Route("/r/static/{name}", self.static, methods=["GET"]),
+            Route("/r/api/me", self.me, methods=["GET"]),
+            Route("/r/api/table/{table:path}", self.table_data, methods=["GET"]),
+            Route("/r/api/calls", self.calls_data, methods=["GET"]),
+            Route("/r/api/stream", self.stream, methods=["GET"]),
+            Route("/r/api/act", self.act, methods=["POST"]),
+        ]
+
+    def close(self) -> None:
+        self.feed.close()
+
+    # ------------------------------------------------------------ identity
+    def referee(self, request: Request) -> str | None:
+        token = request.cookies.get(COOKIE, "")
+        return self.referees.who(token) if token else None
+
+    async def signin(self, request: Request) -> Response:
+        token = request.query_params.get("token", "")
+        name = self.referees.who(token) if token else None
+        if name is None:
+            return self._page("notice.html", status=401, message=(
+                "This sign-in code is not valid (revoked, or from another event). Ask the head "
+                "referee for a badge; nothing was changed."))
+        nxt = request.query_params.get("next", "")
+        to = nxt if nxt.startswith("/t/") or nxt == "/calls" else "/calls"
+        out = RedirectResponse(to, status_code=303)
+        out.set_cookie(COOKIE, token, max_age=COOKIE_AGE_S, httponly=True, samesite="lax", path="/")
+        return out
+
+    # ------------------------------------------------------------ pages
+    def _page(self, name: str, status: int = 200, **values: str) -> HTMLResponse:
+        text = (PAGES / name).read_text()
+        for k, v in values.items():
+            text = text.replace("{{" + k + "}}", _html(v))
+        return HTMLResponse(text, status_code=status, headers=_NO_STORE)
+
+    async def table_page(self, request: Request) -> Response:
+        table = request.path_params["table"]
+        who = self.referee(request)
+        if who is None:
+            return self._page("notice.html", status=401, message=(
+                f"Table {table}: sign in first: scan your referee badge's QR code with this phone's "
+                "camera, then this table's code again. Nothing was changed."))
+        if self.service.read(lambda comp, now: table not in tables(comp)):
+            return self._page("notice.html", status=404, message=(
+                f"No table {table} in this event's stations.csv: scan the code on the table card again, "
+                "or open the calls page."))
+        return self._page("table.html", table=table, event=self.event_name, referee=who)
+
+    async def calls_page(self, request: Request) -> Response:
+        who = self.referee(request)
+        if who is None:
+            return self._page("notice.html", status=401, message=(
+                "Sign in first: scan your referee badge's QR code with this phone's camera. "
+                "Nothing was changed."))
+        return self._page("calls.html", event=self.event_name, referee=who)
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC:
+            return _error(404, f"no file {name!r}")
+        return FileResponse(PAGES / name, media_type=STATIC[name], headers={"Cache-Control": "no-cache"})
+
+    # ------------------------------------------------------------ data
+    def _view(self, table: str | None) -> dict | None:
+        if table is None:
+            return self.service.read(calls_view)
+        return self.service.read(lambda comp, now: table_view(comp, table, now))
+
+    async def me(self, request: Request) -> Response:
+        who = self.referee(request)
+        if who is None:
+            return _error(401, _SIGN_IN)
+        return JSONResponse({"referee": who, "event": self.event_name})
+
+    async def table_data(self, request: Request) -> Response:
+        if self.referee(request) is None:
+            return _error(401, _SIGN_IN)
+        table = request.path_params["table"]
+        view = await run_in_threadpool(self._view, table)
+        if view is None:
+            return _error(404, f"no table {table!r} in this event's stations.csv")
+        return JSONResponse(view, headers=_NO_STORE)
+
+    async def calls_data(self, request: Request) -> Response:
+        if self.referee(request) is None:
+            return _error(401, _SIGN_IN)
+        return JSONResponse(await run_in_threadpool(self._view, None), headers=_NO_STORE)
+
+    async def stream(self, request: Request) -> Response:
+        if self.referee(request) is None:
+            return _error(401, _SIGN_IN)
+        table = request.query_params.get("table")
+        first = await run_in_threadpool(self._view, table)
+        if first is None:
+            return _error(404, f"no table {table!r} in this event's stations.csv")
+        feed = self.feed
+
+        async def events():
+            view, seen = first, feed.version
+            while True:
+                yield f"data: {json.dumps(view, separators=(',', ':'))}\n\n"
+                seen = await feed.wait(seen, STREAM_REFRESH_S)
+                view = await run_in_threadpool(self._view, table)
+                if view is None:
+                    return
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    # ------------------------------------------------------------ actions
+    async def act(self, request: Request) -> Response:
+        who = self.referee(request)
+        if who is None:
+            return _error(401, _SIGN_IN + " Nothing was recorded.")
+        problem = _cross_site(request)
+        if problem:
+            return _error(403, problem + "; nothing was recorded")
+        try:
+            size = int(request.headers.get("content-length") or 0)
+        except ValueError:
+            size = -1
+        if not 0 < size <= MAX_BODY:
+            return _error(400, f"an action is a JSON body of at most {MAX_BODY} bytes; nothing was recorded")
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY:
+                return _error(400, f"the body is over {MAX_BODY} bytes; nothing was recorded")
+        try:
+            body = json.loads(raw)
+        except (ValueError, RecursionError):
+            return _error(400, "the body is not JSON; nothing was recorded")
+        if not isinstance(body, dict) or not isinstance(body.get("action"), str) \
+                or not isinstance(body.get("payload", {}), dict):
+            return _error(400, "expected {action, payload, why, request, seen, replace}; nothing was recorded")
+        action, payload = body["action"], body.get("payload", {})
+        why, request_key = body.get("why", ""), body.get("request")
+        if action not in intents.REFEREE_ACTIONS:
+            return _error(400, f"{action!r} is not a referee's action here (the table page does "
+                               f"{', '.join(intents.REFEREE_ACTIONS)}; the rest is at the desk); "
+                               "nothing was recorded")
+        if not isinstance(why, str) or (request_key is not None and not isinstance(request_key, str)):
+            return _error(400, "why must be text and request a text key; nothing was recorded")
+        if action == "void" and not why.strip():
+            return _error(400, "void: say why (the reason is logged with your name); nothing was recorded")
+        seen, replace = body.get("seen"), body.get("replace") is True
+        table = body.get("table") if isinstance(body.get("table"), str) else None
+        return await run_in_threadpool(self._act, who, action, payload, why, request_key, seen, replace, table)
+
+    def _act(self, who: str, action: str, payload: dict, why: str, key: str | None, seen: Any,
+             replace: bool, table: str | None) -> Response:
+        from ..boards.service import RequestConflict
+
+        try:
+            row = self.service.act(action, payload, who=who, why=why, request=key,
+                                   precondition=lambda comp: intents.check(comp, action, payload, seen, replace))
+        except intents.IntentConflict as e:
+            return _error(409, f"{e}: nothing was recorded; look again and decide", conflict=str(e), now=e.now,
+                          view=self._view(table) if table else None)
+        except RequestConflict as e:
+            return _error(409, str(e), conflict=str(e), now=None)
+        except (ValueError, TypeError) as e:
+            return _error(400, f"{e}; nothing was recorded")
+        except LogWriteFailed as e:
+            return _error(503, f"{e}; nothing was recorded")
+        duplicate = bool(row.pop("duplicate", False))
+        return JSONResponse({"row": row, "duplicate": duplicate,
+                             "view": self._view(table) if table else None})
+
+
+_SIGN_IN = "No referee is signed in on this phone (or the badge was revoked): scan your referee badge."
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _cross_site(request: Request) -> str | None:
+    if request.headers.get("x-tabletimer") != "1":
+        return "a request without the X-TableTimer header (not from the table page)"
+    if not request.headers.get("content-type", "").split(";")[0].strip() == "application/json":
+        return "an action must be sent as application/json"
+    origin = request.headers.get("origin")
+    if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
+        return f"a request from another site ({origin})"
+    if request.headers.get("sec-fetch-site") not in (None, "same-origin", "none"):
+        return f"a {request.headers.get('sec-fetch-site')} request"
+    return None
+
+
+def _html(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&#39;"))
+
+
+def table_path(table: str) -> str:
+    """The table page's path (the table name percent-encoded)."""
+    return "/t/" + quote(table, safe="")

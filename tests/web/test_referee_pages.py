@@ -1,0 +1,189 @@
+"""The referees' pages in a real browser (Chromium through Playwright, a
+phone's viewport with touch), on a real hub (web_rig.WebHub): sign in with a
+badge's code, every action of the table page, a conflict with a board's
+gesture, an action taken offline and delivered exactly once after; the log's
+rows and what the hub sends the board asserted after each."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from waiting import until
+from web_rig import EVIL, PHONE, WebHub, chromium
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def hub(tmp_path):
+    h = WebHub(tmp_path)
+    yield h
+    h.close()
+
+
+@pytest.fixture
+def phone(browser, hub):
+    ctx = browser.new_context(**PHONE)
+    ctx.set_default_timeout(10_000)
+    page = ctx.new_page()
+    page.goto(f"{hub.url}/signin?token={hub.anna}")
+    expect(page.locator("h1")).to_have_text("Calls waiting")
+    yield page
+    ctx.close()
+
+
+def station(page, board: str, button: int):
+    return page.locator(f'[data-station="{board}:{button}"]')
+
+
+def test_a_badge_signs_in_and_a_call_is_confirmed_with_missing_pieces(hub, phone):
+    hub.start()
+    hub.press("B1", 2)                                    # Bob calls
+    expect(phone.locator("#calls li")).to_have_count(1)
+    expect(phone.locator("#calls li")).to_contain_text("Table 1")
+    phone.locator("#calls li a").tap()
+    expect(phone.locator("#title")).to_have_text("Table 1")
+    bob = station(phone, "B1", 2)
+    expect(bob).to_have_attribute("data-state", "called")
+    call = hub.station("Table 1", "2")
+    shown = bob.locator(".recorded").text_content()
+    assert shown.startswith("1:0") or shown.startswith("0:5"), shown     # about a minute after the start
+    bob.get_by_label("more missing pieces").tap()
+    bob.get_by_label("more missing pieces").tap()
+    expect(bob.locator(".preview")).to_contain_text("penalty +0:20")
+    bob.locator('[data-act="confirm"]').tap()
+    expect(phone.locator("#message")).to_contain_text("stored: confirm")
+    rows = hub.rows("confirm")
+    assert len(rows) == 1
+    p = rows[0]["payload"]
+    assert (p["press_id"], p["missing_found"], p["who"]) == (call["call"], 2, "Anna")
+    expect(bob).to_have_attribute("data-state", "done")
+    assert hub.board_stations("B1")[1] == "done"
+    assert hub.station("Table 1", "2")["missing"] == 2
+
+
+def test_void_needs_a_reason_and_is_logged_with_it(hub, phone):
+    hub.start()
+    hub.press("B1", 1)
+    phone.goto(f"{hub.url}/t/Table%201")
+    alice = station(phone, "B1", 1)
+    expect(alice).to_have_attribute("data-state", "called")
+    alice.locator('[data-act="void-arm"]').tap()
+    alice.locator('[data-act="void"]').tap()
+    expect(phone.locator("#message")).to_contain_text("say why")
+    assert hub.rows("void") == []
+    alice.locator('input[name="reason"]').fill("pressed by mistake")
+    alice.locator('[data-act="void-arm"]').tap()
+    alice.locator('[data-act="void"]').tap()
+    expect(phone.locator("#message")).to_contain_text("stored: void")
+    (row,) = hub.rows("void")
+    assert (row["payload"]["who"], row["payload"]["why"]) == ("Anna", "pressed by mistake")
+    expect(alice).to_have_attribute("data-state", "running")
+    assert hub.board_stations("B1")[0] == "running"
+
+
+def test_a_board_gesture_meanwhile_is_a_conflict_shown_on_the_page(hub, phone):
+    hub.start()
+    hub.press("B1", 3)                                    # Carol, the board's event seq 1
+    phone.goto(f"{hub.url}/t/Table%201")
+    carol = station(phone, "B1", 3)
+    expect(carol).to_have_attribute("data-state", "called")
+    phone.context.set_offline(True)                       # the page keeps showing the call
+    carol.get_by_label("more missing pieces").tap()
+    carol.locator('[data-act="confirm"]').tap()
+    expect(phone.locator("#queue")).to_contain_text("1 action not sent yet")
+    hub.board_confirm("B1", 3, call_seq=1)                # the referee's board button, meanwhile
+    n = len(hub.rows())
+    phone.context.set_offline(False)
+    expect(phone.locator("#conflict")).to_be_visible()
+    expect(phone.locator("#conflict")).to_contain_text("confirmed by board B1")
+    assert len(hub.rows()) == n                           # the phone's confirmation is not stored
+    assert len(hub.rows("confirm")) == 1 and hub.rows("confirm")[0]["source"] == "board"
+    phone.get_by_text("Record mine anyway").tap()
+    expect(phone.locator("#message")).to_contain_text("stored: confirm")
+    mine = [r for r in hub.rows("confirm") if r["source"] == "operator"]
+    assert len(mine) == 1 and mine[0]["payload"]["missing_found"] == 1 and mine[0]["payload"]["who"] == "Anna"
+    assert hub.station("Table 1", "3")["missing"] == 1
+
+
+def test_an_action_taken_offline_is_kept_and_stored_exactly_once(hub, phone):
+    hub.start()
+    hub.press("B1", 1)
+    phone.goto(f"{hub.url}/t/Table%201")
+    alice = station(phone, "B1", 1)
+    expect(alice).to_have_attribute("data-state", "called")
+    phone.context.set_offline(True)
+    alice.locator('[data-act="confirm"]').tap()
+    expect(phone.locator("#queue")).to_contain_text("not sent yet")
+    expect(phone.locator("#link")).to_contain_text("no connection")
+    assert hub.rows("confirm") == []
+    phone.context.set_offline(False)
+    expect(phone.locator("#message")).to_contain_text("stored: confirm")
+    expect(phone.locator("#queue")).to_be_hidden()
+    (row,) = hub.rows("confirm")
+    key = row["payload"]["request"]
+    # the same request again (an answer lost on the way back): stored once
+    again = phone.evaluate("""(k) => fetch('/r/api/act', {method: 'POST', headers: {'Content-Type':
+        'application/json', 'X-TableTimer': '1'}, body: JSON.stringify({action: 'confirm', payload:
+        {press_id: %r, missing_found: 0}, request: k, seen: 'open'})}).then(r => r.json())""" % row["payload"]["press_id"],
+                           key)
+    assert again["duplicate"] is True and again["row"]["id"] == row["id"]
+    assert len(hub.rows("confirm")) == 1
+    assert hub.board_stations("B1")[0] == "done"
+
+
+def test_a_queued_action_survives_a_reload(hub, phone):
+    hub.start()
+    hub.press("B1", 2)
+    phone.goto(f"{hub.url}/t/Table%201")
+    expect(station(phone, "B1", 2)).to_have_attribute("data-state", "called")
+    phone.context.set_offline(True)
+    station(phone, "B1", 2).locator('[data-act="confirm"]').tap()
+    expect(phone.locator("#queue")).to_contain_text("not sent yet")
+    assert phone.evaluate("JSON.parse(localStorage.getItem('tt-queue-v1')).length") == 1
+    phone.context.set_offline(False)
+    phone.reload()
+    until(lambda: len(hub.rows("confirm")) == 1, "the queued confirmation stored after the reload")
+    expect(phone.locator("#queue")).to_be_hidden()
+    assert len(hub.rows("confirm")) == 1
+
+
+def test_time_up_count_with_piles_of_ten(tmp_path, browser):
+    h = WebHub(tmp_path, "rogaland-individuals")         # counts what remains, in piles of 10
+    try:
+        ctx = browser.new_context(**PHONE)
+        page = ctx.new_page()
+        page.goto(f"{h.url}/signin?token={h.anna}&next=/t/Table%201")
+        h.start(ago_ms=121 * 60_000)                       # the 120 min are up
+        alice = station(page, "B1", 1)
+        expect(alice).to_have_attribute("data-state", "stopped")
+        alice.locator('input[name="piles"]').fill("4")
+        alice.locator('input[name="loose"]').fill("7")
+        expect(alice.locator('input[name="entry"]')).to_have_value("47")
+        alice.locator('[data-act="count"]').tap()
+        expect(page.locator("#message")).to_contain_text("stored: count 47 remaining")
+        (row,) = h.rows("count")
+        assert (row["payload"]["remaining"], row["payload"]["entrant"], row["payload"]["who"]) == (47, "1", "Anna")
+        expect(alice.locator(".preview")).to_contain_text("recorded: 47 remaining")
+        # above the puzzle's 500 pieces: refused, nothing stored
+        alice.locator('input[name="entry"]').fill("501")
+        alice.locator('[data-act="count"]').tap()
+        expect(page.locator("#message")).to_contain_text("outside 0..500")
+        assert len(h.rows("count")) == 1
+        ctx.close()
+    finally:
+        h.close()
+
+
+def test_an_entrants_name_with_html_is_shown_as_text(hub, phone):
+    phone.goto(f"{hub.url}/t/Table%202")
+    eve = station(phone, "B2", 1)
+    expect(eve.locator("h2")).to_have_text(EVIL)
+    assert phone.title() != "pwned" and phone.locator("img").count() == 0

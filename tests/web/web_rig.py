@@ -1,0 +1,106 @@
+"""A hub with its web pages for the browser tests: a real event folder
+(two tables; an entrant whose name is HTML), a real SQLite log, the hub's
+real clock, signed-in referees (RefereeBook), the web server on a free
+127.0.0.1 port, and Chromium through Playwright in a phone's viewport.
+Boards act through HubService.handle with signed messages, as the MQTT
+adapter passes them; what the hub sends a board is kept (`sent`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tabletimer.hub.boards import hub_protocol as H
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.web.referee_pages import RefereePages
+from tabletimer.hub.web.referees import RefereeBook
+from tabletimer.shared import protocol as P
+from tabletimer.shared.auth import Signer
+
+EVIL = '<img src=x onerror="document.title=\'pwned\'">Eve'
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True,
+         "device_scale_factor": 2}
+
+
+def chromium() -> str:
+    exe = shutil.which("chromium")
+    if exe is None:
+        import os
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is not installed (.ci/run installs it: apt-get install chromium)")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return exe
+
+
+class WebHub:
+    def __init__(self, tmp_path: Path, preset: str = "czjpa-individuals") -> None:
+        from web_server import serve
+        self.folder = folder = tmp_path / "hall-2027"
+        event_folder.init(folder, preset)
+        (folder / "entrants.csv").write_text(
+            "id,name,eligible\n1,Alice,yes\n2,Bob,yes\n3,Carol,yes\n4,\"" + EVIL.replace('"', '""') + "\",yes\n")
+        (folder / "stations.csv").write_text(
+            "board,button,table,entrant\nB1,1,Table 1,1\nB1,2,Table 1,2\nB1,3,Table 1,3\nB2,1,Table 2,4\n")
+        keys = BoardKeys(folder / "board-keys.json")
+        self.keys = {b: keys.ensure(b) for b in ("B1", "B2")}
+        ev = event_folder.load(folder)
+        self.store = EventStore(ev.db)
+        self.svc = HubService(self.store, BoardKeys(ev.keys_file), Competition(ev.format, ev.entrants, ev.stations))
+        self.sent: list = []
+        self.svc.publish = self.sent.extend
+        self.referees = RefereeBook(folder / "referees.json")
+        self.anna = self.referees.add("Anna")
+        self.pages = RefereePages(self.svc, self.referees, folder.name)
+        self.server = serve(self.svc, self.pages, folder)
+        self.url = self.server.url()
+        self._ctr: dict[str, int] = {}
+
+    def close(self) -> None:
+        self.server.stop()
+        self.pages.close()
+        self.store.close()
+
+    # ------------------------------------------------------------ boards
+    def board(self, board: str, msg: dict) -> list:
+        """A board's signed event, as the MQTT adapter hands it over."""
+        ctr = self._ctr[board] = self._ctr.get(board, 0) + 1
+        P.stamp(msg, ctr, 1)
+        topic = P.board_topic(board, P.EVENT)
+        return self.svc.handle(topic, Signer(self.keys[board]).sign(topic, P.encode(msg)), self.svc.clock.now_ms())
+
+    def press(self, board: str, station: int, at: int | None = None) -> None:
+        seq = self._ctr.get(board, 0) + 1
+        self.board(board, H.press(1, seq, station, self.svc.clock.now_ms() if at is None else at))
+
+    def board_confirm(self, board: str, station: int, call_seq: int, missing: int = 0) -> None:
+        seq = self._ctr.get(board, 0) + 1
+        self.board(board, P.event("confirm", 1, seq, station, self.svc.clock.now_ms(), call=[1, call_seq],
+                                  missing=missing))
+
+    def start(self, ago_ms: int = 60_000) -> None:
+        self.svc.act("round_start", {"at": self.svc.clock.now_ms() - ago_ms}, who="desk")
+
+    # ------------------------------------------------------------ the log
+    def rows(self, type_: str | None = None) -> list[dict]:
+        return [r for r in self.store.events() if type_ is None or r["type"] == type_]
+
+    def station(self, table: str, entrant: str) -> dict:
+        from tabletimer.hub.web.table_view import table_view
+        v = self.svc.read(lambda comp, now: table_view(comp, table, now))
+        return next(s for s in v["stations"] if s["entrant"] == entrant)
+
+    def board_stations(self, board: str) -> list:
+        """What the hub last sent the board of its stations (the board's state)."""
+        for o in reversed(self.sent):
+            if o.topic == P.board_topic(board, P.CMD):
+                body = json.loads(Signer(self.keys[board]).open(o.topic, o.payload))
+                if body.get("type") == P.T_STATIONS:
+                    return [H.STATION_STATES[e[0]] for e in body["st"]]
+        return []

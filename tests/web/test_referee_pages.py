@@ -187,3 +187,60 @@ def test_an_entrants_name_with_html_is_shown_as_text(hub, phone):
     eve = station(phone, "B2", 1)
     expect(eve.locator("h2")).to_have_text(EVIL)
     assert phone.title() != "pwned" and phone.locator("img").count() == 0
+
+
+def test_dns_takes_two_taps_and_reaches_the_board(hub, phone):
+    phone.goto(f"{hub.url}/t/Table%201")
+    carol = station(phone, "B1", 3)
+    expect(carol).to_have_attribute("data-state", "idle")
+    carol.locator('[data-act="dns-arm"]').tap()
+    assert hub.rows("dns") == []                           # one tap records nothing
+    carol.locator('[data-act="dns"]').tap()
+    expect(phone.locator("#message")).to_contain_text("stored: DNS")
+    (row,) = hub.rows("dns")
+    assert (row["payload"]["entrant"], row["payload"]["who"]) == ("3", "Anna")
+    expect(carol).to_have_attribute("data-state", "stopped")
+    assert hub.board_stations("B1")[2] == "stopped"
+
+
+def test_a_new_start_time_where_the_format_allows_it(tmp_path, browser):
+    h = WebHub(tmp_path, "rogaland-individuals")           # "nytt starttidspunkt" (a taped bag)
+    try:
+        h.start(ago_ms=10 * 60_000)
+        ctx = browser.new_context(**PHONE)
+        page = ctx.new_page()
+        page.goto(f"{h.url}/signin?token={h.anna}&next=/t/Table%201")
+        bob = station(page, "B1", 2)
+        expect(bob).to_have_attribute("data-state", "running")
+        expect(bob.locator(".clock")).to_contain_text("10:0")
+        bob.locator('[data-act="restart-arm"]').tap()
+        bob.locator('[data-act="restart"]').tap()
+        expect(page.locator("#message")).to_contain_text("stored: new start time")
+        (row,) = h.rows("start_offset")
+        assert row["payload"]["entrant"] == "2" and 9.5 * 60_000 < row["payload"]["offset_ms"] < 11 * 60_000
+        expect(bob.locator(".clock")).to_contain_text("0:0")      # its clock runs from the new start
+        assert h.station("Table 1", "2")["start_ms"] == h.svc.competition.start_ms + row["payload"]["offset_ms"]
+        ctx.close()
+    finally:
+        h.close()
+
+
+def test_the_chosen_order_swap(tmp_path, browser):
+    h = WebHub(tmp_path, "czjpa-teams", entrants="id,name,members,eligible\nT1,The Edges,Ann|Ben|Cy,yes|yes|no\n",
+               stations="board,button,table,entrant,puzzle\nB1,1,Table 1,T1,\n")
+    try:
+        h.start()
+        ctx = browser.new_context(**PHONE)
+        page = ctx.new_page()
+        page.goto(f"{h.url}/signin?token={h.anna}&next=/t/Table%201")
+        team = station(page, "B1", 1)
+        expect(team).to_contain_text("Ann, Ben, Cy")
+        expect(team).to_contain_text("puzzle 1 (1000)")
+        team.locator('[data-act="swap2-arm"]').tap()
+        team.locator('[data-act="swap2"]').tap()
+        expect(page.locator("#message")).to_contain_text("stored: swap puzzle 1 for 2")
+        (row,) = h.rows("swap")
+        assert (row["payload"]["packed"], row["payload"]["opened"], row["payload"]["who"]) == (1, 2, "Anna")
+        ctx.close()
+    finally:
+        h.close()

@@ -40,14 +40,15 @@ def chromium() -> str:
 
 
 class WebHub:
-    def __init__(self, tmp_path: Path, preset: str = "czjpa-individuals") -> None:
+    def __init__(self, tmp_path: Path, preset: str = "czjpa-individuals", entrants: str | None = None,
+                 stations: str | None = None) -> None:
         from web_server import serve
         self.folder = folder = tmp_path / "hall-2027"
         event_folder.init(folder, preset)
-        (folder / "entrants.csv").write_text(
-            "id,name,eligible\n1,Alice,yes\n2,Bob,yes\n3,Carol,yes\n4,\"" + EVIL.replace('"', '""') + "\",yes\n")
-        (folder / "stations.csv").write_text(
-            "board,button,table,entrant\nB1,1,Table 1,1\nB1,2,Table 1,2\nB1,3,Table 1,3\nB2,1,Table 2,4\n")
+        (folder / "entrants.csv").write_text(entrants or (
+            "id,name,eligible\n1,Alice,yes\n2,Bob,yes\n3,Carol,yes\n4,\"" + EVIL.replace('"', '""') + "\",yes\n"))
+        (folder / "stations.csv").write_text(stations or (
+            "board,button,table,entrant\nB1,1,Table 1,1\nB1,2,Table 1,2\nB1,3,Table 1,3\nB2,1,Table 2,4\n"))
         keys = BoardKeys(folder / "board-keys.json")
         self.keys = {b: keys.ensure(b) for b in ("B1", "B2")}
         ev = event_folder.load(folder)

@@ -21,7 +21,9 @@ MAY_IMPORT = {
     "hub.boards": {"hub.event", "hub.rules", "shared"},
     "hub.outputs": {"hub.event", "hub.rules", "shared"},
     "hub.console": {"hub.boards", "hub.event", "hub.rules", "shared"},
-    "hub.cli": {"hub.console", "hub.outputs", "hub.boards", "hub.event", "hub.rules", "shared", "tools"},
+    "hub.web": {"hub.outputs", "hub.boards", "hub.event", "hub.rules", "shared"},
+    "hub.cli": {"hub.web", "hub.console", "hub.outputs", "hub.boards", "hub.event", "hub.rules", "shared",
+                "tools"},
     "shared": set(),
 }
 # the names of a namedtuple's public API start with an underscore

@@ -1,0 +1,1 @@
+"""The hub's web server: the console API (and the referees' pages) over HTTP."""

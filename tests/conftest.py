@@ -12,9 +12,9 @@ from brokers import MosquittoBroker
 from tabletimer.hub.boards.broker import EmbeddedBroker
 
 
-# hubs the tests start (also as child processes) serve remote consoles on a
+# hubs the tests start (also as child processes) serve their web server (remote consoles) on a
 # free port, never on the fixed default one
-os.environ["TABLETIMER_CONSOLE_LISTEN"] = "127.0.0.1:0"
+os.environ["TABLETIMER_WEB_LISTEN"] = "127.0.0.1:0"
 
 
 def pytest_collection_modifyitems(config, items) -> None:

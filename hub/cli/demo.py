@@ -31,7 +31,7 @@ def cmd_demo(args) -> int:
 
 
 def _demo(args, data: Path) -> int:
-    from ..console.server import demo_description
+    from ..web.console_api import demo_description
     from ..event.demo import demo_event, sim_board_id
     from ..rules.formats import format_text
 

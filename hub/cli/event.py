@@ -29,7 +29,7 @@ def cmd_run(args) -> int:
 def run_folder(args, ev, keys, start_sims=None) -> int:
     """The hub on an event folder, one per log (its lock), until stopped;
     start_sims: simulated boards for it (`tabletimer rehearse`)."""
-    from ..console.server import folder_event
+    from ..web.console_api import folder_event
 
     event = folder_event(ev.path)        # what the hub loaded, for remote consoles
     lock = hub_lock(ev.db)

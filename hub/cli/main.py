@@ -26,11 +26,13 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
                    help="address the embedded broker binds (0.0.0.0: reachable by boards on the LAN)")
     p.add_argument("--port", type=int, default=1883, help="embedded broker port (default 1883)")
     p.add_argument("--duration", type=float, default=None, help="stop by itself after this many seconds")
-    p.add_argument("--console-listen", default=os.environ.get("TABLETIMER_CONSOLE_LISTEN", "127.0.0.1:8765"),
-                   metavar="HOST:PORT",
-                   help="address of the API for consoles on other laptops (default 127.0.0.1:8765, "
-                        "this machine only, or $TABLETIMER_CONSOLE_LISTEN; 0.0.0.0:8765: reachable "
-                        "on the LAN; port 0: any free port; off: none)")
+    p.add_argument("--web-listen", "--console-listen", dest="web_listen", metavar="HOST:PORT",
+                   default=os.environ.get("TABLETIMER_WEB_LISTEN",
+                                          os.environ.get("TABLETIMER_CONSOLE_LISTEN", "127.0.0.1:8765")),
+                   help="address of the hub's web server: the API for consoles on other laptops "
+                        "(default 127.0.0.1:8765, this machine only, or $TABLETIMER_WEB_LISTEN; "
+                        "0.0.0.0:8765: reachable on the LAN; port 0: any free port; off: none; "
+                        "--console-listen is its old name)")
 
 
 def _bench(argv: list[str]) -> int:

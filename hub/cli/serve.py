@@ -1,5 +1,5 @@
-"""The serving loop (`tabletimer run` and `demo`): broker, hub, the API for remote consoles,
-the console or a line per stored event, until stopped."""
+"""The serving loop (`tabletimer run` and `demo`): broker, hub, the web server (the API for
+remote consoles), the console or a line per stored event, until stopped."""
 
 from __future__ import annotations
 
@@ -39,12 +39,12 @@ def describe(service: HubService, ev: dict) -> str:
 
 
 def serve(args, service: HubService, data: Path, start_sims=None, event: dict | None = None) -> int:
-    """Broker (embedded unless --broker), hub, the API for remote consoles
-    (event: its /event), the console (or a line per event when not on a
+    """Broker (embedded unless --broker), hub, the web server (--web-listen:
+    the API for remote consoles; event: its /event), the console (or a line per event when not on a
     terminal), until Ctrl-C / SIGTERM / SIGHUP / --duration."""
     from rich.console import Console
 
-    from ..console.server import parse_listen
+    from ..web.server import parse_listen
 
     console = Console()
     stop = threading.Event()
@@ -80,7 +80,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         if shut_down():
             os._exit(0)
     try:
-        console_listen = parse_listen(args.console_listen)
+        web_listen = parse_listen(args.web_listen)
         if args.broker:
             address = parse_broker_url(args.broker)
             pw = hub_password(data)
@@ -99,8 +99,8 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         console.print(f"broker on {address.host}:{address.port}{kind}; event log {service.store.path}")
         hub = HubMqtt(service, address.host, address.port, address.user, address.password)
         hub.start()
-        if console_listen and event:
-            remote = _console_server(service, event, data, console_listen, lambda text: console.print(
+        if web_listen and event:
+            remote = _web_server(service, event, data, web_listen, lambda text: console.print(
                 text, markup=False, highlight=False, soft_wrap=True))     # a command to copy: no wrapping
         if start_sims:
             sims = start_sims(address, stop)
@@ -139,23 +139,25 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     return 0
 
 
-def _console_server(service: HubService, event: dict, data: Path, listen: tuple[str, int], say):
-    """The API for consoles on other laptops (None if its port is taken:
-    the hub runs without it).  What it says names the token's file, never
-    the token: the screen, the console's event log and a terminal's
-    scrollback are seen by others."""
-    from ..console.server import DEFAULT_PORT, ConsoleServer, console_token, token_path
+def _web_server(service: HubService, event: dict, data: Path, listen: tuple[str, int], say,
+                extra_routes=()):
+    """The hub's web server: the API for consoles on other laptops, and
+    extra_routes (None if its port is taken: the hub runs without it).
+    What it says names the token's file, never the token: the screen, the
+    console's event log and a terminal's scrollback are seen by others."""
+    from ..web.console_api import console_token, token_path
+    from ..web.server import DEFAULT_PORT, start_hub_web
 
     host, port = listen
     try:
-        server = ConsoleServer(service, event, console_token(data), host, port).start()
+        server = start_hub_web(service, event, console_token(data), host, port, extra_routes)
     except OSError as e:
         say(f"warning: no remote consoles: cannot listen on {host}:{port} "
-            f"({e.strerror or e}); choose another with --console-listen HOST:PORT")
+            f"({e.strerror or e}); choose another with --web-listen HOST:PORT")
         return None
     command = server.command(token_path(data))
-    if server.address[0] in ("127.0.0.1", "localhost"):
-        where = f" (this machine only; for another laptop: --console-listen 0.0.0.0:{port or DEFAULT_PORT})"
+    if server.address[0] in ("127.0.0.1", "localhost", "::1"):
+        where = f" (this machine only; for another laptop: --web-listen 0.0.0.0:{port or DEFAULT_PORT})"
     else:
         where = (" (on the other laptop: a copy of the token file there, or its text in "
                  "$TABLETIMER_CONSOLE_TOKEN instead of --token-file)")

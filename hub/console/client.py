@@ -1,5 +1,5 @@
 """A console on a second laptop: a HubService that mirrors the hub's log
-over its console API (console_server.py) instead of reading SQLite.
+over its console API (hub/web/console_api.py) instead of reading SQLite.
 
 `RemoteLog` has the EventStore interface HubService uses: `events(after)`
 answers from a local copy that a thread keeps up to date (GET /rows four

@@ -1,1 +1,1 @@
-"""The hub's web layer: pages for referees' phones and the hall, and the remote-console API."""
+"""The hub's web layer: one server (server.py) for the remote-console API and the referees' pages."""

@@ -21,13 +21,14 @@ from pathlib import Path
 import pytest
 
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.console import server as console_server
+from tabletimer.hub.web import console_api
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.console.app import ConsoleApp, FormScreen
 from tabletimer.hub.console.table import LiveTable
 from tabletimer.hub.event.clock import HubClock
 from tabletimer.hub.console.client import RemoteError, Unreachable, connect, event_competition
-from tabletimer.hub.console.server import ConsoleServer, console_token, folder_event, parse_listen
+from tabletimer.hub.web.console_api import console_token, folder_event
+from tabletimer.hub.web.server import WebServer, parse_listen, start_hub_web
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards.service import HubService
@@ -104,13 +105,13 @@ def hub(tmp_path: Path):
 @pytest.fixture
 def server(hub: HubService, tmp_path: Path):
     folder = tmp_path / "event"
-    srv = ConsoleServer(hub, folder_event(folder), console_token(folder), "127.0.0.1", 0).start()
+    srv = start_hub_web(hub, folder_event(folder), console_token(folder), "127.0.0.1", 0)
     yield srv
     srv.stop()
 
 
 @pytest.fixture
-def remote(server: ConsoleServer):
+def remote(server: WebServer):
     svc = connect(server.url(), server.token)
     yield svc
     svc.log.close()
@@ -124,7 +125,7 @@ def entrant(svc: HubService, eid: str):
     return next(r for r in svc.standings() if r.entrant == eid)
 
 
-def raw(server: ConsoleServer, method: str, path: str, body: bytes | None = None,
+def raw(server: WebServer, method: str, path: str, body: bytes | None = None,
         token: str | None = None) -> tuple[int, dict]:
     """A request as any HTTP client sends it: (status, JSON reply)."""
     req = urllib.request.Request(server.url() + path, data=body, method=method)
@@ -206,7 +207,7 @@ def test_what_the_hub_sees_on_the_network_is_an_alert_on_the_remote_too(hub, rem
 
 
 def test_rows_come_in_batches(hub, server, monkeypatch):
-    monkeypatch.setattr(console_server, "MAX_ROWS", 2)
+    monkeypatch.setattr(console_api, "MAX_ROWS", 2)
     assert len(hub.store.events()) == 6
     status, first = raw(server, "GET", "/rows?after=0", token=server.token)
     assert status == 200 and [r["id"] for r in first["rows"]] == [1, 2] and first["more"]
@@ -262,7 +263,7 @@ def test_an_outage_is_shown_and_the_remote_keeps_trying(hub, server, remote):
     with pytest.raises(Unreachable, match="Not confirmed by the hub"):
         remote.act("dns", {"entrant": "e3"})
     carol = hub.boards["b2"].press(hub, 1, 19 * MIN)    # type: ignore[attr-defined]
-    again = ConsoleServer(hub, server.event, server.token, host, port).start()
+    again = start_hub_web(hub, server.event, server.token, host, port)
     try:
         wait_for(lambda: remote.catch_up() >= 0 and remote.log.down is None, what="the hub back")
         wait_for(lambda: remote.catch_up() >= 0 and any(c[1] == carol for c in remote.competition.open_calls()),
@@ -281,7 +282,7 @@ def test_hub_time_on_the_remote_follows_the_hubs_clock(tmp_path):
             return super().now_ms() + 3 * 3_600_000
     folder = make_event(tmp_path / "event")
     hub = make_hub(folder, Ahead())
-    srv = ConsoleServer(hub, folder_event(folder), console_token(folder), "127.0.0.1", 0).start()
+    srv = start_hub_web(hub, folder_event(folder), console_token(folder), "127.0.0.1", 0)
     try:
         svc = connect(srv.url(), srv.token)
         try:
@@ -300,7 +301,7 @@ def test_the_demo_event_is_rebuilt_remotely():
     from tabletimer.hub.rules.formats import format_text
 
     fmt, entrants, stations = demo_event("cz-championship-teams", 3, 2, 30)
-    comp = event_competition(console_server.demo_description(
+    comp = event_competition(console_api.demo_description(
         "cz-championship-teams.toml", format_text("cz-championship-teams"), 3, 2, 30))
     assert (comp.format.name, comp.format.title, comp.format.time_limit_ms) == (fmt.name, fmt.title, fmt.time_limit_ms)
     assert comp.format.parts == fmt.parts          # relay rotation sped up the same
@@ -407,11 +408,11 @@ def test_run_prints_the_remote_console_command_and_serves_it(tmp_path):
 def test_the_console_log_names_the_token_file_not_the_token(hub, tmp_path):
     """What the hub says of its console API, on its screen and in the
     consoles' event log (which a remote console shows too)."""
-    from tabletimer.hub.cli.serve import _console_server
+    from tabletimer.hub.cli.serve import _web_server
 
     folder = tmp_path / "event"
     said: list[str] = []
-    srv = _console_server(hub, folder_event(folder), folder, ("127.0.0.1", 0), said.append)
+    srv = _web_server(hub, folder_event(folder), folder, ("127.0.0.1", 0), said.append)
     try:
         token = (folder / "console-token").read_text().strip()
         shown = "\n".join(said + list(hub.activity))
@@ -426,7 +427,7 @@ def test_demo_prints_no_console_token(tmp_path):
 
     done = subprocess.run(
         [TT, "demo", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--boards", "1",
-         "--console-listen", "127.0.0.1:0", "--duration", "2"],
+         "--web-listen", "127.0.0.1:0", "--duration", "2"],
         capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     token = (tmp_path / "data" / "console-token").read_text().strip()

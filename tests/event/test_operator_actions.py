@@ -24,7 +24,8 @@ from tabletimer.hub.cli import main as cli
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.actions import FIELDS, shape_problem
 from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.console.server import ConsoleServer, console_token, folder_event
+from tabletimer.hub.web.console_api import console_token, folder_event
+from tabletimer.hub.web.server import start_hub_web
 from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.rules.standings import row_dict
@@ -141,7 +142,7 @@ def test_an_operators_swap_keeps_its_time(tmp_path):
 def test_post_act_refuses_before_storing(tmp_path):
     ev = make_event(tmp_path / "event")
     svc = service(ev)
-    srv = ConsoleServer(svc, folder_event(ev), console_token(ev), "127.0.0.1", 0).start()
+    srv = start_hub_web(svc, folder_event(ev), console_token(ev), "127.0.0.1", 0)
     try:
         svc.start_round()
         n = len(svc.store.events())
@@ -298,7 +299,7 @@ def test_random_actions_through_the_command_and_the_http_api(tmp_path, capsys):
     ev = make_event(tmp_path / "event")
     clock_svc = service(ev)
     rng = random.Random(SEED + 1)
-    srv = ConsoleServer(clock_svc, folder_event(ev), console_token(ev), "127.0.0.1", 0).start()
+    srv = start_hub_web(clock_svc, folder_event(ev), console_token(ev), "127.0.0.1", 0)
     try:
         clock_svc.start_round()
         for i in range(300):

@@ -20,7 +20,7 @@ class HubProcess:
 
     def __init__(self, ev: Path, port: int, *extra: str, timeout: float = 30.0) -> None:
         self.proc = subprocess.Popen(
-            [TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}", "--console-listen", "off", *extra],
+            [TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}", "--web-listen", "off", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         self._connected = threading.Event()

@@ -1,0 +1,281 @@
+"""The hub's HTTP API for remote consoles (a console on a second laptop),
+as routes of the hub's web server (web/server.py):
+
+    GET  /event          what the remote needs to build the same Competition:
+                         the event folder's files as text (or the demo's recipe)
+    GET  /rows?after=N   stored rows with id > N, at most MAX_ROWS at a time
+                         ({"rows", "more", "now", "rejected", "duplicates"})
+    POST /act            {action, payload, who, why}: the hub's own
+                         `HubService.act`; returns the stored row
+
+Every request carries `Authorization: Bearer <token>`; the token is made
+once per event folder (`console-token`, readable by its owner only).  The
+hub prints that file's path, never the token (`WebServer.command()`): a
+remote console reads a copy of it (`tabletimer console URL --token-file
+PATH`).  Errors are JSON `{"error": "..."}` with 400 (bad request, an
+action the hub refuses), 401 (token), 404 (path), 503 (the hub's log
+cannot be written; too many connections).  Plain HTTP: for the hall's own
+network, like the boards' MQTT.
+
+The network is not trusted to behave (what the server keeps besides:
+web/server.py, the deadline per request and the cap on connections):
+  - the token is checked before the body is read: a wrong one is answered
+    401 and its connection closed, whatever body it announces (unread);
+  - bodies are at most MAX_BODY bytes with a Content-Length (a
+    Transfer-Encoding body is refused 400 unread), JSON nested at most
+    MAX_JSON_DEPTH deep (checked before parsing), `after` a row id in
+    ASCII digits: 400 otherwise.
+
+ConsoleApi is the requests' logic (no HTTP in it); console_routes() the
+routes that read requests for it and answer them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hmac
+import json
+import logging
+import os
+import re
+import secrets
+import threading
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..boards.service import HubService
+from ..event.log_health import LogWriteFailed
+
+TOKEN_FILE = "console-token"
+MAX_ROWS = 5000
+MAX_BODY = 64 * 1024
+MAX_JSON_DEPTH = 32          # arrays and objects in one another, in a POST body
+FOLDER_FILES = ("format.toml", "entrants.csv", "stations.csv")
+API_PATHS = "GET /event, GET /rows?after=N, POST /act"
+log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """An answer other than 200: status and the error's text; close: the
+    connection is closed after it (what the client sent next is not read)."""
+
+    def __init__(self, status: int, message: str, close: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.close = close
+
+
+class _Dropped(Exception):
+    """The client went, or was too slow: its connection is closed unanswered."""
+
+
+_ROW_ID = re.compile(r"[0-9]{1,18}")                      # ASCII digits only; an int64 at most
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_NESTING = re.compile(rb"[\[\]{}]")
+
+
+def json_depth(data: bytes) -> int:
+    """How deep arrays and objects nest in a JSON text (brackets in strings
+    are text), without parsing it: json.loads recurses once per level, so a
+    body of 60 000 '[' would end in a RecursionError."""
+    depth = deepest = 0
+    for m in _JSON_NESTING.finditer(_JSON_STRING.sub(b'""', data)):
+        if m.group() in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def parse_json(body: bytes) -> Any:
+    """A POST body as JSON; ApiError 400 for one that is not JSON or that
+    nests deeper than MAX_JSON_DEPTH."""
+    if json_depth(body) > MAX_JSON_DEPTH:
+        raise ApiError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} arrays and objects")
+    try:
+        return json.loads(body or b"null")
+    except RecursionError:                    # not after the check above; in case
+        raise ApiError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} arrays and objects") from None
+    except ValueError as e:
+        raise ApiError(400, f"the body is not JSON: {e}") from None
+
+
+def token_path(folder: Path) -> Path:
+    """Where the event folder's console token is (absolute: for a command
+    to copy)."""
+    return Path(folder).resolve() / TOKEN_FILE
+
+
+def console_token(folder: Path) -> str:
+    """The event folder's console token, made on first use (mode 0600)."""
+    path = token_path(folder)
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(24) + "\n")
+    return path.read_text().strip()
+
+
+def folder_event(folder: Path) -> dict:
+    """/event for an event folder: its definition files as they are now
+    (read when the hub starts, so a remote gets what the hub loaded)."""
+    return {"name": folder.resolve().name,
+            "files": {n: (folder / n).read_bytes().decode("utf-8-sig", errors="replace")
+                      for n in FOLDER_FILES}}
+
+
+def demo_description(fmt_file: str, fmt_text: str, boards: int, stations: int, speed: float) -> dict:
+    """/event for `tabletimer demo`: the format file and demo_event's arguments."""
+    return {"name": "demo", "files": {fmt_file: fmt_text},
+            "demo": {"format": fmt_file, "boards": boards, "stations": stations, "speed": speed}}
+
+
+class ConsoleApi:
+    """The console API's requests for one HubService, without HTTP: the
+    token, the rows in batches, the operator's actions checked."""
+
+    def __init__(self, service: HubService, event: dict, token: str) -> None:
+        self.service = service
+        self.event = dict(event, auto_stations=service.competition.auto_stations)
+        self.token = token
+        self._rows: list[dict] = []       # the log read so far (ids visible in order)
+        self._rows_lock = threading.Lock()
+
+    def check_token(self, authorization: str) -> None:
+        """ApiError 401 (closing the connection) unless the header is `Bearer <token>`."""
+        if not hmac.compare_digest(authorization.encode(), f"Bearer {self.token}".encode()):
+            raise ApiError(401, "wrong or missing console token "
+                                f"(Authorization: Bearer <the event's {TOKEN_FILE}>)", close=True)
+
+    @staticmethod
+    def row_id(after: str) -> int:
+        """`after` of /rows: a row id in ASCII digits, else ApiError 400."""
+        if not _ROW_ID.fullmatch(after):
+            shown = after if len(after) <= 24 else after[:20] + "..."
+            raise ApiError(400, f"after must be a row id (a whole number in the digits 0-9, "
+                                f"at most 18 of them), not {shown!r}")
+        return int(after)
+
+    def rows(self, after: int) -> dict:
+        with self._rows_lock:
+            self._rows += self.service.store.events(after=self._rows[-1]["id"] if self._rows else 0)
+            i = bisect.bisect_right(self._rows, after, key=lambda r: r["id"])
+            rows = self._rows[i:i + MAX_ROWS]
+            more = i + MAX_ROWS < len(self._rows)
+        return {"rows": rows, "more": more, "now": self.service.clock.now_ms(),
+                "rejected": dict(self.service.rejected), "duplicates": self.service.duplicates,
+                "write_failure": dict(f) if (f := self.service.write_failure) else None,
+                "network_alerts": self.service.network_alerts()}
+
+    def act(self, body: Any) -> dict:
+        if not isinstance(body, dict):
+            raise ApiError(400, "expected a JSON object {action, payload, who, why}")
+        action, payload = body.get("action"), body.get("payload", {})
+        who, why = body.get("who", "operator"), body.get("why", "")
+        if not isinstance(action, str) or not isinstance(payload, dict):
+            raise ApiError(400, "'action' must be a string and 'payload' an object")
+        if not isinstance(who, str) or not who.strip() or not isinstance(why, str):
+            raise ApiError(400, "'who' must be a name and 'why' a string")
+        try:
+            return self.service.act(action, payload, who=who, why=why)
+        except (ValueError, TypeError) as e:
+            raise ApiError(400, str(e)) from None
+        except LogWriteFailed as e:
+            raise ApiError(503, f"{e}; nothing was recorded") from None
+
+
+# ------------------------------------------------------------ HTTP
+
+class JsonAnswer(JSONResponse):
+    """JSON as json.dumps writes it (as the API always has: NaN and all)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content).encode()
+
+
+def error_response(status: int, message: str, close: bool = False) -> JSONResponse:
+    """{"error": message}; close: `Connection: close` (uvicorn closes the
+    connection after the answer, without reading what the client sends on)."""
+    return JsonAnswer({"error": message}, status, headers={"Connection": "close"} if close else None)
+
+
+def not_found(method: str, path: str, close: bool) -> JSONResponse:
+    """404 for a path (or a method on it) that no route serves."""
+    return error_response(404, f"no {method} {path}; the console API has {API_PATHS}", close)
+
+
+async def read_body(request: Request) -> bytes:
+    """The request's body: with a Content-Length of at most MAX_BODY
+    (ApiError 400 and the connection closed otherwise, the body unread);
+    _Dropped if the client goes (or the server's deadline closes the
+    connection) before all of it came."""
+    headers = request.headers
+    if "transfer-encoding" in headers:
+        raise ApiError(400, "a body must come with a Content-Length (no Transfer-Encoding)", close=True)
+    try:
+        n = int(headers.get("content-length") or 0)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ApiError(400, "bad Content-Length", close=True)
+    if n > MAX_BODY:
+        raise ApiError(400, f"the body is too large ({n} bytes; at most {MAX_BODY})", close=True)
+    if n == 0:
+        return b""
+    try:
+        body = await request.body()
+    except ClientDisconnect:
+        raise _Dropped("the body did not come: the connection closed") from None
+    if len(body) < n:                           # (h11 does not let a short body end the request)
+        raise _Dropped(f"the client closed the connection after {len(body)} of {n} bytes")
+    return body
+
+
+Handler = Callable[[ConsoleApi, Request, bytes], Any]
+
+
+def _endpoint(api: ConsoleApi, handle: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """A route's endpoint: the token first (before the body is read), then
+    the body, then handle(api, request, body) in a worker thread (it reads
+    the hub's log); errors as JSON."""
+    async def endpoint(request: Request) -> Response:
+        try:
+            api.check_token(request.headers.get("authorization", ""))
+            body = await read_body(request)
+            return JsonAnswer(await run_in_threadpool(handle, api, request, body))
+        except _Dropped as e:
+            log.debug("console API: %s %s: %s", request.method, request.url.path, e)
+            return error_response(400, str(e), close=True)       # nobody reads it: the connection is gone
+        except ApiError as e:
+            return error_response(e.status, str(e), e.close)
+        except Exception as e:                 # never a silent dropped connection
+            log.exception("console API: %s %s", request.method, request.url.path)
+            return error_response(500, f"the hub failed: {e!r}")
+    return endpoint
+
+
+def _event(api: ConsoleApi, request: Request, body: bytes) -> dict:
+    return api.event
+
+
+def _rows(api: ConsoleApi, request: Request, body: bytes) -> dict:
+    query = request.scope.get("query_string", b"").decode("latin-1")
+    return api.rows(api.row_id(parse_qs(query).get("after", ["0"])[-1]))
+
+
+def _act(api: ConsoleApi, request: Request, body: bytes) -> dict:
+    return api.act(parse_json(body))
+
+
+def console_routes(api: ConsoleApi) -> list[Route]:
+    """The console API's routes (web/app.py's build_app puts them in the app)."""
+    return [Route("/event", _endpoint(api, _event), methods=["GET"]),
+            Route("/rows", _endpoint(api, _rows), methods=["GET"]),
+            Route("/act", _endpoint(api, _act), methods=["POST"])]

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--warn", type=float, nargs="*", default=[10.0, 1.0],
                    help="warnings, in the format's minutes before the limit (sped up like it; default: 10 1)")
     _serve_options(d)
-    d.set_defaults(func=cmd_demo)
+    d.set_defaults(func=cmd_demo, demo_referee=True)   # prints a sign-in for the pages
 
     r = sub.add_parser("run", help="run an event from its folder (see `tabletimer init`)")
     r.add_argument("dir", help="the event folder")
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     rh.add_argument("dir", help="the event folder (the rehearsal runs on a copy of it in DIR/rehearsal)")
     rh.add_argument("--fresh", action="store_true", help="start the rehearsal's log afresh")
     _serve_options(rh)
-    rh.set_defaults(func=cmd_rehearse)
+    rh.set_defaults(func=cmd_rehearse, demo_referee=True)
 
     pr = sub.add_parser("press", help="press a button of a simulated board of a running rehearsal")
     pr.add_argument("dir", help="the event folder that `tabletimer rehearse` runs")

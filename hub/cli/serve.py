@@ -51,7 +51,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     for sig in (signal.SIGTERM, signal.SIGHUP):      # kill, closed terminal: stop cleanly
         signal.signal(sig, lambda *a: stop.set())
     sims: list = []
-    broker = hub = remote = None
+    broker = hub = remote = pages = None
     failed = False
     title = f"TableTimer - {service.competition.format.title}"
     done = threading.Lock()
@@ -65,6 +65,8 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
             sim.stop()
         if remote:
             remote.stop()
+        if pages:
+            pages.close()
         if hub:
             hub.stop()
         if broker:
@@ -100,8 +102,12 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         hub = HubMqtt(service, address.host, address.port, address.user, address.password)
         hub.start()
         if web_listen and event:
-            remote = _web_server(service, event, data, web_listen, lambda text: console.print(
-                text, markup=False, highlight=False, soft_wrap=True))     # a command to copy: no wrapping
+            say = lambda text: console.print(text, markup=False, highlight=False,   # noqa: E731
+                                              soft_wrap=True)     # a command or URL to copy: no wrapping
+            pages = _referee_pages(service, data, event)
+            remote = _web_server(service, event, data, web_listen, say, pages.routes())
+            if remote is not None:
+                _say_referee_urls(service, remote, pages, data, say, getattr(args, "demo_referee", False))
         if start_sims:
             sims = start_sims(address, stop)
         deadline = time.monotonic() + args.duration if args.duration else None
@@ -164,6 +170,45 @@ def _web_server(service: HubService, event: dict, data: Path, listen: tuple[str,
     say(f"remote console{where}:\n  {command}")
     service.note(f"remote console: {command}")
     return server
+
+
+def _referee_pages(service: HubService, data: Path, event: dict):
+    """The referees' pages, for the event folder's referees (referees.json)."""
+    from ..web.referee_pages import RefereePages
+    from ..web.referees import RefereeBook, book_path
+
+    return RefereePages(service, RefereeBook(book_path(data)), event.get("name", ""))
+
+
+def _say_referee_urls(service: HubService, server, pages, data: Path, say, demo_referee: bool) -> None:
+    """Where referees' phones open the hub: the calls page and a table's
+    page, at the public URL the cards carry (or the server's own); with
+    demo_referee (`tabletimer demo`), a sign-in for a made-up referee, so
+    that a newcomer opens the pages at once (a real event's badges are
+    printed by `tabletimer referees DIR add NAME`, and no token is shown)."""
+    from ..outputs.table_cards import table_url
+    from ..web import public_url
+    from ..web.referees import RefereeBook, book_path
+    from ..web.table_view import tables
+
+    base = public_url.saved(data) or server.url()
+    names = service.read(lambda comp, now: tables(comp))
+    lines = [f"referees' pages: {base}/calls (the calls waiting)"]
+    if names:
+        lines.append(f"  a table's page: {table_url(base, names[0])} (each table card's QR code)")
+    if demo_referee:
+        book = RefereeBook(book_path(data))
+        name = "Demo referee"
+        if any(r[0] == name and r[1] for r in book.referees()):
+            book.revoke(name)           # a new sign-in at every demo (the book never shows a token again)
+        token = book.add(name)
+        lines.append(f"  sign this browser in as '{name}' (demo only): {base}/signin?token={token}")
+    else:
+        active = sum(1 for r in RefereeBook(book_path(data)).referees() if r[1])
+        lines.append(f"  {active} referee badge(s) active; more: tabletimer referees {data} add NAME")
+    for line in lines:
+        say(line)
+    service.note(lines[0])
 
 
 def _report_dead_sims(sims: list, say) -> None:

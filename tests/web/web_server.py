@@ -1,33 +1,10 @@
-"""Until the hub's WebServer lands: uvicorn in a thread on a free port."""
+"""The hub's web server for the browser tests: start_hub_web on a free
+127.0.0.1 port with the referees' pages as its extra routes."""
 from __future__ import annotations
 
-import socket
-import threading
-
-import uvicorn
-from starlette.applications import Starlette
-
-from waiting import until
+from tabletimer.hub.web.console_api import console_token, folder_event
+from tabletimer.hub.web.server import WebServer, start_hub_web
 
 
-class _Server:
-    def __init__(self, app) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-        self.thread.start()
-        until(lambda: self.server.started, "uvicorn started")
-
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.server.force_exit = True
-        self.thread.join(5)
-
-
-def serve(svc, pages, folder):
-    return _Server(Starlette(routes=pages.routes()))
+def serve(svc, pages, folder) -> WebServer:
+    return start_hub_web(svc, folder_event(folder), console_token(folder), "127.0.0.1", 0, pages.routes())

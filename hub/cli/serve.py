@@ -208,7 +208,7 @@ def _say_referee_urls(service: HubService, server, pages, data: Path, say, demo_
         lines.append(f"  {active} referee badge(s) active; more: tabletimer referees {data} add NAME")
     for line in lines:
         say(line)
-    service.note(lines[0])
+        service.note(line.strip())       # the console's event log: a terminal's console covers the lines above
 
 
 def _report_dead_sims(sims: list, say) -> None:

@@ -47,6 +47,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Redire
     StreamingResponse
 from starlette.routing import Route
 
+from ..boards.service import RequestConflict
 from ..event.log_health import LogWriteFailed
 from . import intents
 from .changes import ChangeFeed
@@ -234,8 +235,6 @@ class RefereePages:
 
     def _act(self, who: str, action: str, payload: dict, why: str, key: str | None, seen: Any,
              replace: bool, table: str | None) -> Response:
-        from ..boards.service import RequestConflict
-
         try:
             row = self.service.act(action, payload, who=who, why=why, request=key,
                                    precondition=lambda comp: intents.check(comp, action, payload, seen, replace))

@@ -9,8 +9,10 @@
     GET  /r/api/table/{table}, GET /r/api/calls
                              what the pages show (table_view.py), as JSON
     GET  /r/api/stream?table=T (or none: the calls)
-                             the same, sent again at every stored row
-                             (server-sent events)
+                             the same, sent again at every stored row and
+                             every STREAM_REFRESH_S, a `ping` event between
+                             (server-sent events: a page that has had
+                             nothing for LOST_AFTER_S says it lost the hub)
     POST /r/api/act          {action, payload, why, request, seen, replace}:
                              a referee's action, through HubService.act
 
@@ -37,6 +39,7 @@ server's.  The answers to an action:
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -56,6 +59,8 @@ from .table_view import calls_view, table_view, tables
 COOKIE = "tt_referee"
 COOKIE_AGE_S = 3 * 24 * 3600          # an event's days
 STREAM_REFRESH_S = 10.0               # a stream sends the state at least this often (clocks, time-up)
+HEARTBEAT_S = 3.0                     # and a ping at least this often: a page without one says it lost the hub
+LOST_AFTER_S = 8.0                    # (the page's side: common.js)
 MAX_BODY = 16 * 1024                  # a referee's action is a few hundred bytes
 PAGES = Path(__file__).parent / "pages"
 STATIC = {"app.css": "text/css", "table.js": "text/javascript", "calls.js": "text/javascript",
@@ -184,12 +189,20 @@ class RefereePages:
 
         async def events():
             view, seen = first, feed.version
+            sent = time.monotonic()
+            yield _data(view)
             while True:
-                yield f"data: {json.dumps(view, separators=(',', ':'))}\n\n"
-                seen = await feed.wait(seen, STREAM_REFRESH_S)
+                version = await feed.wait(seen, HEARTBEAT_S)
+                if version == seen and time.monotonic() - sent < STREAM_REFRESH_S:
+                    # the page's proof that the hub is there (it says it lost the hub without)
+                    yield f"event: ping\ndata: {self.service.clock.now_ms()}\n\n"
+                    continue
+                seen = version
                 view = await run_in_threadpool(self._view, table)
                 if view is None:
                     return
+                sent = time.monotonic()
+                yield _data(view)
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
@@ -267,6 +280,10 @@ def _cross_site(request: Request) -> str | None:
     if request.headers.get("sec-fetch-site") not in (None, "same-origin", "none"):
         return f"a {request.headers.get('sec-fetch-site')} request"
     return None
+
+
+def _data(view: dict) -> str:
+    return f"data: {json.dumps(view, separators=(',', ':'))}\n\n"
 
 
 def _html(text: str) -> str:

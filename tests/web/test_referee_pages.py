@@ -244,3 +244,32 @@ def test_the_chosen_order_swap(tmp_path, browser):
         ctx.close()
     finally:
         h.close()
+
+
+def test_a_page_that_lost_the_hub_says_so_within_ten_seconds(hub, browser):
+    """Through a proxy that can hold the hub's answers (tools/testing/netimpair):
+    a stream that goes silent (the WiFi gone, no socket error) and a hub
+    that stops are both said on the page within 10 s."""
+    import time
+    from urllib.parse import urlsplit
+
+    from tabletimer.tools.testing.netimpair import NetImpair
+
+    u = urlsplit(hub.url)
+    with NetImpair(upstream=(u.hostname, u.port)) as net:
+        via = f"http://127.0.0.1:{net.port_for('phone')}"
+        ctx = browser.new_context(**PHONE)
+        page = ctx.new_page()
+        page.goto(f"{via}/signin?token={hub.anna}&next=/t/Table%201")
+        expect(page.locator("#link")).to_have_text("live")
+        net.stall("phone", 14_000, "down")         # nothing reaches the phone, the socket stays open
+        t0 = time.monotonic()
+        expect(page.locator("#link")).to_contain_text("no connection to the hub since", timeout=10_000)
+        assert time.monotonic() - t0 < 10
+        expect(page.locator("#link")).to_contain_text("may be out of date")
+        expect(page.locator("#link")).to_have_text("live", timeout=20_000)    # back by itself
+        hub.server.stop()                          # the hub gone
+        t0 = time.monotonic()
+        expect(page.locator("#link")).to_contain_text("no connection to the hub since", timeout=10_000)
+        assert time.monotonic() - t0 < 10
+        ctx.close()

@@ -103,20 +103,58 @@ var TT = (function () {
       });
   }
 
-  function stream(url, onView) {
-    handlers.view = onView;
-    var es = new EventSource(url, { withCredentials: true });
-    es.onmessage = function (m) {
+  // the hub sends a view at every change and a ping every 3 s: nothing for
+  // LOST_MS means the hub (or the WiFi) is gone, whatever the socket says
+  var LOST_MS = 8000;
+  var heard = 0, source = null, streamUrl = null;
+
+  function clockText(ms) {
+    var d = new Date(ms - offset);
+    return String(d.getHours()).padStart(2, "0") + ":" + String(d.getMinutes()).padStart(2, "0") + ":" +
+      String(d.getSeconds()).padStart(2, "0");
+  }
+
+  function lostText() {
+    return "no connection to the hub since " + clockText(heard + offset) +
+      ": what this page shows may be out of date; trying again…";
+  }
+
+  function open() {
+    if (source) source.close();
+    source = new EventSource(streamUrl, { withCredentials: true });
+    source.onmessage = function (m) {
       var v = JSON.parse(m.data);
+      heard = Date.now();
       offset = v.now - Date.now();
       setLink(true, "live");
-      onView(v);
+      handlers.view(v);
       flush();
     };
-    es.onerror = function () {
-      setLink(false, "no connection to the hub: trying again…");
+    source.addEventListener("ping", function (m) {
+      heard = Date.now();
+      offset = parseInt(m.data, 10) - Date.now();
+      if (!live) setLink(true, "live");
+    });
+    source.onerror = function () {
+      if (heard) setLink(false, lostText());
     };
-    return es;
+  }
+
+  function stream(url, onView) {
+    handlers.view = onView;
+    streamUrl = url;
+    heard = Date.now();
+    open();
+    var reopened = 0;
+    setInterval(function () {
+      if (Date.now() - heard > LOST_MS) {
+        setLink(false, lostText());
+        if (Date.now() - reopened > 3000) {
+          reopened = Date.now();
+          open();                     // a new connection (a silent one may never end by itself)
+        }
+      }
+    }, 1000);
   }
 
   window.addEventListener("online", flush);

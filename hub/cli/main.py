@@ -29,10 +29,14 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--web-listen", "--console-listen", dest="web_listen", metavar="HOST:PORT",
                    default=os.environ.get("TABLETIMER_WEB_LISTEN",
                                           os.environ.get("TABLETIMER_CONSOLE_LISTEN", "127.0.0.1:8765")),
-                   help="address of the hub's web server: the API for consoles on other laptops "
+                   help="address of the hub's web server: the referees' and the hall's pages and the "
+                        "API for consoles on other laptops "
                         "(default 127.0.0.1:8765, this machine only, or $TABLETIMER_WEB_LISTEN; "
                         "0.0.0.0:8765: reachable on the LAN; port 0: any free port; off: none; "
                         "--console-listen is its old name)")
+    p.add_argument("--hall-pages", choices=("on", "off"), default="on",
+                   help="the hall's public pages on the web server: /hall (projector), /standings "
+                        "(spectators' phones), /results (default on; off: not served)")
 
 
 def _bench(argv: list[str]) -> int:

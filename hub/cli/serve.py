@@ -51,7 +51,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     for sig in (signal.SIGTERM, signal.SIGHUP):      # kill, closed terminal: stop cleanly
         signal.signal(sig, lambda *a: stop.set())
     sims: list = []
-    broker = hub = remote = pages = None
+    broker = hub = remote = pages = hall = None
     failed = False
     title = f"TableTimer - {service.competition.format.title}"
     done = threading.Lock()
@@ -67,6 +67,8 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
             remote.stop()
         if pages:
             pages.close()
+        if hall:
+            hall.close()
         if hub:
             hub.stop()
         if broker:
@@ -105,9 +107,20 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
             say = lambda text: console.print(text, markup=False, highlight=False,   # noqa: E731
                                               soft_wrap=True)     # a command or URL to copy: no wrapping
             pages = _referee_pages(service, data, event)
-            remote = _web_server(service, event, data, web_listen, say, pages.routes())
+            routes = pages.routes()
+            if getattr(args, "hall_pages", "on") == "on":
+                from ..web.hall_pages import HallPages
+                hall = HallPages(service, event.get("title") or service.competition.format.title)
+                routes += hall.routes()
+            remote = _web_server(service, event, data, web_listen, say, routes)
             if remote is not None:
                 _say_referee_urls(service, remote, pages, data, say, getattr(args, "demo_referee", False))
+                if hall is not None:
+                    base = _public_base(data, remote)
+                    for line in (f"hall pages (public, no sign-in): {base}/hall (the projector), "
+                                 f"{base}/standings (spectators' phones), {base}/results",):
+                        say(line)
+                        service.note(line)
         if start_sims:
             sims = start_sims(address, stop)
         deadline = time.monotonic() + args.duration if args.duration else None
@@ -180,6 +193,13 @@ def _referee_pages(service: HubService, data: Path, event: dict):
     return RefereePages(service, RefereeBook(book_path(data)), event.get("name", ""))
 
 
+def _public_base(data: Path, server) -> str:
+    """Where phones open the hub: the public URL the cards carry, else the server's own."""
+    from ..web import public_url
+
+    return public_url.saved(data) or server.url()
+
+
 def _say_referee_urls(service: HubService, server, pages, data: Path, say, demo_referee: bool) -> None:
     """Where referees' phones open the hub: the calls page and a table's
     page, at the public URL the cards carry (or the server's own); with
@@ -187,11 +207,10 @@ def _say_referee_urls(service: HubService, server, pages, data: Path, say, demo_
     that a newcomer opens the pages at once (a real event's badges are
     printed by `tabletimer referees DIR add NAME`, and no token is shown)."""
     from ..outputs.table_cards import table_url
-    from ..web import public_url
     from ..web.referees import RefereeBook, book_path
     from ..web.table_view import tables
 
-    base = public_url.saved(data) or server.url()
+    base = _public_base(data, server)
     names = service.read(lambda comp, now: tables(comp))
     lines = [f"referees' pages: {base}/calls (the calls waiting)"]
     if names:

@@ -16,6 +16,7 @@ from typing import Any
 class ChangeFeed:
     def __init__(self, service: Any) -> None:
         self.version = 0
+        self.last_ms: int | None = None     # when the last row told was received (hub ms)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._event: asyncio.Event | None = None
         self._lock = threading.Lock()
@@ -31,6 +32,7 @@ class ChangeFeed:
     def _stored(self, row: dict) -> None:
         with self._lock:
             self.version += 1
+            self.last_ms = row.get("received_ms", self.last_ms)
             loop = self._loop
         if loop is not None and not loop.is_closed():
             try:

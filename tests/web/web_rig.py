@@ -19,6 +19,7 @@ from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.web.hall_pages import HallPages
 from tabletimer.hub.web.referee_pages import RefereePages
 from tabletimer.hub.web.referees import RefereeBook
 from tabletimer.shared import protocol as P
@@ -41,7 +42,7 @@ def chromium() -> str:
 
 class WebHub:
     def __init__(self, tmp_path: Path, preset: str = "czjpa-individuals", entrants: str | None = None,
-                 stations: str | None = None) -> None:
+                 stations: str | None = None, hall: dict | None = None) -> None:
         from web_server import serve
         self.folder = folder = tmp_path / "hall-2027"
         event_folder.init(folder, preset)
@@ -59,13 +60,15 @@ class WebHub:
         self.referees = RefereeBook(folder / "referees.json")
         self.anna = self.referees.add("Anna")
         self.pages = RefereePages(self.svc, self.referees, folder.name)
-        self.server = serve(self.svc, self.pages, folder)
+        self.hall = HallPages(self.svc, "Hall 2027", **(hall or {}))
+        self.server = serve(self.svc, self.pages.routes() + self.hall.routes(), folder)
         self.url = self.server.url()
         self._ctr: dict[str, int] = {}
 
     def close(self) -> None:
         self.server.stop()
         self.pages.close()
+        self.hall.close()
         self.store.close()
 
     # ------------------------------------------------------------ boards

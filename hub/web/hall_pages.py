@@ -1,0 +1,211 @@
+"""The hall's public pages (no sign-in), Starlette routes for the web server:
+
+    GET  /hall               the projector (1920x1080): the round clock, the
+                             next signal, the standings paging by themselves
+    GET  /standings          the same on a phone: search by name, follow one
+    GET  /results            the results sheet (as `tabletimer results --html`),
+                             provisional or final, with the time of the last
+                             change; /results.csv and /results.json to download
+    GET  /h/api/standings    the standings as JSON (hall_view.py)
+    GET  /h/api/stream       the same by server-sent events: at every change
+                             (at most MIN_INTERVAL_S apart), a ping between
+    GET  /h/static/{file}    the pages' scripts and styles
+
+Nothing secret: hall_view.py shows names, places, times, tables; no board
+id, token, alert or log line.  A crowd cannot slow the boards: requests are
+limited per client address (rate_limit.py: 429), streams per address and
+in all (503), and every stream is sent the same view, made once per change
+(outside the service's lock: HubService.snapshot ranks after letting it go).
+The organizer turns the pages off with `--hall-pages off`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ..outputs.results import in_progress_text, results_csv, results_html, results_json
+from .changes import ChangeFeed
+from .hall_view import hall_view
+from .rate_limit import RateLimit
+
+PAGES = Path(__file__).parent / "pages"
+STATIC = {"hall.css": "text/css", "hall.js": "text/javascript", "standings.js": "text/javascript",
+          "results.js": "text/javascript", "common.js": "text/javascript"}
+MIN_INTERVAL_S = 0.25        # a stream's views at most this often (a burst of presses: one view)
+HEARTBEAT_S = 3.0            # a ping at least this often (a page without one says it lost the hub)
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+class HallPages:
+    def __init__(self, service: Any, title: str = "", limit: RateLimit | None = None,
+                 clock=time.monotonic) -> None:
+        self.service = service
+        self.title = title or service.competition.format.title
+        self.limit = limit or RateLimit()
+        self.feed = ChangeFeed(service)
+        self._clock = clock
+        self._limit_lock = threading.Lock()
+        self._cache: tuple[int, bytes, dict] | None = None     # (version, JSON, view)
+        self._making: asyncio.Lock | None = None
+        with_tables = service.read(lambda comp, now: (
+            {s.entrant: s.table for s in reversed(comp.stations)},
+            {e.id: [m.name for m in e.members] for e in comp.entrants}, comp.last_row_id()))
+        self._tables, self._members, last = with_tables
+        if last:
+            rows = service.store.events(after=last - 1)
+            self.feed.last_ms = rows[-1]["received_ms"] if rows else None
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/hall", self.page("hall.html"), methods=["GET"]),
+            Route("/standings", self.page("standings.html"), methods=["GET"]),
+            Route("/results", self.results_page, methods=["GET"]),
+            Route("/results.csv", self.results_file("csv"), methods=["GET"]),
+            Route("/results.json", self.results_file("json"), methods=["GET"]),
+            Route("/h/api/standings", self.standings, methods=["GET"]),
+            Route("/h/api/stream", self.stream, methods=["GET"]),
+            Route("/h/static/{name}", self.static, methods=["GET"]),
+        ]
+
+    def close(self) -> None:
+        self.feed.close()
+
+    # ------------------------------------------------------------ limits
+    def _client(self, request: Request) -> str:
+        return request.client.host if request.client else "?"
+
+    def _allowed(self, request: Request) -> Response | None:
+        with self._limit_lock:
+            ok = self.limit.request(self._client(request), self._clock())
+        if ok:
+            return None
+        return JSONResponse({"error": "too many requests from this device: wait a few seconds"},
+                            status_code=429, headers={"Retry-After": "5"})
+
+    # ------------------------------------------------------------ the view
+    def _make(self) -> dict:
+        snap = self.service.snapshot()
+        last = self.service.read(lambda comp, now: comp.last_row_id())
+        return hall_view(snap, self.service.competition.format, self.title, self._tables, self._members,
+                         last, self.feed.last_ms)
+
+    async def view(self) -> tuple[bytes, dict]:
+        """The view as it is now, made once per change for every page."""
+        if self._making is None:
+            self._making = asyncio.Lock()
+        async with self._making:
+            version = self.feed.version
+            if self._cache is None or self._cache[0] != version or self._stale():
+                view = await run_in_threadpool(self._make)
+                self._cache = (version, json.dumps(view, separators=(",", ":")).encode(), view)
+            return self._cache[1], self._cache[2]
+
+    def _stale(self) -> bool:
+        # the clock-driven parts (running -> unfinished at time-up) change without a row
+        assert self._cache is not None
+        return self.service.clock.now_ms() - self._cache[2]["now"] > 5_000
+
+    # ------------------------------------------------------------ routes
+    def page(self, name: str):
+        async def serve(request: Request) -> Response:
+            return self._allowed(request) or HTMLResponse((PAGES / name).read_text(), headers=_NO_STORE)
+        return serve
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC:
+            return JSONResponse({"error": f"no file {name!r}"}, status_code=404)
+        return FileResponse(PAGES / name, media_type=STATIC[name], headers={"Cache-Control": "no-cache"})
+
+    async def standings(self, request: Request) -> Response:
+        refused = self._allowed(request)
+        if refused:
+            return refused
+        data, _ = await self.view()
+        return Response(data, media_type="application/json", headers=_NO_STORE)
+
+    async def stream(self, request: Request) -> Response:
+        refused = self._allowed(request)
+        if refused:
+            return refused
+        client = self._client(request)
+        with self._limit_lock:
+            why = self.limit.open_stream(client)
+        if why:
+            return JSONResponse({"error": why}, status_code=503, headers={"Retry-After": "30"})
+        feed = self.feed
+
+        async def events():
+            try:
+                data, _ = await self.view()
+                seen, sent = feed.version, time.monotonic()
+                yield b"data: " + data + b"\n\n"
+                while True:
+                    version = await feed.wait(seen, HEARTBEAT_S)
+                    if version == seen and time.monotonic() - sent < 10:
+                        yield f"event: ping\ndata: {self.service.clock.now_ms()}\n\n".encode()
+                        continue
+                    wait = sent + MIN_INTERVAL_S - time.monotonic()
+                    if wait > 0:
+                        await asyncio.sleep(wait)          # rows that come meanwhile: one view
+                    seen = feed.version
+                    data, _ = await self.view()
+                    sent = time.monotonic()
+                    yield b"data: " + data + b"\n\n"
+            finally:
+                with self._limit_lock:
+                    self.limit.close_stream(client)
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    # ------------------------------------------------------------ results
+    def _results(self) -> tuple:
+        svc = self.service
+        comp = svc.competition
+        snap = svc.snapshot()
+        left = snap.end - snap.now if snap.start is not None and snap.end is not None and snap.now < snap.end else None
+        changed = self.feed.last_ms
+        when = datetime.fromtimestamp((changed or snap.now) / 1000, timezone.utc).astimezone()
+        return comp.format, snap.standings, when, comp.entrants, snap.start, left
+
+    async def results_page(self, request: Request) -> Response:
+        refused = self._allowed(request)
+        if refused:
+            return refused
+        fmt, rows, when, entrants, start, left = await run_in_threadpool(self._results)
+        html = results_html(self.title, fmt, rows, when, entrants, start, left)
+        state = ("Provisional: " + in_progress_text(left)) if left is not None else (
+            "Provisional: some results wait for a referee" if any(r.provisional for r in rows) else "Final")
+        bar = (f'<div class="live-bar" id="live-bar" style="font:14px system-ui;padding:6px 10px;'
+               f'background:#eef"><b id="results-state">{state}</b> · last change '
+               f'{when.strftime("%H:%M:%S")} · <a href="/results.csv">CSV</a> · '
+               f'<a href="/results.json">JSON</a> · <span id="link">live</span></div>')
+        html = html.replace("<body>", "<body>" + bar, 1).replace(
+            "</body>", '<script src="/h/static/common.js"></script><script src="/h/static/results.js">'
+                       "</script></body>", 1)
+        return HTMLResponse(html, headers=_NO_STORE)
+
+    def results_file(self, kind: str):
+        async def serve(request: Request) -> Response:
+            refused = self._allowed(request)
+            if refused:
+                return refused
+            fmt, rows, when, entrants, start, left = await run_in_threadpool(self._results)
+            if kind == "csv":
+                return Response(results_csv(rows, fmt, entrants), media_type="text/csv; charset=utf-8",
+                                headers={"Content-Disposition": 'attachment; filename="results.csv"', **_NO_STORE})
+            return Response(results_json(self.title, fmt, rows, when, entrants, start, left),
+                            media_type="application/json",
+                            headers={"Content-Disposition": 'attachment; filename="results.json"', **_NO_STORE})
+        return serve

@@ -1,0 +1,75 @@
+"""What the hall sees (the projector, spectators' phones): the standings as
+public data.  Pure: a Snapshot (HubService.snapshot: read under the
+service's lock, ranked after) and the format in, JSON-ready data out.
+
+Public means: names, places, times, penalties, pieces, the round clock and
+the next signal, the tables' names; never a board id, a token, an alert or
+the operators' event log."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..rules.format_model import Format
+from ..rules.standings import StandingRow
+
+if TYPE_CHECKING:
+    from ..boards.snapshot import Snapshot
+
+# what the hall is told of an entrant's state
+SHOWN_STATUS = {"finished": "finished", "running": "solving", "unfinished": "unfinished",
+                "waiting": "waiting", "dns": "DNS", "dq": "DQ"}
+
+
+def current_part(fmt: Format, row: StandingRow) -> str | None:
+    """The part of the round an entrant works now (team rounds of several
+    parts: the first part with a puzzle not finished); None for one-part
+    rounds and for entrants without splits."""
+    if len(fmt.parts) < 2 or row.detail is None:
+        return None
+    done = {sp.puzzle for sp in row.splits if sp.status == "finished"}
+    for part in fmt.parts:
+        if any(n not in done for n in part.numbers):
+            return part.name
+    return None
+
+
+def round_state(snap: Snapshot) -> str:
+    """before (no start, or armed) | running | over (the last entrant's time is up)."""
+    if snap.start is None or snap.now < snap.start:
+        return "before"
+    if snap.end is not None and snap.now >= snap.end:
+        return "over"
+    return "running"
+
+
+def standing(fmt: Format, row: StandingRow, tables: dict[str, str], members: dict[str, list[str]]) -> dict:
+    """One entrant's line.  Entrants still solving are ranked together
+    behind the finishers (the engine gives them one shared place): the hall
+    is shown no place and no award colour for them until they have a result."""
+    solving = row.status == "running"
+    return {"place": None if solving else row.place, "award": None if solving else row.award_place,
+            "entrant": row.entrant,
+            "name": row.name or row.entrant, "members": members.get(row.entrant, []),
+            "official": row.official, "status": SHOWN_STATUS.get(row.status, row.status),
+            "time_ms": row.time_ms, "penalty_ms": row.penalty_ms, "net_ms": row.net_time_ms,
+            "pieces": row.pieces, "deducted": row.deducted_pieces, "provisional": row.provisional,
+            "table": tables.get(row.entrant), "part": current_part(fmt, row)}
+
+
+def hall_view(snap: Snapshot, fmt: Format, title: str, tables: dict[str, str],
+              members: dict[str, list[str]], last_row: int, changed_ms: int | None) -> dict:
+    """The standings and the round's clock for the hall.  tables: entrant
+    id -> its table's name; changed_ms: when the last stored row was
+    received (the results' "last change")."""
+    nxt = snap.next_signal
+    rows = [standing(fmt, r, tables, members) for r in snap.standings]
+    return {"title": title, "category": fmt.title, "kind": fmt.kind, "order": fmt.order,
+            "resolution_ms": fmt.resolution_ms, "awards": fmt.awards,
+            "now": snap.now, "start": snap.start, "end": snap.end, "state": round_state(snap),
+            "next_signal": {"at": nxt[0], "kind": nxt[1]} if nxt else None,
+            "row": last_row, "changed_ms": changed_ms,
+            "provisional": any(r.provisional for r in snap.standings),
+            "finished": sum(1 for r in rows if r["status"] == "finished"),
+            "solving": sum(1 for r in rows if r["status"] == "solving"),
+            "rows": rows}

@@ -1,0 +1,76 @@
+"use strict";
+// The projector: the round clock, the next signal, and the standings in
+// pages that turn by themselves (as many rows as the screen holds).
+(function () {
+  var view = null, page = 0, turned = Date.now();
+  var PAGE_MS = 10000;
+  var el = TT.el;
+
+  function res() { return view ? view.resolution_ms : 1000; }
+  var KIND = { start: "start", warning: "warning", end: "time up", rotation: "rotation" };
+
+  function clock() {
+    if (!view) return;
+    var now = TT.now(), c = document.getElementById("clock"), n = document.getElementById("next");
+    if (view.start === null) c.textContent = "not started";
+    else if (now < view.start) c.textContent = "starts in " + TT.fmt(view.start - now, 1000);
+    else if (view.end !== null && now >= view.end) c.textContent = "time up";
+    else c.textContent = TT.fmt(now - view.start, 1000) + (view.end ? " · " + TT.fmt(view.end - now, 1000) + " left" : "");
+    var s = view.next_signal;
+    n.textContent = s && s.at > now ? "next: " + (KIND[s.kind] || s.kind) + " in " + TT.fmt(s.at - now, 1000) : "";
+  }
+
+  function result(r) {
+    if (r.status === "finished") return [TT.fmt(r.time_ms, res()), r.penalty_ms ? "+" + TT.fmt(r.penalty_ms, 1000) : "",
+                                         TT.fmt(r.net_ms, res())];
+    if (r.status === "solving") return ["solving", "", r.pieces ? r.pieces + " pcs" : ""];
+    if (r.status === "unfinished") return ["unfinished", "", r.pieces + " pcs"];
+    return [r.status, "", ""];
+  }
+
+  var rowH = 40;             // measured once rows are drawn
+  function perPage() {
+    var body = document.getElementById("rows");
+    var foot = document.querySelector("footer").getBoundingClientRect().height;
+    return Math.max(5, Math.floor((window.innerHeight - body.getBoundingClientRect().top - foot - 4) / rowH));
+  }
+
+  function draw() {
+    if (!view) return;
+    document.getElementById("title").textContent = view.title;
+    document.getElementById("category").textContent = view.category;
+    var parts = view.rows.some(function (r) { return r.part; });
+    var head = ["#", "name", "table"].concat(parts ? ["part"] : []).concat(["time", "penalty", "net"]);
+    document.getElementById("head").replaceChildren.apply(document.getElementById("head"),
+      head.map(function (h) { return el("th", { "class": /time|penalty|net/.test(h) ? "num" : "", text: h }); }));
+    var n = perPage(), pages = Math.max(1, Math.ceil(view.rows.length / n));
+    if (Date.now() - turned > PAGE_MS) { page = (page + 1) % pages; turned = Date.now(); }
+    if (page >= pages) page = 0;
+    var tbody = document.getElementById("rows");
+    tbody.replaceChildren();
+    view.rows.slice(page * n, page * n + n).forEach(function (r) {
+      var rr = result(r);
+      var cells = [el("td", { "class": "num", text: r.place === null ? "" : String(r.place) }),
+                   el("td", { "class": "name" }, [r.name, r.members.length ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
+                   el("td", { text: r.table || "" })];
+      if (parts) cells.push(el("td", { text: r.part || "" }));
+      cells.push(el("td", { "class": "num status-" + r.status, text: rr[0] }));
+      cells.push(el("td", { "class": "num", text: rr[1] }));
+      cells.push(el("td", { "class": "num" }, [rr[2], r.provisional ? el("span", { "class": "prov", title: "provisional", text: " *" }) : null]));
+      tbody.appendChild(el("tr", { "class": r.award ? "award" + r.award : "", "data-entrant": r.entrant }, cells));
+    });
+    var first = tbody.firstElementChild;
+    if (first && Math.abs(first.getBoundingClientRect().height - rowH) > 0.5) {
+      rowH = first.getBoundingClientRect().height;      // the screen's own row height: draw again
+      return draw();
+    }
+    document.getElementById("summary").textContent = view.finished + " finished · " + view.solving + " solving · " +
+      view.rows.length + " entrants" + (view.provisional ? " · * provisional" : "");
+    document.getElementById("page").textContent = pages > 1 ? "page " + (page + 1) + " / " + pages : "";
+    document.getElementById("changed").textContent = view.changed_ms ? "last change " + new Date(view.changed_ms - (view.now - TT.now())).toLocaleTimeString() : "";
+  }
+
+  TT.stream("/h/api/stream", function (v) { view = v; draw(); clock(); });
+  setInterval(clock, 250);
+  setInterval(function () { if (Date.now() - turned > PAGE_MS) draw(); }, 500);
+})();

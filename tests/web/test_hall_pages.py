@@ -1,0 +1,163 @@
+"""The hall's public pages (issue #17) in Chromium: the projector in
+1920x1080 and the standings on a phone, updated live by a board's press and
+a referee's confirmation; paging through 120 entrants by itself; a page that
+lost the hub says so within 10 s; nothing secret in what they are sent; a
+crowd is limited; the results sheet with its downloads."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import time
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from tabletimer.hub.web.rate_limit import RateLimit
+from web_rig import PHONE, WebHub, chromium
+
+PROJECTOR = {"viewport": {"width": 1920, "height": 1080}}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def hub(tmp_path):
+    h = WebHub(tmp_path)
+    yield h
+    h.close()
+
+
+def get(hub, path: str) -> tuple[int, bytes, dict]:
+    u = urlsplit(hub.url)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    c.request("GET", path)
+    r = c.getresponse()
+    out = r.status, r.read(), dict(r.getheaders())
+    c.close()
+    return out
+
+
+def test_the_projector_and_a_phone_follow_a_press_and_its_confirmation(hub, browser):
+    hub.start(ago_ms=30 * 60_000)
+    screen = browser.new_context(**PROJECTOR).new_page()
+    screen.goto(f"{hub.url}/hall")
+    phone = browser.new_context(**PHONE).new_page()
+    phone.goto(f"{hub.url}/standings")
+    expect(screen.locator("#title")).to_have_text("Hall 2027")
+    expect(screen.locator("#clock")).to_contain_text("30:")
+    expect(screen.locator("#next")).to_contain_text("next: ")
+    bob = screen.locator('tr[data-entrant="2"]')
+    expect(bob).to_contain_text("solving")
+    hub.press("B1", 2)                                        # Bob's finish call
+    expect(bob).to_contain_text("30:")                        # his time, provisional
+    expect(bob.locator(".prov")).to_be_visible()
+    expect(phone.locator('li[data-entrant="2"]')).to_contain_text("30:")
+    pid = hub.station("Table 1", "2")["call"]
+    hub.svc.act("confirm", {"press_id": pid, "missing_found": 1}, who="Anna")
+    expect(bob.locator(".prov")).to_have_count(0)
+    expect(bob).to_contain_text("+0:10")
+    expect(bob).to_have_class("award1")
+    expect(phone.locator('li[data-entrant="2"]')).to_contain_text("(+0:10)")
+    expect(screen.locator("#summary")).to_contain_text("1 finished")
+
+
+def test_a_spectator_searches_and_follows(hub, browser):
+    hub.start()
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(f"{hub.url}/standings")
+    expect(page.locator("#rows li")).to_have_count(4)
+    page.locator("#search").fill("car")
+    expect(page.locator("#rows li")).to_have_count(1)
+    expect(page.locator("#rows li")).to_contain_text("Carol")
+    page.get_by_label("follow Carol").tap()
+    page.locator("#search").fill("")
+    expect(page.locator("#rows li").first).to_contain_text("Carol")          # kept at the top
+    expect(page.locator("#rows li").first).to_have_class(re.compile(r"\bfollowed\b"))
+    page.reload()
+    expect(page.locator("#rows li").first).to_contain_text("Carol")          # remembered
+
+
+def test_the_projector_pages_through_120_entrants_by_itself(tmp_path, browser):
+    entrants = "id,name,eligible\n" + "".join(f"{i},Puzzler {i:03d},yes\n" for i in range(1, 121))
+    stations = "board,button,table,entrant\n" + "".join(
+        f"B{(i - 1) // 4 + 1},{(i - 1) % 4 + 1},Table {(i - 1) // 4 + 1},{i}\n" for i in range(1, 121))
+    h = WebHub(tmp_path, entrants=entrants, stations=stations)
+    try:
+        h.start()
+        page = browser.new_context(**PROJECTOR).new_page()
+        page.goto(f"{h.url}/hall")
+        expect(page.locator("#page")).to_contain_text("page 1 / ")
+        pages = int(page.locator("#page").text_content().split("/ ")[1])
+        shown = page.locator("#rows tr").count()
+        assert pages >= 5 and 15 <= shown <= 30 and pages == -(-120 // shown)
+        first = page.locator("#rows tr").first.text_content()
+        expect(page.locator("#page")).to_contain_text("page 2 / ", timeout=15_000)   # turned by itself
+        assert page.locator("#rows tr").first.text_content() != first
+        box = page.locator("#rows tr").last.bounding_box()
+        assert box["y"] + box["height"] <= 1080                                   # all on the screen
+    finally:
+        h.close()
+
+
+def test_a_hall_page_that_lost_the_hub_says_so_within_ten_seconds(hub, browser):
+    page = browser.new_context(**PROJECTOR).new_page()
+    page.goto(f"{hub.url}/hall")
+    expect(page.locator("#link")).to_have_text("live")
+    hub.server.stop()
+    t0 = time.monotonic()
+    expect(page.locator("#link")).to_contain_text("no connection to the hub since", timeout=10_000)
+    assert time.monotonic() - t0 < 10
+
+
+def test_what_the_hall_is_sent_holds_nothing_secret(hub):
+    hub.start()
+    hub.press("B1", 1)
+    status, body, _ = get(hub, "/h/api/standings")
+    assert status == 200
+    text = body.decode()
+    view = json.loads(text)
+    assert [r["name"] for r in view["rows"]][:1] == ["Alice"] and view["rows"][0]["table"] == "Table 1"
+    for secret in ("B1", "B2", hub.anna, *hub.keys.values(), "who", "alerts", "activity"):
+        assert secret not in text, secret
+    # the pages carry no data of their own
+    for path in ("/hall", "/standings"):
+        status, body, _ = get(hub, path)
+        assert status == 200 and b"B1" not in body
+
+
+def test_a_crowd_from_one_device_is_limited(tmp_path):
+    h = WebHub(tmp_path, hall={"limit": RateLimit(per_s=1, burst=5, streams_per_client=2)})
+    try:
+        got = [get(h, "/h/api/standings")[0] for _ in range(8)]
+        assert got[:5] == [200] * 5 and 429 in got[5:]
+        status, body, headers = get(h, "/h/api/standings")
+        assert status == 429 and b"too many requests" in body and headers.get("retry-after") == "5"
+        n = len(h.rows())
+        h.press("B1", 1)                      # the boards are served meanwhile
+        assert len(h.rows()) == n + 1
+    finally:
+        h.close()
+
+
+def test_the_results_sheet_and_its_downloads(hub, browser):
+    hub.start(ago_ms=121 * 60_000)            # the time is up
+    status, body, headers = get(hub, "/results.csv")
+    assert status == 200 and headers["content-type"].startswith("text/csv") and b"Alice" in body
+    status, body, _ = get(hub, "/results.json")
+    assert status == 200 and json.loads(body)["rows"][0]["name"] in ("Alice", "Bob", "Carol")
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(f"{hub.url}/results")
+    expect(page.locator("#results-state")).to_contain_text("Provisional")   # piece counts missing
+    expect(page.locator("h1")).to_have_text("Hall 2027")
+    for e in ("1", "2", "3", "4"):
+        hub.svc.act("count", {"entrant": e, "puzzle": 1, "placed": 100 + int(e)}, who="Anna")
+    expect(page.locator("#results-state")).to_have_text("Final", timeout=10_000)   # reloaded by itself

@@ -85,6 +85,9 @@ class HubService:
         self.listeners: list[Callable[[dict], None]] = []
         self.reject_listeners: list[Callable[[str, str], None]] = []   # (category, detail)
         self.alert_sources: list[Callable[[], list[str]]] = []   # more alerts (the MQTT adapter's self-probe)
+        # why this process cannot know the boards' state now (a second console whose hub is not
+        # running or cannot be reached); the first that says so counts
+        self.blind_sources: list[Callable[[], str | None]] = []
         self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
         self._ctr_next, self._ctr_last = 1, 0   # the reserved block not used yet
         self.write_failure: dict | None = None   # the failed writes now: since, count, advice
@@ -626,6 +629,15 @@ class HubService:
             out.append(f"{self.retained_junk} retained message(s) on board topics failed the checks and were "
                        f"cleared from the broker: somebody published them (who has a login?)")
         return out
+
+    def blind(self) -> str | None:
+        """Why what this process shows of the boards may be out of date
+        (None: it is live)."""
+        for fn in self.blind_sources:
+            why = fn()
+            if why:
+                return why
+        return None
 
     def snapshot(self) -> Snapshot:
         """What the consoles show, read at once under the message lock; the

@@ -48,6 +48,7 @@ class Snapshot:
     alerts: list[str]
     activity: list[str]
     names: dict[str, str] = field(default_factory=dict)
+    blind: str | None = None        # why the boards' state shown may be out of date (None: live)
 
 
 def _round_end(service: HubService) -> int | None:
@@ -163,5 +164,5 @@ def read(service: HubService, now: int) -> tuple[Snapshot, tuple]:
         rejected=sum(service.rejected.values()), duplicates=service.duplicates,
         standings=[], calls=comp.open_calls(), hall=_hall(service, now),
         alerts=service.alerts(), activity=list(service.activity),
-        names={e.id: e.name or e.id for e in comp.entrants})
+        names={e.id: e.name or e.id for e in comp.entrants}, blind=service.blind())
     return snap, (comp.format, facts, len(facts), comp.entrants, len(comp.entrants))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..event.store import EventStore
 from ..rules.formats import FormatError
+from ..rules.timetext import fmt_clock
 from .common import LOG_FAILED, hub_lock, open_event, service_for, writable_log
 from .serve import serve
 from tabletimer.hub.event import event_folder
@@ -68,11 +69,35 @@ def cmd_console(args) -> int:
     store = EventStore(ev.db)
     try:
         service = service_for(ev, keys, store)
+        watch_the_hub(service, ev.db)
         run_console(service, f"TableTimer - {ev.format.title} (watching {ev.path.name})",
                     tick=service.catch_up)
     finally:
         store.close()
     return 0
+
+
+def watch_the_hub(service, log: Path) -> None:
+    """A console beside the hub (the same folder) shows the log as the hub
+    wrote it: when the hub is not running, the boards' state in it is
+    history, and the console says so (an alert, and "boards online ?")."""
+    from ..event.folder_lock import hub_running
+
+    since: list[int] = []
+
+    def stopped() -> bool:
+        down = hub_running(log) is False
+        if not down:
+            since.clear()
+        elif not since:
+            since.append(service.clock.now_ms())
+        return down
+
+    service.blind_sources.append(lambda: "the hub is not running" if stopped() else None)
+    service.alert_sources.append(lambda: [
+        f"THE HUB IS NOT RUNNING on {log.parent} (seen at {fmt_clock(since[0])}): this console shows the "
+        f"log as it was; boards, calls and signals are not followed until `tabletimer run {log.parent}` "
+        "runs again"] if stopped() else [])
 
 
 def _remote_console(args) -> int:

@@ -177,6 +177,7 @@ class RemoteHubService(HubService):
         super().__init__(log, BoardKeys(), competition, log.client.clock)   # type: ignore[arg-type]
         self.log = log
         self.was_down: str | None = None
+        self.blind_sources.append(lambda: "the hub cannot be reached" if self.log.down else None)
 
     def catch_up(self) -> int:
         n = super().catch_up()

@@ -59,8 +59,11 @@ class MainView:
             header.append(f"next signal: {kind.replace('_', ' ')} in {fmt_duration(at - s.now)}   ")
         else:
             header.append("next signal: none   ")
-        header.append(f"boards online {s.online}/{s.boards_total}   ",
-                      "red" if s.online < s.boards_total else "")
+        if s.blind:
+            header.append(f"boards online ?/{s.boards_total} (not known: {s.blind})   ", "bold red")
+        else:
+            header.append(f"boards online {s.online}/{s.boards_total}   ",
+                          "red" if s.online < s.boards_total else "")
         header.append(f"rejected {s.rejected}", "bold red" if s.rejected else "")
         header.append(f"   duplicates {s.duplicates}   calls waiting {len(s.calls)}")
         header.append(f"\noperator: {who}", "dim")

@@ -105,6 +105,24 @@ class HubLock:
         self.release()
 
 
+def hub_running(log: Path) -> bool | None:
+    """Is a hub running on this log now, as its lock file says (the pid it
+    wrote, alive on this machine)?  None: cannot tell (no lock file yet, a
+    hub on another machine's share, or no locks here).  Reads only: it
+    never takes the lock, so it cannot make a starting hub fail."""
+    try:
+        fd = os.open(lock_path(Path(log)), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        holder = _read_holder(fd)
+    finally:
+        os.close(fd)
+    if not holder.get("pid") or holder.get("host") != socket.gethostname():
+        return None
+    return _alive(holder["pid"])
+
+
 def _read_holder(fd: int) -> dict:
     try:
         data = json.loads(os.pread(fd, 4096, 0).decode("utf-8", errors="replace") or "{}")

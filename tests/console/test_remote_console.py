@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import os
 import shlex
 import signal
@@ -256,9 +257,13 @@ def test_bad_requests_get_a_clear_answer(server, method, path, body, status, mes
 
 def test_an_outage_is_shown_and_the_remote_keeps_trying(hub, server, remote):
     host, port = server.address
+    assert remote.snapshot().blind is None
     server.stop()
+    t0 = time.monotonic()
     wait_for(lambda: remote.catch_up() >= 0 and remote.log.down is not None, what="the outage noticed")
+    assert time.monotonic() - t0 < 10            # (issue #17: within 10 s, not "boards online 3/3")
     assert remote.alerts()[0].startswith("HUB UNREACHABLE")
+    assert remote.snapshot().blind == "the hub cannot be reached"
     assert any("trying again" in line for line in remote.activity)
     with pytest.raises(Unreachable, match="Not confirmed by the hub"):
         remote.act("dns", {"entrant": "e3"})
@@ -459,3 +464,35 @@ def test_console_takes_the_token_from_a_file_the_option_or_the_environment(tmp_p
     assert cli.main(["console", url, "--token-file", str(token_file)]) == 2
     assert "empty" in capsys.readouterr().err
     assert len(given) == 3                       # neither tried the hub
+
+
+def test_a_console_beside_the_hub_says_when_the_hub_is_not_running(tmp_path):
+    """issue #17: the second console still showed "boards online 3/3" 18 s
+    after the hub stopped.  A console on the hub's folder reads the hub's
+    lock file (never taking the lock): a hub holding it (here a process that
+    holds it as `tabletimer run` does) and one gone."""
+    from tabletimer.hub.cli.common import service_for
+    from tabletimer.hub.cli.event import watch_the_hub
+    from tabletimer.hub.event.store import EventStore
+
+    ev_path = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    ev = event_folder.load(ev_path)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys; from tabletimer.hub.event.folder_lock import HubLock; "
+        f"l = HubLock({str(ev.db)!r}).acquire(); print('held', flush=True); sys.stdin.read()")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    store = EventStore(ev.db)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        service = service_for(ev, BoardKeys(), store)
+        watch_the_hub(service, ev.db)
+        assert service.snapshot().blind is None and not any("NOT RUNNING" in a for a in service.alerts())
+        holder.kill()
+        holder.wait(10)
+        t0 = time.monotonic()
+        wait_for(lambda: service.snapshot().blind == "the hub is not running", what="the stopped hub noticed")
+        assert time.monotonic() - t0 < 10
+        assert any(a.startswith(f"THE HUB IS NOT RUNNING on {ev_path}") for a in service.alerts())
+    finally:
+        holder.kill()
+        store.close()

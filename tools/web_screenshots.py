@@ -1,11 +1,13 @@
-"""The README's pictures of the referees' pages, taken in Chromium in a
-phone's viewport (390x844) from a real hub and web server:
+"""The README's pictures of the referees' pages (a phone's viewport,
+390x844) and of the hall's pages (the projector, 1920x1080, and the
+standings on a phone), taken in Chromium from a real hub and web server:
 
     .venv/bin/python -m tabletimer.tools.web_screenshots docs/images
 
 A small event (CZJPA individuals: +10 s a missing piece) at Table 4: one
 call waiting with two missing pieces entered, one entrant still running,
-one confirmed; and the hall's calls page.  Needs Debian's chromium."""
+one confirmed; the hall's calls page; and the standings of 24 entrants in
+the round's 58th minute.  Needs Debian's chromium."""
 
 from __future__ import annotations
 
@@ -23,10 +25,15 @@ from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.store import EventStore
 from tabletimer.hub.web.console_api import console_token, folder_event
+from tabletimer.hub.web.hall_pages import HallPages
 from tabletimer.hub.web.referee_pages import RefereePages
 from tabletimer.hub.web.referees import RefereeBook
 from tabletimer.hub.web.server import start_hub_web
 
+OTHERS = ["Anna Horáková", "Jakub Beneš", "Lucie Marková", "Martin Černý", "Tereza Veselá",
+          "Ondřej Pokorný", "Kateřina Němcová", "Jan Procházka", "Veronika Kučerová", "David Fiala",
+          "Barbora Šimková", "Filip Růžička", "Michaela Dušková", "Lukáš Pospíšil", "Klára Malá",
+          "Vojtěch Sedláček", "Adéla Krejčí", "Marek Zeman", "Simona Bartošová", "Roman Kolář"]
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True,
          "device_scale_factor": 2}
 
@@ -40,10 +47,13 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "hall-2027"
         event_folder.init(folder, "czjpa-individuals")
+        more = [f"{30 + i},{n},yes\n" for i, n in enumerate(OTHERS)]
         (folder / "entrants.csv").write_text("id,name,eligible\n12,Jana Nováková,yes\n13,Petr Svoboda,yes\n"
-                                             "14,Eva Dvořáková,yes\n21,Tomáš Král,yes\n")
+                                             "14,Eva Dvořáková,yes\n21,Tomáš Král,yes\n" + "".join(more))
         (folder / "stations.csv").write_text("board,button,table,entrant\nT04,1,Table 4,12\nT04,2,Table 4,13\n"
-                                             "T04,3,Table 4,14\nT07,1,Table 7,21\n")
+                                             "T04,3,Table 4,14\nT07,1,Table 7,21\n" + "".join(
+                                                 f"T{10 + i // 4:02d},{i % 4 + 1},Table {10 + i // 4},{30 + i}\n"
+                                                 for i in range(len(OTHERS))))
         BoardKeys(folder / "board-keys.json").ensure("T04")
         ev = event_folder.load(folder)
         store = EventStore(ev.db)
@@ -55,9 +65,15 @@ def main(argv: list[str]) -> int:
         svc.act("confirm", {"press_id": done}, who="Anna")
         svc.act("press", {"entrant": "12", "puzzle": 1, "at": now - 42_000}, who="desk")
         svc.act("press", {"entrant": "21", "puzzle": 1, "at": now - 95_000}, who="desk")
+        for i in range(0, len(OTHERS), 3):        # a third of the others have finished
+            svc.act("press", {"entrant": str(30 + i), "puzzle": 1, "at": now - (40 - i) * 60_000}, who="desk")
+            pid = [c[1] for c in svc.competition.open_calls() if c[2] == str(30 + i)][0]
+            svc.act("confirm", {"press_id": pid, "missing_found": i % 2}, who="Anna")
         token = RefereeBook(folder).add("Anna")
         pages = RefereePages(svc, RefereeBook(folder), folder.name)
-        server = start_hub_web(svc, folder_event(folder), console_token(folder), "127.0.0.1", 0, pages.routes())
+        hall = HallPages(svc, "Czech Jigsaw Puzzle Championship 2027")
+        server = start_hub_web(svc, folder_event(folder), console_token(folder), "127.0.0.1", 0,
+                               pages.routes() + hall.routes())
         try:
             with sync_playwright() as p:
                 b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
@@ -71,12 +87,23 @@ def main(argv: list[str]) -> int:
                 call.get_by_label("more missing pieces").tap()
                 call.get_by_label("more missing pieces").tap()
                 page.screenshot(path=str(out / "referee-table.png"), full_page=True)
+                screen = b.new_context(viewport={"width": 1920, "height": 1080}).new_page()
+                screen.goto(f"{server.url()}/hall")
+                screen.locator("#rows tr").first.wait_for()
+                time.sleep(0.5)              # the row height measured, drawn again (a picture)
+                screen.screenshot(path=str(out / "hall-projector.png"))
+                spectator = b.new_context(**PHONE).new_page()
+                spectator.goto(f"{server.url()}/standings")
+                spectator.get_by_label("follow Tomáš Král").tap()
+                spectator.evaluate("window.scrollTo(0, 0)")
+                spectator.screenshot(path=str(out / "hall-standings.png"))
                 b.close()
         finally:
             server.stop()
             pages.close()
+            hall.close()
             store.close()
-    print(f"wrote {out / 'referee-calls.png'} and {out / 'referee-table.png'}")
+    print(f"wrote referee-calls.png, referee-table.png, hall-projector.png and hall-standings.png in {out}")
     return 0
 
 

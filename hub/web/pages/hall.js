@@ -7,7 +7,7 @@
   var el = TT.el;
 
   function res() { return view ? view.resolution_ms : 1000; }
-  var KIND = { start: "start", warning: "warning", end: "time up", rotation: "rotation" };
+  function kind(k) { return String(k).replace(/_/g, " "); }
 
   function clock() {
     if (!view) return;
@@ -17,7 +17,7 @@
     else if (view.end !== null && now >= view.end) c.textContent = "time up";
     else c.textContent = TT.fmt(now - view.start, 1000) + (view.end ? " · " + TT.fmt(view.end - now, 1000) + " left" : "");
     var s = view.next_signal;
-    n.textContent = s && s.at > now ? "next: " + (KIND[s.kind] || s.kind) + " in " + TT.fmt(s.at - now, 1000) : "";
+    n.textContent = s && s.at > now ? "next: " + kind(s.kind) + " in " + TT.fmt(s.at - now, 1000) : "";
   }
 
   function result(r) {
@@ -32,7 +32,7 @@
   function perPage() {
     var body = document.getElementById("rows");
     var foot = document.querySelector("footer").getBoundingClientRect().height;
-    return Math.max(5, Math.floor((window.innerHeight - body.getBoundingClientRect().top - foot - 4) / rowH));
+    return Math.max(5, Math.floor((window.innerHeight - body.getBoundingClientRect().top - foot - 8) / rowH));
   }
 
   function draw() {
@@ -56,7 +56,7 @@
       if (parts) cells.push(el("td", { text: r.part || "" }));
       cells.push(el("td", { "class": "num status-" + r.status, text: rr[0] }));
       cells.push(el("td", { "class": "num", text: rr[1] }));
-      cells.push(el("td", { "class": "num" }, [rr[2], r.provisional ? el("span", { "class": "prov", title: "provisional", text: " *" }) : null]));
+      cells.push(el("td", { "class": "num" }, [rr[2], r.provisional && r.status !== "solving" ? el("span", { "class": "prov", title: "provisional", text: " *" }) : null]));
       tbody.appendChild(el("tr", { "class": r.award ? "award" + r.award : "", "data-entrant": r.entrant }, cells));
     });
     var first = tbody.firstElementChild;

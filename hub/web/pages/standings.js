@@ -19,7 +19,7 @@
     return el("li", { "class": (f ? "followed " : "") + (r.award ? "award" + r.award : ""), "data-entrant": r.entrant }, [
       el("span", { "class": "place", text: r.place === null ? "" : String(r.place) }),
       el("span", { "class": "who" }, [r.name, r.members.length ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
-      el("span", { "class": "res status-" + r.status }, [text(r), r.provisional ? el("span", { "class": "prov", text: " *" }) : null]),
+      el("span", { "class": "res status-" + r.status }, [text(r), r.provisional && r.status !== "solving" ? el("span", { "class": "prov", text: " *" }) : null]),
       el("button", { "aria-label": (f ? "stop following " : "follow ") + r.name, "class": "follow", text: f ? "★" : "☆",
                      onclick: function () {
                        follow = f ? null : r.entrant;

@@ -38,6 +38,7 @@ server's.  The answers to an action:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -59,6 +60,8 @@ from .table_view import calls_view, table_view, tables
 COOKIE = "tt_referee"
 COOKIE_AGE_S = 3 * 24 * 3600          # an event's days
 STREAM_REFRESH_S = 10.0               # a stream sends the state at least this often (clocks, time-up)
+MIN_INTERVAL_S = 0.05                 # a stream's views at most this often (a burst: fewer, fuller views)
+FRESH_S = 1.0                         # a view made for one page serves the others this long, unchanged
 HEARTBEAT_S = 3.0                     # and a ping at least this often: a page without one says it lost the hub
 LOST_AFTER_S = 8.0                    # (the page's side: common.js)
 MAX_BODY = 16 * 1024                  # a referee's action is a few hundred bytes
@@ -83,6 +86,8 @@ class RefereePages:
         self.referees = referees
         self.event_name = event_name
         self.feed = ChangeFeed(service)
+        self._making: dict[str | None, asyncio.Lock] = {}
+        self._cache: dict[str | None, tuple[int, float, dict | None, str]] = {}
 
     def routes(self) -> list[Route]:
         return [
@@ -158,6 +163,22 @@ class RefereePages:
             return self.service.read(calls_view)
         return self.service.read(lambda comp, now: table_view(comp, table, now))
 
+    async def shared_view(self, table: str | None) -> tuple[dict | None, str]:
+        """The view of a table (None: the calls) as of the feed's version
+        now, and its text: made once per change for every page open on it
+        (a burst of presses with 60 pages open made a view per page per row,
+        each under the service's lock, and the boards' acks waited)."""
+        lock = self._making.setdefault(table, asyncio.Lock())
+        async with lock:
+            version = self.feed.version
+            cached = self._cache.get(table)
+            if cached is not None and cached[0] == version and time.monotonic() - cached[1] < FRESH_S:
+                return cached[2], cached[3]
+            view = await run_in_threadpool(self._view, table)
+            text = _data(view) if view is not None else ""
+            self._cache[table] = (version, time.monotonic(), view, text)
+            return view, text
+
     async def me(self, request: Request) -> Response:
         who = self.referee(request)
         if who is None:
@@ -168,7 +189,7 @@ class RefereePages:
         if self.referee(request) is None:
             return _error(401, _SIGN_IN)
         table = request.path_params["table"]
-        view = await run_in_threadpool(self._view, table)
+        view, _ = await self.shared_view(table)
         if view is None:
             return _error(404, f"no table {table!r} in this event's stations.csv")
         return JSONResponse(view, headers=_NO_STORE)
@@ -176,33 +197,37 @@ class RefereePages:
     async def calls_data(self, request: Request) -> Response:
         if self.referee(request) is None:
             return _error(401, _SIGN_IN)
-        return JSONResponse(await run_in_threadpool(self._view, None), headers=_NO_STORE)
+        return JSONResponse((await self.shared_view(None))[0], headers=_NO_STORE)
 
     async def stream(self, request: Request) -> Response:
         if self.referee(request) is None:
             return _error(401, _SIGN_IN)
         table = request.query_params.get("table")
-        first = await run_in_threadpool(self._view, table)
+        seen = self.feed.version
+        first, text = await self.shared_view(table)
         if first is None:
             return _error(404, f"no table {table!r} in this event's stations.csv")
         feed = self.feed
 
         async def events():
-            view, seen = first, feed.version
+            nonlocal seen
             sent = time.monotonic()
-            yield _data(view)
+            yield text
             while True:
                 version = await feed.wait(seen, HEARTBEAT_S)
                 if version == seen and time.monotonic() - sent < STREAM_REFRESH_S:
                     # the page's proof that the hub is there (it says it lost the hub without)
                     yield f"event: ping\ndata: {self.service.clock.now_ms()}\n\n"
                     continue
-                seen = version
-                view = await run_in_threadpool(self._view, table)
+                wait = sent + MIN_INTERVAL_S - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)       # the rows stored meanwhile: one view
+                seen = feed.version
+                view, data = await self.shared_view(table)
                 if view is None:
                     return
                 sent = time.monotonic()
-                yield _data(view)
+                yield data
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 

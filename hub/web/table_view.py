@@ -68,14 +68,15 @@ def tables(comp: Competition) -> list[str]:
     return list(dict.fromkeys(s.table for s in comp.stations))
 
 
-def _names(comp: Competition) -> dict[str, tuple[str, list[str]]]:
-    return {e.id: (e.name or e.id, [m.name for m in e.members]) for e in comp.entrants}
+def _names(comp: Competition, ids: set[str] | None = None) -> dict[str, tuple[str, list[str]]]:
+    return {e.id: (e.name or e.id, [m.name for m in e.members]) for e in comp.entrants
+            if ids is None or e.id in ids}
 
 
-def _counts(comp: Competition) -> dict[tuple[str, int], dict]:
+def _counts(comp: Competition, ids: set[str]) -> dict[tuple[str, int], dict]:
     out: dict[tuple[str, int], dict] = {}
     for f in comp.facts():
-        if f.kind == "count":
+        if f.kind == "count" and f.entrant in ids:
             out[(f.entrant, f.puzzle)] = {"placed": f.placed, "remaining": f.remaining}
     return out
 
@@ -86,8 +87,9 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
     if not mine:
         return None
     where = {(s.board, s.button) for s in mine}
-    names = _names(comp)
-    counts = _counts(comp)
+    ids = {s.entrant for s in mine}
+    names = _names(comp, ids)
+    counts = _counts(comp, ids)
     fmt = comp.format
     stations = []
     for st in station_states(comp, now, {s.board for s in mine}):

@@ -24,6 +24,10 @@ Figures (each with its floor measured in the same run, where there is one):
 - hub durable ingest rate: signed events from 300 board identities published
   as fast as the hub acknowledges them (paho load generator, no firmware);
   hub RSS and CPU, idle with 300 boards online and during the burst;
+- the referees' phones (tools/bench/phones): 60 phones (20 with --quick)
+  with their table's page open during a burst of 300 (100) boards: a
+  referee's action -> durable -> shown on every page of its table, and the
+  boards' event -> ack with and without the phones;
 - hub restart to caught up after an outage of the hub (boards keep presses in
   their journal meanwhile);
 - rank time for 5,000 entrants (tools/bench/ranking), firmware heap
@@ -602,7 +606,7 @@ def bench_tls(report: Report) -> None:
 
 
 # ---------------------------------------------------------------- main
-ALL = ("floor", "press", "skew", "impaired", "ingest", "restart", "rank", "heap", "timing", "tls")
+ALL = ("floor", "press", "skew", "impaired", "ingest", "phones", "restart", "rank", "heap", "timing", "tls")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -662,6 +666,10 @@ def main(argv: list[str] | None = None) -> int:
             bench_impaired(port, root, 10 if a.quick else 50, net_outage, report)
         if "ingest" in only:
             bench_ingest(port, root, 300, 5 if a.quick else 20, report)
+        if "phones" in only:
+            from tabletimer.tools.bench.phones import bench_phones
+            bench_phones(port, root, 100 if a.quick else 300, 20 if a.quick else 60, report,
+                         broker_floor=None if floor[0] != floor[0] else floor)      # nan: not measured yet
         if "restart" in only:
             bench_restart(port, root, 10 if a.quick else 100, hub_outage, report)
         if "rank" in only:

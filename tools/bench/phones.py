@@ -277,7 +277,13 @@ async def _phones(link, port: int, phones: list[tuple[str, str, bool]], expect: 
             if rows and any(not p.views or p.views[-1][1] < max(rows) for p in pages):
                 return False
         return True
-    while time.monotonic() < deadline and not finished():
+    # (or, phones that only watch, until the parent says the burst is over)
+    acting = any(p.acts for p in ps)
+    while time.monotonic() < deadline and not (acting and finished()):
+        if link.poll():
+            link.recv()
+            if not acting:
+                break
         await asyncio.sleep(0.05)
     for t in tasks:
         t.cancel()
@@ -291,7 +297,8 @@ def run_phones(link, port: int, phones: list[tuple[str, str, bool]], expect: dic
                timeout: float) -> None:
     """The phones' process: (token, table, acts) each; expect: calls per
     table.  Sends ("ready", floor ms) once every page shows its table, then
-    ("done", results)."""
+    ("done", results) once every call is acted on and shown (phones that
+    only watch: once the parent sends "stop")."""
     asyncio.run(_phones(link, port, phones, expect, timeout))
 
 
@@ -327,12 +334,16 @@ def _wait_web(port: int, timeout: float = 30) -> None:
 
 def _burst(hall: Hall, port: int, report: Report, label: str) -> tuple[list[float], int]:
     """The press burst: every board within one second; (event -> ack ms, lost)."""
-    gen = SignedBoards(hall, port, client_id=f"bench-load-{label}")
+    gen = SignedBoards(hall, port, client_id=f"bench-load-{label.replace(' ', '-')}")
     try:
         gen.online()
         gen.presses(1, window_s=1.0, rng=random.Random(17))
         gen.wait_acked(120)
         lat = gen.latencies()
+        first = min(gen.sent.values(), default=0.0)
+        if gen.acks:
+            report.add(f"acks' arrival, {label}", f"{(min(gen.acks.values()) - first) / 1000:.2f} .. "
+                       f"{(max(gen.acks.values()) - first) / 1000:.2f} s", "from the burst's first press")
     finally:
         gen.close()
     stored = len(hall.stored_presses())
@@ -341,7 +352,9 @@ def _burst(hall: Hall, port: int, report: Report, label: str) -> tuple[list[floa
 
 
 def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Report,
-                 broker_floor: tuple[float, float] | None = None) -> None:
+                 broker_floor: tuple[float, float] | None = None, act: bool = True) -> None:
+    """act False: the phones only watch (no action: what the open streams
+    alone cost the boards)."""
     n = n_boards
     if broker_floor is None:
         broker_floor = bench_floor(port, report)
@@ -350,7 +363,7 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
     try:
         hall.start_hub(web_port=(web := free_port()))
         _wait_web(web)
-        without, lost = _burst(hall, port, report, "none")
+        without, lost = _burst(hall, port, report, "no phones")
     finally:
         hall.close()
     report.lost += lost
@@ -366,8 +379,8 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
         hall.start_hub(web_port=(web := free_port()))
         _wait_web(web)
         # phone j watches table j % tables; the first phone of a table confirms its calls
-        phones = [(tokens[j], tables[j % len(tables)], j < len(tables)) for j in range(n_phones)]
-        expect = {t: sum(1 for i in range(n) if hall.table_of(i) == t) for t in tables[:n_phones]}
+        phones = [(tokens[j], tables[j % len(tables)], act and j < len(tables)) for j in range(n_phones)]
+        expect = {t: sum(1 for i in range(n) if hall.table_of(i) == t) for t in tables[:n_phones] if act}
         proc = ctx.Process(target=run_phones, args=(there, web, phones, expect, 180.0), daemon=True)
         proc.start()
         if not here.poll(90):
@@ -375,7 +388,8 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
         kind, http_floor = here.recv()
         report.add("web server round trip (floor), GET /r/api/me", spread(http_floor),
                    f"{len(http_floor)} requests, keep-alive, hub idle")
-        with_phones, lost = _burst(hall, port, report, "phones")
+        with_phones, lost = _burst(hall, port, report, f"{n_phones} phones")
+        here.send("stop")                   # phones that only watch: the burst is over
         if not here.poll(240):
             raise RuntimeError("the phones did not finish")
         kind, res = here.recv()
@@ -385,7 +399,13 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
         report.add(f"event -> durable -> ack, {n} boards within 1 s, {n_phones} phones", spread(with_phones),
                    f"lost {lost}; p99 x{r:.2f} without phones "
                    f"(p50 x{pct(with_phones, 50) / pct(without, 50):.2f})")
-        _actions(hall, res, http_floor, n_phones, sum(expect.values()), report)
+        views = sum(len(v) for v in res["views"].values())
+        report.add(f"views sent to the {n_phones} pages", f"{views}", "server-sent events received, from "
+                   "each page's opening to the end of the run")
+        if act:
+            _actions(hall, res, http_floor, n_phones, sum(expect.values()), report)
+        elif res["errors"]:
+            report.add("phones' errors", "; ".join(res["errors"][:3]))
     finally:
         if proc is not None and proc.is_alive():
             proc.kill()
@@ -454,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tabletimer.tools.bench.phones", description=__doc__.splitlines()[0])
     ap.add_argument("--boards", type=int, default=300)
     ap.add_argument("--phones", type=int, default=60)
+    ap.add_argument("--watch-only", action="store_true", help="the phones watch their tables and do nothing")
     a = ap.parse_args(argv)
     report = Report()
     root = Path(tempfile.mkdtemp(prefix="tt-bench-phones-"))
@@ -462,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
           flush=True)
     broker = EmbeddedBroker(root / "broker").start()
     try:
-        bench_phones(broker.port, root, a.boards, a.phones, report)
+        bench_phones(broker.port, root, a.boards, a.phones, report, act=not a.watch_only)
     finally:
         broker.stop()
         shutil.rmtree(root, ignore_errors=True)

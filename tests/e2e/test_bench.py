@@ -24,3 +24,20 @@ def test_bench_prints_its_figures_and_loses_nothing() -> None:
 def test_bench_refuses_unknown_names() -> None:
     out = subprocess.run([TT, "bench", "--only", "speed"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "unknown benchmark(s) speed" in out.stderr
+
+
+def test_phones_bench_prints_its_figures_and_loses_nothing() -> None:
+    """The referees' phones during a press burst (tools/bench/phones), tiny:
+    10 boards (2 tables), 4 phones (2 pages a table)."""
+    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.phones", "--boards", "10", "--phones", "4"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    table = out.stdout[out.stdout.index("figure"):]
+    for figure in ("broker round trip (floor)", "web server round trip (floor), GET /r/api/me",
+                   "event -> durable -> ack, 10 boards within 1 s, no phones",
+                   "event -> durable -> ack, 10 boards within 1 s, 4 phones", "p99 x",
+                   "referee action -> durable (POST -> answer), 4 phones",
+                   "referee action -> shown on every open page of its table",
+                   "10 confirm rows for 10 calls watched", "answers not 200: 0", "stored twice 0"):
+        assert figure in table, table
+    assert "events lost in this run: 0" in out.stdout

@@ -24,6 +24,10 @@ Figures (each with its floor measured in the same run, where there is one):
 - hub durable ingest rate: signed events from 300 board identities published
   as fast as the hub acknowledges them (paho load generator, no firmware);
   hub RSS and CPU, idle with 300 boards online and during the burst;
+- the referees' phones (tools/bench/phones): 60 phones (20 with --quick)
+  with their table's page open during a burst of 300 (100) boards: a
+  referee's action -> durable -> shown on every page of its table, and the
+  boards' event -> ack with and without the phones;
 - hub restart to caught up after an outage of the hub (boards keep presses in
   their journal meanwhile);
 - rank time for 5,000 entrants (tools/bench/ranking), firmware heap
@@ -48,6 +52,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.boards.broker import EmbeddedBroker, parse_broker_url
@@ -101,7 +106,10 @@ class Hall:
     board), the hub as its own process, and the boards."""
 
     def __init__(self, root: Path, broker_port: int, n: int, stations: int = 1,
-                 proxy: NetImpair | None = None, seed: int = 1) -> None:
+                 proxy: NetImpair | None = None, seed: int = 1,
+                 table_of: Callable[[int], str] | None = None) -> None:
+        """table_of(i): the table of the i-th board (0-based; default: a
+        table of its own, "Table B001")."""
         self.root = root
         self.broker_port = broker_port
         self.n = n
@@ -114,8 +122,10 @@ class Hall:
         (self.ev / "format.toml").write_text(fmt)
         (self.ev / "entrants.csv").write_text("id,name,eligible\n" + "".join(
             f"{b}-{s},Puzzler {b}.{s},yes\n" for b in self.ids for s in range(1, stations + 1)))
+        self.table_of = table_of or (lambda i: f"Table {self.ids[i]}")
         (self.ev / "stations.csv").write_text("board,button,table,entrant\n" + "".join(
-            f"{b},{s},Table {b},{b}-{s}\n" for b in self.ids for s in range(1, stations + 1)))
+            f"{b},{s},{self.table_of(i)},{b}-{s}\n" for i, b in enumerate(self.ids)
+            for s in range(1, stations + 1)))
         self.keys = BoardKeys(self.ev / "board-keys.json")
         for b in self.ids:
             self.keys.ensure(b)
@@ -123,10 +133,11 @@ class Hall:
         self.boards: list[SimBoard] = []
 
     # -- hub
-    def start_hub(self) -> float:
-        """Start the hub; returns the host ms at which it was started."""
+    def start_hub(self, web_port: int | None = None) -> float:
+        """Start the hub (with its web server on 127.0.0.1:web_port, if
+        given); returns the host ms at which it was started."""
         t = now_ms()
-        self.hub = HubProcess(self.ev, self.broker_port)
+        self.hub = HubProcess(self.ev, self.broker_port, web_port=web_port)
         return t
 
     def kill_hub(self) -> None:
@@ -396,79 +407,135 @@ def bench_impaired(port: int, root: Path, n: int, outage_s: float, report: Repor
             hall.close()
 
 
+class SignedBoards:
+    """The hall's n board identities as one paho client (no firmware: what
+    is measured is the broker and the hub): each board comes online, then
+    presses on demand, signed with its key as a board signs.  `sent` and
+    `acks` map (board, seq) to host perf_counter ms at the publish and at
+    the hub's ack's arrival here."""
+
+    def __init__(self, hall: Hall, port: int, client_id: str = "bench-load") -> None:
+        from tabletimer.shared import protocol as P
+        from tabletimer.shared.auth import Signer
+        self.P = P
+        self.hall = hall
+        self.sent: dict[tuple[str, int], float] = {}
+        self.acks: dict[tuple[str, int], float] = {}
+        self.scheduled: set[str] = set()
+        self._want = 0
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self.signers = {b: Signer(hall.keys.key(b) or "") for b in hall.ids}
+        self.ctr = {b: 0 for b in hall.ids}          # messages' replay counters
+        self.seq = {b: 0 for b in hall.ids}          # events' journal numbers
+        self.gen = _client(client_id)
+        self.gen.on_message = self._message
+        sub = threading.Event()
+        self.gen.on_connect = lambda c, u, f, rc, p: c.subscribe([("tt/v1/b/+/cmd", 1), ("tt/v1/b/+/sched", 1)])
+        self.gen.on_subscribe = lambda *a: sub.set()
+        self.gen.connect("127.0.0.1", port)
+        self.gen.loop_start()
+        sub.wait(10)
+
+    def _message(self, c, u, m) -> None:
+        t = time.perf_counter() * 1000
+        board = m.topic.split("/")[3]
+        try:
+            msg = self.P.decode(self.signers[board].open(m.topic, m.payload))
+        except Exception:
+            return
+        if m.topic.endswith("/sched"):
+            with self._lock:
+                self.scheduled.add(board)
+        elif msg.get("type") == "ack":
+            with self._lock:
+                self.acks.setdefault((board, msg["seq"]), t)
+                if len(self.acks) >= self._want:
+                    self._done.set()
+
+    def send(self, b: str, kind: str, msg: dict) -> None:
+        """Publish a board's message (stamped with its next counter)."""
+        self.ctr[b] += 1
+        self.P.stamp(msg, self.ctr[b], 1)
+        topic = self.P.board_topic(b, kind)
+        payload = self.signers[b].sign(topic, self.P.encode(msg))
+        if kind == self.P.EVENT:
+            with self._lock:
+                self.sent[(b, msg["seq"])] = time.perf_counter() * 1000
+        self.gen.publish(topic, payload, 1)
+
+    def _press(self, b: str, station: int) -> None:
+        from tabletimer.hub.boards import hub_protocol
+        self.seq[b] += 1
+        self.send(b, self.P.EVENT, hub_protocol.press(1, self.seq[b], station, int(now_ms())))
+
+    def online(self, timeout: float = 60) -> None:
+        """Every board says it is online; until the hub has answered each
+        (its schedule)."""
+        for b in self.hall.ids:
+            self.send(b, self.P.STATUS, self.P.status_online(1, "bench", 1))
+        deadline = time.monotonic() + timeout
+        while len(self.scheduled) < len(self.hall.ids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def presses(self, per_board: int = 1, window_s: float | None = None, rng: random.Random | None = None,
+                station: int = 1) -> None:
+        """per_board presses from every board: as fast as they can be
+        published (window_s None), or each at a random moment within
+        window_s (a paced plan, as press_all)."""
+        plan = [(b, k) for k in range(per_board) for b in self.hall.ids]
+        with self._lock:
+            self._want = len(self.sent) + len(plan)
+            self._done.clear()
+        if window_s is None:
+            for b, _ in plan:
+                self._press(b, station)
+            return
+        rng = rng or random.Random(1)
+        timed = sorted((rng.uniform(0, window_s), b) for b, _ in plan)
+        t0 = time.monotonic()
+        for at, b in timed:
+            time.sleep(max(0.0, t0 + at - time.monotonic()))
+            self._press(b, station)
+
+    def wait_acked(self, timeout: float = 120) -> bool:
+        return self._done.wait(timeout)
+
+    def latencies(self) -> list[float]:
+        """publish -> ack, ms, of the events acked."""
+        with self._lock:
+            return [self.acks[k] - t for k, t in self.sent.items() if k in self.acks]
+
+    def close(self) -> None:
+        self.gen.loop_stop()
+        self.gen.disconnect()
+
+
 def bench_ingest(port: int, root: Path, n: int, per_board: int, report: Report) -> None:
     """Signed events from n board identities (one CPython client: no board
     firmware, so what is measured is the broker and the hub), per_board
     events each, as fast as the hub acknowledges them."""
-    from tabletimer.hub.boards import hub_protocol
-    from tabletimer.shared import protocol as P
-    from tabletimer.shared.auth import Signer
     hall = Hall(root / "ingest", port, n, seed=3)
     total = n * per_board
-    acks: set[tuple[str, int]] = set()
-    scheduled: set[str] = set()
-    done = threading.Event()
-    lock = threading.Lock()
     try:
         hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
         hall.start_hub()
         assert hall.hub is not None
-        gen = _client("bench-load")
-        signers = {b: Signer(hall.keys.key(b) or "") for b in hall.ids}
-        hubkey = {b: Signer(hall.keys.key(b) or "") for b in hall.ids}
-
-        def on_message(c, u, m) -> None:
-            board = m.topic.split("/")[3]
-            try:
-                msg = P.decode(hubkey[board].open(m.topic, m.payload))
-            except Exception:
-                return
-            if m.topic.endswith("/sched"):
-                with lock:
-                    scheduled.add(board)
-            elif msg.get("type") == "ack":
-                with lock:
-                    acks.add((board, msg["seq"]))
-                    if len(acks) >= total:
-                        done.set()
-        gen.on_message = on_message
-        sub = threading.Event()
-        gen.on_connect = lambda c, u, f, rc, p: c.subscribe([("tt/v1/b/+/cmd", 1), ("tt/v1/b/+/sched", 1)])
-        gen.on_subscribe = lambda *a: sub.set()
-        gen.connect("127.0.0.1", port)
-        gen.loop_start()
-        sub.wait(10)
-        ctr = {b: 0 for b in hall.ids}
-
-        def send(b: str, kind: str, msg: dict) -> None:
-            ctr[b] += 1
-            P.stamp(msg, ctr[b], 1)
-            topic = P.board_topic(b, kind)
-            gen.publish(topic, signers[b].sign(topic, P.encode(msg)), 1)
-        for b in hall.ids:
-            send(b, P.STATUS, P.status_online(1, "bench", 1))
-        deadline = time.monotonic() + 60
-        while len(scheduled) < n and time.monotonic() < deadline:
-            time.sleep(0.05)        # until the hub has answered every board coming online
-        msgs = []
-        for k in range(per_board):
-            for b in hall.ids:
-                msgs.append((b, hub_protocol.press(1, k + 1, 1, int(now_ms()))))
+        gen = SignedBoards(hall, port)
+        gen.online()
         usage: list[tuple[float, float]] = []
         t0 = time.perf_counter()
         th = threading.Thread(target=lambda: usage.append(proc_usage(hall.hub.pid, 2.0)))  # type: ignore[union-attr]
         th.start()
-        for b, m in msgs:
-            send(b, P.EVENT, m)
-        done.wait(120)
+        gen.presses(per_board)
+        gen.wait_acked(120)
         dt = time.perf_counter() - t0
         th.join()
-        gen.loop_stop()
-        gen.disconnect()
+        gen.close()
         stored = len(hall.stored_presses())
         lost = total - stored
         report.lost += max(0, lost)
-        burst = len(acks)
+        burst = len(gen.acks)
         report.add(f"hub durable ingest, {n} boards x {per_board} events", f"{burst / dt:.0f} events/s",
                    f"{burst} acked in {dt:.1f} s, {stored} stored in all, lost {lost}")
         if usage:
@@ -539,7 +606,7 @@ def bench_tls(report: Report) -> None:
 
 
 # ---------------------------------------------------------------- main
-ALL = ("floor", "press", "skew", "impaired", "ingest", "restart", "rank", "heap", "timing", "tls")
+ALL = ("floor", "press", "skew", "impaired", "ingest", "phones", "restart", "rank", "heap", "timing", "tls")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -599,6 +666,10 @@ def main(argv: list[str] | None = None) -> int:
             bench_impaired(port, root, 10 if a.quick else 50, net_outage, report)
         if "ingest" in only:
             bench_ingest(port, root, 300, 5 if a.quick else 20, report)
+        if "phones" in only:
+            from tabletimer.tools.bench.phones import bench_phones
+            bench_phones(port, root, 100 if a.quick else 300, 20 if a.quick else 60, report,
+                         broker_floor=None if floor[0] != floor[0] else floor)      # nan: not measured yet
         if "restart" in only:
             bench_restart(port, root, 10 if a.quick else 100, hub_outage, report)
         if "rank" in only:

@@ -411,8 +411,31 @@ class HubService:
             row = self._write(self.store.append, "operator", action, dict(payload, **meta),
                               self.clock.now_ms(), told=True)
             self._apply(row)
-        self.publish(self.schedules() + self.station_messages())
+            boards = self._boards_of(action, payload)
+        self.publish(self.schedules(boards) + self.station_messages(boards))
         return row
+
+    def _boards_of(self, action: str, payload: dict) -> list[str] | None:
+        """The boards whose schedule or stations an operator action can
+        change (None: every board: the round's start, an action on nobody's
+        station).  300 boards' schedules after every referee's confirmation
+        held the boards' acks back by seconds during a burst."""
+        comp = self.competition
+        entrant = payload.get("entrant")
+        pid = payload.get("press_id")
+        if action in ("identify", "reset_board") and isinstance(payload.get("board"), str):
+            return [payload["board"]]
+        if isinstance(entrant, str):
+            boards = sorted({s.board for s in comp.stations if s.entrant == entrant})
+            return boards or None
+        if isinstance(pid, str):
+            at = comp.station_of(pid)
+            if at is not None:
+                return comp.team_boards(*at)
+            pressed = comp.press_entrant(pid)
+            if pressed is not None:
+                return sorted({s.board for s in comp.stations if s.entrant == pressed}) or None
+        return None
 
     @staticmethod
     def _same_request(earlier: dict, action: str, payload: dict, who: str, why: str, request: str) -> dict:

@@ -401,6 +401,12 @@ class Competition:
             return [board]
         return sorted({s.board for s in self.stations if s.entrant == st.entrant} | {board})
 
+    def press_entrant(self, pid: str) -> str | None:
+        """The entrant of a press (by press id), if it is in the log."""
+        self.facts()
+        p = self._presses.get(pid)
+        return p.entrant if p is not None else None
+
     def decision(self, pid: str) -> Decision | None:
         """Who closed a call (by press id), how and when; None while it is
         open (or when there is no such press)."""

@@ -3,22 +3,30 @@ listeners from whichever thread stored the row (the MQTT thread, an HTTP
 worker), with its lock held; this hands the news to the web server's event
 loop without waiting, and the pages' streams wake and send the new state.
 
-`version` counts the rows stored since the feed began; a stream remembers
-the version it last sent and waits for another."""
+`version` counts the rows stored since the feed began.  A row may also be
+told by the keys of what it touches (`keys_of`: a table page's key, so that
+a press at table 7 does not make the 59 other tables' pages compute a view
+again); a row without keys (None) touches everything.  A stream remembers
+the version it last sent (`version_of` its key) and waits for another."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from typing import Any, Callable, Iterable
+
+KeysOf = Callable[[dict], "Iterable[str] | None"]
 
 
 class ChangeFeed:
-    def __init__(self, service: Any) -> None:
+    def __init__(self, service: Any, keys_of: KeysOf | None = None) -> None:
         self.version = 0
         self.last_ms: int | None = None     # when the last row told was received (hub ms)
+        self._keys_of = keys_of
+        self._versions: dict[str, int] = {}  # key -> the last row (version) that touched it
+        self._all = 0                        # the last row that touched everything
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._event: asyncio.Event | None = None
+        self._events: dict[str | None, asyncio.Event] = {}   # key -> the event its streams wait on
         self._lock = threading.Lock()
         self._service = service
         service.listeners.append(self._stored)
@@ -29,34 +37,59 @@ class ChangeFeed:
         except ValueError:
             pass
 
+    def version_of(self, key: str | None) -> int:
+        """The last row that touched key (None: any row)."""
+        if key is None:
+            return self.version
+        return max(self._versions.get(key, 0), self._all)
+
     def _stored(self, row: dict) -> None:
+        keys = self._keys_of(row) if self._keys_of is not None else None
         with self._lock:
             self.version += 1
+            if keys is None:
+                self._all = self.version
+            else:
+                keys = list(keys)
+                for k in keys:
+                    self._versions[k] = self.version
             self.last_ms = row.get("received_ms", self.last_ms)
             loop = self._loop
         if loop is not None and not loop.is_closed():
             try:
-                loop.call_soon_threadsafe(self._wake)
+                loop.call_soon_threadsafe(self._wake, keys)
             except RuntimeError:           # the loop has just closed (the server stops)
                 pass
 
-    def _wake(self) -> None:
-        if self._event is not None:
-            self._event.set()
-            self._event = asyncio.Event()
+    def _wake(self, keys: list[str] | None) -> None:
+        """Wake the streams waiting on what changed (and those waiting on
+        any row): only the pages of the table a press was made at (60
+        pages woken at every row of a burst cost the boards' acks more
+        than the views did)."""
+        wake = list(self._events) if keys is None else [None, *keys]
+        for k in wake:
+            event = self._events.pop(k, None)
+            if event is not None:
+                event.set()
 
-    async def wait(self, seen: int, timeout: float) -> int:
-        """The version, once it is not `seen` (or after timeout seconds)."""
+    async def wait(self, seen: int, timeout: float, key: str | None = None) -> int:
+        """version_of(key), once it is not `seen` (or after timeout seconds)."""
         if self._loop is None:
             with self._lock:
                 self._loop = asyncio.get_running_loop()
-        if self._event is None:
-            self._event = asyncio.Event()
-        event = self._event
-        if self.version != seen:
-            return self.version
-        try:
-            await asyncio.wait_for(event.wait(), timeout)
-        except asyncio.TimeoutError:
-            pass
-        return self.version
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            event = self._events.get(key)
+            if event is None:
+                event = self._events[key] = asyncio.Event()
+            now = self.version_of(key)
+            if now != seen:
+                return now
+            left = deadline - loop.time()
+            if left <= 0:
+                return now
+            try:
+                await asyncio.wait_for(event.wait(), left)
+            except asyncio.TimeoutError:
+                return self.version_of(key)

@@ -85,9 +85,43 @@ class RefereePages:
         self.service = service
         self.referees = referees
         self.event_name = event_name
-        self.feed = ChangeFeed(service)
+        self.feed = ChangeFeed(service, self._tables_touched)
         self._making: dict[str | None, asyncio.Lock] = {}
         self._cache: dict[str | None, tuple[int, float, dict | None, str]] = {}
+        self._tables_of: tuple[int, dict[str, set[str]], dict[str, set[str]]] | None = None
+
+    def _tables_touched(self, row: dict) -> list[str] | None:
+        """The table pages a stored row can change (None: all of them: the
+        round's start, a row this cannot place).  Called by the service with
+        its lock held, after the row is applied: dictionary lookups only."""
+        comp = self.service.competition
+        p = row.get("payload") or {}
+        if row.get("source") == "board" and row.get("board"):
+            tables = self._board_tables(comp).get(row["board"])
+        elif isinstance(p.get("entrant"), str):
+            tables = self._entrant_tables(comp).get(p["entrant"])
+        elif isinstance(p.get("press_id"), str) and (at := comp.station_of(p["press_id"])) is not None:
+            tables = self._board_tables(comp).get(at[0])
+        else:
+            return None
+        return ["t:" + t for t in tables] if tables else None
+
+    def _board_tables(self, comp) -> dict[str, set[str]]:
+        return self._index(comp)[0]
+
+    def _entrant_tables(self, comp) -> dict[str, set[str]]:
+        return self._index(comp)[1]
+
+    def _index(self, comp) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        n = len(comp.stations)                # stations appear while folding (auto stations)
+        if self._tables_of is None or self._tables_of[0] != n:
+            boards: dict[str, set[str]] = {}
+            entrants: dict[str, set[str]] = {}
+            for s in comp.stations:
+                boards.setdefault(s.board, set()).add(s.table)
+                entrants.setdefault(s.entrant, set()).add(s.table)
+            self._tables_of = (n, boards, entrants)
+        return self._tables_of[1], self._tables_of[2]
 
     def routes(self) -> list[Route]:
         return [
@@ -170,7 +204,7 @@ class RefereePages:
         each under the service's lock, and the boards' acks waited)."""
         lock = self._making.setdefault(table, asyncio.Lock())
         async with lock:
-            version = self.feed.version
+            version = self.feed.version_of(_key(table))
             cached = self._cache.get(table)
             if cached is not None and cached[0] == version and time.monotonic() - cached[1] < FRESH_S:
                 return cached[2], cached[3]
@@ -203,7 +237,8 @@ class RefereePages:
         if self.referee(request) is None:
             return _error(401, _SIGN_IN)
         table = request.query_params.get("table")
-        seen = self.feed.version
+        key = _key(table)
+        seen = self.feed.version_of(key)
         first, text = await self.shared_view(table)
         if first is None:
             return _error(404, f"no table {table!r} in this event's stations.csv")
@@ -214,7 +249,7 @@ class RefereePages:
             sent = time.monotonic()
             yield text
             while True:
-                version = await feed.wait(seen, HEARTBEAT_S)
+                version = await feed.wait(seen, HEARTBEAT_S, key)
                 if version == seen and time.monotonic() - sent < STREAM_REFRESH_S:
                     # the page's proof that the hub is there (it says it lost the hub without)
                     yield f"event: ping\ndata: {self.service.clock.now_ms()}\n\n"
@@ -222,7 +257,7 @@ class RefereePages:
                 wait = sent + MIN_INTERVAL_S - time.monotonic()
                 if wait > 0:
                     await asyncio.sleep(wait)       # the rows stored meanwhile: one view
-                seen = feed.version
+                seen = feed.version_of(key)
                 view, data = await self.shared_view(table)
                 if view is None:
                     return
@@ -305,6 +340,11 @@ def _cross_site(request: Request) -> str | None:
     if request.headers.get("sec-fetch-site") not in (None, "same-origin", "none"):
         return f"a {request.headers.get('sec-fetch-site')} request"
     return None
+
+
+def _key(table: str | None) -> str | None:
+    """A page's key in the change feed: its table's (None: the calls, which any row may change)."""
+    return None if table is None else "t:" + table
 
 
 def _data(view: dict) -> str:

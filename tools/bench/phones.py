@@ -187,7 +187,10 @@ class Phone:
             buf += chunk
             while b"\n\n" in buf:
                 event, buf = buf.split(b"\n\n", 1)
-                for line in event.split(b"\n"):
+                lines = event.split(b"\n")
+                if any(line.startswith(b"event:") for line in lines):
+                    continue                 # a ping (the hub is there), not a view
+                for line in lines:
                     if line.startswith(b"data:"):
                         self.view(t, json.loads(line[5:]))
         self.errors.append(f"stream {self.table}: ended")

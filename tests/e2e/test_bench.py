@@ -41,3 +41,17 @@ def test_phones_bench_prints_its_figures_and_loses_nothing() -> None:
                    "10 confirm rows for 10 calls watched", "answers not 200: 0", "stored twice 0"):
         assert figure in table, table
     assert "events lost in this run: 0" in out.stdout
+
+
+def test_spectators_bench_prints_its_figures_and_loses_nothing() -> None:
+    """The hall's pages during a press burst (tools/bench/spectators), tiny:
+    10 boards, 12 pages (from three source addresses)."""
+    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.spectators", "--boards", "10", "--pages", "12"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    table = out.stdout[out.stdout.index("figure"):]
+    for figure in ("broker round trip (floor)", "event -> durable -> ack, 10 boards within 1 s, no pages",
+                   "event -> durable -> ack, 10 boards within 1 s, 12 pages", "12 pages open",
+                   "press -> shown on all 12 hall pages", "10 finishes; not shown on every page 0", "errors: 0"):
+        assert figure in table, table
+    assert "events lost in this run: 0" in out.stdout

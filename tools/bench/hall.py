@@ -24,6 +24,9 @@ Figures (each with its floor measured in the same run, where there is one):
 - hub durable ingest rate: signed events from 300 board identities published
   as fast as the hub acknowledges them (paho load generator, no firmware);
   hub RSS and CPU, idle with 300 boards online and during the burst;
+- the hall's spectators (tools/bench/spectators): 300 pages on the hall's
+  stream (100 with --quick) during the press burst: the boards' event -> ack
+  with and without them, a press -> shown on every page;
 - the referees' phones (tools/bench/phones): 60 phones (20 with --quick)
   with their table's page open during a burst of 300 (100) boards: a
   referee's action -> durable -> shown on every page of its table, and the
@@ -606,7 +609,8 @@ def bench_tls(report: Report) -> None:
 
 
 # ---------------------------------------------------------------- main
-ALL = ("floor", "press", "skew", "impaired", "ingest", "phones", "restart", "rank", "heap", "timing", "tls")
+ALL = ("floor", "press", "skew", "impaired", "ingest", "phones", "spectators", "restart", "rank", "heap", "timing",
+       "tls")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -670,6 +674,10 @@ def main(argv: list[str] | None = None) -> int:
             from tabletimer.tools.bench.phones import bench_phones
             bench_phones(port, root, 100 if a.quick else 300, 20 if a.quick else 60, report,
                          broker_floor=None if floor[0] != floor[0] else floor)      # nan: not measured yet
+        if "spectators" in only:
+            from tabletimer.tools.bench.spectators import bench_spectators
+            bench_spectators(port, root, 100 if a.quick else 300, 100 if a.quick else 300, report,
+                             broker_floor=None if floor[0] != floor[0] else floor)
         if "restart" in only:
             bench_restart(port, root, 10 if a.quick else 100, hub_outage, report)
         if "rank" in only:

@@ -1,0 +1,210 @@
+"""The hall's spectators during a press burst (issue #17): `tabletimer bench
+--only spectators`, or alone:
+
+    .venv/bin/python -m tabletimer.tools.bench.spectators [--boards 300 --pages 300]
+
+What runs: as tools/bench/phones.py (the embedded broker, the hub as
+`tabletimer run DIR` with its web server, the boards as signed identities
+from one paho client, one station each), and m public pages open on the
+hall's stream (GET /h/api/stream, server-sent events) in one other process:
+one asyncio loop, HTTP/1.1 by hand.  The pages come from 127.0.0.k source
+addresses, at most 5 to an address: the hub limits the streams per device
+(web/rate_limit.py), and a hall's spectators are each their own phone.
+
+Figures, in one run:
+- the broker round trip (floor, hall.bench_floor);
+- the boards' event -> durable -> ack, n boards pressing within one second,
+  on a hub with no page open and on a new one with the m pages open; the ratio;
+- press -> shown on the hall's pages: from a board's press (its publish) to
+  the arrival, on the last of the m pages, of a view in which its entrant
+  has finished; p50/p99/max (target p99 < 1 s);
+- views sent, bytes received, nothing lost (every press acked and stored,
+  every finish shown on every page).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from tabletimer.tools.bench.hall import Hall, Report, bench_floor, pct, spread
+from tabletimer.tools.bench.phones import Conn, _burst, _wait_web, free_port
+
+PAGES_PER_ADDRESS = 5         # under the hub's limit of streams per device (rate_limit.STREAMS_PER_CLIENT)
+
+
+def wall_ms() -> float:
+    return time.time_ns() / 1e6          # as hall.now_ms, the clock the load generator stamps presses with
+
+
+class Page:
+    def __init__(self, i: int, port: int) -> None:
+        self.i, self.port = i, port
+        self.address = f"127.0.0.{2 + i // PAGES_PER_ADDRESS}"
+        self.finished: dict[str, float] = {}     # entrant -> arrival of the first view showing it finished
+        self.views = 0
+        self.bytes = 0
+        self.first = asyncio.Event()
+        self.errors: list[str] = []
+
+    async def stream(self) -> None:
+        conn = Conn(self.port, None)
+        try:
+            conn.r, conn.w = await asyncio.open_connection("127.0.0.1", self.port, local_addr=(self.address, 0))
+            conn.w.write(conn.head("GET", "/h/api/stream", extra={"Accept": "text/event-stream"}))
+            status, headers = await conn.status_and_headers()
+            if status != 200:
+                self.errors.append(f"page {self.i}: {status}")
+                self.first.set()
+                return
+            buf = b""
+            async for chunk in conn.chunks(headers):
+                t = wall_ms()
+                self.bytes += len(chunk)
+                buf += chunk
+                while b"\n\n" in buf:
+                    event, buf = buf.split(b"\n\n", 1)
+                    lines = event.split(b"\n")
+                    if any(line.startswith(b"event:") for line in lines):
+                        continue                       # a ping
+                    for line in lines:
+                        if line.startswith(b"data:"):
+                            self.view(t, json.loads(line[5:]))
+            self.errors.append(f"page {self.i}: the stream ended")
+        except (OSError, ValueError, asyncio.IncompleteReadError) as e:
+            self.errors.append(f"page {self.i}: {e!r}")
+            self.first.set()
+
+    def view(self, t: float, v: dict) -> None:
+        self.views += 1
+        self.first.set()
+        for r in v["rows"]:
+            if r["status"] == "finished" and r["entrant"] not in self.finished:
+                self.finished[r["entrant"]] = t
+
+
+async def _pages(link, port: int, n: int, expect: int, timeout: float) -> None:
+    pages = [Page(i, port) for i in range(n)]
+    tasks = [asyncio.ensure_future(p.stream()) for p in pages]
+    try:
+        await asyncio.wait_for(asyncio.gather(*(p.first.wait() for p in pages)), 60)
+    except asyncio.TimeoutError:
+        pass
+    link.send(("ready", sum(1 for p in pages if p.views)))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not all(len(p.finished) >= expect for p in pages):
+        await asyncio.sleep(0.05)
+    for t in tasks:
+        t.cancel()
+    link.send(("done", {"finished": [p.finished for p in pages], "views": sum(p.views for p in pages),
+                        "bytes": sum(p.bytes for p in pages),
+                        "errors": [e for p in pages for e in p.errors]}))
+
+
+def run_pages(link, port: int, n: int, expect: int, timeout: float) -> None:
+    asyncio.run(_pages(link, port, n, expect, timeout))
+
+
+def _hall(root: Path, name: str, port: int, n_boards: int) -> Hall:
+    from tabletimer.tools.bench.hall import now_ms
+    hall = Hall(root / name, port, n_boards, seed=41, table_of=lambda i: f"Table {i // 5 + 1}")
+    hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
+    return hall
+
+
+def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report: Report,
+                     broker_floor: tuple[float, float] | None = None) -> None:
+    if broker_floor is None:
+        broker_floor = bench_floor(port, report)
+    hall = _hall(root, "spectators-none", port, n_boards)
+    try:
+        hall.start_hub(web_port=(web := free_port()))
+        _wait_web(web)
+        without, lost = _burst(hall, port, report, "no pages")
+    finally:
+        hall.close()
+    report.lost += lost
+    report.add(f"event -> durable -> ack, {n_boards} boards within 1 s, no pages", spread(without),
+               f"lost {lost}; x{pct(without, 99) / broker_floor[1]:.1f} the broker round trip (p99)")
+
+    hall = _hall(root, "spectators", port, n_boards)
+    ctx = multiprocessing.get_context("spawn")
+    here, there = ctx.Pipe()
+    proc = None
+    try:
+        hall.start_hub(web_port=(web := free_port()))
+        _wait_web(web)
+        proc = ctx.Process(target=run_pages, args=(there, web, n_pages, n_boards, 180.0), daemon=True)
+        proc.start()
+        if not here.poll(120):
+            raise RuntimeError("the pages did not start")
+        _, opened = here.recv()
+        sent_before = time.monotonic()
+        with_pages, lost = _burst(hall, port, report, f"{n_pages} pages")
+        if not here.poll(240):
+            raise RuntimeError("the pages did not finish")
+        _, res = here.recv()
+        proc.join(10)
+        report.lost += lost
+        r = pct(with_pages, 99) / pct(without, 99) if without and with_pages else float("nan")
+        report.add(f"event -> durable -> ack, {n_boards} boards within 1 s, {n_pages} pages", spread(with_pages),
+                   f"lost {lost}; p99 x{r:.2f} without pages (p50 x{pct(with_pages, 50) / pct(without, 50):.2f}); "
+                   f"{opened} pages open")
+        presses = _press_times(hall)
+        shown, unseen = [], 0
+        for entrant, at in presses.items():
+            arrivals = [f.get(entrant) for f in res["finished"]]
+            if any(a is None for a in arrivals):
+                unseen += 1
+                continue
+            shown.append(max(arrivals) - at)        # type: ignore[type-var]
+        report.lost += unseen
+        report.add(f"press -> shown on all {n_pages} hall pages", spread(shown),
+                   f"{len(shown)} finishes; not shown on every page {unseen}; target p99 < 1 s")
+        report.add("views sent to the hall's pages", f"{res['views']}",
+                   f"{res['bytes'] / 1e6:.1f} MB received in all; errors: {len(res['errors'])}"
+                   + (f" ({'; '.join(res['errors'][:2])})" if res["errors"] else "")
+                   + f"; {time.monotonic() - sent_before:.0f} s from the burst to the end")
+    finally:
+        if proc is not None and proc.is_alive():
+            proc.kill()
+        hall.close()
+
+
+def _press_times(hall: Hall) -> dict[str, float]:
+    """entrant -> the press's publish time (wall ms), from what the log stored:
+    the board's own press time is the instant the generator stamped."""
+    return {f"{p['board']}-{p['payload']['station']}": float(p["payload"]["at"])
+            for p in hall.stored_presses().values()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tabletimer.hub.boards.broker import EmbeddedBroker
+    p = argparse.ArgumentParser(prog="python -m tabletimer.tools.bench.spectators")
+    p.add_argument("--boards", type=int, default=300)
+    p.add_argument("--pages", type=int, default=300)
+    args = p.parse_args(argv)
+    report = Report()
+    root = Path(tempfile.mkdtemp(prefix="tt-bench-spectators-"))
+    broker = EmbeddedBroker(root / "broker").start()
+    try:
+        print(f"{platform.machine()} {os.cpu_count()} cores, {args.boards} boards, {args.pages} pages", flush=True)
+        bench_spectators(broker.port, root, args.boards, args.pages, report)
+    finally:
+        broker.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    print(report.table())
+    print(f"\nevents lost in this run: {report.lost}")
+    return 1 if report.lost else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -320,7 +320,7 @@ def _hall(root: Path, name: str, port: int, n_boards: int, n_phones: int) -> tup
     return hall, tables, tokens
 
 
-def _wait_web(port: int, timeout: float = 30) -> None:
+def wait_web(port: int, timeout: float = 30) -> None:
     import http.client
     deadline = time.monotonic() + timeout
     while True:
@@ -336,7 +336,7 @@ def _wait_web(port: int, timeout: float = 30) -> None:
             time.sleep(0.1)
 
 
-def _burst(hall: Hall, port: int, report: Report, label: str) -> tuple[list[float], int]:
+def burst(hall: Hall, port: int, report: Report, label: str) -> tuple[list[float], int]:
     """The press burst: every board within one second; (event -> ack ms, lost)."""
     gen = SignedBoards(hall, port, client_id=f"bench-load-{label.replace(' ', '-')}")
     try:
@@ -369,8 +369,8 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
     hall, tables, tokens = _hall(root, "phones-none", port, n_boards, n_phones)
     try:
         hall.start_hub(web_port=(web := free_port()))
-        _wait_web(web)
-        without, lost = _burst(hall, port, report, "no phones")
+        wait_web(web)
+        without, lost = burst(hall, port, report, "no phones")
     finally:
         hall.close()
     report.lost += lost
@@ -384,7 +384,7 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
     proc = None
     try:
         hall.start_hub(web_port=(web := free_port()))
-        _wait_web(web)
+        wait_web(web)
         # phone j watches table j % tables; the first phone of a table confirms its calls
         phones = [(tokens[j], tables[j % len(tables)], act and j < len(tables)) for j in range(n_phones)]
         expect = {t: sum(1 for i in range(n) if hall.table_of(i) == t) for t in tables[:n_phones] if act}
@@ -395,7 +395,7 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
         kind, http_floor = here.recv()
         report.add("web server round trip (floor), GET /r/api/me", spread(http_floor),
                    f"{len(http_floor)} requests, keep-alive, hub idle")
-        with_phones, lost = _burst(hall, port, report, f"{n_phones} phones")
+        with_phones, lost = burst(hall, port, report, f"{n_phones} phones")
         here.send("stop")                   # phones that only watch: the burst is over
         if not here.poll(240):
             raise RuntimeError("the phones did not finish")

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from tabletimer.tools.bench.hall import Hall, Report, bench_floor, pct, spread
-from tabletimer.tools.bench.phones import Conn, _burst, _wait_web, free_port
+from tabletimer.tools.bench.phones import Conn, burst, wait_web, free_port
 
 PAGES_PER_ADDRESS = 5         # under the hub's limit of streams per device (rate_limit.STREAMS_PER_CLIENT)
 
@@ -127,8 +127,8 @@ def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report:
     hall = _hall(root, "spectators-none", port, n_boards)
     try:
         hall.start_hub(web_port=(web := free_port()))
-        _wait_web(web)
-        without, lost = _burst(hall, port, report, "no pages")
+        wait_web(web)
+        without, lost = burst(hall, port, report, "no pages")
     finally:
         hall.close()
     report.lost += lost
@@ -141,14 +141,14 @@ def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report:
     proc = None
     try:
         hall.start_hub(web_port=(web := free_port()))
-        _wait_web(web)
+        wait_web(web)
         proc = ctx.Process(target=run_pages, args=(there, web, n_pages, n_boards, 180.0), daemon=True)
         proc.start()
         if not here.poll(120):
             raise RuntimeError("the pages did not start")
         _, opened = here.recv()
         sent_before = time.monotonic()
-        with_pages, lost = _burst(hall, port, report, f"{n_pages} pages")
+        with_pages, lost = burst(hall, port, report, f"{n_pages} pages")
         if not here.poll(240):
             raise RuntimeError("the pages did not finish")
         _, res = here.recv()

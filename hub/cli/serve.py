@@ -47,6 +47,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     from ..web.server import parse_listen
 
     console = Console()
+    _room_for_connections()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGHUP):      # kill, closed terminal: stop cleanly
         signal.signal(sig, lambda *a: stop.set())
@@ -191,6 +192,23 @@ def _referee_pages(service: HubService, data: Path, event: dict):
     from ..web.referees import RefereeBook, book_path
 
     return RefereePages(service, RefereeBook(book_path(data)), event.get("name", ""))
+
+
+def _room_for_connections(want: int = 4096) -> None:
+    """Raise this process's open-files limit towards want (macOS starts at
+    256, some Linux shells at 1024: the web server's 1024 connections, the
+    broker's and the log's files must fit)."""
+    try:
+        import resource
+    except ImportError:                   # not on Windows
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            pass                          # the web server refuses what does not fit (503)
 
 
 def _public_base(data: Path, server) -> str:

@@ -48,13 +48,19 @@ def standing(fmt: Format, row: StandingRow, tables: dict[str, str], members: dic
     behind the finishers (the engine gives them one shared place): the hall
     is shown no place and no award colour for them until they have a result."""
     solving = row.status == "running"
-    return {"place": None if solving else row.place, "award": None if solving else row.award_place,
+    line = {"place": None if solving else row.place, "award": None if solving else row.award_place,
             "entrant": row.entrant,
             "name": row.name or row.entrant, "members": members.get(row.entrant, []),
             "official": row.official, "status": SHOWN_STATUS.get(row.status, row.status),
             "time_ms": row.time_ms, "penalty_ms": row.penalty_ms, "net_ms": row.net_time_ms,
             "pieces": row.pieces, "deducted": row.deducted_pieces, "provisional": row.provisional,
             "table": tables.get(row.entrant), "part": current_part(fmt, row)}
+    # every page is sent every line at every change (300 pages of 300 lines): what is
+    # empty, none or zero is left out (the pages read a missing key so)
+    return {k: v for k, v in line.items() if k in _ALWAYS or v not in (None, [], False, 0)}
+
+
+_ALWAYS = ("entrant", "name", "status", "pieces")
 
 
 def hall_view(snap: Snapshot, fmt: Format, title: str, tables: dict[str, str],

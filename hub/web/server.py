@@ -43,7 +43,9 @@ from ..boards.service import HubService
 
 DEFAULT_PORT = 8765
 REQUEST_TIMEOUT_S = 10.0     # a request arrives whole within this, or its connection is closed
-MAX_CONNECTIONS = 256        # connections served at a time (a phone holds one for its events); more: 503
+# connections served at a time (each open page holds one for its events: 300 spectators, 60
+# referees, the consoles); more: 503.  The hub raises its open-files limit to fit (serve.py).
+MAX_CONNECTIONS = 1024
 STOP_TIMEOUT_S = 3.0         # stop(): answers still running (streams) are cancelled after this
 DISCARD_LIMIT = 64 * 1024    # what is read and dropped before a refused connection is closed
 log = logging.getLogger(__name__)

@@ -16,8 +16,10 @@ Figures, in one run:
 - the boards' event -> durable -> ack, n boards pressing within one second,
   on a hub with no page open and on a new one with the m pages open; the ratio;
 - press -> shown on the hall's pages: from a board's press (its publish) to
-  the arrival, on the last of the m pages, of a view in which its entrant
-  has finished; p50/p99/max (target p99 < 1 s);
+  the arrival, on the last of the pages that read their views (every 10th:
+  decoding 300 pages' JSON here took a core from the hub and the broker on
+  a 2-core machine; the others receive the same bytes and count them), of a
+  view in which its entrant has finished; p50/p99/max (target p99 < 1 s);
 - views sent, bytes received, nothing lost (every press acked and stored,
   every finish shown on every page).
 """
@@ -39,6 +41,7 @@ from tabletimer.tools.bench.hall import Hall, Report, bench_floor, pct, spread
 from tabletimer.tools.bench.phones import Conn, burst, wait_web, free_port
 
 PAGES_PER_ADDRESS = 5         # under the hub's limit of streams per device (rate_limit.STREAMS_PER_CLIENT)
+SAMPLE_EVERY = 10             # every 10th page reads its views (JSON); the others count their bytes
 
 
 def wall_ms() -> float:
@@ -48,6 +51,7 @@ def wall_ms() -> float:
 class Page:
     def __init__(self, i: int, port: int) -> None:
         self.i, self.port = i, port
+        self.reads = i % SAMPLE_EVERY == 0
         self.address = f"127.0.0.{2 + i // PAGES_PER_ADDRESS}"
         self.finished: dict[str, float] = {}     # entrant -> arrival of the first view showing it finished
         self.views = 0
@@ -77,15 +81,16 @@ class Page:
                         continue                       # a ping
                     for line in lines:
                         if line.startswith(b"data:"):
-                            self.view(t, json.loads(line[5:]))
+                            self.views += 1
+                            self.first.set()
+                            if self.reads:
+                                self.view(t, json.loads(line[5:]))
             self.errors.append(f"page {self.i}: the stream ended")
         except (OSError, ValueError, asyncio.IncompleteReadError) as e:
             self.errors.append(f"page {self.i}: {e!r}")
             self.first.set()
 
     def view(self, t: float, v: dict) -> None:
-        self.views += 1
-        self.first.set()
         for r in v["rows"]:
             if r["status"] == "finished" and r["entrant"] not in self.finished:
                 self.finished[r["entrant"]] = t
@@ -100,11 +105,11 @@ async def _pages(link, port: int, n: int, expect: int, timeout: float) -> None:
         pass
     link.send(("ready", sum(1 for p in pages if p.views)))
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not all(len(p.finished) >= expect for p in pages):
+    while time.monotonic() < deadline and not all(len(p.finished) >= expect for p in pages if p.reads):
         await asyncio.sleep(0.05)
     for t in tasks:
         t.cancel()
-    link.send(("done", {"finished": [p.finished for p in pages], "views": sum(p.views for p in pages),
+    link.send(("done", {"finished": [p.finished for p in pages if p.reads], "views": sum(p.views for p in pages),
                         "bytes": sum(p.bytes for p in pages),
                         "errors": [e for p in pages for e in p.errors]}))
 
@@ -167,8 +172,9 @@ def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report:
                 continue
             shown.append(max(arrivals) - at)        # type: ignore[type-var]
         report.lost += unseen
-        report.add(f"press -> shown on all {n_pages} hall pages", spread(shown),
-                   f"{len(shown)} finishes; not shown on every page {unseen}; target p99 < 1 s")
+        report.add(f"press -> shown on the hall's pages ({len(res['finished'])} of the {n_pages} read)",
+                   spread(shown), f"{len(shown)} finishes; not shown on every page read {unseen}; "
+                   "target p99 < 1 s")
         report.add("views sent to the hall's pages", f"{res['views']}",
                    f"{res['bytes'] / 1e6:.1f} MB received in all; errors: {len(res['errors'])}"
                    + (f" ({'; '.join(res['errors'][:2])})" if res["errors"] else "")

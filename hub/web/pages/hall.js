@@ -50,8 +50,8 @@
     tbody.replaceChildren();
     view.rows.slice(page * n, page * n + n).forEach(function (r) {
       var rr = result(r);
-      var cells = [el("td", { "class": "num", text: r.place === null ? "" : String(r.place) }),
-                   el("td", { "class": "name" }, [r.name, r.members.length ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
+      var cells = [el("td", { "class": "num", text: r.place == null ? "" : String(r.place) }),
+                   el("td", { "class": "name" }, [r.name, r.members ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
                    el("td", { text: r.table || "" })];
       if (parts) cells.push(el("td", { text: r.part || "" }));
       cells.push(el("td", { "class": "num status-" + r.status, text: rr[0] }));

@@ -17,8 +17,8 @@
   function item(r) {
     var f = r.entrant === follow;
     return el("li", { "class": (f ? "followed " : "") + (r.award ? "award" + r.award : ""), "data-entrant": r.entrant }, [
-      el("span", { "class": "place", text: r.place === null ? "" : String(r.place) }),
-      el("span", { "class": "who" }, [r.name, r.members.length ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
+      el("span", { "class": "place", text: r.place == null ? "" : String(r.place) }),
+      el("span", { "class": "who" }, [r.name, r.members ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
       el("span", { "class": "res status-" + r.status }, [text(r), r.provisional && r.status !== "solving" ? el("span", { "class": "prov", text: " *" }) : null]),
       el("button", { "aria-label": (f ? "stop following " : "follow ") + r.name, "class": "follow", text: f ? "★" : "☆",
                      onclick: function () {
@@ -34,7 +34,7 @@
     document.getElementById("category").textContent = view.category;
     var q = search.value.trim().toLowerCase();
     var rows = view.rows.filter(function (r) {
-      return !q || r.name.toLowerCase().indexOf(q) >= 0 || r.members.some(function (m) { return m.toLowerCase().indexOf(q) >= 0; });
+      return !q || r.name.toLowerCase().indexOf(q) >= 0 || (r.members || []).some(function (m) { return m.toLowerCase().indexOf(q) >= 0; });
     });
     var mine = view.rows.filter(function (r) { return r.entrant === follow; });
     var ol = document.getElementById("rows");

@@ -13,20 +13,12 @@ import time
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from tabletimer.hub.web.rate_limit import RateLimit
-from web_rig import PHONE, WebHub, chromium
+from web_rig import PHONE, WebHub, browser  # noqa: F401  (browser: a fixture)
 
 PROJECTOR = {"viewport": {"width": 1920, "height": 1080}}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 @pytest.fixture

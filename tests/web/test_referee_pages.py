@@ -7,18 +7,10 @@ rows and what the hub sends the board asserted after each."""
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from waiting import until
-from web_rig import EVIL, PHONE, WebHub, chromium
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
-        yield b
-        b.close()
+from web_rig import EVIL, PHONE, WebHub, browser  # noqa: F401  (browser: a fixture)
 
 
 @pytest.fixture

@@ -40,6 +40,16 @@ def chromium() -> str:
     return exe
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium through Playwright, for a test module."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
 class WebHub:
     def __init__(self, tmp_path: Path, preset: str = "czjpa-individuals", entrants: str | None = None,
                  stations: str | None = None, hall: dict | None = None) -> None:

@@ -358,6 +358,22 @@ def burst(hall: Hall, port: int, report: Report, label: str) -> tuple[list[float
     return lat, lost
 
 
+def burst_alone(hall: Hall, port: int, report: Report, label: str,
+                broker_floor: tuple[float, float]) -> list[float]:
+    """The burst on hall's hub with its web server and nobody on it (the
+    baseline); the event -> ack times, reported, the lost counted."""
+    try:
+        hall.start_hub(web_port=(web := free_port()))
+        wait_web(web)
+        without, lost = burst(hall, port, report, label)
+    finally:
+        hall.close()
+    report.lost += lost
+    report.add(f"event -> durable -> ack, {hall.n} boards within 1 s, {label}", spread(without),
+               f"lost {lost}; x{pct(without, 99) / broker_floor[1]:.1f} the broker round trip (p99)")
+    return without
+
+
 def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Report,
                  broker_floor: tuple[float, float] | None = None, act: bool = True) -> None:
     """act False: the phones only watch (no action: what the open streams
@@ -366,16 +382,8 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
     if broker_floor is None:
         broker_floor = bench_floor(port, report)
     # 1. the burst on a hub with its web server and referees, no phone connected
-    hall, tables, tokens = _hall(root, "phones-none", port, n_boards, n_phones)
-    try:
-        hall.start_hub(web_port=(web := free_port()))
-        wait_web(web)
-        without, lost = burst(hall, port, report, "no phones")
-    finally:
-        hall.close()
-    report.lost += lost
-    report.add(f"event -> durable -> ack, {n} boards within 1 s, no phones", spread(without),
-               f"lost {lost}; x{pct(without, 99) / broker_floor[1]:.1f} the broker round trip (p99)")
+    without = burst_alone(_hall(root, "phones-none", port, n_boards, n_phones)[0], port, report,
+                          "no phones", broker_floor)
 
     # 2. the same on a new hub, with the phones open and confirming
     hall, tables, tokens = _hall(root, "phones", port, n_boards, n_phones)

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from tabletimer.tools.bench.hall import Hall, Report, bench_floor, pct, spread
-from tabletimer.tools.bench.phones import Conn, burst, wait_web, free_port
+from tabletimer.tools.bench.phones import Conn, burst, burst_alone, free_port, wait_web
 
 PAGES_PER_ADDRESS = 5         # under the hub's limit of streams per device (rate_limit.STREAMS_PER_CLIENT)
 SAMPLE_EVERY = 10             # every 10th page reads its views (JSON); the others count their bytes
@@ -129,16 +129,7 @@ def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report:
                      broker_floor: tuple[float, float] | None = None) -> None:
     if broker_floor is None:
         broker_floor = bench_floor(port, report)
-    hall = _hall(root, "spectators-none", port, n_boards)
-    try:
-        hall.start_hub(web_port=(web := free_port()))
-        wait_web(web)
-        without, lost = burst(hall, port, report, "no pages")
-    finally:
-        hall.close()
-    report.lost += lost
-    report.add(f"event -> durable -> ack, {n_boards} boards within 1 s, no pages", spread(without),
-               f"lost {lost}; x{pct(without, 99) / broker_floor[1]:.1f} the broker round trip (p99)")
+    without = burst_alone(_hall(root, "spectators-none", port, n_boards), port, report, "no pages", broker_floor)
 
     hall = _hall(root, "spectators", port, n_boards)
     ctx = multiprocessing.get_context("spawn")

@@ -374,6 +374,16 @@ def burst_alone(hall: Hall, port: int, report: Report, label: str,
     return without
 
 
+def report_against(report: Report, label: str, what: str, n: int, with_: list[float], without: list[float],
+                   lost: int, note: str = "") -> None:
+    """The burst's event -> ack with the clients open, against the baseline's."""
+    report.lost += lost
+    r = pct(with_, 99) / pct(without, 99) if without and with_ else float("nan")
+    r50 = pct(with_, 50) / pct(without, 50) if without and with_ else float("nan")
+    report.add(f"event -> durable -> ack, {n} boards within 1 s, {label}", spread(with_),
+               f"lost {lost}; p99 x{r:.2f} without {what} (p50 x{r50:.2f})" + note)
+
+
 def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Report,
                  broker_floor: tuple[float, float] | None = None, act: bool = True) -> None:
     """act False: the phones only watch (no action: what the open streams
@@ -409,11 +419,7 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
             raise RuntimeError("the phones did not finish")
         kind, res = here.recv()
         proc.join(10)
-        report.lost += lost
-        r = pct(with_phones, 99) / pct(without, 99) if without and with_phones else float("nan")
-        report.add(f"event -> durable -> ack, {n} boards within 1 s, {n_phones} phones", spread(with_phones),
-                   f"lost {lost}; p99 x{r:.2f} without phones "
-                   f"(p50 x{pct(with_phones, 50) / pct(without, 50):.2f})")
+        report_against(report, f"{n_phones} phones", "phones", n, with_phones, without, lost)
         views = sum(len(v) for v in res["views"].values())
         report.add(f"views sent to the {n_phones} pages", f"{views}", "server-sent events received, from "
                    "each page's opening to the end of the run")

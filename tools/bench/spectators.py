@@ -37,8 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tabletimer.tools.bench.hall import Hall, Report, bench_floor, pct, spread
-from tabletimer.tools.bench.phones import Conn, burst, burst_alone, free_port, wait_web
+from tabletimer.tools.bench.hall import Hall, Report, bench_floor, spread
+from tabletimer.tools.bench.phones import Conn, burst, burst_alone, free_port, report_against, wait_web
 
 PAGES_PER_ADDRESS = 5         # under the hub's limit of streams per device (rate_limit.STREAMS_PER_CLIENT)
 SAMPLE_EVERY = 10             # every 10th page reads its views (JSON); the others count their bytes
@@ -149,11 +149,8 @@ def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report:
             raise RuntimeError("the pages did not finish")
         _, res = here.recv()
         proc.join(10)
-        report.lost += lost
-        r = pct(with_pages, 99) / pct(without, 99) if without and with_pages else float("nan")
-        report.add(f"event -> durable -> ack, {n_boards} boards within 1 s, {n_pages} pages", spread(with_pages),
-                   f"lost {lost}; p99 x{r:.2f} without pages (p50 x{pct(with_pages, 50) / pct(without, 50):.2f}); "
-                   f"{opened} pages open")
+        report_against(report, f"{n_pages} pages", "pages", n_boards, with_pages, without, lost,
+                       f"; {opened} pages open")
         presses = _press_times(hall)
         shown, unseen = [], 0
         for entrant, at in presses.items():

@@ -153,3 +153,32 @@ def test_the_results_sheet_and_its_downloads(hub, browser):
     for e in ("1", "2", "3", "4"):
         hub.svc.act("count", {"entrant": e, "puzzle": 1, "placed": 100 + int(e)}, who="Anna")
     expect(page.locator("#results-state")).to_have_text("Final", timeout=10_000)   # reloaded by itself
+
+
+def test_the_organizer_turns_the_hall_pages_off(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from brokers import free_port
+    from waiting import Output
+
+    web = free_port()
+    tt = str(Path(sys.executable).parent / "tabletimer")
+    hub = subprocess.Popen([tt, "demo", "--data", str(tmp_path / "data"), "--port", str(free_port()),
+                            "--web-listen", f"127.0.0.1:{web}", "--hall-pages", "off", "--boards", "1",
+                            "--duration", "60"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    try:
+        out.wait_for(lambda ln: ln.startswith("referees' pages: "), "the referees' pages' address")
+        c = http.client.HTTPConnection("127.0.0.1", web, timeout=10)
+        for path, status in (("/hall", 404), ("/h/api/standings", 404), ("/results", 404), ("/calls", 401)):
+            c.request("GET", path)
+            r = c.getresponse()
+            r.read()
+            assert r.status == status, (path, r.status)
+        c.close()
+        assert not any(line.startswith("hall pages") for line in out.lines)
+    finally:
+        hub.terminate()
+        hub.wait(30)

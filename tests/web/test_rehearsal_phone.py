@@ -36,6 +36,8 @@ def test_a_rehearsed_call_is_confirmed_from_a_phone(tmp_path):
         line = out.wait_for(lambda ln: "sign this browser in as 'Demo referee'" in ln, "the demo sign-in")
         signin = re.search(r"(http://\S+/signin\?token=\S+)", line).group(1)
         assert signin.startswith(f"http://127.0.0.1:{web}/signin?token=")
+        hall = out.wait_for(lambda ln: ln.startswith("hall pages (public, no sign-in): "), "the hall pages' address")
+        assert f"http://127.0.0.1:{web}/hall (the projector)" in hall
         out.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
         subprocess.run([TT, "act", str(rehearsal), "round_start"], check=True, capture_output=True)
         with sync_playwright() as p:

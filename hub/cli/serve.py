@@ -111,7 +111,8 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
             routes = pages.routes()
             if getattr(args, "hall_pages", "on") == "on":
                 from ..web.hall_pages import HallPages
-                hall = HallPages(service, event.get("title") or service.competition.format.title)
+                # the projector's title: the event folder's name (the category is the format's title)
+                hall = HallPages(service, event.get("name") or service.competition.format.title)
                 routes += hall.routes()
             remote = _web_server(service, event, data, web_listen, say, routes)
             if remote is not None:

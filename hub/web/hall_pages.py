@@ -21,8 +21,6 @@ The organizer turns the pages off with `--hall-pages off`.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import threading
 import time
 from datetime import datetime, timezone
@@ -35,7 +33,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Route
 
 from ..outputs.results import in_progress_text, results_csv, results_html, results_json
-from .changes import ChangeFeed
+from .changes import ChangeFeed, SharedView, stream_views
 from .hall_view import hall_view
 from .rate_limit import RateLimit
 
@@ -44,7 +42,6 @@ STATIC = {"hall.css": "text/css", "hall.js": "text/javascript", "standings.js": 
           "results.js": "text/javascript", "common.js": "text/javascript"}
 MIN_INTERVAL_S = 0.5         # a stream's views at most this often (a burst of presses: one view;
                              # 300 pages of 300 entrants at 4 views a second were 86 MB/s)
-HEARTBEAT_S = 3.0            # a ping at least this often (a page without one says it lost the hub)
 _NO_STORE = {"Cache-Control": "no-store"}
 
 
@@ -57,8 +54,9 @@ class HallPages:
         self.feed = ChangeFeed(service)
         self._clock = clock
         self._limit_lock = threading.Lock()
-        self._cache: tuple[int, bytes, dict] | None = None     # (version, JSON, view)
-        self._making: asyncio.Lock | None = None
+        # one view for every page, made again at a change, or after 5 s for the
+        # clock-driven parts (running -> unfinished at time-up change without a row)
+        self.view = SharedView(self.feed, None, self._make, fresh_s=5.0)
         with_tables = service.read(lambda comp, now: (
             {s.entrant: s.table for s in reversed(comp.stations)},
             {e.id: [m.name for m in e.members] for e in comp.entrants}, comp.last_row_id()))
@@ -101,22 +99,6 @@ class HallPages:
         return hall_view(snap, self.service.competition.format, self.title, self._tables, self._members,
                          last, self.feed.last_ms)
 
-    async def view(self) -> tuple[bytes, dict]:
-        """The view as it is now, made once per change for every page."""
-        if self._making is None:
-            self._making = asyncio.Lock()
-        async with self._making:
-            version = self.feed.version
-            if self._cache is None or self._cache[0] != version or self._stale():
-                view = await run_in_threadpool(self._make)
-                self._cache = (version, json.dumps(view, separators=(",", ":")).encode(), view)
-            return self._cache[1], self._cache[2]
-
-    def _stale(self) -> bool:
-        # the clock-driven parts (running -> unfinished at time-up) change without a row
-        assert self._cache is not None
-        return self.service.clock.now_ms() - self._cache[2]["now"] > 5_000
-
     # ------------------------------------------------------------ routes
     def page(self, name: str):
         async def serve(request: Request) -> Response:
@@ -133,8 +115,8 @@ class HallPages:
         refused = self._allowed(request)
         if refused:
             return refused
-        data, _ = await self.view()
-        return Response(data, media_type="application/json", headers=_NO_STORE)
+        _, text = await self.view.get()
+        return Response(text, media_type="application/json", headers=_NO_STORE)
 
     async def stream(self, request: Request) -> Response:
         refused = self._allowed(request)
@@ -145,25 +127,13 @@ class HallPages:
             why = self.limit.open_stream(client)
         if why:
             return JSONResponse({"error": why}, status_code=503, headers={"Retry-After": "30"})
-        feed = self.feed
+        seen = self.feed.version
+        _, text = await self.view.get()
 
         async def events():
             try:
-                data, _ = await self.view()
-                seen, sent = feed.version, time.monotonic()
-                yield b"data: " + data + b"\n\n"
-                while True:
-                    version = await feed.wait(seen, HEARTBEAT_S)
-                    if version == seen and time.monotonic() - sent < 10:
-                        yield f"event: ping\ndata: {self.service.clock.now_ms()}\n\n".encode()
-                        continue
-                    wait = sent + MIN_INTERVAL_S - time.monotonic()
-                    if wait > 0:
-                        await asyncio.sleep(wait)          # rows that come meanwhile: one view
-                    seen = feed.version
-                    data, _ = await self.view()
-                    sent = time.monotonic()
-                    yield b"data: " + data + b"\n\n"
+                async for event in stream_views(self.view, seen, text, self.service.clock.now_ms, MIN_INTERVAL_S):
+                    yield event
             finally:
                 with self._limit_lock:
                     self.limit.close_stream(client)

@@ -9,10 +9,11 @@
     GET  /r/api/table/{table}, GET /r/api/calls
                              what the pages show (table_view.py), as JSON
     GET  /r/api/stream?table=T (or none: the calls)
-                             the same, sent again at every stored row and
-                             every STREAM_REFRESH_S, a `ping` event between
-                             (server-sent events: a page that has had
-                             nothing for LOST_AFTER_S says it lost the hub)
+                             the same, sent again at every stored row that
+                             touches the table and every 10 s, a `ping`
+                             event between (server-sent events, changes.py:
+                             a page that has had nothing for 8 s says it
+                             lost the hub, common.js)
     POST /r/api/act          {action, payload, why, request, seen, replace}:
                              a referee's action, through HubService.act
 
@@ -40,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -54,17 +54,14 @@ from starlette.routing import Route
 from ..boards.service import RequestConflict
 from ..event.log_health import LogWriteFailed
 from . import intents
-from .changes import ChangeFeed
+from .changes import ChangeFeed, SharedView, stream_views
 from .table_view import calls_view, table_view, tables
 
 COOKIE = "tt_referee"
 COOKIE_AGE_S = 3 * 24 * 3600          # an event's days
-STREAM_REFRESH_S = 10.0               # a stream sends the state at least this often (clocks, time-up)
 MIN_INTERVAL_S = 0.05                 # a stream's views at most this often (a burst: fewer, fuller views)
 VIEWS_AT_ONCE = 3                     # views made at once (each in a worker thread, under the service's lock)
 FRESH_S = 1.0                         # a view made for one page serves the others this long, unchanged
-HEARTBEAT_S = 3.0                     # and a ping at least this often: a page without one says it lost the hub
-LOST_AFTER_S = 8.0                    # (the page's side: common.js)
 MAX_BODY = 16 * 1024                  # a referee's action is a few hundred bytes
 PAGES = Path(__file__).parent / "pages"
 STATIC = {"app.css": "text/css", "table.js": "text/javascript", "calls.js": "text/javascript",
@@ -87,32 +84,28 @@ class RefereePages:
         self.referees = referees
         self.event_name = event_name
         self.feed = ChangeFeed(service, self._tables_touched)
-        self._making: dict[str | None, asyncio.Lock] = {}
-        self._cache: dict[str | None, tuple[int, float, dict | None, str]] = {}
+        self._views: dict[str | None, SharedView] = {}
+        # a few views made at a time: 60 tables' views in 40 worker threads at once
+        # queued the hub's MQTT thread behind them for the service's lock
+        self._gate = asyncio.Semaphore(VIEWS_AT_ONCE)
         self._tables_of: tuple[int, dict[str, set[str]], dict[str, set[str]]] | None = None
-        self._one_at_a_time: asyncio.Semaphore | None = None
 
     def _tables_touched(self, row: dict) -> list[str] | None:
         """The table pages a stored row can change (None: all of them: the
         round's start, a row this cannot place).  Called by the service with
         its lock held, after the row is applied: dictionary lookups only."""
         comp = self.service.competition
+        by_board, by_entrant = self._index(comp)
         p = row.get("payload") or {}
         if row.get("source") == "board" and row.get("board"):
-            tables = self._board_tables(comp).get(row["board"])
+            tables = by_board.get(row["board"])
         elif isinstance(p.get("entrant"), str):
-            tables = self._entrant_tables(comp).get(p["entrant"])
+            tables = by_entrant.get(p["entrant"])
         elif isinstance(p.get("press_id"), str) and (at := comp.station_of(p["press_id"])) is not None:
-            tables = self._board_tables(comp).get(at[0])
+            tables = by_board.get(at[0])
         else:
             return None
-        return ["t:" + t for t in tables] if tables else None
-
-    def _board_tables(self, comp) -> dict[str, set[str]]:
-        return self._index(comp)[0]
-
-    def _entrant_tables(self, comp) -> dict[str, set[str]]:
-        return self._index(comp)[1]
+        return [_key(t) for t in tables] if tables else None
 
     def _index(self, comp) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         n = len(comp.stations)                # stations appear while folding (auto stations)
@@ -199,26 +192,13 @@ class RefereePages:
             return self.service.read(calls_view)
         return self.service.read(lambda comp, now: table_view(comp, table, now))
 
-    async def shared_view(self, table: str | None) -> tuple[dict | None, str]:
-        """The view of a table (None: the calls) as of the feed's version
-        now, and its text: made once per change for every page open on it
-        (a burst of presses with 60 pages open made a view per page per row,
-        each under the service's lock, and the boards' acks waited)."""
-        lock = self._making.setdefault(table, asyncio.Lock())
-        async with lock:
-            version = self.feed.version_of(_key(table))
-            cached = self._cache.get(table)
-            if cached is not None and cached[0] == version and time.monotonic() - cached[1] < FRESH_S:
-                return cached[2], cached[3]
-            if self._one_at_a_time is None:
-                self._one_at_a_time = asyncio.Semaphore(VIEWS_AT_ONCE)
-            async with self._one_at_a_time:
-                # a few views made at a time: 60 tables' views in 40 worker threads at once
-                # queued the hub's MQTT thread behind them for its lock
-                view = await run_in_threadpool(self._view, table)
-            text = _data(view) if view is not None else ""
-            self._cache[table] = (version, time.monotonic(), view, text)
-            return view, text
+    def _shared(self, table: str | None) -> SharedView:
+        """The view of a table (None: the calls), shared by every page open on it."""
+        view = self._views.get(table)
+        if view is None:
+            view = self._views[table] = SharedView(self.feed, None if table is None else _key(table),
+                                                   lambda: self._view(table), FRESH_S, self._gate)
+        return view
 
     async def me(self, request: Request) -> Response:
         who = self.referee(request)
@@ -230,47 +210,27 @@ class RefereePages:
         if self.referee(request) is None:
             return _error(401, _SIGN_IN)
         table = request.path_params["table"]
-        view, _ = await self.shared_view(table)
+        view, text = await self._shared(table).get()
         if view is None:
             return _error(404, f"no table {table!r} in this event's stations.csv")
-        return JSONResponse(view, headers=_NO_STORE)
+        return Response(text, media_type="application/json", headers=_NO_STORE)
 
     async def calls_data(self, request: Request) -> Response:
         if self.referee(request) is None:
             return _error(401, _SIGN_IN)
-        return JSONResponse((await self.shared_view(None))[0], headers=_NO_STORE)
+        return Response((await self._shared(None).get())[1], media_type="application/json", headers=_NO_STORE)
 
     async def stream(self, request: Request) -> Response:
         if self.referee(request) is None:
             return _error(401, _SIGN_IN)
         table = request.query_params.get("table")
-        key = _key(table)
-        seen = self.feed.version_of(key)
-        first, text = await self.shared_view(table)
+        view = self._shared(table)
+        seen = self.feed.version_of(view.key)
+        first, text = await view.get()
         if first is None:
             return _error(404, f"no table {table!r} in this event's stations.csv")
-        feed = self.feed
-
-        async def events():
-            nonlocal seen
-            sent = time.monotonic()
-            yield text
-            while True:
-                version = await feed.wait(seen, HEARTBEAT_S, key)
-                if version == seen and time.monotonic() - sent < STREAM_REFRESH_S:
-                    # the page's proof that the hub is there (it says it lost the hub without)
-                    yield f"event: ping\ndata: {self.service.clock.now_ms()}\n\n"
-                    continue
-                wait = sent + MIN_INTERVAL_S - time.monotonic()
-                if wait > 0:
-                    await asyncio.sleep(wait)       # the rows stored meanwhile: one view
-                seen = feed.version_of(key)
-                view, data = await self.shared_view(table)
-                if view is None:
-                    return
-                sent = time.monotonic()
-                yield data
-        return StreamingResponse(events(), media_type="text/event-stream",
+        return StreamingResponse(stream_views(view, seen, text, self.service.clock.now_ms, MIN_INTERVAL_S),
+                                 media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     # ------------------------------------------------------------ actions
@@ -332,6 +292,11 @@ class RefereePages:
                              "view": self._view(table) if table else None})
 
 
+def _key(table: str) -> str:
+    """A table page's key in the change feed (the calls page follows every row: no key)."""
+    return "t:" + table
+
+
 _SIGN_IN = "No referee is signed in on this phone (or the badge was revoked): scan your referee badge."
 _NO_STORE = {"Cache-Control": "no-store"}
 
@@ -347,15 +312,6 @@ def _cross_site(request: Request) -> str | None:
     if request.headers.get("sec-fetch-site") not in (None, "same-origin", "none"):
         return f"a {request.headers.get('sec-fetch-site')} request"
     return None
-
-
-def _key(table: str | None) -> str | None:
-    """A page's key in the change feed: its table's (None: the calls, which any row may change)."""
-    return None if table is None else "t:" + table
-
-
-def _data(view: dict) -> str:
-    return f"data: {json.dumps(view, separators=(',', ':'))}\n\n"
 
 
 def _html(text: str) -> str:

@@ -404,12 +404,13 @@ class HubService:
                 earlier = self._requests.get(request)
                 if earlier is not None:
                     return self._same_request(earlier, action, payload, who, why, request)
-            meta = {"who": who, "why": why} if request is None else {"who": who, "why": why, "request": request}
-            self.check_action(action, dict(payload, **meta), who, why)
+            stored = dict(payload, who=who, why=why)
+            if request is not None:
+                stored["request"] = request
+            self.check_action(action, stored, who, why)
             if precondition is not None:
                 precondition(self.competition)
-            row = self._write(self.store.append, "operator", action, dict(payload, **meta),
-                              self.clock.now_ms(), told=True)
+            row = self._write(self.store.append, "operator", action, stored, self.clock.now_ms(), told=True)
             self._apply(row)
             boards = self._boards_of(action, payload)
         self.publish(self.schedules(boards) + self.station_messages(boards))
@@ -425,16 +426,13 @@ class HubService:
         pid = payload.get("press_id")
         if action in ("identify", "reset_board") and isinstance(payload.get("board"), str):
             return [payload["board"]]
-        if isinstance(entrant, str):
-            boards = sorted({s.board for s in comp.stations if s.entrant == entrant})
-            return boards or None
-        if isinstance(pid, str):
+        if isinstance(pid, str) and not isinstance(entrant, str):
             at = comp.station_of(pid)
             if at is not None:
                 return comp.team_boards(*at)
-            pressed = comp.press_entrant(pid)
-            if pressed is not None:
-                return sorted({s.board for s in comp.stations if s.entrant == pressed}) or None
+            entrant = comp.press_entrant(pid)          # a press recorded by hand
+        if isinstance(entrant, str):
+            return comp.entrant_boards(entrant) or None
         return None
 
     @staticmethod

@@ -399,7 +399,11 @@ class Competition:
         st = self._by_station.get((board, button))
         if st is None:
             return [board]
-        return sorted({s.board for s in self.stations if s.entrant == st.entrant} | {board})
+        return sorted(set(self.entrant_boards(st.entrant)) | {board})
+
+    def entrant_boards(self, entrant: str) -> list[str]:
+        """The boards that hold stations of an entrant (none: not at a station)."""
+        return sorted({s.board for s in self.stations if s.entrant == entrant})
 
     def press_entrant(self, pid: str) -> str | None:
         """The entrant of a press (by press id), if it is in the log."""

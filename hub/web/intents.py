@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from .table_view import recorded_counts
+
 if TYPE_CHECKING:
     from ..event.competition import Competition
 
@@ -47,11 +49,7 @@ def call_state(comp: Competition, press_id: str) -> str:
 
 def count_state(comp: Competition, entrant: str, puzzle: int) -> dict | None:
     """The piece count recorded for an entrant's puzzle (None: none yet)."""
-    out = None
-    for f in comp.facts():
-        if f.kind == "count" and f.entrant == entrant and f.puzzle == puzzle:
-            out = {"placed": f.placed, "remaining": f.remaining}
-    return out
+    return recorded_counts(comp, {entrant}).get((entrant, puzzle))
 
 
 def subject_state(comp: Competition, action: str, payload: dict) -> Any:
@@ -71,18 +69,17 @@ def _same(a: Any, b: Any) -> bool:
 def conflict(comp: Competition, action: str, payload: dict, seen: Any) -> str | None:
     """Why the intent is a conflict (None: the subject is as the page
     showed it)."""
+    if action not in ("confirm", "void", "count"):
+        return None
     now = subject_state(comp, action, payload)
-    if action in ("confirm", "void"):
-        if _same(now, seen):
-            return None
-        return (f"this call is {now} since your page showed it {seen}" if now not in ("none",)
-                else "the hub has no such call")
+    if _same(now, seen):
+        return None
     if action == "count":
-        if _same(now, seen):
-            return None
         shown = "no count" if seen is None else _count_text(seen)
         return f"this puzzle's count is {_count_text(now)} since your page showed {shown}"
-    return None
+    if now == "none":
+        return "the hub has no such call"
+    return f"this call is {now} since your page showed it {seen}"
 
 
 def _count_text(c: Any) -> str:

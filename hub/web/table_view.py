@@ -73,7 +73,8 @@ def _names(comp: Competition, ids: set[str] | None = None) -> dict[str, tuple[st
             if ids is None or e.id in ids}
 
 
-def _counts(comp: Competition, ids: set[str]) -> dict[tuple[str, int], dict]:
+def recorded_counts(comp: Competition, ids: set[str]) -> dict[tuple[str, int], dict]:
+    """(entrant, puzzle) -> the piece count recorded last, for these entrants."""
     out: dict[tuple[str, int], dict] = {}
     for f in comp.facts():
         if f.kind == "count" and f.entrant in ids:
@@ -89,7 +90,7 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
     where = {(s.board, s.button) for s in mine}
     ids = {s.entrant for s in mine}
     names = _names(comp, ids)
-    counts = _counts(comp, ids)
+    counts = recorded_counts(comp, ids)
     fmt = comp.format
     stations = []
     for st in station_states(comp, now, {s.board for s in mine}):

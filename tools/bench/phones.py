@@ -137,6 +137,25 @@ class Conn:
             self.close()
         return status, data
 
+    async def views(self, headers: dict[str, str], clock, on_chunk=None):
+        """A server-sent-events body's views as they arrive: (clock() at the
+        arrival of their chunk, the data line's bytes); the pages' pings
+        (named events) are skipped.  on_chunk(n): every chunk's size."""
+        buf = b""
+        async for chunk in self.chunks(headers):
+            t = clock()
+            if on_chunk is not None:
+                on_chunk(len(chunk))
+            buf += chunk
+            while b"\n\n" in buf:
+                event, buf = buf.split(b"\n\n", 1)
+                lines = event.split(b"\n")
+                if any(line.startswith(b"event:") for line in lines):
+                    continue                 # a ping (the hub is there), not a view
+                for line in lines:
+                    if line.startswith(b"data:"):
+                        yield t, line[5:]
+
     async def chunks(self, headers: dict[str, str]):
         """The body's pieces as they arrive (chunked, or until the end)."""
         assert self.r is not None
@@ -181,18 +200,8 @@ class Phone:
             self.errors.append(f"stream {self.table}: {status}")
             self.first.set()
             return
-        buf = b""
-        async for chunk in conn.chunks(headers):
-            t = ms()
-            buf += chunk
-            while b"\n\n" in buf:
-                event, buf = buf.split(b"\n\n", 1)
-                lines = event.split(b"\n")
-                if any(line.startswith(b"event:") for line in lines):
-                    continue                 # a ping (the hub is there), not a view
-                for line in lines:
-                    if line.startswith(b"data:"):
-                        self.view(t, json.loads(line[5:]))
+        async for t, data in conn.views(headers, ms):
+            self.view(t, json.loads(data))
         self.errors.append(f"stream {self.table}: ended")
 
     def view(self, t: float, v: dict) -> None:

@@ -69,26 +69,18 @@ class Page:
                 self.errors.append(f"page {self.i}: {status}")
                 self.first.set()
                 return
-            buf = b""
-            async for chunk in conn.chunks(headers):
-                t = wall_ms()
-                self.bytes += len(chunk)
-                buf += chunk
-                while b"\n\n" in buf:
-                    event, buf = buf.split(b"\n\n", 1)
-                    lines = event.split(b"\n")
-                    if any(line.startswith(b"event:") for line in lines):
-                        continue                       # a ping
-                    for line in lines:
-                        if line.startswith(b"data:"):
-                            self.views += 1
-                            self.first.set()
-                            if self.reads:
-                                self.view(t, json.loads(line[5:]))
+            async for t, data in conn.views(headers, wall_ms, self._received):
+                self.views += 1
+                self.first.set()
+                if self.reads:
+                    self.view(t, json.loads(data))
             self.errors.append(f"page {self.i}: the stream ended")
         except (OSError, ValueError, asyncio.IncompleteReadError) as e:
             self.errors.append(f"page {self.i}: {e!r}")
             self.first.set()
+
+    def _received(self, n: int) -> None:
+        self.bytes += n
 
     def view(self, t: float, v: dict) -> None:
         for r in v["rows"]:

@@ -119,10 +119,10 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
                 _say_referee_urls(service, remote, pages, data, say, getattr(args, "demo_referee", False))
                 if hall is not None:
                     base = _public_base(data, remote)
-                    for line in (f"hall pages (public, no sign-in): {base}/hall (the projector), "
-                                 f"{base}/standings (spectators' phones), {base}/results",):
-                        say(line)
-                        service.note(line)
+                    line = (f"hall pages (public, no sign-in): {base}/hall (the projector), "
+                            f"{base}/standings (spectators' phones), {base}/results")
+                    say(line)
+                    service.note(line)
         if start_sims:
             sims = start_sims(address, stop)
         deadline = time.monotonic() + args.duration if args.duration else None
@@ -226,7 +226,6 @@ def _say_referee_urls(service: HubService, server, pages, data: Path, say, demo_
     that a newcomer opens the pages at once (a real event's badges are
     printed by `tabletimer referees DIR add NAME`, and no token is shown)."""
     from ..outputs.table_cards import table_url
-    from ..web.referees import RefereeBook, book_path
     from ..web.table_view import tables
 
     base = _public_base(data, server)
@@ -234,15 +233,15 @@ def _say_referee_urls(service: HubService, server, pages, data: Path, say, demo_
     lines = [f"referees' pages: {base}/calls (the calls waiting)"]
     if names:
         lines.append(f"  a table's page: {table_url(base, names[0])} (each table card's QR code)")
+    book = pages.referees                  # the pages' own book (referees.json)
     if demo_referee:
-        book = RefereeBook(book_path(data))
         name = "Demo referee"
         if any(r[0] == name and r[1] for r in book.referees()):
             book.revoke(name)           # a new sign-in at every demo (the book never shows a token again)
         token = book.add(name)
         lines.append(f"  sign this browser in as '{name}' (demo only): {base}/signin?token={token}")
     else:
-        active = sum(1 for r in RefereeBook(book_path(data)).referees() if r[1])
+        active = sum(1 for r in book.referees() if r[1])
         lines.append(f"  {active} referee badge(s) active; more: tabletimer referees {data} add NAME")
     for line in lines:
         say(line)

@@ -1,8 +1,13 @@
 """The hub's MQTT edge (paho-mqtt 2.x, VERSION2 callbacks).
 
 Subscribes in on_connect (so a reconnect resubscribes), stamps each message
-with the hub time at arrival, hands it to the service and publishes what the
-service returns -- the service has committed the event before that.
+with the hub time at arrival, and publishes what the service answers -- the
+service has committed the event before that.  Clock-sync requests are
+answered on paho's network thread; everything the service stores goes to
+the commit thread, which hands whatever has arrived meanwhile to the service
+at once (HubService.handle_many: one transaction, one fsync, for all of
+them), so events that arrive together share a commit and a sync reply never
+waits behind one.
 
 A daemon thread sends the hub's probe of its own path (self_probe.py) and,
 when the probes stop coming back while connected, drops the connection
@@ -14,6 +19,7 @@ race paho's network thread).
 from __future__ import annotations
 
 import logging
+import queue
 import socket
 import threading
 
@@ -26,6 +32,10 @@ from .self_probe import PROBE_INTERVAL_MS, SelfProbe
 from .service import HubService
 
 log = logging.getLogger(__name__)
+
+# the most messages one commit takes (more wait for the next one, a few ms later)
+MAX_BATCH = 500
+_SYNC_TOPIC_END = "/" + protocol.SYNC
 
 
 def no_delay(client, userdata, sock) -> None:
@@ -55,6 +65,9 @@ class HubMqtt:
         self._probe_lock = threading.Lock()       # a leaf lock: nothing is taken while it is held
         self._probe_stop = threading.Event()
         self._probe_thread: threading.Thread | None = None
+        # messages to store, in arrival order: (topic, payload, received ms, retained); None: stop
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._commit_thread: threading.Thread | None = None
         c = self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
                                       clean_session=True)
         if user:
@@ -101,17 +114,39 @@ class HubMqtt:
             if note:
                 self._note(note)
             return
-        with self._probe_lock:
-            self.probe.delivered(received, busy=True)
-        try:
-            out = self.service.handle(msg.topic, msg.payload, received, retained=bool(msg.retain))
-        except Exception:   # never let one message kill the network thread
-            log.exception("failed to handle a message on %s", msg.topic)
+        item = (msg.topic, msg.payload, received, bool(msg.retain))
+        if msg.topic.endswith(_SYNC_TOPIC_END):
+            # stores nothing: answered here, never behind a commit
+            try:
+                self.service.handle_many([item], emit=self.publish_all)
+            except Exception:   # never let one message kill the network thread
+                log.exception("failed to handle a message on %s", msg.topic)
             return
-        finally:
+        with self._probe_lock:       # (with the queue: the commit thread's "all done" sees it)
+            self._inbox.put(item)
+            self.probe.delivered(received, busy=True)
+
+    # ------------------------------------------------------ the commit thread
+    def _commit_loop(self) -> None:
+        while True:
+            batch = [self._inbox.get()]
+            while batch[-1] is not None and len(batch) < MAX_BATCH:
+                try:
+                    batch.append(self._inbox.get_nowait())
+                except queue.Empty:
+                    break
+            stop = batch[-1] is None
+            items = batch[:-1] if stop else batch
+            if items:
+                try:
+                    self.service.handle_many(items, emit=self.publish_all)
+                except Exception:   # never let one batch end the thread
+                    log.exception("failed to handle %d message(s) from the broker", len(items))
             with self._probe_lock:
-                self.probe.delivered(self.service.clock.now_ms(), busy=False)
-        self.publish_all(out)
+                if self._inbox.empty():
+                    self.probe.delivered(self.service.clock.now_ms(), busy=False)
+            if stop:
+                return
 
     # ------------------------------------------------------ the self-probe
     def _probe_loop(self) -> None:
@@ -161,6 +196,9 @@ class HubMqtt:
             self.client.publish(o.topic, o.payload, qos=o.qos, retain=o.retain)
 
     def start(self, timeout: float = 10.0) -> None:
+        if self._commit_thread is None:
+            self._commit_thread = threading.Thread(target=self._commit_loop, name="hub-commit", daemon=True)
+            self._commit_thread.start()
         self.client.connect_async(self.host, self.port, keepalive=15)
         self.client.loop_start()
         self._probe_stop.clear()
@@ -189,3 +227,7 @@ class HubMqtt:
                 pass
         self.client.disconnect()
         self.client.loop_stop()
+        t, self._commit_thread = self._commit_thread, None
+        if t is not None:
+            self._inbox.put(None)          # after what was received: stored before the thread ends
+            t.join(30)

@@ -27,7 +27,7 @@ from .registry import BoardRegistry
 from .replay import ReplayGuard
 from ..rules.standings import StandingRow
 from ..rules.timetext import fmt_clock
-from ..event.store import CONFLICT, DUPLICATE, EventStore
+from ..event.store import CONFLICT, DUPLICATE, STORED, EventStore
 from ..event.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
 from ..event.consequences import consequences
 from .station_messages import station_entries
@@ -63,6 +63,14 @@ class Outgoing(NamedTuple):
     retain: bool
 
 
+class _Taken(NamedTuple):
+    """A board message that passed the checks, to be stored."""
+    board: str
+    kind: str            # protocol.STATUS or protocol.EVENT
+    msg: dict
+    received_ms: int
+
+
 class HubService:
     def __init__(self, store: EventStore, keys: BoardKeys, competition: Competition,
                  clock: HubClock | None = None) -> None:
@@ -94,7 +102,9 @@ class HubService:
         self._sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
         self._stations_sent: dict[str, list] = {}   # board -> station entries last published
         self._installs: dict[str, set[str]] = {}  # board -> the installs heard under its id
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()        # the state: held while it is read or changed, never for a commit
+        # held from a write to the log to its apply (taken before _lock): rows apply in the log's order
+        self._writer = threading.RLock()
         self._ranker = Ranker()        # the consoles' standings (snapshot)
         self._caught_up = 0      # every row with an id up to this one is applied
         self._requests: dict[str, dict] = {}   # idempotency key -> the operator row it stored
@@ -115,6 +125,34 @@ class HubService:
         """One message from the broker, received at hub time received_ms;
         retained: the broker sent it because the hub subscribed (a board's
         retained status, at every hub start and reconnect)."""
+        return self.handle_many([(topic, payload, received_ms, retained)])
+
+    def handle_many(self, messages: list[tuple[str, bytes, int, bool]],
+                    emit: Callable[[list[Outgoing]], None] | None = None) -> list[Outgoing]:
+        """Messages that arrived together, (topic, payload, received_ms,
+        retained) each, in arrival order: checked one by one, the ones to
+        store (events, statuses) stored in one transaction -- one commit for
+        them all -- and answered after it (acks only for what is committed).
+        A clock-sync request is answered at once: it stores nothing and
+        never waits for a commit.  emit: given, each message's answer is
+        passed to it as soon as it is made (the first ack of a batch does
+        not wait for the others' book-keeping), and nothing is returned."""
+        out: list[Outgoing] = []
+        emit = emit or out.extend
+        taken: list[_Taken] = []
+        for topic, payload, received_ms, retained in messages:
+            got = self._admit(topic, payload, received_ms, retained)
+            if isinstance(got, _Taken):
+                taken.append(got)
+            elif got:
+                emit(got)
+        if taken:
+            self._store_and_answer(taken, emit)
+        return out
+
+    def _admit(self, topic: str, payload: bytes, received_ms: int, retained: bool) -> "list[Outgoing] | _Taken":
+        """A message's checks: what answers it now (a rejection, a sync
+        reply), or the message to store."""
         if topic == hub_protocol.HUB_STATUS:
             return []                            # our own retained status
         if not payload and topic in self._cleared:
@@ -164,28 +202,57 @@ class HubService:
             self.boot_jumps.pop(board, None)     # it is heard again: not locked out
             self._heard(board, msg)
             self.registry.seen(board, received_ms)
+            if kind != protocol.SYNC:
+                return _Taken(board, kind, msg, received_ms)
             try:
-                return self._take(board, kind, msg, received_ms)
+                reply = hub_protocol.sync_reply(msg, received_ms, self.clock.now_ms())
+                return [self._to_board(board, protocol.CMD, reply, 0)]
             except LogWriteFailed:
-                return []        # nothing acked: the board keeps the event and sends it again
+                return []         # no command counters: the board asks again
 
-    def _take(self, board: str, kind: str, msg: dict, received_ms: int) -> list[Outgoing]:
-        """A message that passed the checks: stored (LogWriteFailed if it
-        cannot be), applied, answered."""
+    def _store_and_answer(self, taken: "list[_Taken]", emit: Callable[[list[Outgoing]], None]) -> None:
+        """Store the messages in one transaction, then apply and answer
+        each.  The writer lock keeps every other write (an operator's
+        action, rows of another process caught up) out from the commit to
+        the last apply, so rows are applied in the log's order; the message
+        lock is not held during the commit (sync replies, the consoles' and
+        pages' reads go on meanwhile), and is taken per message after it."""
+        with self._writer:
+            try:
+                with self.store.transaction():              # one commit (fsync) for all
+                    results = [self._store(t) for t in taken]
+            except STORE_ERRORS as e:
+                self._write_failed(e)
+                return           # nothing acked: the boards keep their events and send them again
+            self._written()
+            for t, (stored, row) in zip(taken, results):
+                with self._lock:
+                    try:
+                        out = self._answer(t, stored, row)
+                    except LogWriteFailed:
+                        continue     # stored, not acked (no command counters): sent again, acked then
+                if out:
+                    emit(out)
+
+    def _store(self, t: "_Taken") -> tuple[str, dict | None]:
+        """Append a message inside the open transaction."""
+        if t.kind == protocol.STATUS:
+            return STORED, self.store.append("board", "status", t.msg, t.received_ms, t.board)
+        return self.store.append_board_event(t.board, t.msg, t.received_ms)
+
+    def _answer(self, t: "_Taken", stored: str, row: dict | None) -> list[Outgoing]:
+        """A stored message (committed): applied, answered."""
+        board, msg = t.board, t.msg
         typ = msg["type"]
-        if kind == protocol.SYNC:
-            reply = hub_protocol.sync_reply(msg, received_ms, self.clock.now_ms())
-            return [self._to_board(board, protocol.CMD, reply, 0)]
-        if kind == protocol.STATUS:
-            self._apply(self._write(self.store.append, "board", "status", msg, received_ms, board))
+        if t.kind == protocol.STATUS:
+            assert row is not None
+            self._apply(row)
             if msg["state"] == protocol.ONLINE:
                 # a board flashed after the round began has no retained
                 # schedule yet; a rebooted one gets the current one again,
                 # and the state of its stations
                 return self.schedules([board], force=True) + self.station_messages([board], force=True)
             return []
-        # an event: stored (or a conflict row stored) before it is acked
-        stored, row = self._write(self.store.append_board_event, board, msg, received_ms)   # committed here
         assert row is not None or stored == DUPLICATE
         # the install named once the id has more than one: a dead board's
         # (boot, seq) is not its spare's
@@ -195,10 +262,11 @@ class HubService:
         if stored == DUPLICATE:
             self.duplicates += 1
             lost = self.registry.duplicate(board, hub_protocol.install_of(msg), msg["boot"], msg["seq"],
-                                           received_ms)
+                                           t.received_ms)
             if lost:
                 self.activity.append(lost)
             return out
+        assert row is not None
         self._apply(row)                 # a conflict row is alerted, never folded as the event
         if stored == CONFLICT:
             return out
@@ -399,7 +467,7 @@ class HubService:
         action is stored (after the checks); what it raises is raised and
         nothing is stored (a page's intent made on a state that changed
         meanwhile: the web layer's conflict check)."""
-        with self._lock:
+        with self._writer, self._lock:
             if request is not None:
                 earlier = self._requests.get(request)
                 if earlier is not None:
@@ -455,7 +523,7 @@ class HubService:
     def catch_up(self) -> int:
         """Apply rows another process appended (operator commands from the
         command line); returns how many."""
-        with self._lock:
+        with self._writer, self._lock:
             rows = self.store.events(after=self._caught_up)
             new = [r for r in rows if not self.competition.has(r["id"])]
             for row in new:

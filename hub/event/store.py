@@ -1,7 +1,8 @@
 """Append-only SQLite event store: the hub's source of truth.
 
 Every input is a row in `events`, committed (WAL, synchronous=FULL) before
-the hub acknowledges it.  A board event is identified by (board, install,
+the hub acknowledges it.  Board events that arrive together share one
+transaction (`transaction()`): one commit, one fsync, for all of them.  A board event is identified by (board, install,
 boot, seq) -- install: the id made when the board was flashed ('' for a
 board without one), so a spare flashed with a dead board's id, whose boot
 count starts again at 1, makes events of its own.  A retransmission (the
@@ -27,6 +28,8 @@ import json
 import secrets
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 SCHEMA_VERSION = 2
@@ -67,7 +70,8 @@ class EventStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()      # re-entered by the appends inside transaction()
+        self.transactions = 0                 # transaction()s committed (the benchmarks' and tests' count)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
@@ -114,6 +118,24 @@ class EventStore:
             if stmt.strip():
                 db.execute(stmt)
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The appends made inside share one transaction: committed (one
+        fsync) when the block ends, rolled back whole if it raises -- a
+        commit that fails (a full disk) leaves none of them stored.  Other
+        threads' writes wait for the commit; reads of other connections see
+        the rows only once it is done."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self._db.execute("COMMIT")
+                self.transactions += 1
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
 
     def append_board_event(self, board: str, msg: dict, received_ms: int) -> tuple[str, dict | None]:
         """Store a board event.  Returns (STORED, the row); (DUPLICATE, None)

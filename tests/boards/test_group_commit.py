@@ -1,0 +1,176 @@
+"""Group commit (issue #19): board messages that arrive together are stored
+in one transaction -- one commit, one fsync -- and acked only after it; a
+commit that fails stores and acks none of them; a clock-sync request is
+answered while a commit waits.  A real SQLite log; the last test runs the
+hub's MQTT edge on a real broker."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from tabletimer.hub.boards import hub_protocol as H
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.shared import protocol as P
+from tabletimer.shared.auth import Signer
+from waiting import until
+
+KEYS = {"b1": "11" * 32, "b2": "22" * 32}
+T0 = 1_796_000_000_000
+
+
+class Clock:
+    def now_ms(self) -> int:
+        return T0
+
+
+def hub(tmp_path: Path) -> HubService:
+    comp = Competition(load_format("cz-championship-individuals"), [], [], auto_stations=True)
+    return HubService(EventStore(tmp_path / "events.sqlite"), BoardKeys(keys=KEYS), comp, Clock())
+
+
+class Boards:
+    """Signed messages as boards make them (a rising counter each)."""
+
+    def __init__(self) -> None:
+        self.ctr = {b: 0 for b in KEYS}
+
+    def message(self, board: str, kind: str, msg: dict) -> tuple[str, bytes, int, bool]:
+        self.ctr[board] += 1
+        P.stamp(msg, self.ctr[board], 1)
+        topic = P.board_topic(board, kind)
+        return topic, Signer(KEYS[board]).sign(topic, P.encode(msg)), T0, False
+
+    def press(self, board: str, seq: int) -> tuple[str, bytes, int, bool]:
+        return self.message(board, P.EVENT, H.press(1, seq, 1 + seq % 2, T0 - 1000 + seq))
+
+
+def came_within(pred, seconds: float) -> bool:
+    """pred() came true within seconds (polled); False at the deadline."""
+    deadline = time.monotonic() + seconds
+    while not pred():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def acks(out) -> list[tuple[str, int]]:
+    """(board, seq) of each ack in out, in order."""
+    got = []
+    for o in out:
+        board = o.topic.split("/")[3]
+        msg = P.decode(Signer(KEYS[board]).open(o.topic, o.payload))
+        if msg["type"] == P.T_ACK:
+            got.append((board, msg["seq"]))
+    return got
+
+
+def test_events_that_arrive_together_share_one_commit_and_are_acked_in_order(tmp_path):
+    svc, boards = hub(tmp_path), Boards()
+    batch = [boards.press(b, seq) for seq in range(1, 21) for b in ("b1", "b2")]
+    before = svc.store.transactions
+    emitted: list = []
+    svc.handle_many(batch, emit=emitted.append)
+    assert svc.store.transactions == before + 1
+    assert acks(o for out in emitted for o in out) == [(b, seq) for seq in range(1, 21) for b in ("b1", "b2")]
+    stored = [(e["board"], e["payload"]["seq"]) for e in svc.store.events() if e["type"] == "press"]
+    assert len(stored) == 40 and len(set(stored)) == 40
+    # what another connection reads: the committed log
+    with sqlite3.connect(tmp_path / "events.sqlite") as other:
+        assert other.execute("SELECT count(*) FROM events WHERE type = 'press'").fetchone() == (40,)
+
+
+def test_the_same_event_twice_in_one_batch_is_stored_once_and_acked_twice(tmp_path):
+    svc, boards = hub(tmp_path), Boards()
+    press = H.press(1, 1, 1, T0 - 500)
+    out = svc.handle_many([boards.message("b1", P.EVENT, dict(press)), boards.message("b1", P.EVENT, dict(press))])
+    assert acks(out) == [("b1", 1), ("b1", 1)]
+    assert len([e for e in svc.store.events() if e["type"] == "press"]) == 1
+    assert svc.duplicates == 1
+
+
+def test_a_commit_that_fails_stores_and_acks_none_of_its_batch(tmp_path, monkeypatch):
+    svc, boards = hub(tmp_path), Boards()
+    real = svc.store.append_board_event
+    calls = []
+
+    def failing(board, msg, received_ms):
+        calls.append(msg["seq"])
+        if len(calls) == 3:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(board, msg, received_ms)
+
+    monkeypatch.setattr(svc.store, "append_board_event", failing)
+    out = svc.handle_many([boards.press("b1", seq) for seq in (1, 2, 3, 4)])
+    assert acks(out) == []
+    assert [e for e in svc.store.events() if e["type"] == "press"] == []      # the first two rolled back
+    assert any("EVENT LOG NOT WRITTEN" in a for a in svc.alerts())
+    assert svc.competition.standings(None) == hub(tmp_path / "fresh").competition.standings(None)
+    # the boards send them again (new counters): all stored, all acked, the alert gone
+    out = svc.handle_many([boards.press("b1", seq) for seq in (1, 2, 3, 4)])
+    assert acks(out) == [("b1", 1), ("b1", 2), ("b1", 3), ("b1", 4)]
+    assert [e["payload"]["seq"] for e in svc.store.events() if e["type"] == "press"] == [1, 2, 3, 4]
+    assert not any("EVENT LOG NOT WRITTEN" in a for a in svc.alerts())
+
+
+@pytest.mark.parametrize("broker", ["embedded", "mosquitto"], indirect=True)
+def test_a_sync_request_is_answered_while_a_commit_waits(tmp_path, broker):
+    """Another connection holds the log's write lock: the hub's commit of a
+    board's event waits (SQLite's busy timeout: 5 s), no ack goes out, and
+    the board's clock-sync request is answered meanwhile (it used to queue
+    behind the event on paho's network thread); once the lock is let go the
+    event is stored and acked (sent again as a board does, if that commit
+    gave up)."""
+    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
+
+    svc, boards = hub(tmp_path), Boards()
+    edge = HubMqtt(svc, broker.host, broker.port)
+    edge.start()
+    got: list[dict] = []
+    subscribed = threading.Event()
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="tt-test-b1")
+    c.on_connect = lambda cl, u, f, rc, p: cl.subscribe(P.board_topic("b1", P.CMD), 1)
+    c.on_subscribe = lambda *a: subscribed.set()
+    c.on_message = lambda cl, u, m: got.append(P.decode(Signer(KEYS["b1"]).open(m.topic, m.payload)))
+    c.connect(broker.host, broker.port)
+    c.loop_start()
+    blocker = sqlite3.connect(tmp_path / "events.sqlite", isolation_level=None)
+    try:
+        assert subscribed.wait(10)
+        blocker.execute("BEGIN IMMEDIATE")          # the log's write lock, held
+        topic, payload, _, _ = boards.press("b1", 1)
+        c.publish(topic, payload, 1)
+        until(lambda: "b1" in svc.registry.boards, "the event checked by the hub (its commit next)")
+        topic, payload, _, _ = boards.message("b1", P.SYNC, P.sync_request(7, 123))
+        c.publish(topic, payload, 0)
+        # within 4 s, while the lock is held: the old hub was stuck in the
+        # event's commit for the busy timeout (5 s) before it read the sync
+        until(lambda: any(m["type"] == P.T_SYNC for m in got), "the sync reply", timeout=4, seen=lambda: got)
+        assert not [m for m in got if m["type"] == P.T_ACK], "acked before the event was committed"
+        blocker.execute("COMMIT")
+        acked = lambda: any(m["type"] == P.T_ACK and m["seq"] == 1 for m in got)    # noqa: E731
+        for _ in range(10):                   # a board sends it again until acked
+            if came_within(acked, 2.0):
+                break
+            topic, payload, _, _ = boards.press("b1", 1)
+            c.publish(topic, payload, 1)
+        assert acked(), got
+        assert [e["payload"]["seq"] for e in svc.store.events() if e["type"] == "press"] == [1]
+    finally:
+        if blocker.in_transaction:
+            blocker.execute("ROLLBACK")
+        blocker.close()
+        c.loop_stop()
+        c.disconnect()
+        edge.stop()
+        svc.store.close()

@@ -76,7 +76,12 @@ class HubMqtt:
                    qos=1, retain=True)
         c.reconnect_delay_set(min_delay=1, max_delay=5)
         c.max_queued_messages_set(0)         # unlimited: never drop an ack
-        c.max_inflight_messages_set(100)
+        # no limit: with one, paho scans every message in flight at each
+        # PUBACK (to send the next queued one), which took most of the
+        # network thread's time in a burst of acks; the brokers do not limit
+        # what a client sends (Mosquitto's max_inflight_messages is its own
+        # sending), and a reconnect sends again whatever was not PUBACKed
+        c.max_inflight_messages_set(0)
         c.on_socket_open = no_delay
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect

@@ -8,23 +8,28 @@ import os
 import signal
 import threading
 import time
+from collections import deque
 from pathlib import Path
 
 from ..boards.broker import BrokerLogins, EmbeddedBroker, parse_broker_url
 from ..boards.mqtt_adapter import HubMqtt
 from ..boards.service import HubService
 from ..rules.formats import fmt_duration
+from ..rules.standings import StandingRow
 from .common import HUB_USER, ensure_hub_password, hub_password, print_final
 
 
-def describe(service: HubService, ev: dict) -> str:
-    """One log line for a stored event."""
+def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | None = None) -> str:
+    """One log line for a stored event; ranked: the standings by entrant
+    (default: the standings now)."""
     p = ev["payload"]
     if ev["source"] == "board" and ev["type"] in ("press", "confirm", "void"):
         st = service.competition.station_at(ev["board"], p["station"])
         who = st.entrant if st else f"{ev['board']}/{p['station']} (no station)"
         rank = ""
-        row = next((r for r in service.standings() if st and r.entrant == st.entrant), None)
+        if ranked is None:
+            ranked = {r.entrant: r for r in service.standings()}
+        row = ranked.get(st.entrant) if st else None
         if row:
             res = service.competition.format.resolution_ms
             state = "provisional" if row.provisional else "confirmed"
@@ -140,11 +145,24 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
                 timer.start()
             threading.Thread(target=watchdog, daemon=True).start()
             run_console(service, title, stop, tick)
-        else:   # a log, not a screen: one line per event as it is stored
-            service.listeners.append(lambda ev: print(describe(service, ev), flush=True))
+        else:   # a log, not a screen: one line per stored event
+            # printed here, not by the thread that stores it (a ranking per
+            # line cost the commit thread half its time in a burst): the
+            # events stored since the last tick, ranked once, places as now
+            stored: deque[dict] = deque()
+            service.listeners.append(stored.append)
+
+            def print_stored() -> None:
+                if stored:
+                    ranked = {r.entrant: r for r in service.standings()}
+                    while stored:
+                        print(describe(service, stored.popleft(), ranked), flush=True)
+
             while not stop.is_set() and not (deadline and time.monotonic() > deadline):
                 stop.wait(0.25)
                 tick()
+                print_stored()
+            print_stored()
     except KeyboardInterrupt:
         pass
     except (RuntimeError, ConnectionError, ValueError) as e:

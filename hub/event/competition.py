@@ -57,6 +57,8 @@ class Competition:
 
     def __post_init__(self) -> None:
         self._by_station = {(s.board, s.button): s for s in self.stations}
+        self._on_board: dict[str, list[int]] = {}   # board -> positions in stations (stations_on)
+        self._indexed = -1                           # how many stations _on_board holds
         self._entrant_ids = {e.id for e in self.entrants}
         self._start_row: dict | None = None     # the latest round start
         self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
@@ -131,6 +133,17 @@ class Competition:
                 self._fold_row(row)
         return self._facts          # type: ignore[return-value]
 
+    def facts_of(self, entrants: set[str]) -> list[Fact]:
+        """The facts about these entrants, in fact order: theirs (presses,
+        confirmations, DNS...) and the voids and confirmations of their
+        presses -- what a scan of facts() for them would find, without the
+        scan of the whole event's (the hub answers each board event with its
+        stations' state)."""
+        self.facts()
+        at = sorted(i for e in entrants for i in self._entrant_facts.get(e, ()))
+        facts = self._facts
+        return [facts[i] for i in at]     # type: ignore[index]
+
     def _call_pid(self, board: str, install: str, call: list, station: int) -> str:
         """The press id a confirmation's or void's call [boot, seq] names:
         the same install's press, or -- a board flashed again mid-round (a
@@ -168,6 +181,7 @@ class Competition:
 
     def _reset_fold(self) -> None:
         self._facts = []
+        self._entrant_facts: dict[str, list[int]] = {}   # entrant -> positions in _facts (facts_of)
         self._live = None
         self.unassigned: list[Unassigned] = []
         self.strays: list[dict] = []
@@ -190,6 +204,11 @@ class Competition:
     def _add(self, f: Fact) -> None:
         self._facts.append(f)       # type: ignore[union-attr]
         t = type(f)
+        pid = getattr(f, "press_id", "")
+        press = self._presses.get(pid) if pid and t is not Press else None
+        entrant = press.entrant if press is not None else getattr(f, "entrant", "")
+        if entrant:
+            self._entrant_facts.setdefault(entrant, []).append(len(self._facts) - 1)   # type: ignore[arg-type]
         if t is Press:
             self._presses[f.press_id] = f       # type: ignore[union-attr]
             if f.press_id not in self._closed:  # type: ignore[union-attr]
@@ -276,6 +295,16 @@ class Competition:
         of the round's, less those that have a station of their own."""
         own = {s.puzzle for s in self.stations if s.entrant == entrant and s.puzzle is not None}
         return [n for n in range(1, len(self.format.puzzles) + 1) if n not in own] or [1]
+
+    def stations_on(self, boards: set[str]) -> list[Station]:
+        """The stations of these boards, in the order of `stations` (which
+        only grows: auto stations are appended)."""
+        if self._indexed != len(self.stations):
+            self._on_board = {}
+            for i, st in enumerate(self.stations):
+                self._on_board.setdefault(st.board, []).append(i)
+            self._indexed = len(self.stations)
+        return [self.stations[i] for i in sorted(i for b in boards for i in self._on_board.get(b, ()))]
 
     def calls_of(self, station: Station) -> int:
         """How many finish calls a station makes: one for its own puzzle,

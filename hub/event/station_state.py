@@ -57,17 +57,15 @@ def station_states(comp: "Competition", now_ms: int | None,
     round, everything that is not done is stopped), by board and button;
     only those of `boards` if given (the hub answers one board's event:
     the other entrants' presses are not looked at)."""
-    stations = comp.stations if boards is None else [s for s in comp.stations if s.board in boards]
+    stations = comp.stations if boards is None else comp.stations_on(boards)
     mine = None if boards is None else {s.entrant for s in stations}
     current: dict[tuple[str, int], list[str]] = {}    # (entrant, puzzle) -> unvoided calls, oldest first
     where: dict[str, tuple[str, int, int]] = {}       # press id -> (entrant, puzzle, at)
     confirmed: dict[str, int] = {}                    # press id -> missing pieces, once confirmed
     out_status: dict[str, str] = {}                   # entrant -> "dns" | "dq"
-    for f in comp.facts():
+    for f in (comp.facts() if mine is None else comp.facts_of(mine)):
         kind = f.kind
         if kind == "press":
-            if mine is not None and f.entrant not in mine:
-                continue                              # its voids and confirmations find no press
             current.setdefault((f.entrant, f.puzzle), []).append(f.press_id)
             where[f.press_id] = (f.entrant, f.puzzle, f.at_ms)
         elif kind == "void":

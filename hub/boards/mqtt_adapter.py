@@ -122,6 +122,8 @@ class HubMqtt:
         item = (msg.topic, msg.payload, received, bool(msg.retain))
         if msg.topic.endswith(_SYNC_TOPIC_END):
             # stores nothing: answered here, never behind a commit
+            with self._probe_lock:       # delivered (busy while the commit thread has work)
+                self.probe.delivered(received, busy=not self._inbox.empty())
             try:
                 self.service.handle_many([item], emit=self.publish_all)
             except Exception:   # never let one message kill the network thread

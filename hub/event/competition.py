@@ -388,7 +388,12 @@ class Competition:
                                  f"puzzle{'s' if n > 1 else ''})")
         if action in ("press", "count") and p.get("puzzle") is None and n > 1:
             raise ValueError(f"{action}: puzzle is needed (1..{n})")
-        puzzle = p.get("puzzle") or 1
+        if action in ("void", "correct") or (action == "confirm" and p.get("press_id")):
+            if p.get("press_id") not in self._presses:
+                raise ValueError(f"{action}: no press {p.get('press_id')!r}")
+        named = self._presses.get(p.get("press_id") or "")
+        # a confirmation by press id counts the pieces of that press's puzzle
+        puzzle = p.get("puzzle") or (named.puzzle if named is not None else None) or 1
         pieces = self.format.puzzles[puzzle - 1]
         for k in ("placed", "remaining", "missing_found", "missing_lost", "missing_adjacent"):
             if p.get(k) is not None and p[k] > pieces:
@@ -400,9 +405,6 @@ class Competition:
             if over:
                 raise ValueError(f"round_start: a warning {over[0]} ms before the end is not within "
                                  f"the {limit} ms limit")
-        if action in ("void", "correct") or (action == "confirm" and p.get("press_id")):
-            if p.get("press_id") not in self._presses:
-                raise ValueError(f"{action}: no press {p.get('press_id')!r}")
         if now_ms is not None and p.get("at") is not None and abs(p["at"] - now_ms) > PLAUSIBLE_MS:
             raise ValueError(f"{action}: at = {p['at']} (hub ms) is more than 7 days from the hub's "
                              f"time now ({now_ms}); give a time near now")

@@ -184,3 +184,22 @@ def test_a_call_that_arrives_late_keeps_its_puzzle() -> None:
     (row,) = comp.standings()
     laps = {sp.puzzle: sp.lap_ms for sp in row.splits if sp.time_ms is not None}
     assert laps[5] == 100_000 and all(lap >= 0 for lap in laps.values())
+
+
+def test_a_confirmation_by_press_id_counts_the_pieces_of_that_presss_puzzle() -> None:
+    """The Czech team round's eighth puzzle has 1000 pieces, the others 500:
+    a confirmation naming a press of puzzle 8 may say 700 missing (it was
+    checked against puzzle 1's 500), and not 1001."""
+    from tabletimer.hub.rules.standings import Entrant
+    fmt = load_format("cz-championship-teams")
+    assert fmt.puzzles[0] == 500 and fmt.puzzles[7] == 1000
+    comp = Competition(fmt, [Entrant("t1", "Team 1")], [])
+    t = 1_796_000_000_000
+    comp.apply({"id": 1, "received_ms": t, "source": "operator", "type": "round_start", "board": None,
+                "payload": {"at": t, "duration": None, "warnings": [], "who": "desk", "why": ""}})
+    comp.apply({"id": 2, "received_ms": t, "source": "operator", "type": "press", "board": None,
+                "payload": {"entrant": "t1", "puzzle": 8, "at": t + 3_600_000, "who": "desk", "why": ""}})
+    (pid,) = [f.press_id for f in comp.facts() if f.kind == "press"]
+    comp.check_action("confirm", {"press_id": pid, "missing_found": 700, "who": "desk", "why": ""})
+    with pytest.raises(ValueError, match=r"missing_found = 1001 is outside 0\.\.1000 \(puzzle 8 has 1000"):
+        comp.check_action("confirm", {"press_id": pid, "missing_found": 1001, "who": "desk", "why": ""})

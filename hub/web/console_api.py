@@ -23,7 +23,7 @@ web/server.py, the deadline per request and the cap on connections):
     401 and its connection closed, whatever body it announces (unread);
   - bodies are at most MAX_BODY bytes with a Content-Length (a
     Transfer-Encoding body is refused 400 unread), JSON nested at most
-    MAX_JSON_DEPTH deep (checked before parsing), `after` a row id in
+    request_body.MAX_JSON_DEPTH deep (checked before parsing), `after` a row id in
     ASCII digits: 400 otherwise.
 
 ConsoleApi is the requests' logic (no HTTP in it); console_routes() the
@@ -45,17 +45,17 @@ from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs
 
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..boards.service import HubService
 from ..event.log_health import LogWriteFailed
+from .request_body import BodyDropped, BodyRefused, parse_json, read_body
 
 TOKEN_FILE = "console-token"
 MAX_ROWS = 5000
 MAX_BODY = 64 * 1024
-MAX_JSON_DEPTH = 32          # arrays and objects in one another, in a POST body
 FOLDER_FILES = ("format.toml", "entrants.csv", "stations.csv")
 API_PATHS = "GET /event, GET /rows?after=N, POST /act"
 log = logging.getLogger(__name__)
@@ -71,40 +71,7 @@ class ApiError(Exception):
         self.close = close
 
 
-class _Dropped(Exception):
-    """The client went, or was too slow: its connection is closed unanswered."""
-
-
 _ROW_ID = re.compile(r"[0-9]{1,18}")                      # ASCII digits only; an int64 at most
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_JSON_NESTING = re.compile(rb"[\[\]{}]")
-
-
-def json_depth(data: bytes) -> int:
-    """How deep arrays and objects nest in a JSON text (brackets in strings
-    are text), without parsing it: json.loads recurses once per level, so a
-    body of 60 000 '[' would end in a RecursionError."""
-    depth = deepest = 0
-    for m in _JSON_NESTING.finditer(_JSON_STRING.sub(b'""', data)):
-        if m.group() in (b"[", b"{"):
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-    return deepest
-
-
-def parse_json(body: bytes) -> Any:
-    """A POST body as JSON; ApiError 400 for one that is not JSON or that
-    nests deeper than MAX_JSON_DEPTH."""
-    if json_depth(body) > MAX_JSON_DEPTH:
-        raise ApiError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} arrays and objects")
-    try:
-        return json.loads(body or b"null")
-    except RecursionError:                    # not after the check above; in case
-        raise ApiError(400, f"the body is nested deeper than {MAX_JSON_DEPTH} arrays and objects") from None
-    except ValueError as e:
-        raise ApiError(400, f"the body is not JSON: {e}") from None
 
 
 def token_path(folder: Path) -> Path:
@@ -211,33 +178,6 @@ def not_found(method: str, path: str, close: bool) -> JSONResponse:
     return error_response(404, f"no {method} {path}; the console API has {API_PATHS}", close)
 
 
-async def read_body(request: Request) -> bytes:
-    """The request's body: with a Content-Length of at most MAX_BODY
-    (ApiError 400 and the connection closed otherwise, the body unread);
-    _Dropped if the client goes (or the server's deadline closes the
-    connection) before all of it came."""
-    headers = request.headers
-    if "transfer-encoding" in headers:
-        raise ApiError(400, "a body must come with a Content-Length (no Transfer-Encoding)", close=True)
-    try:
-        n = int(headers.get("content-length") or 0)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise ApiError(400, "bad Content-Length", close=True)
-    if n > MAX_BODY:
-        raise ApiError(400, f"the body is too large ({n} bytes; at most {MAX_BODY})", close=True)
-    if n == 0:
-        return b""
-    try:
-        body = await request.body()
-    except ClientDisconnect:
-        raise _Dropped("the body did not come: the connection closed") from None
-    if len(body) < n:                           # (h11 does not let a short body end the request)
-        raise _Dropped(f"the client closed the connection after {len(body)} of {n} bytes")
-    return body
-
-
 Handler = Callable[[ConsoleApi, Request, bytes], Any]
 
 
@@ -248,9 +188,11 @@ def _endpoint(api: ConsoleApi, handle: Handler) -> Callable[[Request], Awaitable
     async def endpoint(request: Request) -> Response:
         try:
             api.check_token(request.headers.get("authorization", ""))
-            body = await read_body(request)
+            body = await read_body(request, MAX_BODY)
             return JsonAnswer(await run_in_threadpool(handle, api, request, body))
-        except _Dropped as e:
+        except BodyRefused as e:
+            return error_response(400, str(e), e.close)
+        except BodyDropped as e:
             log.debug("console API: %s %s: %s", request.method, request.url.path, e)
             return error_response(400, str(e), close=True)       # nobody reads it: the connection is gone
         except ApiError as e:

@@ -40,7 +40,6 @@ server's.  The answers to an action:
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -55,6 +54,7 @@ from ..boards.service import RequestConflict
 from ..event.log_health import LogWriteFailed
 from . import intents
 from .changes import ChangeFeed, SharedView, stream_views
+from .request_body import BodyDropped, BodyRefused, parse_json, read_body
 from .table_view import calls_view, table_view, tables
 
 COOKIE = "tt_referee"
@@ -72,8 +72,10 @@ class Referees(Protocol):
     def who(self, token: str) -> str | None: ...
 
 
-def _error(status: int, text: str, **more: Any) -> JSONResponse:
-    return JSONResponse({"error": text, **more}, status_code=status)
+def _error(status: int, text: str, close: bool = False, **more: Any) -> JSONResponse:
+    """close: the connection is closed after the answer (a body left unread)."""
+    return JSONResponse({"error": text, **more}, status_code=status,
+                        headers={"Connection": "close"} if close else None)
 
 
 class RefereePages:
@@ -242,20 +244,14 @@ class RefereePages:
         if problem:
             return _error(403, problem + "; nothing was recorded")
         try:
-            size = int(request.headers.get("content-length") or 0)
-        except ValueError:
-            size = -1
-        if not 0 < size <= MAX_BODY:
-            return _error(400, f"an action is a JSON body of at most {MAX_BODY} bytes; nothing was recorded")
-        raw = b""
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > MAX_BODY:
-                return _error(400, f"the body is over {MAX_BODY} bytes; nothing was recorded")
-        try:
-            body = json.loads(raw)
-        except (ValueError, RecursionError):
-            return _error(400, "the body is not JSON; nothing was recorded")
+            raw = await read_body(request, MAX_BODY)
+            if not raw:
+                raise BodyRefused(f"an action is a JSON body of at most {MAX_BODY} bytes")
+            body = parse_json(raw)
+        except BodyRefused as e:
+            return _error(400, f"{e}; nothing was recorded", close=e.close)
+        except BodyDropped:
+            return _error(400, "the action did not come whole; nothing was recorded", close=True)
         if not isinstance(body, dict) or not isinstance(body.get("action"), str) \
                 or not isinstance(body.get("payload", {}), dict):
             return _error(400, "expected {action, payload, why, request, seen, replace}; nothing was recorded")

@@ -19,7 +19,7 @@ import pytest
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from tabletimer.hub.web import console_api
+from tabletimer.hub.web import request_body
 from tabletimer.hub.web import server as web_server
 from tabletimer.hub.web.console_api import console_token, folder_event
 from tabletimer.hub.web.server import WebServer, start_hub_web
@@ -111,7 +111,7 @@ def test_after_is_a_row_id_in_ascii_digits(server, after):
 
 
 def test_json_nested_too_deep_is_refused_and_the_hub_serves_on(hub, server):  # noqa: F811
-    deep = console_api.MAX_JSON_DEPTH
+    deep = request_body.MAX_JSON_DEPTH
     for body in (b"[" * 60_000, b'{"a":' * 12_000, b"[" * (deep + 1) + b"]" * (deep + 1)):
         status, reply_ = raw(server, "POST", "/act", body, token=server.token)
         assert status == 400 and f"nested deeper than {deep}" in reply_["error"], (status, reply_)

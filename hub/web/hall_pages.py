@@ -3,6 +3,8 @@
     GET  /hall               the projector (1920x1080): the round clock, the
                              next signal, the standings paging by themselves
     GET  /standings          the same on a phone: search by name, follow one
+    GET  /rotate?screens=A,B&every=S   several categories on one screen: each
+                             category's hub's /hall in a frame, shown in turn
     GET  /results            the results sheet (as `tabletimer results --html`),
                              provisional or final, with the time of the last
                              change; /results.csv and /results.json to download
@@ -39,7 +41,7 @@ from .rate_limit import RateLimit
 
 PAGES = Path(__file__).parent / "pages"
 STATIC = {"hall.css": "text/css", "hall.js": "text/javascript", "standings.js": "text/javascript",
-          "results.js": "text/javascript", "common.js": "text/javascript"}
+          "results.js": "text/javascript", "common.js": "text/javascript", "rotate.js": "text/javascript"}
 MIN_INTERVAL_S = 0.5         # a stream's views at most this often (a burst of presses: one view;
                              # 300 pages of 300 entrants at 4 views a second were 86 MB/s)
 _NO_STORE = {"Cache-Control": "no-store"}
@@ -69,6 +71,7 @@ class HallPages:
         return [
             Route("/hall", self.page("hall.html"), methods=["GET"]),
             Route("/standings", self.page("standings.html"), methods=["GET"]),
+            Route("/rotate", self.page("rotate.html"), methods=["GET"]),
             Route("/results", self.results_page, methods=["GET"]),
             Route("/results.csv", self.results_file("csv"), methods=["GET"]),
             Route("/results.json", self.results_file("json"), methods=["GET"]),

@@ -182,3 +182,31 @@ def test_the_organizer_turns_the_hall_pages_off(tmp_path):
     finally:
         hub.terminate()
         hub.wait(30)
+
+
+def test_one_screen_rotates_across_the_categories_of_two_hubs(tmp_path, browser):
+    """Two categories run at once, each on its hub: one projector shows
+    each hub's /hall in turn (each frame live: a press on the other hub
+    shows when its turn comes), and a /rotate without screens says what to
+    give."""
+    other = WebHub(tmp_path / "other", preset="rogaland-individuals")
+    here = WebHub(tmp_path / "here")
+    try:
+        for h in (here, other):
+            h.start(ago_ms=10 * 60_000)
+        screen = browser.new_context(**PROJECTOR).new_page()
+        screen.goto(f"{here.url}/rotate?screens=/hall,{other.url}/hall&every=5")
+        shown = screen.frame_locator("iframe.on")
+        first, second = (h.svc.competition.format.title for h in (here, other))   # the pages' category
+        assert first != second
+        expect(shown.locator("#category")).to_have_text(first, timeout=10_000)
+        other.press("B1", 2)                                   # Bob of the other category finishes
+        expect(shown.locator("#category")).to_have_text(second, timeout=15_000)
+        expect(shown.locator('tr[data-entrant="2"]')).to_contain_text("10:")
+        expect(shown.locator("#category")).to_have_text(first, timeout=15_000)
+        screen.goto(f"{here.url}/rotate?screens=javascript:alert(1)")
+        expect(screen.locator("#help")).to_be_visible()
+        expect(screen.locator("iframe")).to_have_count(0)
+    finally:
+        here.close()
+        other.close()

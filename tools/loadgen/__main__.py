@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from .run import Generator, cpu_s
+from .run import Generator, cpu_s, cpu_split
 
 
 def pct(values: list[float], p: float) -> float:
@@ -90,6 +90,7 @@ async def run(a: argparse.Namespace) -> dict:
                     sync_every_s=a.sync_every, connect_at_once=a.connect_at_once, seed=a.seed)
     out: dict = {"boards": len(boards), "boot": boot}
     c0 = cpu_s()
+    u0, s0 = cpu_split()
     try:
         took = await gen.start(a.connect_timeout)
         out["connect_s"] = round(took, 2)
@@ -100,6 +101,10 @@ async def run(a: argparse.Namespace) -> dict:
         say(f"loadgen: {out['connected']}/{len(boards)} boards connected in {took:.1f} s, "
             f"{out['synced']} synced, {out['scheduled']} with their schedule (boot {boot})")
         phases = []
+        if a.idle:
+            say("phase begin idle")
+            await asyncio.sleep(a.idle)             # the hub with every board online, nothing pressed
+            say("phase end idle")
         if a.burst:
             say("phase begin burst")
             phases.append(await gen.burst(a.burst, a.ack_timeout))
@@ -126,6 +131,8 @@ async def run(a: argparse.Namespace) -> dict:
     finally:
         await gen.close()
     out["cpu_s"] = round(cpu_s() - c0, 3)
+    u1, s1 = cpu_split()
+    out["cpu_user_s"], out["cpu_sys_s"] = round(u1 - u0, 3), round(s1 - s0, 3)
     if a.check_stored:
         out.update(stored_check(folder, ids, boot))
     return out
@@ -140,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                                                      "with --inflight events unacked")
     ap.add_argument("--inflight", type=int, default=200, help="with --rate max: events unacked at all times")
     ap.add_argument("--seconds", type=float, default=10.0, help="of sustained presses (0: none)")
+    ap.add_argument("--idle", type=float, default=0.0, help="seconds online doing nothing before the presses")
     ap.add_argument("--burst", type=float, default=0.0, metavar="WINDOW_S",
                     help="first, every board presses once within this many seconds")
     ap.add_argument("--drop", type=float, default=0.0, metavar="FRACTION",
@@ -171,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     if "stored" in out:
         say(f"  in the hub's log: {out['stored']} of {made} events made, {out['twice']} stored twice, "
             f"lost {made - out['stored']}")
-    say(f"  generator CPU in all {out['cpu_s']:.2f} s")
+    say(f"  generator CPU in all {out['cpu_s']:.2f} s (user {out['cpu_user_s']:.2f}, system {out['cpu_sys_s']:.2f})")
     if a.json:
         print("JSON " + json.dumps(out), flush=True)
     ok = out.get("unacked") == 0 and (out.get("stored", made) == made) and not out.get("twice")

@@ -15,9 +15,10 @@ connections and the Generator in one event loop), __main__.py (the command
 line).  `tabletimer bench --only loadgen` runs it against the hub
 (tools/bench/hall.py bench_loadgen).
 
-The MQTT client is this module's own codec on asyncio.Protocol, not a
+The MQTT client is this package's own codec on asyncio.Protocol, not a
 library: what matters is the generator's own CPU per event, since it shares
-the machine with hub and broker.  tools/loadgen/clients.py measures it
-against aiomqtt 2.5.1 (paho-mqtt 2.2.0 underneath), the same event -> ack
-exchange from many connections in one process; see docs/benchmarks.md.
+the machine with hub and broker, and a board's few packet types need no
+more (no QoS 2, no sessions).  Its cost is printed with every run (CPU per
+event, user and system; docs/benchmarks.md).  A library client (aiomqtt 2.5.1
+over the pinned paho-mqtt 2.2.0) was not measured against it.
 """

@@ -124,7 +124,7 @@ class Board:
         try:
             msg = P.decode(self.signer.open(topic, payload))
         except (AuthError, P.ProtocolError) as e:
-            return "bad", str(e)
+            return "bad", "%s on %s" % (e, topic.rsplit("/", 1)[1])
         t = msg["type"]
         if t != P.T_SCHED:                  # schedules are ordered by their id
             ctr = msg.get("ctr")

@@ -55,3 +55,92 @@ def test_spectators_bench_prints_its_figures_and_loses_nothing() -> None:
                    "press -> shown on the hall's pages (2 of the 12 read)", "10 finishes; not shown on every page read 0", "errors: 0"):
         assert figure in table, table
     assert "events lost in this run: 0" in out.stdout
+
+
+def test_load_generator_boards_are_acked_and_stored_once_through_dropped_connections(tmp_path: Path) -> None:
+    """The load generator (tools/loadgen), 20 boards against a real hub
+    (its own process) on Mosquitto: every board connects and syncs, a burst
+    and a fixed rate are all acked; events whose connection was cut under
+    them are sent again after the reconnect; every event is stored exactly
+    once."""
+    import asyncio
+
+    from brokers import require_mosquitto
+    from waiting import until_async
+    from tabletimer.tools.bench.hall import Hall, now_ms
+    from tabletimer.tools.loadgen.__main__ import stored_check
+    from tabletimer.tools.loadgen.run import Generator
+    from tabletimer.tools.testing.local_mosquitto import LocalMosquitto
+
+    require_mosquitto()
+    n = 20
+    with LocalMosquitto() as mosq:
+        assert mosq.port is not None
+        hall = Hall(tmp_path, mosq.port, n)
+        hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
+        hall.start_hub()
+        try:
+            gen = Generator("127.0.0.1", mosq.port, [(b, hall.keys.key(b) or "") for b in hall.ids],
+                            reconnect_s=0.2)
+
+            async def scenario() -> None:
+                await gen.start(timeout=30)
+                await until_async(lambda: gen.synced() == n and gen.scheduled() == n,
+                                  "every board synced and with its schedule", timeout=30,
+                                  seen=lambda: (gen.synced(), gen.scheduled()))
+                burst = await gen.burst(0.5, timeout=30)
+                assert burst.acked == burst.made == n
+                # five boards press, and their connection is cut before the
+                # event is on the wire: it goes again once they are back
+                gen.begin("cut under the event")
+                cut = gen.boards[:5]
+                for b in cut:
+                    gen.press(b)
+                    gen.conns[b.id].transport.abort()      # type: ignore[union-attr]
+                await until_async(lambda: gen.counts["reconnects"] >= 5, "the cut boards reconnected",
+                                  timeout=30, seen=lambda: gen.counts)
+                ph = await gen.end(timeout=30)
+                assert ph.acked == ph.made == 5
+                assert gen.counts["retransmissions"] >= 5
+                # connections dropped while events flow at a fixed rate
+                gen.loop.call_later(0.5, gen.drop, 0.25)
+                steady = await gen.offered(100, 1.5, timeout=30)
+                assert steady.acked == steady.made > 100
+                await until_async(lambda: len(gen.up()) == n, "every board back online", timeout=30)
+                assert gen.unacked() == 0 and gen.counts["bad"] == 0, (gen.counts, gen.bad_why)
+                await gen.close()
+
+            asyncio.run(scenario())
+            made = sum(p.made for p in gen.phases)
+            assert gen.counts["reconnects"] >= 5 + 5 and gen.counts["drops"] == 5
+            stored = stored_check(hall.ev, set(hall.ids), 1)
+            assert stored == {"stored": made, "twice": 0}, (stored, made)
+        finally:
+            hall.close()
+
+
+def test_load_generator_command_line_prints_its_summary(tmp_path: Path) -> None:
+    """`python -m tabletimer.tools.loadgen` by hand against a running hub:
+    its summary, and the JSON line the bench reads, with nothing lost."""
+    import json
+
+    from brokers import require_mosquitto
+    from tabletimer.tools.bench.hall import Hall, now_ms
+    from tabletimer.tools.testing.local_mosquitto import LocalMosquitto
+
+    require_mosquitto()
+    with LocalMosquitto() as mosq:
+        hall = Hall(tmp_path, mosq.port or 0, 10)
+        hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
+        hall.start_hub()
+        try:
+            out = subprocess.run([sys.executable, "-m", "tabletimer.tools.loadgen", "--broker",
+                                  f"mqtt://127.0.0.1:{mosq.port}", "--folder", str(hall.ev), "--boards", "10",
+                                  "--burst", "0.5", "--rate", "50/s", "--seconds", "1", "--json"],
+                                 capture_output=True, text=True, timeout=120)
+        finally:
+            hall.close()
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "10/10 boards connected" in out.stdout and "lost 0" in out.stdout, out.stdout
+    result = json.loads(out.stdout.split("JSON ", 1)[1])
+    assert result["stored"] == sum(p["made"] for p in result["phases"]) and result["twice"] == 0

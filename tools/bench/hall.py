@@ -3,6 +3,7 @@
     .venv/bin/tabletimer bench              # everything (about 15-25 minutes)
     .venv/bin/tabletimer bench --quick      # smaller hall, short outages (a few minutes)
     .venv/bin/tabletimer bench --only press,ingest
+    .venv/bin/tabletimer bench --broker mosquitto --only floor,loadgen --loadgen-sizes 300,1000,3000
 
 What runs where: the broker (the embedded one, or --broker-url) and the hub
 (`tabletimer run DIR`, its own process, as at an event) on this machine;
@@ -24,6 +25,13 @@ Figures (each with its floor measured in the same run, where there is one):
 - hub durable ingest rate: signed events from 300 board identities published
   as fast as the hub acknowledges them (paho load generator, no firmware);
   hub RSS and CPU, idle with 300 boards online and during the burst;
+- the load generator (tools/loadgen; --loadgen-sizes, default 300, 1,000,
+  3,000): boards as light asyncio MQTT clients in one process, the real
+  signed protocol, no firmware: connected and synced, hub idle with them
+  online, event -> durable -> ack for a burst (every board within 1 s),
+  ingest as fast as acked (--loadgen-inflight events unacked), lost,
+  retransmissions, reconnects, hub RSS/CPU, the generator's own CPU; the
+  latencies also as ratios to the broker round trip (floor);
 - the hall's spectators (tools/bench/spectators): 300 pages on the hall's
   stream (100 with --quick) during the press burst: the boards' event -> ack
   with and without them, a press -> shown on every page;
@@ -44,9 +52,11 @@ and reported in every run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
+import secrets
 import shutil
 import statistics
 import subprocess
@@ -60,6 +70,7 @@ from typing import Callable
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.boards.broker import EmbeddedBroker, parse_broker_url
 from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.private_file import write_private
 from tabletimer.tools.testing.hub_process import TT, HubProcess, stored_presses
 from tabletimer.tools.testing.local_mosquitto import LocalMosquitto
 from tabletimer.tools.testing.netimpair import NetImpair
@@ -129,9 +140,12 @@ class Hall:
         (self.ev / "stations.csv").write_text("board,button,table,entrant\n" + "".join(
             f"{b},{s},{self.table_of(i)},{b}-{s}\n" for i, b in enumerate(self.ids)
             for s in range(1, stations + 1)))
+        # every board's key, the file written once (ensure() rewrites it
+        # for each board: minutes for a hall of 3,000)
+        known = BoardKeys(self.ev / "board-keys.json")
+        write_private(self.ev / "board-keys.json", json.dumps(
+            {b: known.key(b) or secrets.token_hex(32) for b in [*known.boards(), *self.ids]}, indent=2, sort_keys=True))
         self.keys = BoardKeys(self.ev / "board-keys.json")
-        for b in self.ids:
-            self.keys.ensure(b)
         self.hub: HubProcess | None = None
         self.boards: list[SimBoard] = []
 
@@ -547,6 +561,92 @@ def bench_ingest(port: int, root: Path, n: int, per_board: int, report: Report) 
         hall.close()
 
 
+def bench_loadgen(port: int, root: Path, n: int, floor: tuple[float, float], report: Report, broker: str,
+                  seconds: float, inflight: int, idle_s: float = 5.0) -> None:
+    """n boards played by the load generator (tools/loadgen: one process,
+    a connection each, the real signed protocol; no firmware), against the
+    hub as its own process: connected and synced, the hub idle with them
+    online, a burst (every board presses within 1 s), then sustained
+    ingest as fast as acked (inflight events unacked at all times);
+    lost (made vs stored in the hub's log), retransmissions, reconnects;
+    hub RSS/CPU and the generator's own CPU.  Latencies: the event made on
+    the board -> its ack verified there (a board's journal wait included)."""
+    import psutil
+    hall = Hall(root / f"loadgen{n}", port, n, seed=n)
+    label = f"{n} loadgen boards ({broker})"
+    try:
+        hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
+        hall.start_hub()
+        assert hall.hub is not None
+        hub = psutil.Process(hall.hub.pid)
+        cmd = [sys.executable, "-m", "tabletimer.tools.loadgen", "--broker", f"mqtt://127.0.0.1:{port}",
+               "--folder", str(hall.ev), "--boards", str(n), "--idle", str(idle_s), "--burst", "1",
+               "--rate", "max", "--inflight", str(inflight), "--seconds", str(seconds), "--json"]
+        gen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        usage: dict[str, tuple[float, float]] = {}         # phase -> (hub RSS MB, CPU % of a core)
+        begun: dict[str, tuple[float, float]] = {}
+        result: dict = {}
+        lines: list[str] = []
+        assert gen.stdout is not None
+        for line in gen.stdout:              # the generator's phases, as it runs them
+            lines.append(line)
+            if line.startswith("phase begin "):
+                begun[line.split()[2]] = (time.perf_counter(), sum(hub.cpu_times()[:2]))
+            elif line.startswith("phase end "):
+                name = line.split()[2]
+                t0, c0 = begun[name]
+                usage[name] = (hub.memory_info().rss / 1e6,
+                               (sum(hub.cpu_times()[:2]) - c0) / max(1e-9, time.perf_counter() - t0) * 100)
+            elif line.startswith("JSON "):
+                result = json.loads(line[5:])
+            elif not line.startswith("  "):
+                print(f"  {line.rstrip()}", flush=True)
+        gen.wait()
+        if not result:
+            report.add(f"load generator, {label}", "failed", f"exit {gen.returncode}: {''.join(lines)[-500:]}")
+            report.lost += n
+            return
+        print("".join(ln for ln in lines if ln.startswith("  ")), end="", flush=True)
+        f50, f99 = floor
+
+        def ratio(lat: list[float]) -> str:
+            return (f"p50 x{pct(lat, 50) / f50:.1f}, p99 x{pct(lat, 99) / f99:.1f} the floor's"
+                    if f50 == f50 and lat else "no floor measured")
+        report.add(f"{label}: connected, synced", f"{result['connected']}/{n} in {result['connect_s']:.1f} s",
+                   f"{result['synced']} synced, {result['scheduled']} with their schedule; "
+                   f"clock sync round trip {spread(result['sync_rtt_ms'])}")
+        if "idle" in usage:
+            report.add(f"hub idle, {label} online", f"RSS {usage['idle'][0]:.0f} MB, CPU {usage['idle'][1]:.1f} %")
+        made = 0
+        for ph, key in zip(result["phases"], ("burst", "sustained")):
+            lat = ph["lat_ms"]
+            made += ph["made"]
+            hub_use = usage.get(key)
+            hub_note = f"; hub RSS {hub_use[0]:.0f} MB, CPU {hub_use[1]:.0f} %" if hub_use else ""
+            gen_note = (f"; generator CPU {ph['cpu_s'] / max(1, ph['made']) * 1e6:.0f} us/event, "
+                        f"{ph['cpu_s'] / max(1e-9, ph['seconds']) * 100:.0f} % of a core")
+            if key == "burst":
+                report.add(f"event -> durable -> ack, {label} within 1 s", spread(lat),
+                           f"{ratio(lat)}; {ph['acked']}/{ph['made']} acked{hub_note}{gen_note}")
+            else:
+                report.add(f"ingest, {label}, {inflight} in flight, {seconds:g} s",
+                           f"{ph['events_per_s'] or 0:.0f} events/s",
+                           f"{ph['acked']}/{ph['made']} acked; event -> ack {spread(lat)}; {ratio(lat)}"
+                           f"{hub_note}{gen_note}")
+        lost = made - result.get("stored", 0)
+        report.lost += max(0, lost)
+        report.add(f"{label}: lost", f"{lost}",
+                   f"{result.get('stored')} of {made} stored, {result.get('twice')} twice; unacked "
+                   f"{result['unacked']}; retransmissions {result['retransmissions']}, duplicate acks "
+                   f"{result['dup_acks']}, reconnects {result['reconnects']}; hub messages a board rejects "
+                   f"{result['bad']} {result['bad_why'] or ''}")
+        report.add(f"load generator CPU, {label}", f"{result['cpu_s']:.1f} s in all",
+                   f"user {result['cpu_user_s']:.1f} s, system {result['cpu_sys_s']:.1f} s; connecting "
+                   f"{result['connect_cpu_s']:.1f} s")
+    finally:
+        hall.close()
+
+
 def bench_restart(port: int, root: Path, n: int, outage_s: float, report: Report) -> None:
     """The hub is down for outage_s while the boards press (journal); time
     from its restart to every press acknowledged."""
@@ -609,8 +709,8 @@ def bench_tls(report: Report) -> None:
 
 
 # ---------------------------------------------------------------- main
-ALL = ("floor", "press", "skew", "impaired", "ingest", "phones", "spectators", "restart", "rank", "heap", "timing",
-       "tls")
+ALL = ("floor", "press", "skew", "impaired", "ingest", "loadgen", "phones", "spectators", "restart", "rank", "heap",
+       "timing", "tls")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -618,6 +718,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a smaller hall and short outages")
     ap.add_argument("--only", default=",".join(ALL), help=f"comma-separated subset of {','.join(ALL)}")
     ap.add_argument("--sizes", help="board counts for the press benchmark (default 1,100,300; --quick: 1,20)")
+    ap.add_argument("--loadgen-sizes", help="board counts for the load generator (default 300,1000,3000; "
+                                            "--quick: 20,100)")
+    ap.add_argument("--loadgen-seconds", type=float, default=None,
+                    help="seconds of sustained ingest per size (default 15; --quick: 5)")
+    ap.add_argument("--loadgen-inflight", type=int, default=200,
+                    help="events unacked at all times during the sustained ingest (default 200)")
     ap.add_argument("--broker", choices=("embedded", "mosquitto"), default="embedded",
                     help="the broker to start: the hub's embedded one (amqtt) or this machine's Mosquitto")
     ap.add_argument("--broker-url", help="a running broker instead (e.g. mqtt://127.0.0.1:1883; a Mosquitto "
@@ -633,6 +739,12 @@ def main(argv: list[str] | None = None) -> int:
         sizes = tuple(int(x) for x in a.sizes.split(",")) if a.sizes else (1, 20) if a.quick else (1, 100, 300)
     except ValueError:
         ap.error(f"--sizes: comma-separated board counts, not {a.sizes!r}")
+    try:
+        lg_sizes = (tuple(int(x) for x in a.loadgen_sizes.split(",")) if a.loadgen_sizes
+                    else (20, 100) if a.quick else (300, 1000, 3000))
+    except ValueError:
+        ap.error(f"--loadgen-sizes: comma-separated board counts, not {a.loadgen_sizes!r}")
+    lg_seconds = a.loadgen_seconds or (5.0 if a.quick else 15.0)
     net_outage = a.outage or (10.0 if a.quick else 60.0)
     hub_outage = a.outage or (20.0 if a.quick else 600.0)
     report = Report()
@@ -661,7 +773,7 @@ def main(argv: list[str] | None = None) -> int:
             port = broker.port
             print(f"broker: embedded (amqtt) on 127.0.0.1:{port}")
         floor = (float("nan"), float("nan"))
-        if only & {"floor", "press", "skew"}:
+        if only & {"floor", "press", "skew", "loadgen"}:
             floor = bench_floor(port, report)                    # type: ignore[assignment]
         if "press" in only or "skew" in only:
             for n in sizes:
@@ -670,6 +782,10 @@ def main(argv: list[str] | None = None) -> int:
             bench_impaired(port, root, 10 if a.quick else 50, net_outage, report)
         if "ingest" in only:
             bench_ingest(port, root, 300, 5 if a.quick else 20, report)
+        if "loadgen" in only:
+            for n in lg_sizes:
+                bench_loadgen(port, root, n, floor, report, "mosquitto" if mosq else "embedded" if broker
+                              else "broker-url", lg_seconds, a.loadgen_inflight)
         if "phones" in only:
             from tabletimer.tools.bench.phones import bench_phones
             bench_phones(port, root, 100 if a.quick else 300, 20 if a.quick else 60, report,

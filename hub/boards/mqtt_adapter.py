@@ -95,9 +95,7 @@ class HubMqtt:
         client.subscribe([(t, 1) for t in hub_subscriptions()] + [(PROBE, 1)])
         client.publish(HUB_STATUS, protocol.encode(hub_status(protocol.ONLINE)),
                        qos=1, retain=True)
-        # a broker restarted without persistence has lost the retained schedules
-        self.publish_all(self.service.schedules())
-        self.publish_all(self.service.hub_online())
+        self.service.connected()       # the schedules again, and the hub's status to each board
         now = self.service.clock.now_ms()
         with self._probe_lock:
             self.probe.connected(now)

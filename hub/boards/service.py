@@ -141,11 +141,12 @@ class HubService:
         emit = emit or out.extend
         taken: list[_Taken] = []
         for topic, payload, received_ms, retained in messages:
-            got = self._admit(topic, payload, received_ms, retained)
-            if isinstance(got, _Taken):
-                taken.append(got)
-            elif got:
-                emit(got)
+            with self._lock:        # (numbered and passed on in one go: see _store_and_answer)
+                got = self._admit(topic, payload, received_ms, retained)
+                if isinstance(got, _Taken):
+                    taken.append(got)
+                elif got:
+                    emit(got)
         if taken:
             self._store_and_answer(taken, emit)
         return out
@@ -226,13 +227,16 @@ class HubService:
                 return           # nothing acked: the boards keep their events and send them again
             self._written()
             for t, (stored, row) in zip(taken, results):
+                # numbered and published under the one lock: a board drops a
+                # command whose counter is not above the last it took, so two
+                # threads must not publish theirs in the other order
                 with self._lock:
                     try:
                         out = self._answer(t, stored, row)
                     except LogWriteFailed:
                         continue     # stored, not acked (no command counters): sent again, acked then
-                if out:
-                    emit(out)
+                    if out:
+                        emit(out)
 
     def _store(self, t: "_Taken") -> tuple[str, dict | None]:
         """Append a message inside the open transaction."""
@@ -481,7 +485,7 @@ class HubService:
             row = self._write(self.store.append, "operator", action, stored, self.clock.now_ms(), told=True)
             self._apply(row)
             boards = self._boards_of(action, payload)
-        self.publish(self.schedules(boards) + self.station_messages(boards))
+            self.publish(self.schedules(boards) + self.station_messages(boards))   # in counter order
         return row
 
     def _boards_of(self, action: str, payload: dict) -> list[str] | None:
@@ -530,8 +534,8 @@ class HubService:
                 self._apply(row)
             if rows:
                 self._caught_up = rows[-1]["id"]
-        if new:
-            self.publish(self.schedules() + self.station_messages())
+            if new:
+                self.publish(self.schedules() + self.station_messages())   # in counter order
         return len(new)
 
     def schedules(self, boards: list[str] | None = None, force: bool = False) -> list[Outgoing]:
@@ -559,6 +563,14 @@ class HubService:
                 self._sched_sent[b] = (content, sid)
                 out.append(o)
         return out
+
+    def connected(self) -> None:
+        """The hub is (again) connected to its broker: every board's
+        schedule again (a broker restarted without persistence lost the
+        retained ones) and the hub's status on each board's topic, published
+        in counter order."""
+        with self._lock:
+            self.publish(self.schedules() + self.hub_online())
 
     def hub_online(self) -> list[Outgoing]:
         """The hub's (re)connection, told to each board on its own command

@@ -397,11 +397,16 @@ def played_signal(sim: SimBoard, name: str, start: int, timeout: float) -> tuple
     return buzz["true"], sig["at"] + sig["delay"] - buzz["true"], sig["delay"]
 
 
+ROTATE_GAP_MS = 1537      # the idle board's rotations: the pattern lasts 1.3 s; off the
+                          # board's own periods (250 ms, 1 s, 30 s), so their phase sweeps
+
+
 def bench_signal_lateness(port: int, root: Path, report: Report, count: int = 60) -> list[float]:
     """One board, synced, with nothing else heavy on the machine (the hub
-    and the broker idle): `count` start signals 1.1-1.5 s apart (the start
-    pattern lasts 1 s), sent to it directly as a schedule signed with its
-    key (as the hub signs one; an id above any of the hub's).  Returns its
+    and the broker idle): `count` relay rotations ROTATE_GAP_MS apart, sent
+    to it directly as a schedule signed with its key (as the hub signs one;
+    an id above any of the hub's; rotations: a schedule of 60 separate
+    signals would not fit the board's MQTT packet limit).  Returns its
     wake-up lateness per signal: from the instant its own synchronised clock
     said to play to the buzzer's start (played_signal)."""
     from tabletimer.shared import protocol as P
@@ -413,13 +418,9 @@ def bench_signal_lateness(port: int, root: Path, report: Report, count: int = 60
         hall.start_boards()
         hall.wait_synced()
         (sim,) = hall.boards
-        rng = random.Random(17)
-        t = int(now_ms()) + 2000
-        plan = []
-        for _ in range(count):
-            plan.append([t, "start"])
-            t += rng.randint(1100, 1500)
-        msg = schedule(10 ** 9, plan[0][0], t, plan)
+        first = int(now_ms()) + 2000
+        plan = [first + k * ROTATE_GAP_MS for k in range(count)]
+        msg = schedule(10 ** 9, first, plan[-1] + 1, [], rot=[first, ROTATE_GAP_MS, plan[-1] + 1])
         P.stamp(msg, 1)
         topic = P.board_topic(sim.board_id, P.SCHED)
         mark = len(sim.records)
@@ -427,21 +428,22 @@ def bench_signal_lateness(port: int, root: Path, report: Report, count: int = 60
         c.connect("127.0.0.1", port)
         c.loop_start()
         try:
-            c.publish(topic, Signer(hall.keys.key(sim.board_id) or "").sign(topic, P.encode(msg)), 1).wait_for_publish(10)
+            signed = Signer(hall.keys.key(sim.board_id) or "").sign(topic, P.encode(msg))
+            c.publish(topic, signed, 1).wait_for_publish(10)
         finally:
             c.loop_stop()
             c.disconnect()
         sim.wait_for(lambda r: r.get("sched") == 10 ** 9, start=mark)
         late, errors, skew, missed = [], [], [], 0
-        for at, _ in plan:
+        for at in plan:
             try:
-                rec = sim.wait_for(lambda r: r.get("signal") == "start" and r["at"] == at, start=mark,
+                rec = sim.wait_for(lambda r: r.get("signal") == "rotate" and r["at"] == at, start=mark,
                                    timeout=max(0.0, at - now_ms()) / 1000 + 10)
             except TimeoutError:
                 missed += 1
                 continue
             mark = sim.records.index(rec)
-            got = played_signal(sim, "start", mark, timeout=1)
+            got = played_signal(sim, "rotate", mark, timeout=1)
             assert got is not None
             late.append(got[2])
             errors.append(got[1])

@@ -21,7 +21,12 @@ Figures (each with its floor measured in the same run, where there is one):
   jitter with asymmetry, and for presses made during an outage of the boards'
   network;
 - signal skew: the boards' buzzers starting one scheduled signal, true instant
-  minus scheduled instant, spread over all boards;
+  minus scheduled instant, spread over all boards -- on this laptop, with all
+  boards' processes waking at once on its cores; and as the hall hears it:
+  each board's clock error at that signal (its synchronised clock minus the
+  true hub time, from its own lines: the processes' lateness cancels out)
+  combined with the wake-up lateness of one board on an idle machine over 60
+  signals (played_signal, bench_signal_lateness, report_hall_skew);
 - hub durable ingest rate: signed events from 300 board identities published
   as fast as the hub acknowledges them (paho load generator, no firmware);
   hub RSS and CPU, idle with 300 boards online and during the burst;
@@ -319,10 +324,12 @@ def bench_floor(port: int, report: Report, rounds: int = 300) -> float:
 
 
 def bench_press(port: int, root: Path, n: int, floor: tuple[float, float], report: Report,
-                signal_skew: bool) -> None:
+                signal_skew: bool, lateness: list[float] | None = None) -> None:
     """n boards press within one second: press->ack, finish-time error; with
     signal_skew, the round's start signal is scheduled ahead and the boards'
-    buzzer instants measured; hub RSS/CPU idle and in the burst."""
+    buzzer instants measured, and each board's clock error at it combined
+    with `lateness` (bench_signal_lateness) into the skew the hall hears;
+    hub RSS/CPU idle and in the burst."""
     hall = Hall(root / f"press{n}", port, n, seed=n)
     try:
         hall.start_hub()
@@ -339,21 +346,17 @@ def bench_press(port: int, root: Path, n: int, floor: tuple[float, float], repor
         for sim, k in zip(hall.boards, marks0):             # every board has the schedule
             sim.wait_for(lambda r: "sched" in r, start=k, timeout=60)
         if signal_skew:
-            played = []
+            played, errors = [], []
             for sim, k in zip(hall.boards, marks0):
-                try:
-                    sig = sim.wait_for(lambda r: r.get("signal") == "start", start=k,
-                                       timeout=max(0.0, start_at - now_ms()) / 1000 + 30)
-                    i = sim.records.index(sig)
-                    buzz = next(r for r in reversed(sim.records[:i + 1])
-                                if r.get("sim") == "buzz" and r["freq"] > 0)
-                    played.append(buzz["true"] - start_at)
-                except (TimeoutError, StopIteration):
-                    pass
+                got = played_signal(sim, "start", k, timeout=max(0.0, start_at - now_ms()) / 1000 + 30)
+                if got is not None:
+                    played.append(got[0] - start_at)
+                    errors.append(got[1])
             if played:
-                report.add(f"signal skew, {n} boards (played - scheduled)", spread(played),
-                           f"spread max-min {max(played) - min(played):.1f} ms, "
-                           f"{n - len(played)} not played")
+                report.add(f"signal skew, {n} boards, on this laptop: {n} processes on {os.cpu_count()} cores "
+                           "(played - scheduled)", spread(played),
+                           f"spread max-min {max(played) - min(played):.1f} ms, {n - len(played)} not played")
+                report_hall_skew(report, n, errors, lateness or [])
             else:
                 report.add(f"signal skew, {n} boards", "not measured", "no board played the start")
         usage: list[tuple[float, float]] = []
@@ -380,6 +383,110 @@ def bench_press(port: int, root: Path, n: int, floor: tuple[float, float], repor
                        "over 2 s from the first press")
     finally:
         hall.close()
+
+
+
+# ---------------------------------------------------------------- signal skew
+def played_signal(sim: SimBoard, name: str, start: int, timeout: float) -> tuple[int, int, int] | None:
+    """The first scheduled signal `name` the board played after record
+    `start`: (true instant its buzzer started, host ms; its clock error then,
+    ms; its lateness, ms), or None if it did not play it in time.
+
+    The board's signal line says when the signal was due on its synchronised
+    clock ("at", hub ms) and how many ms of its own clock later it started
+    the buzzer ("delay"); the simulated hardware's buzz line just before it
+    says the true instant ("true").  So at the buzzer's start the board's
+    clock read at + delay, and its clock error (its estimate of hub time
+    minus the true hub time, host ms here) is at + delay - true; the
+    lateness is delay, and played - scheduled = lateness - clock error.
+    Whole ms each (ticks and host ms): +-1 ms of rounding."""
+    try:
+        sig = sim.wait_for(lambda r: r.get("signal") == name, start=start, timeout=timeout)
+    except TimeoutError:
+        return None
+    i = sim.records.index(sig)
+    buzz = next((r for r in reversed(sim.records[:i + 1]) if r.get("sim") == "buzz" and r["freq"] > 0), None)
+    if buzz is None:
+        return None
+    return buzz["true"], sig["at"] + sig["delay"] - buzz["true"], sig["delay"]
+
+
+ROTATE_GAP_MS = 1537      # the idle board's rotations: the pattern lasts 1.3 s; off the
+                          # board's own periods (250 ms, 1 s, 30 s), so their phase sweeps
+
+
+def bench_signal_lateness(port: int, root: Path, report: Report, count: int = 60) -> list[float]:
+    """One board, synced, with nothing else heavy on the machine (the hub
+    and the broker idle): `count` relay rotations ROTATE_GAP_MS apart, sent
+    to it directly as a schedule signed with its key (as the hub signs one;
+    an id above any of the hub's; rotations: a schedule of 60 separate
+    signals would not fit the board's MQTT packet limit).  Returns its
+    wake-up lateness per signal: from the instant its own synchronised clock
+    said to play to the buzzer's start (played_signal)."""
+    from tabletimer.shared import protocol as P
+    from tabletimer.shared.auth import Signer
+    from tabletimer.hub.boards.hub_protocol import schedule
+    hall = Hall(root / "lateness", port, 1, seed=17)
+    try:
+        hall.start_hub()
+        hall.start_boards()
+        hall.wait_synced()
+        (sim,) = hall.boards
+        first = int(now_ms()) + 2000
+        plan = [first + k * ROTATE_GAP_MS for k in range(count)]
+        msg = schedule(10 ** 9, first, plan[-1] + 1, [], rot=[first, ROTATE_GAP_MS, plan[-1] + 1])
+        P.stamp(msg, 1)
+        topic = P.board_topic(sim.board_id, P.SCHED)
+        mark = len(sim.records)
+        c = _client("bench-lateness")
+        c.connect("127.0.0.1", port)
+        c.loop_start()
+        try:
+            signed = Signer(hall.keys.key(sim.board_id) or "").sign(topic, P.encode(msg))
+            c.publish(topic, signed, 1).wait_for_publish(10)
+        finally:
+            c.loop_stop()
+            c.disconnect()
+        sim.wait_for(lambda r: r.get("sched") == 10 ** 9, start=mark)
+        late, errors, skew, missed = [], [], [], 0
+        for at in plan:
+            try:
+                rec = sim.wait_for(lambda r: r.get("signal") == "rotate" and r["at"] == at, start=mark,
+                                   timeout=max(0.0, at - now_ms()) / 1000 + 10)
+            except TimeoutError:
+                missed += 1
+                continue
+            mark = sim.records.index(rec)
+            got = played_signal(sim, "rotate", mark, timeout=1)
+            assert got is not None
+            late.append(got[2])
+            errors.append(got[1])
+            skew.append(got[0] - at)
+        report.add(f"signal wake-up lateness, 1 board on an idle machine, {count} signals", spread(late),
+                   f"the board's clock from its synchronised instant to the buzzer's start; {missed} not played")
+        report.add("that board's clock error at its signals", spread([abs(e) for e in errors]),
+                   f"|estimate - true hub time|; mean {statistics.fmean(errors):+.2f} ms")
+        report.add("that board's played - scheduled", spread(skew), f"mean {statistics.fmean(skew):+.2f} ms")
+        return late
+    finally:
+        hall.close()
+
+
+def report_hall_skew(report: Report, n: int, errors: list[int], lateness: list[float]) -> None:
+    """The signal skew the hall hears: each of the n boards' clock errors
+    (measured in the 300-process run, where the processes' own lateness
+    cancels out of it) combined with the wake-up lateness of one board on
+    an idle core (bench_signal_lateness): every error with every lateness
+    sample, played - scheduled = lateness - error, n x len(lateness) values."""
+    report.add(f"signal clock error, {n} boards", spread([abs(e) for e in errors]),
+               f"|estimate - true hub time| at the signal; mean {statistics.fmean(errors):+.2f} ms")
+    if not lateness:
+        report.add(f"signal skew as the hall hears it, {n} boards", "not measured", "no lateness measured")
+        return
+    skew = [lt - e for e in errors for lt in lateness]
+    report.add(f"signal skew as the hall hears it, {n} boards", spread([abs(v) for v in skew]),
+               f"|clock error + idle lateness|, {len(errors)} x {len(lateness)} combinations; "
+               f"signed p1 {pct(skew, 1):+.1f} p99 {pct(skew, 99):+.1f} ms")
 
 
 def bench_impaired(port: int, root: Path, n: int, outage_s: float, report: Report) -> None:
@@ -728,6 +835,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the broker to start: the hub's embedded one (amqtt) or this machine's Mosquitto")
     ap.add_argument("--broker-url", help="a running broker instead (e.g. mqtt://127.0.0.1:1883; a Mosquitto "
                                          "needs set_tcp_nodelay true)")
+    ap.add_argument("--signals", type=int, default=60,
+                    help="signals the idle board plays for the skew's wake-up lateness (default 60)")
     ap.add_argument("--outage", type=float, default=None,
                     help="seconds of network outage / hub outage (default 60 / 600; --quick: 10 / 20)")
     a = ap.parse_args(argv)
@@ -775,9 +884,11 @@ def main(argv: list[str] | None = None) -> int:
         floor = (float("nan"), float("nan"))
         if only & {"floor", "press", "skew", "loadgen"}:
             floor = bench_floor(port, report)                    # type: ignore[assignment]
+        lateness = bench_signal_lateness(port, root, report, a.signals) if "skew" in only else None
         if "press" in only or "skew" in only:
             for n in sizes:
-                bench_press(port, root, n, floor, report, signal_skew="skew" in only and n == sizes[-1])
+                bench_press(port, root, n, floor, report, signal_skew="skew" in only and n == sizes[-1],
+                            lateness=lateness)
         if "impaired" in only:
             bench_impaired(port, root, 10 if a.quick else 50, net_outage, report)
         if "ingest" in only:

@@ -351,11 +351,17 @@ class Generator:
         """Until every event of the phase is acked (or the deadline)."""
         ph = self.phase
         assert self._phase_done is not None
-        if ph.acked < ph.made:
+        deadline = time.monotonic() + timeout
+        # (the event is set whenever the acks catch up with what was made so
+        # far: a fast hub does so in the middle of a phase)
+        while ph.acked < ph.made and time.monotonic() < deadline:
+            self._phase_done.clear()
+            if ph.acked >= ph.made:
+                break
             try:
-                await asyncio.wait_for(self._phase_done.wait(), timeout)
+                await asyncio.wait_for(self._phase_done.wait(), deadline - time.monotonic())
             except asyncio.TimeoutError:
-                pass
+                break
         ph.ended = time.perf_counter()
         ph.cpu1 = cpu_s()
         self.phase = Phase("idle")

@@ -35,7 +35,7 @@ class HubProcess:
         if not self._connected.wait(timeout):
             self.kill()
             raise TimeoutError(f"the hub did not start in {timeout} s: {''.join(self.lines)[-2000:]}")
-        if not any(li.startswith("broker on") for li in self.lines):   # its output ended: it exits
+        if not any(li.startswith("broker:") for li in self.lines):   # its output ended: it exits
             self._reader.join(10)
             try:
                 code = self.proc.wait(10)
@@ -52,7 +52,7 @@ class HubProcess:
         assert self.proc.stdout
         for line in self.proc.stdout:
             self.lines.append(line)
-            if line.startswith("broker on"):
+            if line.startswith("broker:"):
                 self._connected.set()
         self._connected.set()          # EOF: the hub is gone
 

@@ -14,18 +14,21 @@ TT = str(Path(sys.executable).parent / "tabletimer")
 
 
 class HubProcess:
-    """`tabletimer run DIR --broker ...` as a child process.  Its output (one
+    """`tabletimer run DIR [--broker ...]` as a child process.  Its output (one
     line per stored event) is read all the time by a thread, so a long run
     never blocks the hub on a full pipe; `lines` holds it."""
 
-    def __init__(self, ev: Path, port: int, *extra: str, timeout: float = 30.0,
+    def __init__(self, ev: Path, port: int | None, *extra: str, timeout: float = 30.0,
                  web_port: int | None = None) -> None:
+        # port: the external broker's on 127.0.0.1 (--broker); None: the hub
+        # starts its own (give --port, --broker-kind in extra).
         # web_port: the hub's web server (the referees' pages) on
         # 127.0.0.1:web_port; None (the default): no web server
         web = "off" if web_port is None else f"127.0.0.1:{web_port}"
         self.web_port = web_port
+        broker = [] if port is None else ["--broker", f"mqtt://127.0.0.1:{port}"]
         self.proc = subprocess.Popen(
-            [TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}", "--web-listen", web, *extra],
+            [TT, "run", str(ev), *broker, "--web-listen", web, *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         self._connected = threading.Event()

@@ -24,13 +24,13 @@ from tabletimer.tools.simulator import SimBoard
 from waiting import until
 
 
-def make_event(tmp: Path, boards=("T01",)) -> Path:
+def make_event(tmp: Path, boards=("T01",), keyed=None) -> Path:
     ev = event_folder.init(tmp / "event", "czjpa-individuals")
     (ev / "entrants.csv").write_text("id,name,eligible\n" + "".join(f"{b},Puzzler {b},yes\n" for b in boards))
     (ev / "stations.csv").write_text("board,button,table,entrant\n" + "".join(
         f"{b},1,Table {b},{b}\n" for b in boards))
     keys = BoardKeys(ev / "board-keys.json")
-    for b in boards:
+    for b in boards if keyed is None else keyed:
         keys.ensure(b)
     return ev
 
@@ -95,6 +95,25 @@ def test_run_starts_mosquitto_boards_log_in_a_press_is_stored_and_sigterm_stops_
     assert not listening(port)
     log = (ev / "mosquitto" / "child" / "mosquitto.log").read_text()
     assert "New client connected" in log and "u'T01'" in log, log[-2000:]
+
+
+def test_a_board_flashed_while_the_hub_runs_logs_in_to_its_mosquitto(tmp_path):
+    require_mosquitto()
+    ev = make_event(tmp_path, boards=("T01", "T02"), keyed=("T01",))
+    port = free_port()
+    hub = Hub(ev, None, "--port", str(port), "--broker-kind", "mosquitto")
+    sim = None
+    try:
+        key = BoardKeys(ev / "board-keys.json").ensure("T02")     # as `board flash --keys` does
+        until(lambda: any("logins written again and reloaded" in li for li in hub.lines),
+              "the hub to reload Mosquitto's logins", timeout=15, seen=lambda: hub.lines[-3:])
+        sim = SimBoard("T02", "127.0.0.1", port, tmp_path / "boards", key=key,
+                       broker_user="T02", broker_password=mqtt_password(key)).start()
+        sim.wait_for(lambda r: "sync" in r, timeout=30)        # logged in: the hub answers its clock sync
+    finally:
+        if sim:
+            sim.stop()
+        hub.stop()
 
 
 def test_a_killed_hub_takes_its_mosquitto_with_it(tmp_path):

@@ -46,14 +46,17 @@ def child_folder(data: Path) -> Path:
 
 def start_broker(args, keys: BoardKeys, data: Path) -> Broker:
     """The broker for --broker / --broker-kind (RuntimeError: none can start, and why)."""
+    kind = getattr(args, "broker_kind", "auto")
     if args.broker:
+        if kind != "auto":
+            raise RuntimeError("--broker URL is a broker the hub does not start: give it or "
+                               f"--broker-kind {kind}, not both")
         address = parse_broker_url(args.broker)
         pw = hub_password(data)
         if address.user is None and pw.exists():    # from `tabletimer broker config`
             address.user, address.password = HUB_USER, pw.read_text().strip()
         return Broker(address, None, f"broker: external, {address.host}:{address.port} (--broker; none "
                                      "started here)")
-    kind = getattr(args, "broker_kind", "auto")
     binary = find_mosquitto() if kind in ("auto", "mosquitto") else None
     if kind == "mosquitto" and binary is None:
         raise RuntimeError(f"--broker-kind mosquitto: Mosquitto is not installed (not on PATH nor in "

@@ -106,9 +106,10 @@ def test_board_check_command_passes(capsys):
 
 
 def test_demo_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
-    """The README's main job, shortened: embedded broker, hub, simulated
-    boards; every simulated station finishes and is ranked; then a clean
-    stop leaves no process behind."""
+    """The README's main job, shortened: its broker (Mosquitto where
+    installed, else the embedded one), hub, simulated boards; every
+    simulated station finishes and is ranked; then a clean stop leaves no
+    process behind."""
     from brokers import free_port
 
     proc = subprocess.Popen(
@@ -160,7 +161,7 @@ def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path):
         return online[0] == 2
     try:
         out.wait_for(both_online, "both simulated boards online")
-        assert len(_pids_mentioning(str(tmp_path))) >= 3       # broker + 2 boards
+        assert len(_pids_mentioning(str(tmp_path))) >= 3       # broker (Mosquitto: and its watchdog) + 2 boards
     finally:
         proc.kill()
         proc.wait()

@@ -157,6 +157,14 @@ def test_broker_kind_mosquitto_without_mosquitto_is_a_clear_error(tmp_path):
     assert p.returncode == 0 and p.stdout.startswith("broker: embedded (amqtt)"), p.stdout + p.stderr
 
 
+def test_broker_url_and_broker_kind_together_are_refused(tmp_path):
+    ev = make_event(tmp_path)
+    p = subprocess.run([TT, "run", str(ev), "--broker", "mqtt://u:secret@127.0.0.1:1", "--broker-kind",
+                        "embedded", "--web-listen", "off"], capture_output=True, text=True, timeout=60)
+    out = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2 and "not both" in out and "secret" not in out, out
+
+
 @pytest.mark.parametrize("kind", ["mosquitto", "embedded"])
 def test_a_taken_port_is_a_clear_error(tmp_path, kind):
     if kind == "mosquitto":

@@ -144,14 +144,16 @@ def _pids_mentioning(text: str) -> list[str]:
     return out.split()
 
 
-def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path):
-    """SIGKILL gives the hub no chance to clean up: its broker and simulated
-    boards notice the closed pipe to it and exit by themselves."""
+@pytest.mark.parametrize("kind", ["auto", "embedded"])
+def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path, kind):
+    """SIGKILL gives the hub no chance to clean up: its broker (Mosquitto's
+    watchdog, or the embedded one) and simulated boards notice the closed
+    pipe to it and exit by themselves."""
     from brokers import free_port
 
     proc = subprocess.Popen(
         [TT, "demo", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--boards", "2",
-         "--press-window", "60", "--duration", "120"],
+         "--press-window", "60", "--duration", "120", "--broker-kind", kind],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out = Output(proc.stdout)
     online = [0]

@@ -2,7 +2,7 @@
 """The two set-up commands of the README, for a fresh machine with only
 Python >= 3.11:
 
-    python3 tools/dev.py run  [tabletimer run options]   # hub + embedded broker + simulated boards
+    python3 tools/dev.py run  [tabletimer run options]   # hub + broker + simulated boards
     python3 tools/dev.py test [pytest options]           # the whole test suite
 
 and a flake hunt: the chosen tests N times, optionally with K CPU-burning

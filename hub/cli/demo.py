@@ -1,4 +1,4 @@
-"""`tabletimer demo`: the hub with an embedded broker and simulated boards playing a round."""
+"""`tabletimer demo`: the hub with its broker (Mosquitto or the embedded one) and simulated boards playing a round."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .serve import serve
 
 
 def cmd_demo(args) -> int:
-    """Hub + embedded broker + simulated boards playing a round."""
+    """Hub + broker + simulated boards playing a round."""
     data = Path(args.data)
     data.mkdir(parents=True, exist_ok=True)
     lock = hub_lock(data / "events.sqlite")

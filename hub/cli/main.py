@@ -11,6 +11,7 @@ from ..event.actions import FIELDS as OPERATOR_ACTIONS
 from . import formats as cli_formats
 from . import outputs as cli_outputs
 from . import referees as cli_referees
+from .brokers import KINDS
 from .boards import cmd_board_check, cmd_board_flash, cmd_broker_config
 from .demo import cmd_demo
 from .event import cmd_console, cmd_init, cmd_run
@@ -21,10 +22,16 @@ from .log import cmd_act, cmd_replay
 # ------------------------------------------------------------------ parser
 
 def _serve_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--broker", help="external broker URL, e.g. mqtt://192.168.1.10:1883 (default: embedded)")
+    p.add_argument("--broker", help="an external broker's URL, e.g. mqtt://192.168.1.10:1883: none is "
+                                    "started (default: one is, see --broker-kind)")
+    p.add_argument("--broker-kind", choices=KINDS, default="auto",
+                   help="the broker the hub starts: mosquitto (a child process with the event's "
+                        "configuration, DIR/mosquitto/child), embedded (amqtt, for a small hall), or "
+                        "auto: Mosquitto if it is installed, else embedded (default auto)")
     p.add_argument("--listen", default="127.0.0.1",
-                   help="address the embedded broker binds (0.0.0.0: reachable by boards on the LAN)")
-    p.add_argument("--port", type=int, default=1883, help="embedded broker port (default 1883)")
+                   help="address the broker the hub starts binds (default 127.0.0.1; 0.0.0.0: reachable "
+                        "by boards on the LAN)")
+    p.add_argument("--port", type=int, default=1883, help="its port (default 1883)")
     p.add_argument("--duration", type=float, default=None, help="stop by itself after this many seconds")
     p.add_argument("--web-listen", "--console-listen", dest="web_listen", metavar="HOST:PORT",
                    default=os.environ.get("TABLETIMER_WEB_LISTEN",
@@ -52,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
                                 "speed competitions.")
     sub = p.add_subparsers(dest="cmd", required=True)
 
-    d = sub.add_parser("demo", help="the hub with an embedded broker and simulated boards playing a round")
+    d = sub.add_parser("demo", help="the hub with its broker and simulated boards playing a round")
     d.add_argument("--data", default="data", help="folder for the demo's event log and boards (default: ./data)")
     d.add_argument("--preset", default="cz-championship-individuals", help="competition format preset")
     d.add_argument("--boards", type=int, default=4, help="simulated boards")

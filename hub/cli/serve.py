@@ -11,12 +11,12 @@ import time
 from collections import deque
 from pathlib import Path
 
-from ..boards.broker import BrokerLogins, EmbeddedBroker, parse_broker_url
 from ..boards.mqtt_adapter import HubMqtt
 from ..boards.service import HubService
 from ..rules.formats import fmt_duration
 from ..rules.standings import StandingRow
-from .common import HUB_USER, ensure_hub_password, hub_password, print_final
+from .brokers import dead_broker_alert, follow_keys, start_broker
+from .common import print_final
 
 
 def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | None = None) -> str:
@@ -44,8 +44,8 @@ def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | Non
 
 
 def serve(args, service: HubService, data: Path, start_sims=None, event: dict | None = None) -> int:
-    """Broker (embedded unless --broker), hub, the web server (--web-listen:
-    the API for remote consoles; event: its /event), the console (or a line per event when not on a
+    """Broker (brokers.py: Mosquitto as a child process when installed, else
+    the embedded one; none with --broker), hub, the web server (--web-listen: the API for remote consoles; event: its /event), the console (or a line per event when not on a
     terminal), until Ctrl-C / SIGTERM / SIGHUP / --duration."""
     from rich.console import Console
 
@@ -91,22 +91,11 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
             os._exit(0)
     try:
         web_listen = parse_listen(args.web_listen)
-        if args.broker:
-            address = parse_broker_url(args.broker)
-            pw = hub_password(data)
-            if address.user is None and pw.exists():    # from `tabletimer broker config`
-                address.user, address.password = HUB_USER, pw.read_text().strip()
-        else:
-            # the event's logins, on 127.0.0.1 too: one login per board, its
-            # own client id and topics (docs/operations.md, "Run a hall securely")
-            pw_file = ensure_hub_password(data)
-            logins = BrokerLogins(service.keys.path or data / "board-keys.json", HUB_USER, pw_file)
-            broker = EmbeddedBroker(data / "broker", host=args.listen, port=args.port,
-                                    logins=logins).start()
-            address = broker.address
-            address.user, address.password = HUB_USER, pw_file.read_text().strip()
-        kind = " (embedded; the event's logins: one per board, the hub's)" if broker else ""
-        console.print(f"broker on {address.host}:{address.port}{kind}; event log {service.store.path}")
+        broker = start_broker(args, service.keys, data)
+        address = broker.address
+        console.print(broker.line, markup=False, highlight=False, soft_wrap=True)
+        console.print(f"event log {service.store.path}", markup=False, highlight=False, soft_wrap=True)
+        dead = broker_gone(broker, service, console.is_terminal)
         hub = HubMqtt(service, address.host, address.port, address.user, address.password)
         hub.start()
         if web_listen and event:
@@ -135,6 +124,10 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         def tick() -> None:
             service.catch_up()                       # operator actions from `tabletimer act`
             _report_dead_sims(sims, service.note if console.is_terminal else print)
+            dead()
+            if follow_keys(broker, service.keys, data, address.password or ""):
+                (service.note if console.is_terminal else print)(
+                    "broker: the board keys changed: Mosquitto's logins written again and reloaded")
 
         if console.is_terminal:               # the organizer console (Textual)
             from ..console.app import run_console
@@ -264,6 +257,28 @@ def _say_referee_urls(service: HubService, server, pages, data: Path, say, demo_
     for line in lines:
         say(line)
         service.note(line.strip())       # the console's event log: a terminal's console covers the lines above
+
+
+def broker_gone(broker, service: HubService, on_terminal: bool):
+    """A check for tick(): once the child broker has died, an alert on the
+    console (kept while the hub runs) and a line in the log / on stdout."""
+    said: list[str] = []
+
+    def alerts() -> list[str]:
+        return said[:1]
+
+    service.alert_sources.append(alerts)
+
+    def check() -> None:
+        if said:
+            return
+        text = dead_broker_alert(broker)
+        if text:
+            said.append(text)
+            service.note(text)
+            if not on_terminal:
+                print(f"error: {text}", flush=True)
+    return check
 
 
 def _report_dead_sims(sims: list, say) -> None:

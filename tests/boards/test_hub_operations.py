@@ -54,7 +54,7 @@ def test_a_second_hub_on_an_event_folder_is_refused_and_named(tmp_path, embedded
         err = second.stderr
         assert "another hub is already running on" in err and f"pid {hub.pid}" in err, err
         assert f"started {time.strftime('%Y-%m-%d')}" in err and f"kill {hub.pid}" in err, err
-        assert "broker on" not in second.stdout          # refused before it touched anything
+        assert "broker:" not in second.stdout          # refused before it touched anything
         # a demo writing into the same log: refused the same way
         demo = subprocess.run([TT, "demo", "--data", str(ev), "--boards", "1", "--duration", "5",
                                "--port", str(free_port()), "--console-listen", "off"],
@@ -266,7 +266,7 @@ def test_the_hub_does_not_start_on_a_log_it_cannot_write_and_act_says_so(tmp_pat
             assert p.returncode == 3, (name, p.returncode, p.stdout, p.stderr)
             assert f"error: cannot write the event log {db} (database is locked): another program is " \
                    f"writing to the log" in p.stderr, (name, p.stderr)
-            assert "Traceback" not in p.stderr + p.stdout and "broker on" not in p.stdout, p.stderr
+            assert "Traceback" not in p.stderr + p.stdout and "broker:" not in p.stdout, p.stderr
             assert ("The hub did not start" if name == "run" else "Nothing was recorded") in p.stderr
     finally:
         holder.rollback()
@@ -279,7 +279,7 @@ def test_the_hub_does_not_start_on_a_log_it_cannot_write_and_act_says_so(tmp_pat
                 assert p.returncode == 3 and said in p.stderr, (p.returncode, p.stdout, p.stderr)
                 assert f"cannot write the event log {db} (attempt to write a readonly database): the " \
                        f"file or its folder is read-only" in p.stderr, p.stderr
-                assert "Traceback" not in p.stderr and "broker on" not in p.stdout
+                assert "Traceback" not in p.stderr and "broker:" not in p.stdout
         finally:
             _writable(db)
     # nothing was stored meanwhile; with the log writable, both work

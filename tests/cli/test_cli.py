@@ -106,9 +106,10 @@ def test_board_check_command_passes(capsys):
 
 
 def test_demo_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
-    """The README's main job, shortened: embedded broker, hub, simulated
-    boards; every simulated station finishes and is ranked; then a clean
-    stop leaves no process behind."""
+    """The README's main job, shortened: its broker (Mosquitto where
+    installed, else the embedded one), hub, simulated boards; every
+    simulated station finishes and is ranked; then a clean stop leaves no
+    process behind."""
     from brokers import free_port
 
     proc = subprocess.Popen(
@@ -143,14 +144,16 @@ def _pids_mentioning(text: str) -> list[str]:
     return out.split()
 
 
-def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path):
-    """SIGKILL gives the hub no chance to clean up: its broker and simulated
-    boards notice the closed pipe to it and exit by themselves."""
+@pytest.mark.parametrize("kind", ["auto", "embedded"])
+def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path, kind):
+    """SIGKILL gives the hub no chance to clean up: its broker (Mosquitto's
+    watchdog, or the embedded one) and simulated boards notice the closed
+    pipe to it and exit by themselves."""
     from brokers import free_port
 
     proc = subprocess.Popen(
         [TT, "demo", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--boards", "2",
-         "--press-window", "60", "--duration", "120"],
+         "--press-window", "60", "--duration", "120", "--broker-kind", kind],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out = Output(proc.stdout)
     online = [0]
@@ -160,7 +163,7 @@ def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path):
         return online[0] == 2
     try:
         out.wait_for(both_online, "both simulated boards online")
-        assert len(_pids_mentioning(str(tmp_path))) >= 3       # broker + 2 boards
+        assert len(_pids_mentioning(str(tmp_path))) >= 3       # broker (Mosquitto: and its watchdog) + 2 boards
     finally:
         proc.kill()
         proc.wait()

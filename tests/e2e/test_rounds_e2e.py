@@ -29,7 +29,7 @@ class Hub:
         self.proc = subprocess.Popen([TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}"],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.out = Output(self.proc.stdout)       # read as it comes: the pipe never fills
-        self.out.wait_for(lambda line: line.startswith("broker on"), "the hub's broker line")
+        self.out.wait_for(lambda line: line.startswith("broker:"), "the hub's broker line")
 
     def stop(self) -> str:
         self.proc.terminate()

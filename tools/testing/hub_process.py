@@ -14,18 +14,21 @@ TT = str(Path(sys.executable).parent / "tabletimer")
 
 
 class HubProcess:
-    """`tabletimer run DIR --broker ...` as a child process.  Its output (one
+    """`tabletimer run DIR [--broker ...]` as a child process.  Its output (one
     line per stored event) is read all the time by a thread, so a long run
     never blocks the hub on a full pipe; `lines` holds it."""
 
-    def __init__(self, ev: Path, port: int, *extra: str, timeout: float = 30.0,
+    def __init__(self, ev: Path, port: int | None, *extra: str, timeout: float = 30.0,
                  web_port: int | None = None) -> None:
+        # port: the external broker's on 127.0.0.1 (--broker); None: the hub
+        # starts its own (give --port, --broker-kind in extra).
         # web_port: the hub's web server (the referees' pages) on
         # 127.0.0.1:web_port; None (the default): no web server
         web = "off" if web_port is None else f"127.0.0.1:{web_port}"
         self.web_port = web_port
+        broker = [] if port is None else ["--broker", f"mqtt://127.0.0.1:{port}"]
         self.proc = subprocess.Popen(
-            [TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}", "--web-listen", web, *extra],
+            [TT, "run", str(ev), *broker, "--web-listen", web, *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         self._connected = threading.Event()
@@ -35,7 +38,7 @@ class HubProcess:
         if not self._connected.wait(timeout):
             self.kill()
             raise TimeoutError(f"the hub did not start in {timeout} s: {''.join(self.lines)[-2000:]}")
-        if not any(li.startswith("broker on") for li in self.lines):   # its output ended: it exits
+        if not any(li.startswith("broker:") for li in self.lines):   # its output ended: it exits
             self._reader.join(10)
             try:
                 code = self.proc.wait(10)
@@ -52,7 +55,7 @@ class HubProcess:
         assert self.proc.stdout
         for line in self.proc.stdout:
             self.lines.append(line)
-            if line.startswith("broker on"):
+            if line.startswith("broker:"):
                 self._connected.set()
         self._connected.set()          # EOF: the hub is gone
 

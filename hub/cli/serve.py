@@ -16,7 +16,7 @@ from ..boards.service import HubService
 from ..rules.formats import fmt_duration
 from ..rules.standings import StandingRow
 from .brokers import dead_broker_alert, follow_keys, start_broker
-from .common import print_final
+from .common import print_final, room_for_connections
 
 
 def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | None = None) -> str:
@@ -52,7 +52,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     from ..web.server import parse_listen
 
     console = Console()
-    _room_for_connections()
+    room_for_connections(4096)    # the web server's 1024 connections, the broker's and the log's files
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGHUP):      # kill, closed terminal: stop cleanly
         signal.signal(sig, lambda *a: stop.set())
@@ -204,23 +204,6 @@ def _referee_pages(service: HubService, data: Path, event: dict):
     from ..web.referees import RefereeBook, book_path
 
     return RefereePages(service, RefereeBook(book_path(data)), event.get("name", ""))
-
-
-def _room_for_connections(want: int = 4096) -> None:
-    """Raise this process's open-files limit towards want (macOS starts at
-    256, some Linux shells at 1024: the web server's 1024 connections, the
-    broker's and the log's files must fit)."""
-    try:
-        import resource
-    except ImportError:                   # not on Windows
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        except (ValueError, OSError):
-            pass                          # the web server refuses what does not fit (503)
 
 
 def _public_base(data: Path, server) -> str:

@@ -15,25 +15,14 @@ import resource
 import time
 from dataclasses import dataclass, field
 
+from tabletimer.hub.cli.common import room_for_connections
+
 from . import mqtt
 from .board import Board, Pending
 
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def room_for_connections(want: int) -> int:
-    """Raise the open-files limit towards want (as hub/cli/serve.py does for
-    the hub); the soft limit now."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        except (ValueError, OSError):
-            pass
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def cpu_s() -> float:

@@ -212,12 +212,14 @@ class HubService:
                 return []         # no command counters: the board asks again
 
     def _store_and_answer(self, taken: "list[_Taken]", emit: Callable[[list[Outgoing]], None]) -> None:
-        """Store the messages in one transaction, then apply and answer
+        """Store the messages in one transaction, apply them, then answer
         each.  The writer lock keeps every other write (an operator's
         action, rows of another process caught up) out from the commit to
-        the last apply, so rows are applied in the log's order; the message
-        lock is not held during the commit (sync replies, the consoles' and
-        pages' reads go on meanwhile), and is taken per message after it."""
+        the apply, so rows are applied in the log's order; it is let go
+        before the answers, so that a referee's action waits for one commit
+        and its apply, not for a batch's acks.  The message lock is not held
+        during the commit (sync replies, the consoles' and pages' reads go
+        on meanwhile)."""
         with self._writer:
             try:
                 with self.store.transaction():              # one commit (fsync) for all
@@ -226,17 +228,21 @@ class HubService:
                 self._write_failed(e)
                 return           # nothing acked: the boards keep their events and send them again
             self._written()
-            for t, (stored, row) in zip(taken, results):
-                # numbered and published under the one lock: a board drops a
-                # command whose counter is not above the last it took, so two
-                # threads must not publish theirs in the other order
-                with self._lock:
-                    try:
-                        out = self._answer(t, stored, row)
-                    except LogWriteFailed:
-                        continue     # stored, not acked (no command counters): sent again, acked then
-                    if out:
-                        emit(out)
+            with self._lock:
+                for _, row in results:
+                    if row is not None:
+                        self._apply(row)     # a conflict row is alerted, never folded as the event
+        for t, (stored, row) in zip(taken, results):
+            # numbered and published under the one lock: a board drops a
+            # command whose counter is not above the last it took, so two
+            # threads must not publish theirs in the other order
+            with self._lock:
+                try:
+                    out = self._answer(t, stored, row)
+                except LogWriteFailed:
+                    continue     # stored, not acked (no command counters): sent again, acked then
+                if out:
+                    emit(out)
 
     def _store(self, t: "_Taken") -> tuple[str, dict | None]:
         """Append a message inside the open transaction."""
@@ -245,12 +251,10 @@ class HubService:
         return self.store.append_board_event(t.board, t.msg, t.received_ms)
 
     def _answer(self, t: "_Taken", stored: str, row: dict | None) -> list[Outgoing]:
-        """A stored message (committed): applied, answered."""
+        """A stored message (committed and applied): answered."""
         board, msg = t.board, t.msg
         typ = msg["type"]
         if t.kind == protocol.STATUS:
-            assert row is not None
-            self._apply(row)
             if msg["state"] == protocol.ONLINE:
                 # a board flashed after the round began has no retained
                 # schedule yet; a rebooted one gets the current one again,
@@ -271,7 +275,6 @@ class HubService:
                 self.activity.append(lost)
             return out
         assert row is not None
-        self._apply(row)                 # a conflict row is alerted, never folded as the event
         if stored == CONFLICT:
             return out
         if self.competition.format.relay is not None and typ in ("press", "void"):

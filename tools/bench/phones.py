@@ -367,6 +367,48 @@ def burst(hall: Hall, port: int, report: Report, label: str) -> tuple[list[float
     return lat, lost
 
 
+class WebClients:
+    """The hall's hub started with its web server, and target(pipe, web
+    port, *args) in a spawned process of its own (the phones or the pages,
+    off the bench's interpreter); `first`: what it sent once ready.  Use as
+    a context manager: the process is killed and the hall closed at the end."""
+
+    def __init__(self, hall: Hall, target, args: tuple, what: str, start_s: float) -> None:
+        self.hall, self.what, self.proc = hall, what, None
+        ctx = multiprocessing.get_context("spawn")
+        self.pipe, there = ctx.Pipe()
+        try:
+            hall.start_hub(web_port=(web := free_port()))
+            wait_web(web)
+            self.proc = ctx.Process(target=target, args=(there, web, *args), daemon=True)
+            self.proc.start()
+            if not self.pipe.poll(start_s):
+                raise RuntimeError(f"the {what} did not start")
+            self.first = self.pipe.recv()[1]
+        except BaseException:
+            self.close()
+            raise
+
+    def result(self, timeout: float = 240):
+        """What the process sent at its end (it is then joined)."""
+        if not self.pipe.poll(timeout):
+            raise RuntimeError(f"the {self.what} did not finish")
+        _, res = self.pipe.recv()
+        self.proc.join(10)                              # type: ignore[union-attr]
+        return res
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.is_alive():
+            self.proc.kill()
+        self.hall.close()
+
+    def __enter__(self) -> "WebClients":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def burst_alone(hall: Hall, port: int, report: Report, label: str,
                 broker_floor: tuple[float, float]) -> list[float]:
     """The burst on hall's hub with its web server and nobody on it (the
@@ -406,28 +448,16 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
 
     # 2. the same on a new hub, with the phones open and confirming
     hall, tables, tokens = _hall(root, "phones", port, n_boards, n_phones)
-    ctx = multiprocessing.get_context("spawn")
-    here, there = ctx.Pipe()
-    proc = None
-    try:
-        hall.start_hub(web_port=(web := free_port()))
-        wait_web(web)
-        # phone j watches table j % tables; the first phone of a table confirms its calls
-        phones = [(tokens[j], tables[j % len(tables)], act and j < len(tables)) for j in range(n_phones)]
-        expect = {t: sum(1 for i in range(n) if hall.table_of(i) == t) for t in tables[:n_phones] if act}
-        proc = ctx.Process(target=run_phones, args=(there, web, phones, expect, 180.0), daemon=True)
-        proc.start()
-        if not here.poll(90):
-            raise RuntimeError("the phones did not start")
-        kind, http_floor = here.recv()
+    # phone j watches table j % tables; the first phone of a table confirms its calls
+    phones = [(tokens[j], tables[j % len(tables)], act and j < len(tables)) for j in range(n_phones)]
+    expect = {t: sum(1 for i in range(n) if hall.table_of(i) == t) for t in tables[:n_phones] if act}
+    with WebClients(hall, run_phones, (phones, expect, 180.0), "phones", 90) as clients:
+        http_floor = clients.first
         report.add("web server round trip (floor), GET /r/api/me", spread(http_floor),
                    f"{len(http_floor)} requests, keep-alive, hub idle")
         with_phones, lost = burst(hall, port, report, f"{n_phones} phones")
-        here.send("stop")                   # phones that only watch: the burst is over
-        if not here.poll(240):
-            raise RuntimeError("the phones did not finish")
-        kind, res = here.recv()
-        proc.join(10)
+        clients.pipe.send("stop")           # phones that only watch: the burst is over
+        res = clients.result()
         report_against(report, f"{n_phones} phones", "phones", n, with_phones, without, lost)
         views = sum(len(v) for v in res["views"].values())
         report.add(f"views sent to the {n_phones} pages", f"{views}", "server-sent events received, from "
@@ -436,10 +466,6 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
             _actions(hall, res, http_floor, n_phones, sum(expect.values()), report)
         elif res["errors"]:
             report.add("phones' errors", "; ".join(res["errors"][:3]))
-    finally:
-        if proc is not None and proc.is_alive():
-            proc.kill()
-        hall.close()
 
 
 def _actions(hall: Hall, res: dict, http_floor: list[float], n_phones: int, calls: int,

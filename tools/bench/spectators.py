@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
 import os
 import platform
 import shutil
@@ -38,7 +37,7 @@ import time
 from pathlib import Path
 
 from tabletimer.tools.bench.hall import Hall, Report, bench_floor, spread
-from tabletimer.tools.bench.phones import Conn, burst, burst_alone, free_port, report_against, wait_web
+from tabletimer.tools.bench.phones import Conn, WebClients, burst, burst_alone, report_against
 
 PAGES_PER_ADDRESS = 5         # under the hub's limit of streams per device (rate_limit.STREAMS_PER_CLIENT)
 SAMPLE_EVERY = 10             # every 10th page reads its views (JSON); the others count their bytes
@@ -124,23 +123,11 @@ def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report:
     without = burst_alone(_hall(root, "spectators-none", port, n_boards), port, report, "no pages", broker_floor)
 
     hall = _hall(root, "spectators", port, n_boards)
-    ctx = multiprocessing.get_context("spawn")
-    here, there = ctx.Pipe()
-    proc = None
-    try:
-        hall.start_hub(web_port=(web := free_port()))
-        wait_web(web)
-        proc = ctx.Process(target=run_pages, args=(there, web, n_pages, n_boards, 180.0), daemon=True)
-        proc.start()
-        if not here.poll(120):
-            raise RuntimeError("the pages did not start")
-        _, opened = here.recv()
+    with WebClients(hall, run_pages, (n_pages, n_boards, 180.0), "pages", 120) as clients:
+        opened = clients.first
         sent_before = time.monotonic()
         with_pages, lost = burst(hall, port, report, f"{n_pages} pages")
-        if not here.poll(240):
-            raise RuntimeError("the pages did not finish")
-        _, res = here.recv()
-        proc.join(10)
+        res = clients.result()
         report_against(report, f"{n_pages} pages", "pages", n_boards, with_pages, without, lost,
                        f"; {opened} pages open")
         presses = _press_times(hall)
@@ -159,10 +146,6 @@ def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report:
                    f"{res['bytes'] / 1e6:.1f} MB received in all; errors: {len(res['errors'])}"
                    + (f" ({'; '.join(res['errors'][:2])})" if res["errors"] else "")
                    + f"; {time.monotonic() - sent_before:.0f} s from the burst to the end")
-    finally:
-        if proc is not None and proc.is_alive():
-            proc.kill()
-        hall.close()
 
 
 def _press_times(hall: Hall) -> dict[str, float]:

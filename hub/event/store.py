@@ -2,8 +2,9 @@
 
 Every input is a row in `events`, committed (WAL, synchronous=FULL) before
 the hub acknowledges it.  Board events that arrive together share one
-transaction (`transaction()`): one commit, one fsync, for all of them.  A board event is identified by (board, install,
-boot, seq) -- install: the id made when the board was flashed ('' for a
+transaction (`transaction()`): one commit, one fsync, for all of them.  A
+board event is identified by (board, install, boot, seq) -- install: the
+id made when the board was flashed ('' for a
 board without one), so a spare flashed with a dead board's id, whose boot
 count starts again at 1, makes events of its own.  A retransmission (the
 same identity, the same content) is recognised and only re-acknowledged;
@@ -71,7 +72,7 @@ class EventStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()      # re-entered by the appends inside transaction()
-        self.transactions = 0                 # transaction()s committed (the benchmarks' and tests' count)
+        self.transactions = 0                 # transaction()s committed (batches, counter blocks: the tests' count)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
@@ -193,20 +194,13 @@ class EventStore:
         `counters`, beside the log), above every number reserved before, by
         any process in any run, and above floor; committed before it returns,
         so they may be used at once.  Returns the first of them."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.execute("CREATE TABLE IF NOT EXISTS counters"
-                                 " (name TEXT PRIMARY KEY, reserved INTEGER NOT NULL)")
-                row = self._db.execute("SELECT reserved FROM counters WHERE name = ?", (name,)).fetchone()
-                first = max(row[0] if row else 0, floor) + 1
-                self._db.execute("INSERT INTO counters (name, reserved) VALUES (?, ?) ON CONFLICT (name)"
-                                 " DO UPDATE SET reserved = excluded.reserved", (name, first + count - 1))
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
+        with self.transaction():
+            self._db.execute("CREATE TABLE IF NOT EXISTS counters"
+                             " (name TEXT PRIMARY KEY, reserved INTEGER NOT NULL)")
+            row = self._db.execute("SELECT reserved FROM counters WHERE name = ?", (name,)).fetchone()
+            first = max(row[0] if row else 0, floor) + 1
+            self._db.execute("INSERT INTO counters (name, reserved) VALUES (?, ?) ON CONFLICT (name)"
+                             " DO UPDATE SET reserved = excluded.reserved", (name, first + count - 1))
         return first
 
     @staticmethod

@@ -45,8 +45,10 @@ def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | Non
 
 def serve(args, service: HubService, data: Path, start_sims=None, event: dict | None = None) -> int:
     """Broker (brokers.py: Mosquitto as a child process when installed, else
-    the embedded one; none with --broker), hub, the web server (--web-listen: the API for remote consoles; event: its /event), the console (or a line per event when not on a
-    terminal), until Ctrl-C / SIGTERM / SIGHUP / --duration."""
+    the embedded one; none with --broker), hub, the web server (--web-listen:
+    the API for remote consoles; event: its /event), the console (or a line
+    per event when not on a terminal), until Ctrl-C / SIGTERM / SIGHUP /
+    --duration."""
     from rich.console import Console
 
     from ..web.server import parse_listen

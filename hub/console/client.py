@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import bisect
 import json
-import tempfile
 import threading
 import urllib.error
 import urllib.request
 from collections import Counter, deque
-from pathlib import Path
 from typing import Any
 
-from ..event import event_folder
 from ..event.clock import HubClock
 from ..event.competition import Competition
+from ..event.description import DescriptionError, competition_of
 from ..boards.keys import BoardKeys
 from ..boards.service import HubService
 
@@ -201,26 +199,12 @@ class RemoteHubService(HubService):
 
 
 def event_competition(event: dict) -> Competition:
-    """The Competition the hub runs, from its /event: the event folder's
-    files (or the demo's format and recipe), loaded as the hub loaded them."""
-    from ..event.demo import demo_event
-
-    files = event.get("files")
-    if not isinstance(files, dict) or not files:
-        raise RemoteError("the hub's /event has no files")
-    with tempfile.TemporaryDirectory(prefix="tabletimer-remote-") as tmp:
-        for name, text in files.items():
-            if Path(name).name != name or name.startswith("."):
-                raise RemoteError(f"the hub's /event has a strange file name {name!r}")
-            (Path(tmp) / name).write_text(text, encoding="utf-8")
-        demo = event.get("demo")
-        if demo:
-            fmt, entrants, stations = demo_event(str(Path(tmp) / demo["format"]), demo["boards"],
-                                                 demo["stations"], demo["speed"])
-        else:
-            ev = event_folder.load(tmp)
-            fmt, entrants, stations = ev.format, ev.entrants, ev.stations
-    return Competition(fmt, entrants, stations, auto_stations=bool(event.get("auto_stations")))
+    """The Competition the hub runs, from its /event (event/description.py;
+    RemoteError if it is not an event's description)."""
+    try:
+        return competition_of(event)
+    except DescriptionError as e:
+        raise RemoteError(str(e)) from None
 
 
 def connect(url: str, token: str) -> RemoteHubService:

@@ -42,8 +42,12 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
                         "0.0.0.0:8765: reachable on the LAN; port 0: any free port; off: none; "
                         "--console-listen is its old name)")
     p.add_argument("--hall-pages", choices=("on", "off"), default="on",
-                   help="the hall's public pages on the web server: /hall (projector), /standings "
-                        "(spectators' phones), /results (default on; off: not served)")
+                   help="the hall's public pages: /hall (projector), /standings (spectators' phones), "
+                        "/results, served by a process of their own (default on; off: not served)")
+    p.add_argument("--hall-listen", metavar="HOST:PORT", default=None,
+                   help="address of the hall's pages' own server (so that a crowd on them cannot slow "
+                        "the boards; the web server sends /hall, /standings, /results there): default "
+                        "the web server's host and its port + 1 (127.0.0.1:8766); port 0: any free port")
 
 
 def _bench(argv: list[str]) -> int:

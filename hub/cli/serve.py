@@ -76,7 +76,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         if pages:
             pages.close()
         if hall:
-            hall.close()
+            hall.stop()
         if hub:
             hub.stop()
         if broker:
@@ -106,19 +106,19 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
             pages = _referee_pages(service, data, event)
             routes = pages.routes()
             if getattr(args, "hall_pages", "on") == "on":
-                from ..web.hall_pages import HallPages
-                # the projector's title: the event folder's name (the category is the format's title)
-                hall = HallPages(service, event.get("name") or service.competition.format.title)
-                routes += hall.routes()
+                hall = _hall_process(args, service, data, event, web_listen, say)
+                if hall is not None:
+                    from ..web.hall_pages import PATHS
+                    routes += hall.redirect_routes(PATHS)     # the addresses people know, sent on
             remote = _web_server(service, event, data, web_listen, say, routes)
             if remote is not None:
                 _say_referee_urls(service, remote, pages, data, say, getattr(args, "demo_referee", False))
-                if hall is not None:
-                    base = _public_base(data, remote)
-                    line = (f"hall pages (public, no sign-in): {base}/hall (the projector), "
-                            f"{base}/standings (spectators' phones), {base}/results")
-                    say(line)
-                    service.note(line)
+            if hall is not None:
+                base = _hall_base(data, hall)
+                line = (f"hall pages (public, no sign-in; a process of their own): {base}/hall "
+                        f"(the projector), {base}/standings (spectators' phones), {base}/results")
+                say(line)
+                service.note(line)
         if start_sims:
             sims = start_sims(address, stop)
         deadline = time.monotonic() + args.duration if args.duration else None
@@ -127,6 +127,9 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
             service.catch_up()                       # operator actions from `tabletimer act`
             _report_dead_sims(sims, service.note if console.is_terminal else print)
             dead()
+            said = hall.check() if hall else None
+            if said:
+                (service.note if console.is_terminal else print)(said)
             if follow_keys(broker, service.keys, data, address.password or ""):
                 (service.note if console.is_terminal else print)(
                     "broker: the board keys changed: Mosquitto's logins written again and reloaded")
@@ -206,6 +209,43 @@ def _referee_pages(service: HubService, data: Path, event: dict):
     from ..web.referees import RefereeBook, book_path
 
     return RefereePages(service, RefereeBook(book_path(data)), event.get("name", ""))
+
+
+def _hall_process(args, service: HubService, data: Path, event: dict, web_listen: tuple[str, int], say):
+    """The hall's pages in a process of their own (web/hall_process.py), on
+    --hall-listen (default: the web server's host, its port + 1); None, and
+    a warning, if they cannot start: the hub runs without them."""
+    from ..web.hall_process import HallProcess
+    from ..web.server import parse_listen
+
+    host, port = web_listen
+    given = getattr(args, "hall_listen", None)
+    listen = parse_listen(given, host) if given else (host, port + 1 if port else 0)
+    if listen is None:
+        return None
+    description = dict(event, auto_stations=service.competition.auto_stations)   # as the console API's /event
+    # the projector's title: the event folder's name (the category is the format's title)
+    title = event.get("name") or service.competition.format.title
+    try:
+        return HallProcess(service.store.path, description, listen, title, data / "hall-pages.log").start()
+    except (RuntimeError, OSError) as e:
+        say(f"warning: no hall pages: {e}")
+        return None
+
+
+def _hall_base(data: Path, hall) -> str:
+    """Where phones open the hall's pages: the public URL's host (the one
+    the cards carry) on the hall's port, else the hall server's own."""
+    from urllib.parse import urlsplit
+
+    from ..web import public_url
+
+    saved = public_url.saved(data)
+    if saved is None:
+        return hall.url()
+    parts = urlsplit(saved)
+    host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname
+    return f"{parts.scheme}://{host}:{hall.port}"
 
 
 def _public_base(data: Path, server) -> str:

@@ -32,3 +32,9 @@ def build_app(console_api: ConsoleApi, extra_routes: Sequence[BaseRoute] = ()) -
     """The app: the console API's routes, then extra_routes."""
     return Starlette(routes=[*console_routes(console_api), *extra_routes],
                      exception_handlers={404: _no_route, 405: _no_route})
+
+
+def build_hall_app(routes: Sequence[BaseRoute]) -> Starlette:
+    """The hall's pages' own app (web/hall_process.py): routes, with the
+    same JSON 404 and 405."""
+    return Starlette(routes=list(routes), exception_handlers={404: _no_route, 405: _no_route})

@@ -45,6 +45,9 @@ STATIC = {"hall.css": "text/css", "hall.js": "text/javascript", "standings.js": 
 MIN_INTERVAL_S = 0.5         # a stream's views at most this often (a burst of presses: one view;
                              # 300 pages of 300 entrants at 4 views a second were 86 MB/s)
 _NO_STORE = {"Cache-Control": "no-store"}
+# every path the pages answer (hall_process.py: the hub's own server sends them on)
+PATHS = ("/hall", "/standings", "/rotate", "/results", "/results.csv", "/results.json",
+         "/h/api/standings", "/h/api/stream", "/h/static/{name}")
 
 
 class HallPages:
@@ -68,17 +71,13 @@ class HallPages:
             self.feed.last_ms = rows[-1]["received_ms"] if rows else None
 
     def routes(self) -> list[Route]:
-        return [
-            Route("/hall", self.page("hall.html"), methods=["GET"]),
-            Route("/standings", self.page("standings.html"), methods=["GET"]),
-            Route("/rotate", self.page("rotate.html"), methods=["GET"]),
-            Route("/results", self.results_page, methods=["GET"]),
-            Route("/results.csv", self.results_file("csv"), methods=["GET"]),
-            Route("/results.json", self.results_file("json"), methods=["GET"]),
-            Route("/h/api/standings", self.standings, methods=["GET"]),
-            Route("/h/api/stream", self.stream, methods=["GET"]),
-            Route("/h/static/{name}", self.static, methods=["GET"]),
-        ]
+        serve = {"/hall": self.page("hall.html"), "/standings": self.page("standings.html"),
+                 "/rotate": self.page("rotate.html"), "/results": self.results_page,
+                 "/results.csv": self.results_file("csv"), "/results.json": self.results_file("json"),
+                 "/h/api/standings": self.standings, "/h/api/stream": self.stream,
+                 "/h/static/{name}": self.static}
+        assert tuple(serve) == PATHS
+        return [Route(path, fn, methods=["GET"]) for path, fn in serve.items()]
 
     def close(self) -> None:
         self.feed.close()

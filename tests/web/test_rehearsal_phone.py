@@ -27,17 +27,18 @@ def test_a_rehearsed_call_is_confirmed_from_a_phone(tmp_path):
     ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
     (ev / "entrants.csv").write_text("id,name,eligible\n1,Alice,yes\n2,Bob,yes\n")
     (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n")
-    web = free_port()
+    web, hall_port = free_port(), free_port()
     hub = subprocess.Popen([TT, "rehearse", str(ev), "--port", str(free_port()), "--web-listen",
-                            f"127.0.0.1:{web}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            f"127.0.0.1:{web}", "--hall-listen", f"127.0.0.1:{hall_port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out = Output(hub.stdout)
     rehearsal = ev / "rehearsal"
     try:
         line = out.wait_for(lambda ln: "sign this browser in as 'Demo referee'" in ln, "the demo sign-in")
         signin = re.search(r"(http://\S+/signin\?token=\S+)", line).group(1)
         assert signin.startswith(f"http://127.0.0.1:{web}/signin?token=")
-        hall = out.wait_for(lambda ln: ln.startswith("hall pages (public, no sign-in): "), "the hall pages' address")
-        assert f"http://127.0.0.1:{web}/hall (the projector)" in hall
+        hall = out.wait_for(lambda ln: ln.startswith("hall pages (public, no sign-in; a process of their own): "),
+                            "the hall pages' address")
+        assert f"http://127.0.0.1:{hall_port}/hall (the projector)" in hall
         out.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
         subprocess.run([TT, "act", str(rehearsal), "round_start"], check=True, capture_output=True)
         with sync_playwright() as p:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 TT = str(Path(sys.executable).parent / "tabletimer")
@@ -19,16 +20,19 @@ class HubProcess:
     never blocks the hub on a full pipe; `lines` holds it."""
 
     def __init__(self, ev: Path, port: int | None, *extra: str, timeout: float = 30.0,
-                 web_port: int | None = None) -> None:
+                 web_port: int | None = None, hall_port: int = 0) -> None:
         # port: the external broker's on 127.0.0.1 (--broker); None: the hub
         # starts its own (give --port, --broker-kind in extra).
         # web_port: the hub's web server (the referees' pages) on
-        # 127.0.0.1:web_port; None (the default): no web server
+        # 127.0.0.1:web_port; None (the default): no web server.
+        # hall_port: the hall's pages' process, with the web server, on
+        # 127.0.0.1:hall_port (0, the default: a free port; see hall_url())
         web = "off" if web_port is None else f"127.0.0.1:{web_port}"
         self.web_port = web_port
         broker = [] if port is None else ["--broker", f"mqtt://127.0.0.1:{port}"]
         self.proc = subprocess.Popen(
-            [TT, "run", str(ev), *broker, "--web-listen", web, *extra],
+            [TT, "run", str(ev), *broker, "--web-listen", web, "--hall-listen", f"127.0.0.1:{hall_port}",
+             *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         self._connected = threading.Event()
@@ -58,6 +62,21 @@ class HubProcess:
             if line.startswith("broker:"):
                 self._connected.set()
         self._connected.set()          # EOF: the hub is gone
+
+    def hall_url(self, timeout: float = 60.0) -> str:
+        """The hall's pages' address (http://127.0.0.1:PORT), once the hub
+        has said it (TimeoutError if it does not)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                if line.startswith("hall pages"):
+                    return line.split("): ", 1)[1].split("/hall", 1)[0]
+                if line.startswith("warning: no hall pages"):
+                    raise RuntimeError(line.strip())
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise TimeoutError(f"the hub did not say where the hall's pages are: {''.join(self.lines)[-2000:]}")
 
     def kill(self) -> None:
         """SIGKILL: no clean shutdown at all."""

@@ -368,19 +368,22 @@ def burst(hall: Hall, port: int, report: Report, label: str) -> tuple[list[float
 
 
 class WebClients:
-    """The hall's hub started with its web server, and target(pipe, web
-    port, *args) in a spawned process of its own (the phones or the pages,
-    off the bench's interpreter); `first`: what it sent once ready.  Use as
-    a context manager: the process is killed and the hall closed at the end."""
+    """The hall's hub started with its web server, and target(pipe, port,
+    *args) in a spawned process of its own (the phones or the pages, off the
+    bench's interpreter); port: the web server's, or with hall_pages the
+    hall's pages' process's; `first`: what it sent once ready.  Use as a
+    context manager: the process is killed and the hall closed at the end."""
 
-    def __init__(self, hall: Hall, target, args: tuple, what: str, start_s: float) -> None:
+    def __init__(self, hall: Hall, target, args: tuple, what: str, start_s: float,
+                 hall_pages: bool = False) -> None:
         self.hall, self.what, self.proc = hall, what, None
         ctx = multiprocessing.get_context("spawn")
         self.pipe, there = ctx.Pipe()
         try:
             hall.start_hub(web_port=(web := free_port()))
             wait_web(web)
-            self.proc = ctx.Process(target=target, args=(there, web, *args), daemon=True)
+            port = int(hall.hub.hall_url().rsplit(":", 1)[1]) if hall_pages else web   # type: ignore[union-attr]
+            self.proc = ctx.Process(target=target, args=(there, port, *args), daemon=True)
             self.proc.start()
             if not self.pipe.poll(start_s):
                 raise RuntimeError(f"the {what} did not start")

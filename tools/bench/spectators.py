@@ -4,9 +4,11 @@
     .venv/bin/python -m tabletimer.tools.bench.spectators [--boards 300 --pages 300]
 
 What runs: as tools/bench/phones.py (the embedded broker, the hub as
-`tabletimer run DIR` with its web server, the boards as signed identities
-from one paho client, one station each), and m public pages open on the
-hall's stream (GET /h/api/stream, server-sent events) in one other process:
+`tabletimer run DIR` with its web server and the hall's pages' own process,
+hub/web/hall_process.py, the boards as signed identities from one paho
+client, one station each), and m public pages open on the hall's stream
+(GET /h/api/stream on the hall's pages' port, server-sent events: the hub's
+own port sends them there) in one other process:
 one asyncio loop, HTTP/1.1 by hand.  The pages come from 127.0.0.k source
 addresses, at most 5 to an address: the hub limits the streams per device
 (web/rate_limit.py), and a hall's spectators are each their own phone.
@@ -21,7 +23,12 @@ Figures, in one run:
   a 2-core machine; the others receive the same bytes and count them), of a
   view in which its entrant has finished; p50/p99/max (target p99 < 1 s);
 - views sent, bytes received, nothing lost (every press acked and stored,
-  every finish shown on every page).
+  every finish shown on every page);
+- the same burst on a third hub without pages: the spread between two hubs
+  without pages, against which the ratio with pages is read.
+The pages' process takes only idle CPU (hall_process.lowest_priority: it
+stands in for 300 phones, which are not on the hub's laptop), as the hall's
+pages' own process does.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tabletimer.tools.bench.hall import Hall, Report, bench_floor, spread
+from tabletimer.tools.bench.hall import Hall, Report, bench_floor, pct, spread
 from tabletimer.tools.bench.phones import Conn, WebClients, burst, burst_alone, report_against
 
 PAGES_PER_ADDRESS = 5         # under the hub's limit of streams per device (rate_limit.STREAMS_PER_CLIENT)
@@ -106,6 +113,13 @@ async def _pages(link, port: int, n: int, expect: int, timeout: float) -> None:
 
 
 def run_pages(link, port: int, n: int, expect: int, timeout: float) -> None:
+    # the pages stand in for 300 phones, which are not on the hub's laptop:
+    # they take only the CPU that the hub, the broker, the hall's pages and
+    # the boards leave (what the boards' acks pay is then the hub's laptop's
+    # cost of the crowd, not the bench's cost of playing it)
+    from tabletimer.hub.web.hall_process import lowest_priority
+    if os.environ.get("TT_BENCH_PAGES_PRIORITY") != "same":
+        lowest_priority()
     asyncio.run(_pages(link, port, n, expect, timeout))
 
 
@@ -123,7 +137,7 @@ def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report:
     without = burst_alone(_hall(root, "spectators-none", port, n_boards), port, report, "no pages", broker_floor)
 
     hall = _hall(root, "spectators", port, n_boards)
-    with WebClients(hall, run_pages, (n_pages, n_boards, 180.0), "pages", 120) as clients:
+    with WebClients(hall, run_pages, (n_pages, n_boards, 180.0), "pages", 120, hall_pages=True) as clients:
         opened = clients.first
         sent_before = time.monotonic()
         with_pages, lost = burst(hall, port, report, f"{n_pages} pages")
@@ -146,6 +160,12 @@ def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report:
                    f"{res['bytes'] / 1e6:.1f} MB received in all; errors: {len(res['errors'])}"
                    + (f" ({'; '.join(res['errors'][:2])})" if res["errors"] else "")
                    + f"; {time.monotonic() - sent_before:.0f} s from the burst to the end")
+    # the same burst on a third hub without pages: how far two hubs without
+    # pages differ, the spread the ratio above is to be read against
+    again = burst_alone(_hall(root, "spectators-none-again", port, n_boards), port, report, "no pages, again",
+                        broker_floor)
+    report.add("two hubs without pages, the spread", f"p99 x{pct(again, 99) / pct(without, 99):.2f}",
+               f"p50 x{pct(again, 50) / pct(without, 50):.2f} (the second without pages / the first)")
 
 
 def _press_times(hall: Hall) -> dict[str, float]:

@@ -5,11 +5,9 @@ waits for the hub's writes, nor the hub for it); nothing is ever written."""
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 
-from .store import SCHEMA_VERSION, EventStore
+from .store import SCHEMA_VERSION, EventStore, schema_version
 
 
 class ReadOnlyLog(PermissionError):
@@ -25,8 +23,7 @@ class FollowedLog:
             raise FileNotFoundError(f"no event log at {path}")
         # EventStore only reads a log at the current schema version (an older
         # one it migrates: a write); the hub that writes it has migrated it
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
-            (version,) = db.execute("PRAGMA user_version").fetchone()
+        version = schema_version(path)
         if version != SCHEMA_VERSION:
             raise ReadOnlyLog(f"{path} is at schema version {version}, not {SCHEMA_VERSION}: "
                               "the hub has not opened it yet")

@@ -67,6 +67,17 @@ def content(msg: dict) -> dict:
     return {k: v for k, v in msg.items() if k not in _ENVELOPE}
 
 
+def schema_version(path: str | Path) -> int:
+    """The schema version of the log at path (PRAGMA user_version), read
+    read-only: nothing is made, migrated or written."""
+    db = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True)
+    try:
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+    finally:
+        db.close()
+    return int(version)
+
+
 class EventStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)

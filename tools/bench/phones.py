@@ -345,16 +345,31 @@ def wait_web(port: int, timeout: float = 30) -> None:
             time.sleep(0.1)
 
 
-def burst(hall: Hall, port: int, report: Report, label: str) -> tuple[list[float], int]:
-    """The press burst: every board within one second; (event -> ack ms, lost)."""
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far."""
+    import psutil
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system
+
+
+def burst(hall: Hall, port: int, report: Report, label: str,
+          pids: dict[str, int] | None = None) -> tuple[list[float], int]:
+    """The press burst: every board within one second; (event -> ack ms,
+    lost).  pids: name -> process whose CPU seconds from the burst's start
+    to its last ack are reported."""
     gen = SignedBoards(hall, port, client_id=f"bench-load-{label.replace(' ', '-')}")
     try:
         gen.online()
         # boards are online long before the finishes: the views the pages got
         # for the boards' "online" rows are sent before the burst starts
         time.sleep(SETTLE_S)
+        cpu0 = {k: cpu_seconds(pid) for k, pid in (pids or {}).items()}
         gen.presses(1, window_s=1.0, rng=random.Random(17))
         gen.wait_acked(120)
+        if pids:
+            report.add(f"CPU during the burst, {label}", ", ".join(
+                f"{k} {cpu_seconds(pid) - cpu0[k]:.2f} s" for k, pid in pids.items()),
+                "user + system, from the first press to the last ack")
         lat = gen.latencies()
         first = min(gen.sent.values(), default=0.0)
         if gen.acks:
@@ -413,13 +428,14 @@ class WebClients:
 
 
 def burst_alone(hall: Hall, port: int, report: Report, label: str,
-                broker_floor: tuple[float, float]) -> list[float]:
+                broker_floor: tuple[float, float], pids_of=None) -> list[float]:
     """The burst on hall's hub with its web server and nobody on it (the
-    baseline); the event -> ack times, reported, the lost counted."""
+    baseline); the event -> ack times, reported, the lost counted.
+    pids_of(hall): the processes whose CPU during the burst is reported."""
     try:
         hall.start_hub(web_port=(web := free_port()))
         wait_web(web)
-        without, lost = burst(hall, port, report, label)
+        without, lost = burst(hall, port, report, label, pids_of(hall) if pids_of else None)
     finally:
         hall.close()
     report.lost += lost

@@ -134,13 +134,15 @@ def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report:
                      broker_floor: tuple[float, float] | None = None) -> None:
     if broker_floor is None:
         broker_floor = bench_floor(port, report)
-    without = burst_alone(_hall(root, "spectators-none", port, n_boards), port, report, "no pages", broker_floor)
+    without = burst_alone(_hall(root, "spectators-none", port, n_boards), port, report, "no pages", broker_floor,
+                          _pids)
 
     hall = _hall(root, "spectators", port, n_boards)
     with WebClients(hall, run_pages, (n_pages, n_boards, 180.0), "pages", 120, hall_pages=True) as clients:
         opened = clients.first
         sent_before = time.monotonic()
-        with_pages, lost = burst(hall, port, report, f"{n_pages} pages")
+        pids = dict(_pids(hall), phones=clients.proc.pid)                       # type: ignore[union-attr]
+        with_pages, lost = burst(hall, port, report, f"{n_pages} pages", pids)
         res = clients.result()
         report_against(report, f"{n_pages} pages", "pages", n_boards, with_pages, without, lost,
                        f"; {opened} pages open")
@@ -163,9 +165,19 @@ def bench_spectators(port: int, root: Path, n_boards: int, n_pages: int, report:
     # the same burst on a third hub without pages: how far two hubs without
     # pages differ, the spread the ratio above is to be read against
     again = burst_alone(_hall(root, "spectators-none-again", port, n_boards), port, report, "no pages, again",
-                        broker_floor)
+                        broker_floor, _pids)
     report.add("two hubs without pages, the spread", f"p99 x{pct(again, 99) / pct(without, 99):.2f}",
                f"p50 x{pct(again, 50) / pct(without, 50):.2f} (the second without pages / the first)")
+
+
+def _pids(hall: Hall) -> dict[str, int]:
+    """The hub's process and its hall's pages' process."""
+    import psutil
+    hub = hall.hub.pid                                                           # type: ignore[union-attr]
+    pages = [c.pid for c in psutil.Process(hub).children() if "tabletimer.hub.web.hall_process" in c.cmdline()]
+    if not pages:
+        raise RuntimeError("the hub has no hall's pages' process")
+    return {"hub": hub, "hall's pages": pages[0]}
 
 
 def _press_times(hall: Hall) -> dict[str, float]:

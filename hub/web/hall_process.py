@@ -153,13 +153,8 @@ class HallProcess:
         return self.host, self.port
 
     def url(self) -> str:
-        from .server import lan_address
-        host = self.host
-        if host in ("0.0.0.0", "::", ""):
-            host = lan_address()
-        elif ":" in host:
-            host = f"[{host}]"
-        return f"http://{host}:{self.port}"
+        from .server import base_url
+        return base_url(self.host, self.port)
 
     def start(self, timeout: float = READY_S) -> "HallProcess":
         """Start it and wait for its ready (RuntimeError with what it said

@@ -76,6 +76,16 @@ def lan_address() -> str:
         return socket.gethostname()
 
 
+def base_url(host: str, port: int) -> str:
+    """http://HOST:PORT for a server listening on host:port, as another
+    machine reaches it (a wildcard address: this machine's on its network)."""
+    if host in ("0.0.0.0", "::", ""):
+        host = lan_address()
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
 # ------------------------------------------------------------ the connection
 
 def _discard_received(transport: asyncio.BaseTransport, limit: int = DISCARD_LIMIT) -> None:
@@ -273,12 +283,7 @@ class WebServer:
         return len(self._server.server_state.connections) if self._server else 0
 
     def url(self) -> str:
-        host, port = self.address
-        if host in ("0.0.0.0", "::", ""):
-            host = lan_address()
-        elif ":" in host:
-            host = f"[{host}]"
-        return f"http://{host}:{port}"
+        return base_url(*self.address)
 
     def start(self) -> "WebServer":
         """Listen (OSError if the port is taken) and serve in a daemon thread."""

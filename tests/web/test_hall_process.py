@@ -197,3 +197,40 @@ def test_the_process_ends_at_once_when_the_hub_has_said_nothing(tmp_path):
                         str(tmp_path / "x.sqlite"), "--listen", "127.0.0.1:0"],
                        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout == ""
+
+
+def test_the_hubs_own_server_sends_the_hall_paths_on_and_says_when_they_are_starting(tmp_path):
+    """The redirects on the hub's web server (HallProcess.redirect_routes):
+    the path and query kept, the port the hall's; 503 while the process
+    is not running."""
+    import http.client
+
+    from tabletimer.hub.web.app import build_hall_app
+    from tabletimer.hub.web.hall_pages import PATHS
+    from tabletimer.hub.web.hall_process import HallProcess
+    from tabletimer.hub.web.server import WebServer
+
+    hall = HallProcess(tmp_path / "events.sqlite", {}, ("127.0.0.1", 18766), "t", tmp_path / "hall-pages.log")
+    server = WebServer(build_hall_app(hall.redirect_routes(PATHS)), "127.0.0.1", 0).start()
+    stand_in = None
+    try:
+        def get(path: str) -> tuple[int, dict]:
+            c = http.client.HTTPConnection(*server.address, timeout=5)
+            c.request("GET", path)
+            r = c.getresponse()
+            r.read()
+            c.close()
+            return r.status, dict(r.getheaders())
+        status, headers = get("/hall")
+        assert status == 503 and headers["retry-after"] == "5"            # not started (or dead)
+        stand_in = hall.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        status, headers = get("/rotate?screens=/hall,http://10.0.0.2:8765/hall&every=20")
+        assert status == 307
+        assert headers["location"] == "http://127.0.0.1:18766/rotate?screens=/hall,http://10.0.0.2:8765/hall&every=20"
+        assert get("/h/static/hall.js")[1]["location"] == "http://127.0.0.1:18766/h/static/hall.js"
+        assert get("/calls")[0] == 404                                  # only the hall's paths
+    finally:
+        server.stop()
+        if stand_in is not None:
+            stand_in.kill()
+            stand_in.wait()

@@ -159,8 +159,9 @@ class HallProcess:
     def start(self, timeout: float = READY_S) -> "HallProcess":
         """Start it and wait for its ready (RuntimeError with what it said
         if it does not start)."""
-        with open(self._errors, "ab") as err:
-            os.chmod(self._errors, 0o600)       # client addresses, the log's path
+        fd = os.open(self._errors, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(fd, 0o600)                     # client addresses, the log's path: the owner's only
+        with os.fdopen(fd, "ab") as err:
             proc = subprocess.Popen([*self._args, "--listen", f"{self.host}:{self.port}"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                     start_new_session=True)   # a terminal's Ctrl-C reaches the hub only

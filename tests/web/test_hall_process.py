@@ -148,6 +148,7 @@ def test_a_hall_process_that_dies_or_loses_the_hub_is_started_again(tmp_path):
     hub, web = start_hub(ev)
     try:
         hall = hub.hall_url()
+        assert oct((ev / "hall-pages.log").stat().st_mode & 0o777) == "0o600"      # its errors: the owner's only
         act(ev, "dns", entrant="3")
         until(lambda: any(r["status"] == "DNS" for r in standings(hall)["rows"]), "the DNS shown")
         (pid,) = hall_pids(log)

@@ -7,7 +7,8 @@ run as `python -m tabletimer.hub.boards.mosquitto_child BINARY CONF`), whose
 child Mosquitto is.  The watchdog reads its stdin, a pipe from the hub:
 when the hub goes away, however it ends (a clean stop, SIGTERM, Ctrl-C, or
 SIGKILL), the pipe closes and the watchdog stops Mosquitto and exits.  This
-works on Linux and macOS alike (prctl(PR_SET_PDEATHSIG) is Linux only).  The
+works on Linux and macOS alike; on Linux, Mosquitto also gets SIGTERM when
+the watchdog itself is killed (prctl(PR_SET_PDEATHSIG), Linux only).  The
 watchdog has a session of its own, so a terminal's Ctrl-C reaches the hub
 only, which stops the boards first and then the broker.  If Mosquitto exits
 by itself, the watchdog exits with its code: the hub sees it (`alive`).
@@ -101,7 +102,11 @@ class MosquittoChild:
 
     def start(self, timeout: float = 10.0) -> "MosquittoChild":
         check_port_free(self.host, self.port)
-        with open(self.log, "ab") as log:
+        # client addresses and user names: the owner's only, from the first byte
+        # (Mosquitto, running as this user, appends to the same file: log_dest)
+        fd = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "tabletimer.hub.boards.mosquitto_child", self.binary, str(self.conf)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True)
@@ -158,10 +163,22 @@ class MosquittoChild:
 
 
 # ------------------------------------------------------------ the watchdog
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In Mosquitto's process before it runs (Linux): SIGTERM when the
+    watchdog dies, were it killed itself (SIGKILL: it cannot stop Mosquitto);
+    elsewhere the watchdog's own stop is all there is."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
 def _watch(binary: str, conf: str) -> int:
     """The watchdog process: Mosquitto until stdin closes (the hub is gone)
     or a signal comes; Mosquitto's exit code if it exits by itself."""
-    mosq = subprocess.Popen([binary, "-c", conf], stdin=subprocess.DEVNULL)  # stdout, stderr: the log
+    mosq = subprocess.Popen([binary, "-c", conf], stdin=subprocess.DEVNULL,   # stdout, stderr: the log
+                            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
     print(f"pid {mosq.pid}", flush=True)
     done = threading.Event()
 

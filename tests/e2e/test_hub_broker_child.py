@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -78,8 +79,8 @@ def test_run_starts_mosquitto_boards_log_in_a_press_is_stored_and_sigterm_stops_
         text = conf.read_text()
         assert f"listener {port} 127.0.0.1" in text and "set_tcp_nodelay true" in text
         assert f"persistence_location {ev / 'mosquitto' / 'child' / 'persist'}/" in text
-        for secret in ("passwd", "acl"):
-            assert (conf.parent / secret).stat().st_mode & 0o077 == 0
+        for secret in ("passwd", "acl", "mosquitto.log"):       # the log: client addresses, user names
+            assert (conf.parent / secret).stat().st_mode & 0o077 == 0, secret
         key = BoardKeys(ev / "board-keys.json").key("T01")
         sim = SimBoard("T01", "127.0.0.1", port, tmp_path / "boards", key=key,
                        broker_user="T01", broker_password=mqtt_password(key)).start()
@@ -125,6 +126,30 @@ def test_a_killed_hub_takes_its_mosquitto_with_it(tmp_path):
     hub.kill()                                   # SIGKILL: no clean shutdown at all
     until(lambda: not alive(pid), "the Mosquitto child to exit after the hub's SIGKILL", timeout=15)
     until(lambda: not listening(port), "the port to be free", timeout=5)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+def test_a_killed_watchdog_takes_its_mosquitto_with_it(tmp_path):
+    """The watchdog itself SIGKILLed (it cannot stop Mosquitto then): the
+    kernel tells Mosquitto, which exits, and the hub says its broker stopped."""
+    require_mosquitto()
+    ev = make_event(tmp_path)
+    port = free_port()
+    hub = Hub(ev, None, "--port", str(port), "--broker-kind", "mosquitto")
+    try:
+        pid = broker_pid(first_line(hub))
+        with open(f"/proc/{pid}/stat") as f:
+            watchdog = int(f.read().rsplit(")", 1)[1].split()[1])      # Mosquitto's parent
+        assert watchdog != hub.pid
+        log = ev / "mosquitto" / "child" / "mosquitto.log"
+        until(lambda: "u'hub'" in log.read_text(), "the hub connected to its Mosquitto", timeout=15)
+        os.kill(watchdog, signal.SIGKILL)
+        until(lambda: not alive(pid), "Mosquitto to exit after its watchdog's SIGKILL", timeout=15)
+        until(lambda: not listening(port), "the port to be free", timeout=5)
+        until(lambda: any("THE BROKER HAS STOPPED" in li for li in hub.lines),
+              "the hub to say its broker stopped", timeout=15, seen=lambda: hub.lines[-5:])
+    finally:
+        hub.stop()
 
 
 def test_demo_names_its_broker_first_both_kinds(tmp_path):

@@ -125,4 +125,17 @@ def dead_broker_alert(broker: Broker) -> str | None:
     if not isinstance(child, MosquittoChild) or child.alive or child.proc is None:
         return None
     return (f"THE BROKER HAS STOPPED: Mosquitto (pid {child.pid}) exited with code {child.exit_code}; "
-            f"no board can reach the hub. Its log: {child.log}. Stop the hub and start it again")
+            f"no board can reach the hub. Its log: {child.log}")
+
+
+def restart_child(broker: Broker) -> str:
+    """Start the child Mosquitto that died again, on its configuration and
+    port (its persistence: the retained schedules and the boards' sessions
+    come back); what to say.  RuntimeError (PortTaken) if it cannot start."""
+    child = broker.started
+    assert isinstance(child, MosquittoChild)
+    child.stop()                   # the dead one's pipes closed
+    child.start()
+    broker.line = broker.line.replace(broker.line.split("pid ", 1)[1].split(")", 1)[0], str(child.pid), 1)
+    return (f"broker: Mosquitto started again (pid {child.pid}); the boards and the hub connect to it "
+            "again by themselves")

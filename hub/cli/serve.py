@@ -15,7 +15,7 @@ from ..boards.mqtt_adapter import HubMqtt
 from ..boards.service import HubService
 from ..rules.formats import fmt_duration
 from ..rules.standings import StandingRow
-from .brokers import dead_broker_alert, follow_keys, start_broker
+from .brokers import dead_broker_alert, follow_keys, restart_child, start_broker
 from .common import print_final, room_for_connections
 
 
@@ -284,25 +284,44 @@ def _say_referee_urls(service: HubService, server, pages, data: Path, say, demo_
         service.note(line.strip())       # the console's event log: a terminal's console covers the lines above
 
 
+BROKER_RESTART_S = 5.0      # a dead child broker is started again at most this often
+
+
 def broker_gone(broker, service: HubService, on_terminal: bool):
-    """A check for tick(): once the child broker has died, an alert on the
-    console (kept while the hub runs) and a line in the log / on stdout."""
-    said: list[str] = []
+    """A check for tick(): a child broker that has died is said (a line in
+    the log / on stdout) and started again, every BROKER_RESTART_S until it
+    starts; meanwhile an alert on the console."""
+    down: list[str] = []           # the alert while it is down
+    tried = [0.0]
 
     def alerts() -> list[str]:
-        return said[:1]
+        return down[:1]
 
     service.alert_sources.append(alerts)
 
+    def say(text: str, error: bool = False) -> None:
+        service.note(text)
+        if not on_terminal:
+            print(f"error: {text}" if error else text, flush=True)
+
     def check() -> None:
-        if said:
+        if not down:
+            text = dead_broker_alert(broker)
+            if not text:
+                return
+            down.append(text)
+            say(f"{text}. The hub starts it again", error=True)
+        if time.monotonic() - tried[0] < BROKER_RESTART_S:
             return
-        text = dead_broker_alert(broker)
-        if text:
-            said.append(text)
-            service.note(text)
-            if not on_terminal:
-                print(f"error: {text}", flush=True)
+        tried[0] = time.monotonic()
+        try:
+            said = restart_child(broker)
+        except (RuntimeError, OSError) as e:
+            down[:] = [f"{down[0].split('; starting it again failed')[0]}; starting it again failed: {e}; "
+                       f"trying again every {BROKER_RESTART_S:g} s"]
+            return
+        down.clear()
+        say(said)
     return check
 
 

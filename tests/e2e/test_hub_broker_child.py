@@ -131,7 +131,8 @@ def test_a_killed_hub_takes_its_mosquitto_with_it(tmp_path):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
 def test_a_killed_watchdog_takes_its_mosquitto_with_it(tmp_path):
     """The watchdog itself SIGKILLed (it cannot stop Mosquitto then): the
-    kernel tells Mosquitto, which exits, and the hub says its broker stopped."""
+    kernel tells Mosquitto, which exits (it was left running), and the hub
+    says its broker stopped and starts a new one (the port is free again)."""
     require_mosquitto()
     ev = make_event(tmp_path)
     port = free_port()
@@ -145,9 +146,10 @@ def test_a_killed_watchdog_takes_its_mosquitto_with_it(tmp_path):
         until(lambda: "u'hub'" in log.read_text(), "the hub connected to its Mosquitto", timeout=15)
         os.kill(watchdog, signal.SIGKILL)
         until(lambda: not alive(pid), "Mosquitto to exit after its watchdog's SIGKILL", timeout=15)
-        until(lambda: not listening(port), "the port to be free", timeout=5)
         until(lambda: any("THE BROKER HAS STOPPED" in li for li in hub.lines),
               "the hub to say its broker stopped", timeout=15, seen=lambda: hub.lines[-5:])
+        until(lambda: any(li.startswith("broker: Mosquitto started again") for li in hub.lines),
+              "the hub to start it again", timeout=20, seen=lambda: hub.lines[-5:])
     finally:
         hub.stop()
 
@@ -208,7 +210,7 @@ def test_a_taken_port_is_a_clear_error(tmp_path, kind):
         assert "sudo systemctl disable --now mosquitto" in out, out
 
 
-def test_mosquitto_dying_under_the_hub_is_said(tmp_path):
+def test_mosquitto_dying_under_the_hub_is_said_and_started_again(tmp_path):
     require_mosquitto()
     ev = make_event(tmp_path)
     hub = Hub(ev, None, "--port", str(free_port()), "--broker-kind", "mosquitto")
@@ -219,6 +221,13 @@ def test_mosquitto_dying_under_the_hub_is_said(tmp_path):
         os.kill(pid, signal.SIGKILL)
         until(lambda: any("THE BROKER HAS STOPPED" in li for li in hub.lines),
               "the hub to say its broker died", timeout=15, seen=lambda: hub.lines[-5:])
+        until(lambda: any(li.startswith("broker: Mosquitto started again (pid ") for li in hub.lines),
+              "the hub to start it again", timeout=20, seen=lambda: hub.lines[-5:])
+        again = int(next(li for li in hub.lines if "started again (pid " in li).split("pid ")[1].split(")")[0])
+        assert again != pid and alive(again)
+        # the hub connects to the new one by itself: it logs in again (a second "u'hub'")
+        until(lambda: log.read_text().count("u'hub'") >= 2, "the hub connected to the new Mosquitto",
+              timeout=20)
     finally:
         hub.stop()
 

@@ -111,6 +111,7 @@ def serve_hall(argv: list[str] | None = None) -> int:
     print("ready %s %d" % server.address, flush=True)
     heard, gone = [time.monotonic()], threading.Event()
     threading.Thread(target=_heard, args=(sys.stdin.fileno(), heard, gone), daemon=True).start()
+    failing = ""                        # the read's error now (logged once, not 20 times a second)
     try:
         while not gone.wait(FOLLOW_S):
             if time.monotonic() - heard[0] > HUB_SILENT_S:
@@ -119,8 +120,13 @@ def serve_hall(argv: list[str] | None = None) -> int:
                 break
             try:
                 service.catch_up()
-            except Exception:           # never let one bad read end the pages; the next tick reads again
-                log.exception("reading the hub's log")
+                if failing:
+                    log.warning("the hub's log is read again")
+                failing = ""
+            except Exception as e:      # never let one bad read end the pages; the next tick reads again
+                if repr(e) != failing:
+                    log.exception("reading the hub's log")
+                failing = repr(e)
     finally:
         server.stop()
         pages.close()

@@ -91,6 +91,7 @@ def serve_hall(argv: list[str] | None = None) -> int:
     ap.add_argument("--listen", required=True, metavar="HOST:PORT")
     ap.add_argument("--title", default="")
     args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     lowest_priority()
     line = sys.stdin.buffer.readline()
     if not line:

@@ -244,3 +244,28 @@ def test_an_event_waiting_for_the_commit_thread_is_not_a_replay_of_a_later_sync_
     assert svc.handle_many([sync]) == [] and dict(svc.rejected) == {"replayed": 1}
     # and so is an event replayed
     assert acks(svc.handle_many([first])) == [] and dict(svc.rejected) == {"replayed": 2}
+
+
+def test_catch_up_reads_back_only_rows_the_hub_did_not_write_itself(tmp_path, monkeypatch):
+    """catch_up (four times a second) read back and decoded every row the
+    hub itself had written since the last one; now it reads from the first
+    row it has not applied: none after the hub's own, and another process's
+    action written among them is still found and applied."""
+    svc, boards = hub(tmp_path), Boards()
+    svc.check_writable()
+    svc.handle_many([boards.press("b1", seq) for seq in (1, 2, 3)])
+    asked: list[int] = []
+    real = svc.store.events
+    monkeypatch.setattr(svc.store, "events", lambda after=0: asked.append(after) or real(after))
+    last = max(e["id"] for e in real())
+    assert svc.catch_up() == 0 and asked == [last]
+    # another process (`tabletimer act`) writes an action, then the hub its next batch
+    other = EventStore(tmp_path / "events.sqlite")
+    action = other.append("operator", "dns", {"entrant": "b1/2", "who": "desk", "why": ""}, T0)
+    other.close()
+    svc.handle_many([boards.press("b1", seq) for seq in (4, 5)])
+    assert not svc.competition.has(action["id"])
+    assert svc.catch_up() == 1 and asked[-1] == last      # read from the first row not applied
+    assert svc.competition.has(action["id"])
+    newest = max(e["id"] for e in real())
+    assert svc.catch_up() == 0 and asked[-1] == newest

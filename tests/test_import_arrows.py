@@ -33,6 +33,8 @@ STDLIB_PRIVATE = {("os", "_exit")}
 # private names of a third party the hub must reach (and why)
 FOREIGN_PRIVATE = {
     ("hub/boards/broker.py", "_subscriptions"): "amqtt 0.12.1 iterates it unsafely: the patch swaps it",
+    ("hub/boards/mqtt_client.py", "_set_as_published"): "paho 2.2.0 (pinned): a message the hub's client "
+                                                        "writes or retires is marked as paho marks it",
 }
 
 

@@ -28,6 +28,7 @@ import paho.mqtt.client as mqtt
 from tabletimer.shared import protocol
 
 from .hub_protocol import HUB_STATUS, PROBE, hub_status, hub_subscriptions
+from .mqtt_client import HubClient
 from .self_probe import PROBE_INTERVAL_MS, SelfProbe
 from .service import HubService
 
@@ -68,8 +69,8 @@ class HubMqtt:
         # messages to store, in arrival order: (topic, payload, received ms, retained); None: stop
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._commit_thread: threading.Thread | None = None
-        c = self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
-                                      clean_session=True)
+        c = self.client = HubClient(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
+                                    clean_session=True)
         if user:
             c.username_pw_set(user, password)
         c.will_set(HUB_STATUS, protocol.encode(hub_status(protocol.OFFLINE)),
@@ -197,8 +198,10 @@ class HubMqtt:
         self.service.note(text)
 
     def publish_all(self, out) -> None:
-        for o in out:
-            self.client.publish(o.topic, o.payload, qos=o.qos, retain=o.retain)
+        """The service's messages, in order, with one wake-up of paho's
+        network thread for all of them (mqtt_client.py)."""
+        if out:
+            self.client.publish_batch(out)      # Outgoing: (topic, payload, qos, retain)
 
     def start(self, timeout: float = 10.0) -> None:
         if self._commit_thread is None:

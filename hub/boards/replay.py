@@ -15,6 +15,15 @@ a message is rejected; the operator action reset_board forgets a board's
 counters (the next message of each of its installs starts afresh), for a
 board whose boot counter really did jump, or went back (its flash lost).
 
+Clock-sync requests count apart: they store nothing and the hub answers them
+on its network thread at once, while the board's events and statuses wait
+for the commit thread, which checks them after -- in the order the board
+sent them among themselves, not among its sync requests.  A request is
+fresh when its counter is above the last request's (of the same boot), a
+stored message when above the last stored message's: replays of either are
+still refused, and an event sent just before a sync request is not taken for
+a replay of it (it was: the board sent it again a second later).
+
 The last will is the exception to the counter rule: the board signs it at
 connect time, before its birth message, and the broker sends it later; it
 is accepted once, and only if its counter lies between the previous and the
@@ -35,6 +44,7 @@ BOOT_WINDOW = 1000      # a boot may be at most this far ahead of the last one s
 class _Board:
     boot: int
     last: int = -1
+    sync_last: int = -1         # the clock-sync requests' own (see above)
     birth: int | None = None
     prev_birth: int = -1
     wills: set[int] = field(default_factory=set)
@@ -68,6 +78,11 @@ class ReplayGuard:
                 return "stale last will of an earlier connection"
             st.wills.add(ctr)
             st.last = max(st.last, ctr)
+            return None
+        if msg["type"] == "sync":
+            if ctr <= st.sync_last:
+                return f"replayed: counter {ctr} is not above {st.sync_last} (sync requests)"
+            st.sync_last = ctr
             return None
         if ctr <= st.last:
             return f"replayed: counter {ctr} is not above {st.last}"

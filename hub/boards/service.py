@@ -232,6 +232,8 @@ class HubService:
                 for _, row in results:
                     if row is not None:
                         self._apply(row)     # a conflict row is alerted, never folded as the event
+                self._applied_next([row["id"] for stored, row in results
+                                    if row is not None and stored != DUPLICATE])
         for t, (stored, row) in zip(taken, results):
             # numbered and published under the one lock: a board drops a
             # command whose counter is not above the last it took, so two
@@ -243,6 +245,16 @@ class HubService:
                     continue     # stored, not acked (no command counters): sent again, acked then
                 if out:
                     emit(out)
+
+    def _applied_next(self, ids: list[int]) -> None:
+        """Rows this hub wrote in one transaction (their ids consecutive),
+        applied: when they are the next ones after every row applied, so is
+        every row up to the last of them, and catch_up need not read them
+        back (it read, and decoded, every row the hub wrote, four times a
+        second).  A row of another process in between: catch_up reads from
+        it, as before.  Called under the writer lock."""
+        if ids and ids[0] == self._caught_up + 1:
+            self._caught_up = ids[-1]
 
     def _store(self, t: "_Taken") -> tuple[str, dict | None]:
         """Append a message inside the open transaction."""
@@ -487,6 +499,7 @@ class HubService:
                 precondition(self.competition)
             row = self._write(self.store.append, "operator", action, stored, self.clock.now_ms(), told=True)
             self._apply(row)
+            self._applied_next([row["id"]])
             boards = self._boards_of(action, payload)
             self.publish(self.schedules(boards) + self.station_messages(boards))   # in counter order
         return row

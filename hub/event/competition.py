@@ -59,6 +59,7 @@ class Competition:
         self._by_station = {(s.board, s.button): s for s in self.stations}
         self._on_board: dict[str, list[int]] = {}   # board -> positions in stations (stations_on)
         self._indexed = -1                           # how many stations _on_board holds
+        self._free_indexed = -1                      # how many stations _free was made of
         self._entrant_ids = {e.id for e in self.entrants}
         self._start_row: dict | None = None     # the latest round start
         self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
@@ -290,11 +291,24 @@ class Competition:
         elif typ == "stray":
             self.strays.append(row)
 
-    def _free_puzzles(self, entrant: str) -> list[int]:
+    def _free_puzzles(self, entrant: str) -> tuple[int, ...]:
         """The puzzles an entrant's 'next puzzle' stations count through: all
         of the round's, less those that have a station of their own."""
-        own = {s.puzzle for s in self.stations if s.entrant == entrant and s.puzzle is not None}
-        return [n for n in range(1, len(self.format.puzzles) + 1) if n not in own] or [1]
+        if self._free_indexed != len(self.stations):      # (stations only grow: auto stations)
+            self._own_puzzles: dict[str, set[int]] = {}
+            for s in self.stations:
+                if s.puzzle is not None:
+                    self._own_puzzles.setdefault(s.entrant, set()).add(s.puzzle)
+            self._free: dict[str, tuple[int, ...]] = {}
+            self._free_indexed = len(self.stations)
+        free = self._free.get(entrant)
+        if free is None:
+            # once per entrant, not per press: a scan of the hall's stations
+            # per board event made the hub's cost grow with the hall
+            own = self._own_puzzles.get(entrant, ())
+            free = self._free[entrant] = tuple(
+                n for n in range(1, len(self.format.puzzles) + 1) if n not in own) or (1,)
+        return free
 
     def stations_on(self, boards: set[str]) -> list[Station]:
         """The stations of these boards, in the order of `stations` (which
@@ -484,7 +498,7 @@ class Competition:
         """An entrant's start offset (a new start time), 0 without one."""
         return self._offsets.get(entrant, 0)
 
-    def free_puzzles(self, entrant: str) -> list[int]:
+    def free_puzzles(self, entrant: str) -> tuple[int, ...]:
         """The puzzles an entrant's 'next puzzle' stations count through."""
         return self._free_puzzles(entrant)
 

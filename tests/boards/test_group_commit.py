@@ -220,3 +220,52 @@ def test_a_boards_commands_are_published_in_counter_order_whatever_thread_sends_
     assert len(ctrs) >= 300 + 300 + 100
     backwards = [(a, b) for a, b in zip(ctrs, ctrs[1:]) if b <= a]
     assert not backwards, f"{len(backwards)} commands published after a higher counter: {backwards[:5]}"
+
+
+def test_an_event_waiting_for_the_commit_thread_is_not_a_replay_of_a_later_sync_request(tmp_path):
+    """A board sends an event, then a clock-sync request (a higher counter):
+    the request is answered at once on paho's thread while the event still
+    waits in the commit thread's queue.  The event, checked after it, is
+    stored and acked -- it was rejected as "replayed" (its counter below the
+    request's), the board sent it again a second later, and a later event
+    stored meanwhile made the hub fold the whole log again."""
+    svc, boards = hub(tmp_path), Boards()
+    svc.check_writable()
+    first = boards.press("b1", 1)
+    sync = boards.message("b1", P.SYNC, P.sync_request(7, 123))
+    second = boards.press("b1", 2)
+    replies = svc.handle_many([sync])                      # paho's thread, at once
+    assert [P.decode(Signer(KEYS["b1"]).open(o.topic, o.payload))["type"] for o in replies] == [P.T_SYNC]
+    out = svc.handle_many([first, second])                 # the commit thread, after it
+    assert acks(out) == [("b1", 1), ("b1", 2)]
+    assert dict(svc.rejected) == {}
+    assert [e["payload"]["seq"] for e in svc.store.events() if e["type"] == "press"] == [1, 2]
+    # a sync request replayed (its counter not above the last request's) is still rejected
+    assert svc.handle_many([sync]) == [] and dict(svc.rejected) == {"replayed": 1}
+    # and so is an event replayed
+    assert acks(svc.handle_many([first])) == [] and dict(svc.rejected) == {"replayed": 2}
+
+
+def test_catch_up_reads_back_only_rows_the_hub_did_not_write_itself(tmp_path, monkeypatch):
+    """catch_up (four times a second) read back and decoded every row the
+    hub itself had written since the last one; now it reads from the first
+    row it has not applied: none after the hub's own, and another process's
+    action written among them is still found and applied."""
+    svc, boards = hub(tmp_path), Boards()
+    svc.check_writable()
+    svc.handle_many([boards.press("b1", seq) for seq in (1, 2, 3)])
+    asked: list[int] = []
+    real = svc.store.events
+    monkeypatch.setattr(svc.store, "events", lambda after=0: asked.append(after) or real(after))
+    last = max(e["id"] for e in real())
+    assert svc.catch_up() == 0 and asked == [last]
+    # another process (`tabletimer act`) writes an action, then the hub its next batch
+    other = EventStore(tmp_path / "events.sqlite")
+    action = other.append("operator", "dns", {"entrant": "b1/2", "who": "desk", "why": ""}, T0)
+    other.close()
+    svc.handle_many([boards.press("b1", seq) for seq in (4, 5)])
+    assert not svc.competition.has(action["id"])
+    assert svc.catch_up() == 1 and asked[-1] == last      # read from the first row not applied
+    assert svc.competition.has(action["id"])
+    newest = max(e["id"] for e in real())
+    assert svc.catch_up() == 0 and asked[-1] == newest

@@ -423,6 +423,18 @@ class Sender:
         return topic, Signer(KEYS[board]).sign(topic, P.encode(msg))
 
 
+def used_counters(genuine: list[tuple[str, bytes]]) -> dict[str, int]:
+    """board -> a counter at or below the last one it used in each of the
+    guard's streams (its sync requests, and its stored messages: counted
+    apart, hub/boards/replay.py): a message signed with it is a replay."""
+    last: dict[tuple[str, bool], int] = {}
+    for topic, payload in genuine:
+        board, kind = topic.split("/")[3:5]
+        ctr = json.loads(payload.rsplit(b"\n", 1)[0])["ctr"]
+        last[board, kind == P.SYNC] = max(ctr, last.get((board, kind == P.SYNC), 0))
+    return {b: min(c for (b2, _), c in last.items() if b2 == b) for b, _ in last}
+
+
 def standings_view(svc: HubService) -> list:
     """The standings, comparable (a row's `detail` is an internal object)."""
     return [(r._replace(detail=None), r.splits) for r in svc.standings()]
@@ -463,7 +475,7 @@ def test_hostile_payloads_straight_into_the_service(hub):
     rng = random.Random(SEED)
     sender = Sender()
     genuine, hub_cmds = genuine_traffic(hub, sender)
-    fuzz = Fuzzer(rng, KEYS, BOOT, genuine, hub_cmds, low_ctr=dict(sender.ctr), next_ctr=sender.next,
+    fuzz = Fuzzer(rng, KEYS, BOOT, genuine, hub_cmds, low_ctr=used_counters(genuine), next_ctr=sender.next,
                   unknown=UNKNOWN_BOARDS, odd_topics=ODD_TOPICS + [H.HUB_STATUS], foreign=FOREIGN,
                   kinds=(P.STATUS, P.EVENT, P.SYNC, P.CMD, P.SCHED))
     events, standings = hub.store.events(), standings_view(hub)

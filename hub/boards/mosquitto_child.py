@@ -26,6 +26,7 @@ import threading
 from pathlib import Path
 
 from .broker import wait_port
+from .private_file import append_private
 
 # where Mosquitto is when it is not on PATH: Debian/Ubuntu, Homebrew on Intel and on Apple silicon
 SEARCH = ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto", "/opt/homebrew/sbin/mosquitto")
@@ -104,9 +105,7 @@ class MosquittoChild:
         check_port_free(self.host, self.port)
         # client addresses and user names: the owner's only, from the first byte
         # (Mosquitto, running as this user, appends to the same file: log_dest)
-        fd = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "ab") as log:
+        with append_private(self.log) as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "tabletimer.hub.boards.mosquitto_child", self.binary, str(self.conf)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True)

@@ -136,6 +136,5 @@ def restart_child(broker: Broker) -> str:
     assert isinstance(child, MosquittoChild)
     child.stop()                   # the dead one's pipes closed
     child.start()
-    broker.line = broker.line.replace(broker.line.split("pid ", 1)[1].split(")", 1)[0], str(child.pid), 1)
     return (f"broker: Mosquitto started again (pid {child.pid}); the boards and the hub connect to it "
             "again by themselves")

@@ -155,10 +155,6 @@ class HallProcess:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
 
-    @property
-    def address(self) -> tuple[str, int]:
-        return self.host, self.port
-
     def url(self) -> str:
         from .server import base_url
         return base_url(self.host, self.port)
@@ -166,9 +162,8 @@ class HallProcess:
     def start(self, timeout: float = READY_S) -> "HallProcess":
         """Start it and wait for its ready (RuntimeError with what it said
         if it does not start)."""
-        fd = os.open(self._errors, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        os.fchmod(fd, 0o600)                     # client addresses, the log's path: the owner's only
-        with os.fdopen(fd, "ab") as err:
+        from ..boards.private_file import append_private
+        with append_private(self._errors) as err:          # client addresses: the owner's only
             proc = subprocess.Popen([*self._args, "--listen", f"{self.host}:{self.port}"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                     start_new_session=True)   # a terminal's Ctrl-C reaches the hub only

@@ -36,7 +36,7 @@ from mqtt_client import MQTTClient
 
 # const() with a leading underscore: folded into the bytecode, no global
 # (each module-level name costs RAM on the board)
-_FW_VERSION = const("0.2.0")
+_FW_VERSION = const("0.3.0")
 _SYNC_BURST = const(6)            # requests right after (re)connecting
 _SYNC_BURST_GAP_MS = const(100)
 _SYNC_INTERVAL_MS = const(30000)
@@ -194,18 +194,17 @@ class App:
                 self.kick.set()                            # room for one from the journal
                 self.hw.emit({"acked": [msg["boot"], msg["seq"]]})
                 self.play("acked")
+            # the event's answers in its ack (our birth says "ack": 2): the
+            # time the hub recorded for the call, and "st" below.  (A copy's
+            # ack, of an entry already retired, carries none.)
+            r = msg.get("recorded")
+            if r:
+                self.hw.emit({"recorded": [r[0], r[2], r[3]]})
         elif typ == protocol.T_SCHED:
             if self.board.set_schedule(msg):
                 self.save_state()
                 self.hw.emit({"sched": msg["id"]})
                 self.sched_changed.set()
-        elif typ == protocol.T_STATIONS:
-            changed = self.board.update(msg["st"])
-            if changed:
-                self.save_state()
-                for n, sound in changed:
-                    self.hw.emit({"station": n, "sound": sound})
-                    self.play(sound)
         elif typ == protocol.T_RECORDED:
             # what the hub recorded for a call: for a display at the station
             # (the competitor confirms the time); the board only reports it
@@ -222,6 +221,15 @@ class App:
             self.sync_burst = _SYNC_BURST
             self.sync_now.set()
             self.kick.set()
+        if "st" in msg:
+            # the hub's state of the stations (a stations message, or the
+            # ack of the event that changed them): the board follows it
+            changed = self.board.update(msg["st"])
+            if changed:
+                self.save_state()
+                for n, sound in changed:
+                    self.hw.emit({"station": n, "sound": sound})
+                    self.play(sound)
 
     # -- sounds --------------------------------------------------------
     def play(self, name):

@@ -131,6 +131,13 @@ def validate(msg):
     elif t == T_ACK:
         check_int(m, "boot", 0)
         check_int(m, "seq", 1)
+        r = m.get("recorded")   # the event's answers (to a board whose birth has "ack": 2): T_RECORDED's
+        if r is not None and not (isinstance(r, list) and len(r) == 4 and _is_int(r[0]) and 1 <= r[0] <= 64
+                                  and isinstance(r[1], list) and len(r[1]) == 2
+                                  and _is_int(r[1][0]) and _is_int(r[1][1])
+                                  and (r[2] is None or (_is_int(r[2]) and r[2] >= 0))
+                                  and isinstance(r[3], bool)):
+            raise ProtocolError("'recorded' must be [station, call, time or null, confirmed]")
     elif t == T_SCHED:
         check_int(m, "id", 0)
         check_int(m, "start", 0, optional=True)
@@ -166,10 +173,14 @@ def validate(msg):
     elif t == T_HUB:
         if m.get("state") not in (ONLINE, OFFLINE):
             raise ProtocolError("'state': 'online' or 'offline'")
-    elif t == T_STATIONS:
+    elif t != T_STATIONS:
+        raise ProtocolError("unknown message type: %r" % (t,))
+    if t == T_STATIONS or "st" in m:
         # per button: [state 0 idle 1 running 2 called 3 done 4 stopped,
         #              the open call [boot, seq] or None, own end or None,
-        #              finish calls confirmed]
+        #              finish calls confirmed]; in a stations message, or in
+        #              the ack of the event that changed them (a receiver
+        #              follows "st" in whatever message carries it)
         st = m.get("st")
         ok = isinstance(st, list) and len(st) <= 64
         for e in (st if ok and isinstance(st, list) else ()):
@@ -180,8 +191,6 @@ def validate(msg):
                 break
         if not ok:
             raise ProtocolError("'st': up to 64 [state 0..4, call or null, end or null, confirmed]")
-    else:
-        raise ProtocolError("unknown message type: %r" % (t,))
     # (an ack's 'in' and a schedule's 'ev', the hub's install and event
     # ids, a board only compares for equality: no check of them here)
     # replay-protection fields (see stamp()); their presence is checked by
@@ -230,8 +239,10 @@ def decode(payload):
 # ------------------------------------------------ what a board sends
 
 def status_online(boot, fw, stations, mem=None, up=None, rssi=None, fault=None):
+    # ack 2: this board takes an event's answers in its ack ('recorded',
+    # 'st'): one command per event, not three (docs/protocol.md, ack)
     m = {"v": VERSION, "type": T_STATUS, "state": ONLINE, "boot": boot,
-         "fw": fw, "stations": stations}
+         "fw": fw, "stations": stations, "ack": 2}
     if mem is not None:
         m["mem"] = mem
     if up is not None:

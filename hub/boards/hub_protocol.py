@@ -97,6 +97,7 @@ def check_board_message(m: dict) -> dict:
             check_int(m, "mem", 0, optional=True)
             check_int(m, "up", 0, optional=True)
             check_int(m, "rssi", -150, 0, optional=True)
+            check_int(m, "ack", 1, 99, optional=True)   # 2 or more: it takes an event's answers in its ack
             f = m.get("fault")        # what reset the board at the end of its last boot
             if f is not None and (not isinstance(f, str) or not 0 < len(f) <= 200):
                 raise ProtocolError("'fault' must be a string of 1..200 characters")
@@ -131,14 +132,26 @@ def sync_reply(request: dict, t2: int, t3: int) -> dict:
             "t2": t2, "t3": t3}
 
 
-def ack(boot: int, seq: int, install: str | None = None) -> dict:
+def ack(boot: int, seq: int, install: str | None = None, rec: dict | None = None,
+        st: list[list] | None = None) -> dict:
     """The event (install, boot, seq) is stored.  install: the event's
     install id ('' none), named once the board id has had more than one
     install in the event (None: the only one there is; an ack is as short
-    as it can be, on the board's busiest path)."""
+    as it can be, on the board's busiest path).
+
+    The event's answers, to a board whose birth says it takes them ("ack":
+    2): rec, the recorded() message of its call ([station, call, time,
+    confirmed] in the ack's "recorded"), and st, its stations' entries (stations())
+    when the event changed them: one command per event instead of three
+    (the hub's ingest was bound by the numbering, signing and publishing
+    of three)."""
     m = {"v": VERSION, "type": T_ACK, "boot": boot, "seq": seq}
     if install is not None:
         m["in"] = install
+    if rec is not None:
+        m["recorded"] = [rec["station"], rec["call"], rec["time"], rec["confirmed"]]
+    if st is not None:
+        m["st"] = st
     return m
 
 

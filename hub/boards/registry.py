@@ -30,6 +30,7 @@ class BoardInfo:
     boot: int | None = None
     install: str | None = None       # of the board online under this id ('': none)
     fw: str | None = None
+    answers_in_ack: bool = False     # its birth says it takes an event's answers in the ack ("ack": 2)
     stations: int = 0
     last_seen_ms: int | None = None
     sync_err_ms: int | None = None   # the board's own error bound, from its last press
@@ -66,6 +67,7 @@ class BoardRegistry:
             info.boot = msg["boot"]
             info.install = install
             info.fw = msg["fw"]
+            info.answers_in_ack = (msg.get("ack") or 1) >= 2
             info.stations = msg["stations"]
             info.mem_free, info.rssi, info.uptime_s = msg.get("mem"), msg.get("rssi"), msg.get("up")
             info.fault = msg.get("fault")

@@ -45,6 +45,8 @@ _ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STAT
 
 
 REJECTED_LINE_EVERY_MS = 1000     # the event log's lines for rejected messages, per category
+# the longest signed message a board takes: its body (protocol.MAX_PAYLOAD), "\n" and the MAC
+SIGNED_PAYLOAD_MAX = protocol.MAX_PAYLOAD + 1 + 64
 
 
 class RequestConflict(ValueError):
@@ -167,7 +169,7 @@ class HubService:
             # boards never retain these: somebody's junk, sent again at every
             # hub start by the broker until it is cleared
             return self._reject("malformed", "a retained " + kind, topic, retained)
-        if len(payload) > protocol.MAX_PAYLOAD + 1 + 64:
+        if len(payload) > SIGNED_PAYLOAD_MAX:
             return self._reject("malformed", f"payload too large: {len(payload)} bytes", topic, retained)
         signer = self.keys.signer(board)
         if signer is None:
@@ -277,38 +279,64 @@ class HubService:
         # the install named once the id has more than one: a dead board's
         # (boot, seq) is not its spare's
         several = len(self._installs.get(board, ())) > 1
-        ack = hub_protocol.ack(msg["boot"], msg["seq"], hub_protocol.install_of(msg) if several else None)
-        out = [self._to_board(board, protocol.CMD, ack, 1)]
+        install = hub_protocol.install_of(msg) if several else None
         if stored == DUPLICATE:
             self.duplicates += 1
             lost = self.registry.duplicate(board, hub_protocol.install_of(msg), msg["boot"], msg["seq"],
                                            t.received_ms)
             if lost:
                 self.activity.append(lost)
-            return out
+        if stored != STORED:          # a duplicate, or a conflict row: the ack alone
+            return [self._to_board(board, protocol.CMD, hub_protocol.ack(msg["boot"], msg["seq"], install), 1)]
         assert row is not None
-        if stored == CONFLICT:
-            return out
+        rec = st = None
+        if typ in ("press", "confirm"):
+            rec = self._recorded(board, msg)
+        if typ in ("press", "confirm", "void"):
+            # when its stations changed (not after every event: one more
+            # message per event broke the board's 64 KB heap), and after a
+            # decision refused as a conflict: the board that made it
+            # follows the one recorded
+            comp = self.competition
+            comp.facts()                  # folded: its conflicts listed
+            refused = typ != "press" and any(c.row == row["id"] for c in comp.conflicts)
+            st = self._changed_entries(board, force=refused)
+        out = self._event_answers(board, msg, install, rec, st)
         if self.competition.format.relay is not None and typ in ("press", "void"):
             # a relay finish changes its team's rotations
             out += self.schedules(self.competition.team_boards(board, msg["station"]))
-        if typ in ("press", "confirm"):
-            try:
-                out += self._recorded(board, msg)
-            except LogWriteFailed:
-                pass         # the ack goes out; the recorded time is only for a display
-        if typ in ("press", "confirm", "void"):
-            try:
-                # when its stations changed (not after every event: one more
-                # message per event broke the board's 64 KB heap), and after
-                # a decision refused as a conflict: the board that made it
-                # follows the one recorded
-                comp = self.competition
-                comp.facts()                  # folded: its conflicts listed
-                refused = typ != "press" and any(c.row == row["id"] for c in comp.conflicts)
-                out += self.station_messages([board], force=refused)
-            except LogWriteFailed:
-                pass         # the ack goes out; the board gets the states with the next change
+        return out
+
+    def _event_answers(self, board: str, msg: dict, install: str | None, rec: dict | None,
+                       st: list[list] | None) -> list[Outgoing]:
+        """A stored event's ack, with its recorded time (rec) and its
+        stations' new state (st) in it for a board that takes them there
+        (its birth said "ack": 2), else (last month's firmware) the ack, then
+        `recorded`, then `stations`.  LogWriteFailed when the ack cannot be
+        numbered: nothing is sent (the board sends the event again), and the
+        stations are sent again with the next change."""
+        boot, seq = msg["boot"], msg["seq"]
+        info = self.registry.boards.get(board)
+        try:
+            if info is not None and info.answers_in_ack and (rec is not None or st is not None):
+                one = self._to_board(board, protocol.CMD, hub_protocol.ack(boot, seq, install, rec, st), 1)
+                if len(one.payload) <= SIGNED_PAYLOAD_MAX:
+                    return [one]
+                # (a board of dozens of stations: too long for one message, sent apart)
+            out = [self._to_board(board, protocol.CMD, hub_protocol.ack(boot, seq, install), 1)]
+        except LogWriteFailed:
+            if st is not None:
+                self._stations_sent.pop(board, None)
+            raise
+        try:
+            if rec is not None:
+                out.append(self._to_board(board, protocol.CMD, rec, 1))
+            if st is not None:
+                out.append(self._to_board(board, protocol.CMD, hub_protocol.stations(st), 1))
+        except LogWriteFailed:
+            # the ack goes out; the recorded time is only for a display, and
+            # the board gets the stations with the next change
+            self._stations_sent.pop(board, None)
         return out
 
     def _heard(self, board: str, msg: dict) -> None:
@@ -318,9 +346,10 @@ class HubService:
         if msg.get("type") in hub_protocol.EVENT_TYPES:
             seen.add(hub_protocol.install_of(msg))
 
-    def _recorded(self, board: str, msg: dict) -> list[Outgoing]:
+    def _recorded(self, board: str, msg: dict) -> dict | None:
         """The time recorded for the call, back to its station (cheap: no
-        re-ranking in the path of the ack)."""
+        re-ranking in the path of the ack): the `recorded` message, or None
+        when the call is no finish."""
         comp = self.competition
         if msg["type"] == "press":
             call = [msg["boot"], msg["seq"]]
@@ -331,9 +360,8 @@ class HubService:
         at = comp.press_at(pid)              # None: not a timed press that can be a finish (refused)
         t = comp.recorded_time(board, msg["station"], at)
         if t is None:
-            return []
-        m = hub_protocol.recorded(msg["station"], call, t, msg["type"] == "confirm")
-        return [self._to_board(board, protocol.CMD, m, 1)]
+            return None
+        return hub_protocol.recorded(msg["station"], call, t, msg["type"] == "confirm")
 
     def _reject(self, category: str, detail: str, topic: str, retained: bool = False) -> list[Outgoing]:
         if retained:
@@ -624,12 +652,26 @@ class HubService:
                 mine = by_board.get(b)
                 if not mine or self.keys.signer(b) is None:
                     continue
-                entries = station_entries(self.competition, b, mine)
-                if not force and self._stations_sent.get(b) == entries:
-                    continue
-                self._stations_sent[b] = entries
-                out.append(self._to_board(b, protocol.CMD, hub_protocol.stations(entries), 1))
+                entries = self._entries_to_send(b, mine, force)
+                if entries is not None:
+                    out.append(self._to_board(b, protocol.CMD, hub_protocol.stations(entries), 1))
         return out
+
+    def _changed_entries(self, board: str, force: bool = False) -> list[list] | None:
+        """One board's station entries to send (_entries_to_send); None
+        when they did not change, or it has no station."""
+        with self._lock:
+            mine = {s.button: s for s in station_states(self.competition, self.clock.now_ms(), {board})}
+            return self._entries_to_send(board, mine, force) if mine else None
+
+    def _entries_to_send(self, board: str, mine: dict[int, StationState], force: bool) -> list[list] | None:
+        """The board's station entries (station_entries) when they changed
+        since last sent (always, with force), noted as sent; else None."""
+        entries = station_entries(self.competition, board, mine)
+        if not force and self._stations_sent.get(board) == entries:
+            return None
+        self._stations_sent[board] = entries
+        return entries
 
     def _identify_now(self, board: str) -> None:
         """An 'identify' action applied live: the board buzzes and blinks."""

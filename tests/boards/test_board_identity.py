@@ -104,7 +104,16 @@ def acks(out: list) -> list[dict]:
 
 
 def recorded(out: list) -> list[dict]:
-    return [b for b in map(body, out) if b["type"] == "recorded"]
+    """The recorded times in out: `recorded` messages (to a board of
+    firmware 0.2.0), and those in acks ("recorded": [station, call, time,
+    confirmed]), as `recorded` messages."""
+    got = []
+    for b in map(body, out):
+        if b["type"] == "recorded":
+            got.append(b)
+        elif b["type"] == "ack" and "recorded" in b:
+            got.append(dict(zip(("station", "call", "time", "confirmed"), b["recorded"]), type="recorded"))
+    return got
 
 
 def finished(svc: HubService) -> dict[str, int]:

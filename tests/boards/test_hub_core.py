@@ -94,6 +94,55 @@ def test_press_is_committed_before_ack_and_duplicates_are_harmless(hub, tmp_path
     assert (s.entrant, s.status, s.time_ms, s.provisional) == ("b1/1", "finished", 61_000, True)
 
 
+def test_an_events_answers_go_in_its_ack_to_a_board_that_takes_them(hub):
+    """A board whose birth says "ack": 2 (the firmware since 0.3.0) gets one
+    command per event: its ack with the recorded time and, when they
+    changed, its stations' state in it; a copy of the event gets the ack
+    alone.  A board without it (last month's firmware 0.2.0) gets the
+    ack, `recorded` and `stations` apart, as before."""
+    hub.start_round()
+    t0 = hub.clock.t
+    hub.sender.send(hub, "b1", P.STATUS, P.status_online(1, "0.3.0", 1))
+    old_fw = P.status_online(1, "0.2.0", 1)
+    del old_fw["ack"]
+    hub.sender.send(hub, "b2", P.STATUS, old_fw)
+    assert [hub.registry.get(b).answers_in_ack for b in ("b1", "b2")] == [True, False]
+
+    (one,) = press(hub, at=t0 + 61_000)
+    ack = parse_cmd(one)
+    assert (ack["type"], ack["boot"], ack["seq"], one.qos) == ("ack", 1, 1, 1)
+    assert ack["recorded"] == [1, [1, 1], 61_000, False]           # [station, call, time, confirmed]
+    assert ack["st"][0][:2] == [2, [1, 1]]                           # called
+    (copy,) = press(hub, at=t0 + 61_000)                             # sent again: the ack alone
+    assert {k: v for k, v in parse_cmd(copy).items() if k != "ctr"} == {"v": 1, "type": "ack", "boot": 1, "seq": 1}
+    (confirmed,) = hub.sender.send(hub, "b1", P.EVENT, P.event("confirm", 1, 2, 1, t0 + 90_000, call=[1, 1],
+                                                              missing=0))
+    ack = parse_cmd(confirmed)
+    assert (ack["seq"], ack["recorded"], ack["st"][0][:2]) == (2, [1, [1, 1], 61_000, True], [3, [1, 1]])
+
+    out = press(hub, board="b2", at=t0 + 62_000)
+    bodies = [parse_cmd(o, "b2") for o in out]
+    assert [b["type"] for b in bodies] == ["ack", "recorded", "stations"]
+    assert "recorded" not in bodies[0] and "st" not in bodies[0]
+    assert (bodies[1]["time"], bodies[2]["st"][0][:2]) == (62_000, [2, [1, 1]])
+    # the board's firmware updated: its next birth says so
+    hub.sender.send(hub, "b2", P.STATUS, P.status_online(1, "0.3.0", 1))
+    (one,) = press(hub, board="b2", seq=2, station=2, at=t0 + 63_000)
+    assert parse_cmd(one, "b2")["recorded"] == [2, [1, 2], 63_000, False]
+
+
+def test_an_answer_too_long_for_one_message_goes_apart(hub):
+    """A board of 38 stations: its stations' state and the ack do not fit
+    one message (protocol.MAX_PAYLOAD): sent apart, each fitting.  (From 39
+    running stations, the stations' state alone is too long for a board.)"""
+    hub.start_round()
+    hub.sender.send(hub, "b1", P.STATUS, P.status_online(1, "0.3.0", 38))
+    out = press(hub, station=38, at=hub.clock.t + 61_000)
+    assert [parse_cmd(o)["type"] for o in out] == ["ack", "recorded", "stations"]
+    assert all(len(Signer(KEYS["b1"]).open(o.topic, o.payload)) <= P.MAX_PAYLOAD for o in out)
+    assert len(parse_cmd(out[2])["st"]) == 38
+
+
 def test_earliest_press_counts_whatever_the_arrival_order(hub):
     hub.start_round()
     t0 = hub.clock.t
@@ -432,9 +481,10 @@ def test_a_round_started_with_its_own_limit_is_ranked_to_that_limit(hub):
 
 
 def _stations(outgoing) -> list[list]:
-    """The entries of the last `stations` message to b1 among outgoing commands."""
+    """The entries of the last stations' state to b1 among outgoing commands
+    (a `stations` message, or an ack's "st", as the board follows them)."""
     mine = [o for o in reversed(outgoing) if o.topic == "tt/v1/b/b1/cmd"]
-    (last, *_) = [m for m in (parse_cmd(o) for o in mine) if m["type"] == "stations"]
+    (last, *_) = [m for m in (parse_cmd(o) for o in mine) if "st" in m]
     return last["st"]
 
 

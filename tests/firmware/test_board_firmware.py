@@ -10,6 +10,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from rig import TICK_MS, ready, synced, within_stated_error
+from tabletimer.hub.boards import hub_protocol as H
 from tabletimer.hub.boards.hub_protocol import press, schedule
 from tabletimer.hub.event.clock import HubClock
 from tabletimer.shared import protocol as P
@@ -191,6 +192,55 @@ def test_forged_and_replayed_messages_are_rejected(rig):
     assert sorted(rejected) == ["forged", "replayed"]
     assert len([e for e in hub.store.events() if e["type"] == "press"]) == 1
     assert [s.entrant for s in hub.standings() if s.status == "finished"] == ["a1/1"]
+
+
+def test_a_press_is_answered_by_one_ack_and_the_board_follows_what_an_ack_carries(rig):
+    """The firmware's birth says "ack": 2: the hub answers its press with
+    one command, the ack with the recorded time and the stations' state in
+    it; the board reports the time and follows the state an ack carries,
+    also in an ack that retires none of its entries (a copy's)."""
+    hub = rig.start_hub()
+    hub.start_round()
+    sim = rig.board("c1", stations=2, timings=FAST)
+    ready(sim)
+    assert hub.registry.get("c1").answers_in_ack
+    cmd = P.board_topic("c1", P.CMD)
+    signer = Signer(rig.keys.key("c1"))
+    bodies: list[dict] = []
+    identified = threading.Event()
+    spy = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+
+    def on_message(c, u, m) -> None:
+        bodies.append(P.decode(signer.open(m.topic, m.payload)))
+        if bodies[-1]["type"] == P.T_IDENTIFY:
+            identified.set()
+    spy.on_message = on_message
+    subscribed = threading.Event()
+    spy.on_subscribe = lambda *a: subscribed.set()
+    spy.connect(rig.broker.host, rig.broker.port)
+    spy.loop_start()
+    try:
+        spy.subscribe(cmd, 1)
+        assert subscribed.wait(5)
+        k = len(sim.records)
+        sim.press(1)
+        boot, seq = sim.wait_for(lambda r: "acked" in r, start=k)["acked"]
+        rec = sim.wait_for(lambda r: "recorded" in r, start=k)["recorded"]
+        hub.act("identify", {"board": "c1"})          # a command after the answers: they are all in
+        assert identified.wait(5)
+    finally:
+        spy.loop_stop()
+        spy.disconnect()
+    (answer,) = [b for b in bodies if b["type"] not in (P.T_IDENTIFY, P.T_SYNC)]   # one command, not three
+    assert (answer["type"], answer["boot"], answer["seq"]) == ("ack", boot, seq)
+    assert answer["recorded"][:2] == [1, [boot, seq]] and rec == [1, answer["recorded"][2], False]
+    called, idle = answer["st"]
+    assert called[:2] == [2, [boot, seq]] and idle[:2] == [1, None]
+    # an ack of no entry of the board's, with the call closed as confirmed in it
+    k = len(sim.records)
+    st = [[3, [boot, seq], called[2], 1], idle]
+    hub.publish([hub._to_board("c1", P.CMD, H.ack(boot, seq + 100, None, None, st), 1)])
+    sim.wait_for(lambda r: r.get("station") == 1 and r.get("sound") == "confirmed", start=k)
 
 
 def test_ticks_wrap_around_does_not_corrupt_a_press_time(rig):

@@ -115,6 +115,6 @@ class WebHub:
         for o in reversed(self.sent):
             if o.topic == P.board_topic(board, P.CMD):
                 body = json.loads(Signer(self.keys[board]).open(o.topic, o.payload))
-                if body.get("type") == P.T_STATIONS:
+                if "st" in body:        # a stations message, or an ack with the event's answers
                     return [H.STATION_STATES[e[0]] for e in body["st"]]
         return []

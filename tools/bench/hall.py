@@ -203,6 +203,34 @@ class Hall:
         for sim in self.boards:
             sim.kill()
         self.stop_hub()
+        self.clear_retained()
+
+    def clear_retained(self) -> None:
+        """Empty the broker's retained messages on this hall's board topics
+        (schedules, births).  The next hall on the same broker reuses the
+        board ids with other keys: its boards got this hall's schedules
+        first and rejected them ("bad signature on sched"), and its hub
+        found births it could not verify."""
+        from tabletimer.shared import protocol as P
+        c = _client(f"bench-clear-{os.getpid()}")
+        up = threading.Event()
+        c.on_connect = lambda cl, u, f, rc, pr: rc.is_failure or up.set()
+        try:
+            c.connect("127.0.0.1", self.broker_port)
+        except OSError:
+            return                       # no broker any more: nothing retained to clear
+        c.loop_start()
+        try:
+            if up.wait(5):               # (a broker that refuses this client: left as it is)
+                sent = [c.publish(P.board_topic(b, kind), b"", qos=1, retain=True)
+                        for b in self.ids for kind in (P.SCHED, P.STATUS)]
+                for info in sent:
+                    info.wait_for_publish(10)
+        except (RuntimeError, ValueError):
+            pass                         # the connection dropped: the next hall's figures say so
+        finally:
+            c.loop_stop()
+            c.disconnect()
 
     # -- what happened
     def stored_presses(self) -> dict[tuple[str, int, int], dict]:

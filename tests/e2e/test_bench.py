@@ -11,7 +11,8 @@ TT = str(Path(sys.executable).parent / "tabletimer")
 
 
 def test_bench_prints_its_figures_and_loses_nothing() -> None:
-    out = subprocess.run([TT, "bench", "--only", "floor,press,skew", "--sizes", "1,3", "--signals", "5"],
+    out = subprocess.run([TT, "bench", "--only", "floor,press,skew", "--sizes", "1,3", "--signals", "5",
+                          "--fresh-boards"],
                          capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     table = out.stdout[out.stdout.index("figure"):]

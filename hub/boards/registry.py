@@ -144,6 +144,10 @@ class BoardRegistry:
             out.append("acks lost")
         if self.silent_for(info, now_ms) is not None:
             out.append("silent")
+        if info.online and info.fw is not None and not info.answers_in_ack:
+            # it works, answered as last month's firmware is: three messages a
+            # press where one does (docs/operations.md)
+            out.append(f"old firmware {info.fw}")
         return out
 
     def _lost(self, rec: list) -> bool:

@@ -25,7 +25,7 @@ RETRIES = [1000, 3000, 7000, 15_000, 31_000, 47_000]
 
 
 def online(reg: BoardRegistry, board: str, t: int) -> None:
-    reg.status(board, {"state": "online", "boot": 1, "fw": "0.2.0", "stations": 1}, t)
+    reg.status(board, {"state": "online", "boot": 1, "fw": "0.3.0", "stations": 1, "ack": 2}, t)
 
 
 def test_the_same_event_again_and_again_means_its_acks_are_lost():

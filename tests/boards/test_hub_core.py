@@ -107,6 +107,8 @@ def test_an_events_answers_go_in_its_ack_to_a_board_that_takes_them(hub):
     del old_fw["ack"]
     hub.sender.send(hub, "b2", P.STATUS, old_fw)
     assert [hub.registry.get(b).answers_in_ack for b in ("b1", "b2")] == [True, False]
+    # the console's hall table says which boards run last month's firmware
+    assert [hub.registry.state(hub.registry.get(b), t0) for b in ("b1", "b2")] == [[], ["old firmware 0.2.0"]]
 
     (one,) = press(hub, at=t0 + 61_000)
     ack = parse_cmd(one)
@@ -129,6 +131,7 @@ def test_an_events_answers_go_in_its_ack_to_a_board_that_takes_them(hub):
     hub.sender.send(hub, "b2", P.STATUS, P.status_online(1, "0.3.0", 1))
     (one,) = press(hub, board="b2", seq=2, station=2, at=t0 + 63_000)
     assert parse_cmd(one, "b2")["recorded"] == [2, [1, 2], 63_000, False]
+    assert hub.registry.state(hub.registry.get("b2"), t0) == []
 
 
 def test_an_answer_too_long_for_one_message_goes_apart(hub):

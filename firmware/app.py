@@ -194,21 +194,11 @@ class App:
                 self.kick.set()                            # room for one from the journal
                 self.hw.emit({"acked": [msg["boot"], msg["seq"]]})
                 self.play("acked")
-            # the event's answers in its ack (our birth says "ack": 2): the
-            # time the hub recorded for the call, and "st" below.  (A copy's
-            # ack, of an entry already retired, carries none.)
-            r = msg.get("recorded")
-            if r:
-                self.hw.emit({"recorded": [r[0], r[2], r[3]]})
         elif typ == protocol.T_SCHED:
             if self.board.set_schedule(msg):
                 self.save_state()
                 self.hw.emit({"sched": msg["id"]})
                 self.sched_changed.set()
-        elif typ == protocol.T_RECORDED:
-            # what the hub recorded for a call: for a display at the station
-            # (the competitor confirms the time); the board only reports it
-            self.hw.emit({"recorded": [msg["station"], msg["time"], msg["confirmed"]]})
         elif typ == protocol.T_IDENTIFY:
             hub_now = self.board.sync.to_hub(now)
             if hub_now is None or hub_now <= msg["exp"]:
@@ -221,6 +211,14 @@ class App:
             self.sync_burst = _SYNC_BURST
             self.sync_now.set()
             self.kick.set()
+        # an event's answers: messages of their own, or in the event's ack
+        # (our birth says "ack": 2; a copy's ack, of an entry already
+        # retired, carries none).  What the hub recorded for a call: for a
+        # display at the station (the competitor confirms the time); the
+        # board only reports it.
+        r = msg if typ == protocol.T_RECORDED else msg.get("recorded")
+        if r:
+            self.hw.emit({"recorded": [r["station"], r["time"], r["confirmed"]]})
         if "st" in msg:
             # the hub's state of the stations (a stations message, or the
             # ack of the event that changed them): the board follows it

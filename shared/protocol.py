@@ -131,13 +131,6 @@ def validate(msg):
     elif t == T_ACK:
         check_int(m, "boot", 0)
         check_int(m, "seq", 1)
-        r = m.get("recorded")   # the event's answers (to a board whose birth has "ack": 2): T_RECORDED's
-        if r is not None and not (isinstance(r, list) and len(r) == 4 and _is_int(r[0]) and 1 <= r[0] <= 64
-                                  and isinstance(r[1], list) and len(r[1]) == 2
-                                  and _is_int(r[1][0]) and _is_int(r[1][1])
-                                  and (r[2] is None or (_is_int(r[2]) and r[2] >= 0))
-                                  and isinstance(r[3], bool)):
-            raise ProtocolError("'recorded' must be [station, call, time or null, confirmed]")
     elif t == T_SCHED:
         check_int(m, "id", 0)
         check_int(m, "start", 0, optional=True)
@@ -164,17 +157,22 @@ def validate(msg):
                                     % _MAX_ROTATIONS)
     elif t == T_IDENTIFY:
         check_int(m, "exp", 0)
-    elif t == T_RECORDED:
-        check_int(m, "station", 1, 64)
-        check_call(m)
-        check_int(m, "time", 0, optional=True)
-        if not isinstance(m.get("confirmed"), bool):
-            raise ProtocolError("'confirmed' must be a boolean")
     elif t == T_HUB:
         if m.get("state") not in (ONLINE, OFFLINE):
             raise ProtocolError("'state': 'online' or 'offline'")
-    elif t != T_STATIONS:
+    elif t != T_STATIONS and t != T_RECORDED:
         raise ProtocolError("unknown message type: %r" % (t,))
+    # a recorded time: a message of its own, or the fields of one in the ack
+    # of the event it answers (to a board whose birth says "ack": 2)
+    r = m if t == T_RECORDED else m.get("recorded")
+    if r is not None:
+        if not isinstance(r, dict):
+            raise ProtocolError("'recorded' must be an object")
+        check_int(r, "station", 1, 64)
+        check_call(r)
+        check_int(r, "time", 0, optional=True)
+        if not isinstance(r.get("confirmed"), bool):
+            raise ProtocolError("'confirmed' must be a boolean")
     if t == T_STATIONS or "st" in m:
         # per button: [state 0 idle 1 running 2 called 3 done 4 stopped,
         #              the open call [boot, seq] or None, own end or None,

@@ -140,16 +140,15 @@ def ack(boot: int, seq: int, install: str | None = None, rec: dict | None = None
     as it can be, on the board's busiest path).
 
     The event's answers, to a board whose birth says it takes them ("ack":
-    2): rec, the recorded() message of its call ([station, call, time,
-    confirmed] in the ack's "recorded"), and st, its stations' entries (stations())
-    when the event changed them: one command per event instead of three
-    (the hub's ingest was bound by the numbering, signing and publishing
-    of three)."""
+    2): rec, the recorded() message of its call (its fields in the ack's
+    "recorded"), and st, its stations' entries (stations()) when the event
+    changed them: one command per event instead of three (the hub's ingest
+    was bound by the numbering, signing and publishing of three)."""
     m = {"v": VERSION, "type": T_ACK, "boot": boot, "seq": seq}
     if install is not None:
         m["in"] = install
     if rec is not None:
-        m["recorded"] = [rec["station"], rec["call"], rec["time"], rec["confirmed"]]
+        m["recorded"] = {k: v for k, v in rec.items() if k not in ("v", "type")}
     if st is not None:
         m["st"] = st
     return m

@@ -105,14 +105,14 @@ def acks(out: list) -> list[dict]:
 
 def recorded(out: list) -> list[dict]:
     """The recorded times in out: `recorded` messages (to a board of
-    firmware 0.2.0), and those in acks ("recorded": [station, call, time,
-    confirmed]), as `recorded` messages."""
+    firmware 0.2.0), and those in acks ("recorded": the same fields), as
+    `recorded` messages."""
     got = []
     for b in map(body, out):
         if b["type"] == "recorded":
             got.append(b)
         elif b["type"] == "ack" and "recorded" in b:
-            got.append(dict(zip(("station", "call", "time", "confirmed"), b["recorded"]), type="recorded"))
+            got.append(dict(b["recorded"], type="recorded"))
     return got
 
 

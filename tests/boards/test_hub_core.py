@@ -113,14 +113,15 @@ def test_an_events_answers_go_in_its_ack_to_a_board_that_takes_them(hub):
     (one,) = press(hub, at=t0 + 61_000)
     ack = parse_cmd(one)
     assert (ack["type"], ack["boot"], ack["seq"], one.qos) == ("ack", 1, 1, 1)
-    assert ack["recorded"] == [1, [1, 1], 61_000, False]           # [station, call, time, confirmed]
+    assert ack["recorded"] == {"station": 1, "call": [1, 1], "time": 61_000, "confirmed": False}   # as `recorded` says it
     assert ack["st"][0][:2] == [2, [1, 1]]                           # called
     (copy,) = press(hub, at=t0 + 61_000)                             # sent again: the ack alone
     assert {k: v for k, v in parse_cmd(copy).items() if k != "ctr"} == {"v": 1, "type": "ack", "boot": 1, "seq": 1}
     (confirmed,) = hub.sender.send(hub, "b1", P.EVENT, P.event("confirm", 1, 2, 1, t0 + 90_000, call=[1, 1],
                                                               missing=0))
     ack = parse_cmd(confirmed)
-    assert (ack["seq"], ack["recorded"], ack["st"][0][:2]) == (2, [1, [1, 1], 61_000, True], [3, [1, 1]])
+    assert (ack["seq"], ack["recorded"], ack["st"][0][:2]) == \
+        (2, {"station": 1, "call": [1, 1], "time": 61_000, "confirmed": True}, [3, [1, 1]])
 
     out = press(hub, board="b2", at=t0 + 62_000)
     bodies = [parse_cmd(o, "b2") for o in out]
@@ -130,7 +131,7 @@ def test_an_events_answers_go_in_its_ack_to_a_board_that_takes_them(hub):
     # the board's firmware updated: its next birth says so
     hub.sender.send(hub, "b2", P.STATUS, P.status_online(1, "0.3.0", 1))
     (one,) = press(hub, board="b2", seq=2, station=2, at=t0 + 63_000)
-    assert parse_cmd(one, "b2")["recorded"] == [2, [1, 2], 63_000, False]
+    assert parse_cmd(one, "b2")["recorded"] == {"station": 2, "call": [1, 2], "time": 63_000, "confirmed": False}
     assert hub.registry.state(hub.registry.get("b2"), t0) == []
 
 

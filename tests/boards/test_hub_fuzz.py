@@ -508,7 +508,9 @@ def test_hostile_payloads_straight_into_the_service(hub):
     topic, payload = sender.payload("b1", P.EVENT, H.press(BOOT["b1"], 2, 2, T0 + 75_000))
     (ack,) = hub.handle(topic, payload, T0 + ROUNDS)      # its answers in it: the birth said "ack": 2
     answer = json.loads(Signer(KEYS["b1"]).open(ack.topic, ack.payload))
-    assert (answer["seq"], answer["recorded"][:2], answer["st"][1][:2]) == (2, [2, [BOOT["b1"], 2]], [2, [BOOT["b1"], 2]])
+    rec = answer["recorded"]
+    assert (answer["seq"], rec["station"], rec["call"], answer["st"][1][:2]) == \
+        (2, 2, [BOOT["b1"], 2], [2, [BOOT["b1"], 2]])
     new = hub.store.events()[len(events):]
     assert [(e["type"], e["board"], e["payload"]["station"]) for e in new] == [("press", "b1", 2)]
     assert finished(hub) == ["b1/1", "b1/2", "b2/1"]

@@ -233,7 +233,8 @@ def test_a_press_is_answered_by_one_ack_and_the_board_follows_what_an_ack_carrie
         spy.disconnect()
     (answer,) = [b for b in bodies if b["type"] not in (P.T_IDENTIFY, P.T_SYNC)]   # one command, not three
     assert (answer["type"], answer["boot"], answer["seq"]) == ("ack", boot, seq)
-    assert answer["recorded"][:2] == [1, [boot, seq]] and rec == [1, answer["recorded"][2], False]
+    got = answer["recorded"]
+    assert (got["station"], got["call"]) == (1, [boot, seq]) and rec == [1, got["time"], False]
     called, idle = answer["st"]
     assert called[:2] == [2, [boot, seq]] and idle[:2] == [1, None]
     # an ack of no entry of the board's, with the call closed as confirmed in it

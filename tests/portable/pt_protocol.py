@@ -94,12 +94,13 @@ def test_board_id_rules():
 def test_an_ack_may_carry_its_events_answers():
     # a board's birth says it takes them ("ack": 2); the board checks them
     assert P.status_online(1, "0.3.0", 2)["ack"] == 2
-    m = {"v": 1, "type": "ack", "boot": 1, "seq": 4, "recorded": [2, [1, 4], 61000, False],
+    rec = {"station": 2, "call": [1, 4], "time": 61000, "confirmed": False}
+    m = {"v": 1, "type": "ack", "boot": 1, "seq": 4, "recorded": rec,
          "st": [[1, None, None, 0], [2, [1, 4], 9000, 0]]}
     assert P.decode(P.encode(m)) == m
-    for key, bad in (("recorded", [2, [1, 4], 61000]), ("recorded", [65, [1, 4], 1, False]),
-                     ("recorded", [1, [1], 1, False]), ("recorded", [1, [1, "4"], 1, False]),
-                     ("recorded", [1, [1, 4], -1, False]), ("recorded", [1, [1, 4], 1, 0]),
+    for key, bad in (("recorded", [2, [1, 4], 61000, False]), ("recorded", dict(rec, station=65)),
+                     ("recorded", dict(rec, call=[1])), ("recorded", dict(rec, call=[1, "4"])),
+                     ("recorded", dict(rec, time=-1)), ("recorded", dict(rec, confirmed=0)),
                      ("st", [[5, None, None, 0]]), ("st", None)):
         bad_m = dict(m)
         bad_m[key] = bad

@@ -239,13 +239,13 @@ def _hall_base(data: Path, hall) -> str:
     from urllib.parse import urlsplit
 
     from ..web import public_url
+    from ..web.server import url_of
 
     saved = public_url.saved(data)
     if saved is None:
         return hall.url()
     parts = urlsplit(saved)
-    host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname
-    return f"{parts.scheme}://{host}:{hall.port}"
+    return url_of(parts.hostname or hall.host, hall.port, parts.scheme)
 
 
 def _public_base(data: Path, server) -> str:

@@ -243,12 +243,11 @@ class HallProcess:
             if not self.alive():
                 return JSONResponse({"error": "the hall's pages are starting again: try in a few seconds"},
                                     status_code=503, headers={"Retry-After": "5"})
-            host = request.url.hostname or self.host
-            if ":" in host:
-                host = f"[{host}]"
+            from .server import url_of
             query = f"?{request.url.query}" if request.url.query else ""
-            return RedirectResponse(f"{request.url.scheme}://{host}:{self.port}{request.url.path}{query}",
-                                    status_code=307, headers={"Cache-Control": "no-store"})
+            base = url_of(request.url.hostname or self.host, self.port, request.url.scheme)
+            return RedirectResponse(f"{base}{request.url.path}{query}", status_code=307,
+                                    headers={"Cache-Control": "no-store"})
         return [Route(p, redirect, methods=["GET"]) for p in paths]
 
 

@@ -76,14 +76,15 @@ def lan_address() -> str:
         return socket.gethostname()
 
 
+def url_of(host: str, port: int, scheme: str = "http") -> str:
+    """SCHEME://HOST:PORT, an IPv6 address in brackets."""
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+
+
 def base_url(host: str, port: int) -> str:
     """http://HOST:PORT for a server listening on host:port, as another
     machine reaches it (a wildcard address: this machine's on its network)."""
-    if host in ("0.0.0.0", "::", ""):
-        host = lan_address()
-    elif ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{port}"
+    return url_of(lan_address() if host in ("0.0.0.0", "::", "") else host, port)
 
 
 # ------------------------------------------------------------ the connection

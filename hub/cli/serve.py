@@ -291,11 +291,11 @@ def broker_gone(broker, service: HubService, on_terminal: bool):
     """A check for tick(): a child broker that has died is said (a line in
     the log / on stdout) and started again, every BROKER_RESTART_S until it
     starts; meanwhile an alert on the console."""
-    down: list[str] = []           # the alert while it is down
+    down: list[str] = []           # while it is down: what died, and the alert
     tried = [0.0]
 
     def alerts() -> list[str]:
-        return down[:1]
+        return down[1:2]
 
     service.alert_sources.append(alerts)
 
@@ -309,7 +309,7 @@ def broker_gone(broker, service: HubService, on_terminal: bool):
             text = dead_broker_alert(broker)
             if not text:
                 return
-            down.append(text)
+            down[:] = [text, text]
             say(f"{text}. The hub starts it again", error=True)
         if time.monotonic() - tried[0] < BROKER_RESTART_S:
             return
@@ -317,8 +317,7 @@ def broker_gone(broker, service: HubService, on_terminal: bool):
         try:
             said = restart_child(broker)
         except (RuntimeError, OSError) as e:
-            down[:] = [f"{down[0].split('; starting it again failed')[0]}; starting it again failed: {e}; "
-                       f"trying again every {BROKER_RESTART_S:g} s"]
+            down[1] = f"{down[0]}; starting it again failed: {e}; trying again every {BROKER_RESTART_S:g} s"
             return
         down.clear()
         say(said)

@@ -5,13 +5,9 @@ by the scoring of one entrant (scoring.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .facts import Swap
 from .durations import fmt_duration
-
-if TYPE_CHECKING:
-    from .scoring import Config
+from .score_model import Config
 
 
 def laps(cfg: Config, fin: dict[int, int], swaps: list[Swap] | None, estart: int) -> dict[int, int]:

@@ -1,74 +1,20 @@
 """The scoring of one entrant (the rules of docs/formats.md, as the
 standings engine in standings.py applies them): everything derived once from
-the format (`Config`), an entrant's folded facts (`EntrantState`), its
+the format (`Config`, score_model.py), an entrant's folded facts (`EntrantState`), its
 finishes and confirmations (`rebuild`), its result and sort key
 (`evaluate`) and its per-puzzle splits (`splits`).  Pure."""
 
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any
 
 from .facts import Confirm, Count, Entrant, Press, Swap
 from .durations import fmt_duration
-from .format_model import Format
 from .parts import laps, one_on_table, order_notes, packed_away
+from .score_model import NEVER, TIE_SPAN, Config, PuzzleSplit
 
-_TIE_SPAN = 1 << 42             # tie-break times (ms) below this; beyond = no whole puzzle
-_NEVER = _TIE_SPAN - 1
 _at_ms = attrgetter("at_ms")
-
-
-class PuzzleSplit(NamedTuple):
-    """One puzzle of one entrant.  status: finished | unfinished | packed
-    (in its box after a swap, at time-up).  time_ms: the finish, since the
-    entrant's start, at the format's resolution.  lap_ms: since the puzzle
-    could be worked (its part's start; in one-at-a-time parts the previous
-    finish or swap).  credited: the pieces it adds to the entrant's total."""
-    puzzle: int
-    pieces: int
-    status: str
-    time_ms: int | None
-    lap_ms: int | None
-    confirmed: bool
-    press_id: str | None
-    missing_found: int
-    missing_lost: int
-    missing_adjacent: int
-    penalty_ms: int
-    deducted: int
-    credited: int
-
-
-class Config:
-    """Everything derived once from the format."""
-
-    def __init__(self, fmt: Format):
-        self.fmt = fmt
-        self.pieces = fmt.puzzles
-        self.n = len(self.pieces)
-        self.maxp = sum(self.pieces)
-        self.res = fmt.resolution_ms
-        self.limit = fmt.time_limit_ms
-        self.extends = fmt.offset_extends_limit
-        self.offsets = fmt.start_offsets
-        self.per_piece = fmt.penalty_per_piece_ms
-        self.subtract = fmt.missing_action == "subtract"
-        self.pen_lost = "lost" not in fmt.exempt
-        self.pen_adj = "adjacent" not in fmt.exempt
-        self.credit_full = fmt.finished_puzzle_credit == "full"
-        self.time_order = fmt.order == "time"
-        self.tie_last = fmt.tie_break == "last_complete_puzzle"
-        self.parts = [(p.work, p.first - 1, p.first - 1 + len(p.puzzles)) for p in fmt.parts]
-        self.one_at_a_time = any(w in ("fixed", "chosen") for w, _, _ in self.parts)
-        self.check_order = len(self.parts) > 1 or self.one_at_a_time
-        self.valid = frozenset(range(1, self.n + 1))          # puzzle numbers
-        self.pz_pieces = (0,) + tuple(self.pieces)             # puzzle number -> pieces
-        self.untouched = tuple(PuzzleSplit(i + 1, n, "unfinished", None, None, False, None, 0, 0, 0,
-                                           0, 0, 0) for i, n in enumerate(self.pieces))
-        # integer sort keys: equal keys <=> equal compared results
-        self.unfinished_base = _TIE_SPAN if self.time_order else 0
-        self.waiting_key = self.unfinished_base + (self.maxp + 1) * _TIE_SPAN
 
 
 class EntrantState:
@@ -250,18 +196,18 @@ def evaluate(cfg: Config, s: EntrantState, start: int | None, round_limit: int |
             notes = []
         notes.extend(f"count for puzzle {pz} ignored: it is finished" for pz in s.counts)
 
-    tie = (last if last >= 0 else _NEVER) if cfg.tie_last else 0
+    tie = (last if last >= 0 else NEVER) if cfg.tie_last else 0
     lt = last if last >= 0 else None
     net: int | None
     if cfg.time_order and all_done:
         net = last + penalty
-        key = net if net < _TIE_SPAN else _NEVER
+        key = net if net < TIE_SPAN else NEVER
         time_ms = lt
     else:
         net = last + penalty if all_done else None
         if not all_done:
             penalty = 0         # only added to a finisher's time
-        key = cfg.unfinished_base + (cfg.maxp - total) * _TIE_SPAN + tie
+        key = cfg.unfinished_base + (cfg.maxp - total) * TIE_SPAN + tie
         time_ms = lt if (cfg.tie_last or not cfg.time_order) else None
     return (key, s.index, "finished" if all_done else "unfinished", time_ms, penalty, net, total,
             deducted, unconfirmed, bool(placed), estart + deadline,

@@ -45,7 +45,8 @@ from typing import Any, Iterable, NamedTuple, Sequence
 from .facts import (FACT_KINDS, Confirm, Count, DidNotStart, Disqualified, Entrant, Fact, Member, Press,
                     Reinstated, RoundStart, StartOffset, Swap, Void, is_official)
 from .format_model import Format
-from .scoring import Config, EntrantState, PuzzleSplit, evaluate, splits
+from .score_model import Config, PuzzleSplit
+from .scoring import EntrantState, evaluate, splits
 
 # the facts are in facts.py, a puzzle's split in scoring.py; their names here too, for those
 # who rank them

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Mapping
 
+from .alerts import POOR_SYNC_MS
+from .registry import BoardRegistry
+from ..event.competition import Competition
+from ..event.schedule import board_schedule
 from ..event.station_state import station_states
 from ..rules.standings import Fact, Standings, StandingRow
-
-if TYPE_CHECKING:
-    from .service import HubService
-
-POOR_SYNC_MS = 20            # as HubService.alerts
 
 
 @dataclass
@@ -51,8 +50,7 @@ class Snapshot:
     blind: str | None = None        # why the boards' state shown may be out of date (None: live)
 
 
-def _round_end(service: HubService) -> int | None:
-    comp = service.competition
+def _round_end(comp: Competition) -> int | None:
     row = comp.round_start_row()
     if row is None:
         return None
@@ -60,15 +58,14 @@ def _round_end(service: HubService) -> int | None:
     return p["at"] + (p.get("duration") or comp.format.time_limit_ms)
 
 
-def _next_signal(service: HubService, now: int) -> tuple[int, str] | None:
+def _next_signal(comp: Competition, now: int) -> tuple[int, str] | None:
     """The next start/warning/time-up/rotation any board will sound."""
-    comp = service.competition
     boards = sorted({s.board for s in comp.stations}) or [""]
     if comp.format.relay is None:
         boards = boards[:1]               # the same signals on every board
     best: tuple[int, str] | None = None
     for b in boards:
-        sched = comp.schedule(b, now)
+        sched = board_schedule(comp, b, now)
         if sched is None:
             return None
         _start, end, signals, rot, _calls = sched
@@ -88,11 +85,10 @@ def _next_signal(service: HubService, now: int) -> tuple[int, str] | None:
 _SHOWN = {"called": "called", "done": "confirmed", "running": "running", "idle": "idle"}
 
 
-def _hall(service: HubService, now: int) -> list[HallRow]:
+def _hall(comp: Competition, registry: BoardRegistry, now: int) -> list[HallRow]:
     """Every station as the hub's state of it (the one the boards are sent),
     with its board's link and clock."""
-    comp = service.competition
-    reg = service.registry.boards
+    reg = registry.boards
     names = {e.id: e.name or e.id for e in comp.entrants}
     tables = {(s.board, s.button): s.table for s in comp.stations}
     out: list[HallRow] = []
@@ -114,12 +110,12 @@ def _hall(service: HubService, now: int) -> list[HallRow]:
         if info is not None and info.online and info.sync_err_ms is not None and info.sync_err_ms > POOR_SYNC_MS:
             states.append("poor sync")
         if info is not None:
-            states += service.registry.state(info, now)      # acks lost, silent
+            states += registry.state(info, now)      # acks lost, silent
         out.append(HallRow(s.board, s.button, tables.get((s.board, s.button), s.board), s.entrant,
                            names.get(s.entrant, s.entrant), ", ".join(states), sync))
     for b in sorted(set(reg) - seen_boards):       # boards the stations table does not know
         info = reg[b]
-        states = ["online" if info.online else "offline", "no station"] + service.registry.state(info, now)
+        states = ["online" if info.online else "offline", "no station"] + registry.state(info, now)
         out.append(HallRow(b, None, "-", "-", "-", ", ".join(states),
                            f"±{info.sync_err_ms}" if info.sync_err_ms is not None else "-"))
     return out
@@ -152,17 +148,19 @@ class Ranker:
             return st.rows(now_ms)
 
 
-def read(service: HubService, now: int) -> tuple[Snapshot, tuple]:
+def read(comp: Competition, registry: BoardRegistry, now: int, *, rejected: Mapping[str, int],
+         duplicates: int, alerts: list[str], activity: list[str],
+         blind: str | None) -> tuple[Snapshot, tuple]:
     """Everything but the standings, and what ranking them takes; the
-    caller holds the service's message lock."""
-    comp = service.competition
+    caller holds the service's message lock (alerts, activity and blind are
+    the service's, read under it)."""
     facts = comp.facts()
-    reg = service.registry.boards
+    reg = registry.boards
     snap = Snapshot(
-        now=now, start=comp.start_ms, end=_round_end(service), next_signal=_next_signal(service, now),
+        now=now, start=comp.start_ms, end=_round_end(comp), next_signal=_next_signal(comp, now),
         online=sum(1 for b in reg.values() if b.online), boards_total=len(reg),
-        rejected=sum(service.rejected.values()), duplicates=service.duplicates,
-        standings=[], calls=comp.open_calls(), hall=_hall(service, now),
-        alerts=service.alerts(), activity=list(service.activity),
-        names={e.id: e.name or e.id for e in comp.entrants}, blind=service.blind())
+        rejected=sum(rejected.values()), duplicates=duplicates,
+        standings=[], calls=comp.open_calls(), hall=_hall(comp, registry, now),
+        alerts=alerts, activity=activity,
+        names={e.id: e.name or e.id for e in comp.entrants}, blind=blind)
     return snap, (comp.format, facts, len(facts), comp.entrants, len(comp.entrants))

@@ -33,7 +33,6 @@ from .board_events import board_order, event_key, install_press_id, maker, press
 from .event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
 from .row_checks import PLAUSIBLE_MS, press_problem, round_window, row_problem
-from .schedule import board_schedule
 from ..rules.formats import Format
 from ..rules.standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow,
                         Standings, Void)
@@ -527,7 +526,3 @@ class Competition:
 
     def last_row_id(self) -> int:
         return self._ids[-1] if self._ids else 0
-
-    def schedule(self, board: str, now_ms: int) -> tuple | None:
-        """(start, end, signals, rot, calls) for one board (schedule.py)."""
-        return board_schedule(self, board, now_ms)

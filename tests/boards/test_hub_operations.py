@@ -132,9 +132,9 @@ def test_counters_rise_across_a_restart_with_the_clock_an_hour_back(tmp_path, em
 
 
 def test_counters_are_reserved_in_blocks_in_the_log_not_written_per_message(tmp_path, monkeypatch):
-    from tabletimer.hub.boards import service as service_module
+    from tabletimer.hub.boards import board_commands
 
-    monkeypatch.setattr(service_module, "CTR_BLOCK", 50)
+    monkeypatch.setattr(board_commands, "CTR_BLOCK", 50)
     keys = BoardKeys(tmp_path / "board-keys.json")
     key = keys.ensure("B1")
     db = tmp_path / "events.sqlite"

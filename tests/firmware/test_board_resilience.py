@@ -280,7 +280,7 @@ def test_acknowledged_entries_stay_in_flash_while_a_station_runs(rig):
     synced(sim, 6)
     t = hub.clock.now_ms()
     end = t + 4000                        # the round ends 4 s from now
-    hub.publish([hub._to_board("d1", P.SCHED, schedule(10 ** 9, t - 1000, end, []), 1, True)])
+    hub.publish([hub.commands.to_board("d1", P.SCHED, schedule(10 ** 9, t - 1000, end, []), 1, True)])
     sim.wait_for(lambda r: r.get("sched") == 10 ** 9)
     start = len(sim.records)
     sim.press(1)

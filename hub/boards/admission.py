@@ -1,0 +1,158 @@
+"""Which board messages the hub takes: the topic parsed, the size, the
+board's key, the signature, the message's shape and type, then the replay
+guard (a counter not above the last, a boot jump).  What fails is counted by
+category, a line per category a second in the consoles' event log, and never
+stored; a retained message that fails is cleared from the broker.  A clock
+sync request is answered at once; an event or a status is passed on to be
+stored (answers.py).  Part of the hub's service (service.py)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from tabletimer.shared import protocol
+from tabletimer.shared.auth import AuthError
+
+from . import hub_protocol
+from .board_commands import BoardCommands
+from .hub_state import HubState, Outgoing
+from ..event.log_health import LogWriteFailed
+from ..rules.timetext import fmt_clock
+
+# (topic kind, message type) a board may send; events are checked separately
+ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STATUS)}
+REJECTED_LINE_EVERY_MS = 1000     # the event log's lines for rejected messages, per category
+# the longest signed message a board takes: its body (protocol.MAX_PAYLOAD), "\n" and the MAC
+SIGNED_PAYLOAD_MAX = protocol.MAX_PAYLOAD + 1 + 64
+
+
+class Taken(NamedTuple):
+    """A board message that passed the checks, to be stored."""
+    board: str
+    kind: str            # protocol.STATUS or protocol.EVENT
+    msg: dict
+    received_ms: int
+
+
+class Admission:
+    def __init__(self, state: HubState, commands: BoardCommands) -> None:
+        self.state = state
+        self.commands = commands
+        self.cleared: set[str] = set()   # topics cleared so (the empty message comes back to the hub)
+        self.rejections_noted: dict[str, list] = {}   # category -> [hub ms of its last line, not noted since]
+        self.installs: dict[str, set[str]] = {}  # board -> the installs heard under its id
+        state.operator_hooks.append(self._operator_row)
+
+    def admit(self, topic: str, payload: bytes, received_ms: int, retained: bool) -> list[Outgoing] | Taken:
+        """A message's checks: what answers it now (a rejection, a sync
+        reply), or the message to store."""
+        st = self.state
+        if topic == hub_protocol.HUB_STATUS:
+            return []                            # our own retained status
+        if not payload and topic in self.cleared:
+            self.cleared.discard(topic)          # our own clear of retained junk, back
+            return []
+        try:
+            board, kind = hub_protocol.parse_board_topic(topic)
+        except protocol.ProtocolError as e:
+            return self.reject("malformed", str(e), topic, retained)
+        if retained and kind in (protocol.EVENT, protocol.SYNC):
+            # boards never retain these: somebody's junk, sent again at every
+            # hub start by the broker until it is cleared
+            return self.reject("malformed", "a retained " + kind, topic, retained)
+        if len(payload) > SIGNED_PAYLOAD_MAX:
+            return self.reject("malformed", f"payload too large: {len(payload)} bytes", topic, retained)
+        signer = st.keys.signer(board)
+        if signer is None:
+            st.keys.refresh()     # flashed since the hub started? (a file read only if it changed)
+            signer = st.keys.signer(board)
+            if signer is None:
+                return self.reject("unknown board", board, topic, retained)
+        try:
+            msg = hub_protocol.decode_from_board(signer.open(topic, payload))
+        except AuthError as e:
+            return self.reject("forged", str(e), topic, retained)
+        except (protocol.ProtocolError, RecursionError) as e:
+            return self.reject("malformed", str(e) or "nested too deep", topic, retained)
+        typ = msg["type"]
+        if (kind, typ) not in ACCEPTED and not (kind == protocol.EVENT and typ in hub_protocol.EVENT_TYPES):
+            return self.reject("malformed", f"unexpected {typ} message on {kind}", topic, retained)
+        if kind == protocol.SYNC and "t2" in msg:
+            return self.reject("malformed", "a sync reply from a board", topic, retained)
+        with st.lock:
+            why = st.guard.check(board, msg)
+            if why and why.startswith("boot jump"):
+                st.boot_jumps[board] = why
+                return self.reject("boot jump", why, topic, retained)
+            if why and retained and kind == protocol.STATUS:
+                # a board's retained status the hub has had before: what
+                # the broker keeps for it, sent again because the hub
+                # (re)subscribed -- not an attack, not counted as one (a
+                # replay published live by anyone comes without the flag)
+                st.retained_again += 1
+                return []
+            if why:
+                return self.reject("replayed", why, topic, retained)
+            st.boot_jumps.pop(board, None)     # it is heard again: not locked out
+            self.heard(board, msg)
+            st.registry.seen(board, received_ms)
+            if kind != protocol.SYNC:
+                return Taken(board, kind, msg, received_ms)
+            try:
+                reply = hub_protocol.sync_reply(msg, received_ms, st.clock.now_ms())
+                return [self.commands.to_board(board, protocol.CMD, reply, 0)]
+            except LogWriteFailed:
+                return []         # no command counters: the board asks again
+
+    def stored(self, board: str, msg: dict) -> None:
+        """A stored board message, read back from the log at start: the
+        replay guard and the installs know it, as when it came live."""
+        self.state.guard.check(board, msg, stored=True)
+        self.heard(board, msg)
+
+    def heard(self, board: str, msg: dict) -> None:
+        """Note the installs a board message shows under its board id."""
+        seen = self.installs.setdefault(board, set())
+        seen.add(hub_protocol.sender_install(msg))
+        if msg.get("type") in hub_protocol.EVENT_TYPES:
+            seen.add(hub_protocol.install_of(msg))
+
+    def several_installs(self, board: str) -> bool:
+        """More than one install was heard under the board id (a dead board
+        and its spare): the install is named in the answers."""
+        return len(self.installs.get(board, ())) > 1
+
+    def reject(self, category: str, detail: str, topic: str, retained: bool = False) -> list[Outgoing]:
+        """Count a message that failed a check, with a line in the consoles'
+        event log (a retained one: cleared from the broker)."""
+        st = self.state
+        if retained:
+            # junk a broker keeps on a board's topic (it came live once, and
+            # was counted then if the hub listened): cleared, so that it is
+            # not sent again at every hub start, and not counted again
+            with st.lock:
+                st.retained_junk += 1
+                self.cleared.add(topic)
+                st.activity.append(f"cleared a retained message on {topic} ({category}: {detail})")
+            return [Outgoing(topic, b"", 1, True)]
+        with st.lock:         # a snapshot reads these whole
+            st.rejected[category] += 1
+            # a line per category a second at most: 20,000 junk messages
+            # must not push the event log's real lines off the console
+            now = st.clock.now_ms()
+            noted = self.rejections_noted.get(category)
+            if noted is not None and now - noted[0] < REJECTED_LINE_EVERY_MS:
+                noted[1] += 1
+            else:
+                more = f" (and {noted[1]} more like it since {fmt_clock(noted[0])})" if noted and noted[1] else ""
+                st.activity.append(f"rejected ({category}) on {topic}: {detail}{more}")
+                self.rejections_noted[category] = [now, 0]
+        for fn in st.reject_listeners:
+            fn(category, detail)
+        return []
+
+    def _operator_row(self, ev: dict) -> None:
+        """reset_board: the board's next message of each install starts afresh."""
+        if ev["type"] == "reset_board" and isinstance(ev["payload"].get("board"), str):
+            self.state.guard.reset(ev["payload"]["board"])
+            self.state.boot_jumps.pop(ev["payload"]["board"], None)

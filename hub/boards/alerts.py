@@ -1,0 +1,90 @@
+"""What needs the head referee's attention, besides the waiting calls, in
+words that say what to do: the log's failed writes, the boards (not seen,
+offline during the round, a poor clock sync, a reset after a fault, not in
+stations.csv, locked out by a boot jump), messages from boards without a
+key, what the fold could not place (conflicts, rows that cannot apply,
+refused presses, events without a station, strays), and what the hub sees on
+the network and the log does not hold.  Pure: read from the state the
+service hands over."""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from .registry import BoardRegistry
+from ..event.competition import Competition
+from ..rules.timetext import fmt_clock
+
+POOR_SYNC_MS = 20            # a board's clock sync error above this is alerted
+
+
+def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *,
+               write_failure: dict | None, rejected: Mapping[str, int], boot_jumps: Mapping[str, str],
+               sync_limit_ms: int = POOR_SYNC_MS) -> list[str]:
+    """Every alert, the network's (network_alerts) after the log's."""
+    out = []
+    f = write_failure
+    if f is not None:
+        out.append(f"EVENT LOG NOT WRITTEN since {fmt_clock(f['since'])}: {f['count']} write(s) "
+                   f"failed, nothing acknowledged meanwhile (the boards keep their presses and "
+                   f"send them again) - {f['advice']}")
+    out += network
+    reg = registry.boards
+    running = comp.start_ms is not None
+    for b in sorted({s.board for s in comp.stations}):
+        info = reg.get(b)
+        if info is None:
+            out.append(f"board {b} (stations.csv) has not been seen")
+        elif not info.online and running:
+            out.append(f"board {b} is OFFLINE during the round")
+        elif info.sync_err_ms is not None and info.sync_err_ms > sync_limit_ms:
+            out.append(f"board {b}: clock sync ±{info.sync_err_ms} ms (poor WiFi?)")
+    for b, info in sorted(reg.items()):
+        if info.fault and info.online:
+            out.append(f"board {b} RESET after a fault in boot {info.boot - 1}: {info.fault} "
+                       f"(it runs again from its flash; tell the developers if it repeats)")
+    known = {s.board for s in comp.stations}
+    if not comp.auto_stations:
+        for b in sorted(set(reg) - known):
+            out.append(f"board {b} is not in stations.csv")
+    if rejected.get("unknown board"):
+        out.append(f"{rejected['unknown board']} message(s) from boards without a key")
+    comp.facts()
+    for c in comp.conflicts[-5:]:
+        out.append(c.text())
+    for rid, why in list(comp.flagged.items())[-5:]:
+        out.append(f"log row #{rid} cannot apply ({why}): kept in the log, left out of the standings")
+    for b, why in sorted(boot_jumps.items()):
+        out.append(f"board {b}: messages rejected, {why}")
+    for row in comp.key_conflicts[-5:]:
+        p = row["payload"]
+        m = p.get("msg") or {}
+        out.append(f"CONFLICT: {row['board']} sent boot {m.get('boot')} seq {m.get('seq')} again with other "
+                   f"content than log row #{p.get('of')} (two boards with one install id? a board's "
+                   f"flash reset?): stored as row #{row['id']}, not ranked; check it, record a finish "
+                   f"by hand if it is one")
+    for r in comp.refused[-5:]:
+        out.append(f"press {r.press_id} ({r.row['board']} button {r.row['payload']['station']}) refused, "
+                   f"not ranked: {r.why}; record the finish by hand if it is one")
+    for u in comp.unassigned[-5:]:
+        out.append(f"{u.type} from {u.board} button {u.station}: no station for it")
+    for row in comp.strays[-5:]:
+        p = row["payload"]
+        out.append(f"stray press {row['board']} button {p['station']} while {p['state']}")
+    return out
+
+
+def network_alerts(sources: list[Callable[[], list[str]]], registry: BoardRegistry, now_ms: int,
+                   retained_junk: int) -> list[str]:
+    """The alerts of what the hub sees on the network and the log does not
+    hold: its own path through the broker (sources: the MQTT adapter's
+    self-probe), the boards' liveness, retained junk cleared."""
+    out = []
+    for fn in sources:
+        out += fn()
+    for _b, info in sorted(registry.boards.items()):
+        out += registry.liveness_alerts(info, now_ms)
+    if retained_junk:
+        out.append(f"{retained_junk} retained message(s) on board topics failed the checks and were "
+                   f"cleared from the broker: somebody published them (who has a login?)")
+    return out

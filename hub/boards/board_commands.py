@@ -1,0 +1,173 @@
+"""What the hub sends to the boards: each command numbered (a counter a board
+requires to grow, reserved durably in the log a block at a time) and signed
+with the board's key; the boards' signal schedules and their stations'
+states, each sent when it changed since it was last sent; the hub's
+(re)connection; an identify.  Part of the hub's service (service.py)."""
+
+from __future__ import annotations
+
+from tabletimer.shared import protocol
+
+from . import hub_protocol
+from .hub_state import HubState, Outgoing
+from .station_messages import station_entries
+from ..event.log_health import LogWriteFailed
+from ..event.schedule import board_schedule
+from ..event.station_state import StationState, station_states
+
+IDENTIFY_TTL_MS = 10_000
+# the hub's command counter (each command's 'ctr', which a board requires to
+# grow) is reserved in the log this many numbers at a time: one write per
+# block, not per message, and a restart continues above the last block
+CTR_BLOCK = 10_000
+
+
+class BoardCommands:
+    def __init__(self, state: HubState) -> None:
+        self.state = state
+        self.ctr_next, self.ctr_last = 1, 0   # the reserved block not used yet
+        self.sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
+        self.stations_sent: dict[str, list] = {}   # board -> station entries last published
+        state.operator_hooks.append(self._operator_row)
+
+    # ------------------------------------------------------ one command
+    def to_board(self, board: str, kind: str, msg: dict, qos: int, retain: bool = False) -> Outgoing:
+        """A command to one board, numbered and signed with its key
+        (LogWriteFailed when no counter can be reserved: nothing is sent)."""
+        signer = self.state.keys.signer(board)
+        assert signer is not None
+        with self.state.lock:
+            protocol.stamp(msg, self.next_ctr())
+        topic = protocol.board_topic(board, kind)
+        return Outgoing(topic, signer.sign(topic, protocol.encode(msg)), qos, retain)
+
+    def check_writable(self) -> None:
+        """LogWriteFailed unless the log takes a committed write now (the
+        first block of command counters): a hub must not start on a log it
+        cannot write, acknowledging nothing all event."""
+        with self.state.lock:
+            self._reserve_ctr_block(told=True)
+
+    def _reserve_ctr_block(self, told: bool = False) -> None:
+        st = self.state
+        first = st.write(st.store.reserve, "hub_ctr", CTR_BLOCK, st.clock.now_ms(), told=told)
+        self.ctr_next, self.ctr_last = first, first + CTR_BLOCK - 1
+
+    def next_ctr(self) -> int:
+        """The next command counter: strictly above every one this event's
+        hub sent before, whatever the laptop's clock says now.  Numbers come
+        from a block reserved durably in the log (store.reserve) before any is
+        used; the hub clock is a floor, so a new log's first block is above
+        what a hub of another event numbered a board that has not rebooted
+        since (counters were the clock's milliseconds)."""
+        with self.state.lock:
+            if self.ctr_next > self.ctr_last:
+                self._reserve_ctr_block()          # LogWriteFailed: the command is not sent
+            n = self.ctr_next
+            self.ctr_next += 1
+            return n
+
+    # ------------------------------------------------------ schedules
+    def schedules(self, boards: list[str] | None = None, force: bool = False) -> list[Outgoing]:
+        """Signed schedules for the boards (default: every board with a key)
+        whose schedule changed since last published (all with force)."""
+        st = self.state
+        out = []
+        now = st.clock.now_ms()
+        with st.lock:
+            comp = st.competition
+            for b in (boards if boards is not None else st.keys.boards()):
+                content = board_schedule(comp, b, now)
+                if content is None or st.keys.signer(b) is None:
+                    continue
+                last = self.sched_sent.get(b)
+                if last is not None and last[0] == content and not force:
+                    continue
+                # ids rise within the event (log row ids); the event id tells
+                # a board reused from an earlier event that this is another one
+                sid = max(comp.last_row_id(), last[1] + 1 if last and last[0] != content else 0)
+                start, end, signals, rot, calls = content
+                sched = hub_protocol.schedule(sid, start, end, signals, rot, calls, ev=st.event_id)
+                try:
+                    o = self.to_board(b, protocol.SCHED, sched, 1, retain=True)
+                except LogWriteFailed:
+                    break        # not numbered: sent with the next change or reconnection
+                self.sched_sent[b] = (content, sid)
+                out.append(o)
+        return out
+
+    # ------------------------------------------------------ stations
+    def station_messages(self, boards: list[str] | None = None, force: bool = False) -> list[Outgoing]:
+        """Signed station states for the boards (default: every board with a
+        key) whose stations changed since last published (all with force).
+        Each entry is by button from 1; a button without a station is idle."""
+        st = self.state
+        out = []
+        with st.lock:
+            wanted = boards if boards is not None else st.keys.boards()
+            if not wanted:
+                return out
+            by_board: dict[str, dict[int, StationState]] = {}
+            for s in station_states(st.competition, st.clock.now_ms(),
+                                    None if boards is None else set(wanted)):
+                by_board.setdefault(s.board, {})[s.button] = s
+            for b in wanted:
+                mine = by_board.get(b)
+                if not mine or st.keys.signer(b) is None:
+                    continue
+                entries = self._entries_to_send(b, mine, force)
+                if entries is not None:
+                    out.append(self.to_board(b, protocol.CMD, hub_protocol.stations(entries), 1))
+        return out
+
+    def changed_entries(self, board: str, force: bool = False) -> list[list] | None:
+        """One board's station entries to send (noted as sent); None when
+        they did not change since last sent (always sent with force), or it
+        has no station."""
+        st = self.state
+        with st.lock:
+            mine = {s.button: s for s in station_states(st.competition, st.clock.now_ms(), {board})}
+            return self._entries_to_send(board, mine, force) if mine else None
+
+    def _entries_to_send(self, board: str, mine: dict[int, StationState], force: bool) -> list[list] | None:
+        entries = station_entries(self.state.competition, board, mine)
+        if not force and self.stations_sent.get(board) == entries:
+            return None
+        self.stations_sent[board] = entries
+        return entries
+
+    def stations_not_sent(self, board: str) -> None:
+        """The board's stations noted as sent did not go: sent with the next
+        change."""
+        self.stations_sent.pop(board, None)
+
+    # ------------------------------------------------------ the hub, a board
+    def hub_online(self) -> list[Outgoing]:
+        """The hub's (re)connection, told to each board on its own command
+        topic, signed and numbered (the retained status on HUB_STATUS is
+        unsigned: boards no longer act on it, or anyone could start sync
+        storms).  A board sends what waits and syncs its clock."""
+        out = []
+        for board in self.state.keys.boards():
+            try:
+                out.append(self.to_board(board, protocol.CMD, hub_protocol.hub_status(protocol.ONLINE), 1))
+            except LogWriteFailed:
+                break            # no counters: the boards retry by themselves
+        return out
+
+    def _operator_row(self, ev: dict) -> None:
+        """An 'identify' action applied live (not at a replay, not an old
+        one): the board buzzes and blinks."""
+        st = self.state
+        if ev["type"] == "identify" and st.live and st.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
+            self._identify_now(ev["payload"]["board"])
+
+    def _identify_now(self, board: str) -> None:
+        st = self.state
+        if st.keys.signer(board) is None:
+            return
+        msg = hub_protocol.identify(st.clock.now_ms() + IDENTIFY_TTL_MS)
+        try:
+            st.publish([self.to_board(board, protocol.CMD, msg, 1)])
+        except LogWriteFailed:
+            pass                 # the alert says why; identify is not worth more

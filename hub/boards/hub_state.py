@@ -1,0 +1,168 @@
+"""What the parts of the hub's service share (service.py composes them): the
+event log and its fold, the boards' keys and registry, the replay guard, the
+one hub clock, the two locks, what the hub counted of the boards' messages,
+the consoles' event-log lines, and the health of the log's writes.
+
+A row enters the state one way, `apply`, live and at a replay alike: the
+registry and the consoles' lines follow it, each part's own book-keeping of
+an operator's row runs (`operator_hooks`), then the competition folds it.  A write to the log
+goes one way, `write`: a failure becomes the alert of `write_failure`, and
+the first write that works again ends it.
+
+Locks: `lock` (the message lock) is held while the state is read or changed,
+never for a commit; `writer`, taken before it, is held from a write to the
+log to its apply, so rows apply in the log's order.  Both are for the
+service's parts, never for its readers (consoles, pages), which go through
+the service's public methods.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter, deque
+from typing import Callable, NamedTuple
+
+from ..event.actions import META
+from ..event.clock import HubClock
+from ..event.competition import Competition
+from ..event.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
+from ..event.store import EventStore
+from ..rules.timetext import fmt_clock
+from .keys import BoardKeys
+from .registry import BoardRegistry
+from .replay import ReplayGuard
+
+# the service's log (HubService is this state with its parts): one name for what it logs
+log = logging.getLogger("tabletimer.hub.boards.service")
+
+
+class Outgoing(NamedTuple):
+    """A message for the broker: what the hub publishes."""
+    topic: str
+    payload: bytes
+    qos: int
+    retain: bool
+
+
+class HubState:
+    def __init__(self, store: EventStore, keys: BoardKeys, competition: Competition,
+                 clock: HubClock | None = None) -> None:
+        self.store = store
+        self.keys = keys
+        self.clock = clock or HubClock()
+        self.registry = BoardRegistry()
+        self.competition = competition
+        self.guard = ReplayGuard()
+        # the event's id, in every schedule (a remote console's log has none: it sends none)
+        self.event_id: int | None = store.event_id
+        # what the hub counted of the boards' messages (a remote console shows its hub's)
+        self.rejected: Counter[str] = Counter()   # reason -> count
+        self.duplicates = 0
+        self.retained_again = 0     # boards' retained statuses had before, sent again at a (re)subscribe
+        self.retained_junk = 0      # retained messages on board topics that failed the checks: cleared
+        self.boot_jumps: dict[str, str] = {}        # board -> its last message rejected for a boot jump
+        self.activity: deque[str] = deque(maxlen=200)   # the consoles' event log
+        self.listeners: list[Callable[[dict], None]] = []   # told every row applied
+        self.reject_listeners: list[Callable[[str, str], None]] = []   # told (category, detail) of each rejected
+        # the parts' own book-keeping of an operator's row (but a round's start), run as it is
+        # applied, before it is folded
+        self.operator_hooks: list[Callable[[dict], None]] = []
+        self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
+        self.write_failure: dict | None = None   # the failed writes now: since, count, advice
+        self.lock = threading.RLock()
+        self.writer = threading.RLock()
+        self.live = False        # replaying the log at start: no commands go out
+        self.caught_up = 0       # every row with an id up to this one is applied
+
+    # ------------------------------------------------------------ rows
+    def apply(self, ev: dict) -> None:
+        """A stored row into the state (once: a row applied before is left)."""
+        if self.competition.has(ev["id"]):
+            return
+        p = ev["payload"]
+        if ev["source"] == "board" and ev["type"] == "status":
+            self.registry.status(ev["board"], p, ev["received_ms"])
+            self.activity.append(f"board {ev['board']} {p['state']}")
+            if p.get("fault"):
+                self.activity.append(f"board {ev['board']} RESET after a fault (boot {p['boot'] - 1}): {p['fault']}")
+        elif ev["source"] == "board":
+            if p.get("err") is not None:
+                self.registry.get(ev["board"]).sync_err_ms = p["err"]
+            self.activity.append(f"{ev['type']} {ev['board']}/{p['station']} at {p['at']}")
+        elif ev["source"] == "hub" and ev["type"] == "conflict":
+            m = p.get("msg") or {}
+            self.activity.append(f"CONFLICT {ev['board']} boot {m.get('boot')} seq {m.get('seq')}: sent again "
+                                 f"with other content than row #{p.get('of')}; stored as row #{ev['id']}")
+        elif ev["type"] == "round_start":
+            self.activity.append(f"round started at {p['at']}")
+        elif ev["source"] == "operator":
+            for hook in self.operator_hooks:
+                hook(ev)
+            self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "
+                                 + " ".join(f"{k}={v}" for k, v in p.items() if k not in META and v is not None)
+                                 + (f" ({p['why']})" if p.get("why") else ""))
+        self.competition.apply(ev)
+        if ev["id"] in self.competition.flagged:
+            self.activity.append(f"row #{ev['id']} cannot apply: {self.competition.flagged[ev['id']]}")
+        for fn in self.listeners:
+            fn(ev)
+
+    def applied_next(self, ids: list[int]) -> None:
+        """Rows this hub wrote in one transaction (their ids consecutive),
+        applied: when they are the next ones after every row applied, so is
+        every row up to the last of them, and catch_up need not read them
+        back (it read, and decoded, every row the hub wrote, four times a
+        second).  A row of another process in between: catch_up reads from
+        it, as before.  Called under the writer lock."""
+        if ids and ids[0] == self.caught_up + 1:
+            self.caught_up = ids[-1]
+
+    def note(self, text: str) -> None:
+        """A line for the consoles' event log (appended under the lock, so a
+        snapshot reads the log whole)."""
+        with self.lock:
+            self.activity.append(text)
+
+    # ------------------------------------------------------ log writes
+    def write(self, fn, *args, told: bool = False):
+        """A write to the log (fn(*args)); LogWriteFailed if it fails (told:
+        the caller shows its message to whoever asked)."""
+        try:
+            result = fn(*args)
+        except STORE_ERRORS as e:
+            raise self.write_failed(e, told) from e
+        self.written()
+        return result
+
+    def write_failed(self, err: BaseException, told: bool = False) -> LogWriteFailed:
+        """Note a failed write: an alert while they last, logged once per
+        burst (not once per message: a hall of boards resends every second),
+        unless the one who asked is told (an operator's action)."""
+        advice = write_failure_advice(getattr(self.store, "path", "events.sqlite"), err)
+        with self.lock:
+            f = self.write_failure
+            if f is None:
+                f = self.write_failure = {"since": self.clock.now_ms(), "count": 0, "advice": advice,
+                                          "logged": False}
+                self.activity.append(f"EVENT LOG NOT WRITTEN: {advice}")
+            if not told and not f["logged"]:
+                f["logged"] = True
+                log.error("%s. Nothing is acknowledged until the log can be written again; the boards "
+                          "keep their presses and send them again.", advice)
+            f["count"] += 1
+            f["advice"] = advice
+        return LogWriteFailed(advice)
+
+    def written(self) -> None:
+        """A write worked: the alert of the failed ones before it ends."""
+        if self.write_failure is None:
+            return
+        with self.lock:
+            f, self.write_failure = self.write_failure, None
+        if f is not None:
+            msg = (f"the event log is written again, after {f['count']} failed write(s) since "
+                   f"{fmt_clock(f['since'])}; the boards send again what was not acknowledged")
+            if f["logged"]:
+                log.warning("%s", msg)
+            self.note(msg)

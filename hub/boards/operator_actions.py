@@ -1,0 +1,137 @@
+"""The operators' actions (the console's keys, `tabletimer act`, the
+referees' phones): checked against the event (nothing stored when a check
+fails), their consequences told for the operator to confirm, stored with
+who and why, applied, and what they change sent to the boards they touch.
+An idempotency key makes an action sent again harmless, and the same key
+with other content a conflict.  Part of the hub's service (service.py)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .board_commands import BoardCommands
+from .hub_state import HubState
+from ..event.actions import MAX_TEXT, META
+from ..event.competition import Competition
+from ..event.consequences import consequences
+
+
+class RequestConflict(ValueError):
+    """An action sent again under the idempotency key of a stored one, with
+    other content: not stored, never a silent replacement."""
+
+    def __init__(self, message: str, row: dict) -> None:
+        super().__init__(message)
+        self.row = row
+
+
+class OperatorActions:
+    def __init__(self, state: HubState, commands: BoardCommands) -> None:
+        self.state = state
+        self.commands = commands
+        self.requests: dict[str, dict] = {}   # idempotency key -> the operator row it stored
+        state.operator_hooks.append(self._operator_row)
+
+    def start_round(self, at_ms: int | None = None, duration_ms: int | None = None,
+                    warnings_ms: tuple[int, ...] = (), who: str = "operator", why: str = "") -> dict:
+        """Start the round at at_ms (default now).  The limit defaults to the
+        format's; time-up and the warnings (ms before the end) are scheduled
+        on every board (signed, retained, so a board that reboots gets it
+        again)."""
+        now = self.state.clock.now_ms()
+        return self.act("round_start", {"at": at_ms if at_ms is not None else now,
+                                        "duration": duration_ms, "warnings": list(warnings_ms)},
+                        who, why)
+
+    def check_action(self, action: str, payload: dict, who: str = "operator", why: str = "") -> None:
+        """Raise ValueError (in an operator's words) unless the action may be
+        recorded as it is: its fields' shape, the event's entrants, presses
+        and puzzles, times near the hub's clock, a board that exists."""
+        if not isinstance(who, str) or not who.strip() or len(who) > MAX_TEXT:
+            raise ValueError(f"{action}: who must be a name of at most {MAX_TEXT} characters")
+        if not isinstance(why, str) or len(why) > MAX_TEXT:
+            raise ValueError(f"{action}: why must be text of at most {MAX_TEXT} characters")
+        st = self.state
+        with st.lock:
+            st.competition.check_action(action, payload, st.clock.now_ms())
+            if action in ("identify", "reset_board"):
+                b = payload["board"]
+                if b not in st.keys.boards() and b not in st.registry.boards:
+                    raise ValueError(f"{action}: no board {b!r}")
+
+    def consequences(self, action: str, payload: dict) -> list[str]:
+        """What recorded results an action (already checked) would replace
+        or discard, in words for the operator who must confirm it; empty
+        when it changes no recorded decision."""
+        st = self.state
+        with st.lock:
+            return consequences(st.competition, action, payload, st.clock.now_ms())
+
+    def act(self, action: str, payload: dict, who: str = "operator", why: str = "",
+            request: str | None = None, precondition: Callable[[Competition], None] | None = None) -> dict:
+        """Check an operator action (check_action), then append it (with who
+        and why) and apply it; nothing is stored when the check fails
+        (ValueError) or the log cannot be written (LogWriteFailed).
+
+        request: the action's idempotency key (a phone's queued action sent
+        again because its answer was lost).  The same key with the same
+        action, payload and who: the stored row again, nothing new stored
+        (its "duplicate" is True); with other content: RequestConflict.
+
+        precondition(competition): called under the lock just before the
+        action is stored (after the checks); what it raises is raised and
+        nothing is stored (a page's intent made on a state that changed
+        meanwhile: the web layer's conflict check)."""
+        st, cmds = self.state, self.commands
+        with st.writer, st.lock:
+            if request is not None:
+                earlier = self.requests.get(request)
+                if earlier is not None:
+                    return self._same_request(earlier, action, payload, who, why, request)
+            stored = dict(payload, who=who, why=why)
+            if request is not None:
+                stored["request"] = request
+            self.check_action(action, stored, who, why)
+            if precondition is not None:
+                precondition(st.competition)
+            row = st.write(st.store.append, "operator", action, stored, st.clock.now_ms(), told=True)
+            st.apply(row)
+            st.applied_next([row["id"]])
+            boards = self._boards_of(action, payload)
+            st.publish(cmds.schedules(boards) + cmds.station_messages(boards))   # in counter order
+        return row
+
+    def _boards_of(self, action: str, payload: dict) -> list[str] | None:
+        """The boards whose schedule or stations an operator action can
+        change (None: every board: the round's start, an action on nobody's
+        station).  300 boards' schedules after every referee's confirmation
+        held the boards' acks back by seconds during a burst."""
+        comp = self.state.competition
+        entrant = payload.get("entrant")
+        pid = payload.get("press_id")
+        if action in ("identify", "reset_board") and isinstance(payload.get("board"), str):
+            return [payload["board"]]
+        if isinstance(pid, str) and not isinstance(entrant, str):
+            at = comp.station_of(pid)
+            if at is not None:
+                return comp.team_boards(*at)
+            entrant = comp.press_entrant(pid)          # a press recorded by hand
+        if isinstance(entrant, str):
+            return comp.entrant_boards(entrant) or None
+        return None
+
+    @staticmethod
+    def _same_request(earlier: dict, action: str, payload: dict, who: str, why: str, request: str) -> dict:
+        stored = {k: v for k, v in earlier["payload"].items() if k not in META}
+        if (earlier["type"], stored, earlier["payload"].get("who"), earlier["payload"].get("why") or "") \
+                == (action, payload, who, why):
+            return dict(earlier, duplicate=True)
+        raise RequestConflict(f"{action}: request {request!r} was already stored as row #{earlier['id']} "
+                              f"({earlier['type']} by {earlier['payload'].get('who')}) with other content; "
+                              "nothing stored", earlier)
+
+    def _operator_row(self, ev: dict) -> None:
+        """A stored action's idempotency key, known from its row on (live or
+        read back from the log)."""
+        if isinstance(ev["payload"].get("request"), str):
+            self.requests.setdefault(ev["payload"]["request"], ev)

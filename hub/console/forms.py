@@ -5,13 +5,27 @@ action must be confirmed before it is recorded."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
+from ..boards.service import HubService
 from ..rules.formats import fmt_duration
 from ..rules.timetext import parse_clock_time, parse_duration_ms
 
-if TYPE_CHECKING:
-    from .app import ConsoleApp
+
+class Desk(Protocol):
+    """What the forms and their screens need of the console that opens them
+    (app.py's ConsoleApp): its service, its operator, what is selected, and
+    the checking, describing and recording of an action."""
+    service: HubService
+    who: str
+
+    def selected(self, table_id: str) -> str | None: ...
+    def selected_entrant(self) -> str: ...
+    def selected_board(self) -> str: ...
+    def entrant_id(self, text: str) -> str: ...
+    def check(self, action: str, payload: dict) -> None: ...
+    def describe(self, action: str, payload: dict) -> str: ...
+    def perform(self, action: str, payload: dict, why: str) -> dict: ...
 
 
 # ------------------------------------------------------------------ parsing
@@ -49,7 +63,7 @@ class ActionForm:
     note: str = ""
 
 
-def action_forms(console: ConsoleApp) -> dict[str, ActionForm]:
+def action_forms(console: Desk) -> dict[str, ActionForm]:
     """The console's forms by key, filled in from what is selected now."""
     svc = console.service
     now = svc.clock.now_ms()

@@ -4,8 +4,6 @@ destructive one is recorded, and the operator's name."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -14,13 +12,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Input, Label, Log, Static
 
-from .forms import ActionForm
+from .forms import ActionForm, Desk
 from .table import LiveTable
 from .view import LOG_LINES
 from ..event.log_health import LogWriteFailed
-
-if TYPE_CHECKING:
-    from .app import ConsoleApp
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -55,7 +50,7 @@ class FormScreen(ModalScreen[bool]):
     is stored."""
     BINDINGS = [Binding("escape", "cancel", "cancel")]
 
-    def __init__(self, form: ActionForm, console: "ConsoleApp") -> None:
+    def __init__(self, form: ActionForm, console: Desk) -> None:
         super().__init__()
         self.form = form
         self.console = console

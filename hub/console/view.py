@@ -4,17 +4,15 @@ changed since the last draw."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
+from textual.screen import Screen
 from textual.widgets import Input, Log, Static
 
 from .table import LiveTable
 from ..boards.snapshot import Snapshot
 from ..rules.formats import fmt_duration
-
-if TYPE_CHECKING:
-    from .screens import MainScreen
 
 CALL_LATE_MS = 60_000        # a call waiting longer than this is highlighted
 LOG_LINES = 200             # event log lines the console shows
@@ -49,8 +47,9 @@ class MainView:
         self.shown: dict[str, Any] = {}        # header and alerts as last shown
         self.log_shown: tuple[str, list[str]] = ("", [])     # (filter, lines) in the event log
 
-    def draw(self, main: MainScreen, s: Snapshot, title: str, who: str, res: int) -> None:
-        """Draw snapshot s on the main screen (res: the format's resolution)."""
+    def draw(self, main: Screen, s: Snapshot, title: str, who: str, res: int) -> None:
+        """Draw snapshot s on the main screen (screens.py's MainScreen; res:
+        the format's resolution)."""
         header = Text.assemble((title, "bold"), "   ", (round_clock(s), "bold reverse" if (
             s.end is not None and s.now >= s.end) else "bold"))
         header.append("\n")

@@ -70,7 +70,8 @@ def test_load_generator_boards_are_acked_and_stored_once_through_dropped_connect
 
     from brokers import require_mosquitto
     from waiting import until_async
-    from tabletimer.tools.bench.hall import Hall, now_ms
+    from tabletimer.tools.bench.hall_rig import Hall
+    from tabletimer.tools.bench.report import now_ms
     from tabletimer.tools.loadgen.__main__ import stored_check
     from tabletimer.tools.loadgen.run import Generator
     from tabletimer.tools.testing.local_mosquitto import LocalMosquitto
@@ -128,7 +129,8 @@ def test_load_generator_command_line_prints_its_summary(tmp_path: Path) -> None:
     import json
 
     from brokers import require_mosquitto
-    from tabletimer.tools.bench.hall import Hall, now_ms
+    from tabletimer.tools.bench.hall_rig import Hall
+    from tabletimer.tools.bench.report import now_ms
     from tabletimer.tools.testing.local_mosquitto import LocalMosquitto
 
     require_mosquitto()

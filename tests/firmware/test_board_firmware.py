@@ -15,7 +15,7 @@ from tabletimer.hub.boards.hub_protocol import press, schedule
 from tabletimer.hub.event.clock import HubClock
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
-from tabletimer.tools.bench.hall import played_signal
+from tabletimer.tools.bench.signal_skew import played_signal
 
 FAST = {"debounce_ms": 30, "confirm_ms": 600, "void_ms": 1500}
 PERIOD = 1 << 30

@@ -5,7 +5,7 @@
 
 What runs: the embedded broker; the hub (`tabletimer run DIR`, its own
 process) with its web server on 127.0.0.1; the boards as signed identities
-from one paho client (hall.SignedBoards: no firmware, so what is measured is
+from one paho client (signed_boards.SignedBoards: no firmware, so what is measured is
 the broker and the hub), each board one station, 5 boards to a table; the
 phones in one other process (so that their work does not hold the load
 generator's GIL): one asyncio loop, HTTP/1.1 by hand (keep-alive), each
@@ -14,7 +14,7 @@ server-sent events stream, GET /r/api/stream?table=T) and a second
 connection for its actions (POST /r/api/act), as the page's script does.
 
 Figures, in one run:
-- floors: the broker round trip (hall.bench_floor) and an empty request to
+- floors: the broker round trip (floor.bench_floor) and an empty request to
   the hub's web server (GET /r/api/me, keep-alive, the hub idle);
 - the boards' event -> durable -> ack (publish to the hub's ack arriving at
   the load generator), n boards pressing within one second, twice: on a hub
@@ -38,143 +38,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
 import os
 import platform
-import random
 import shutil
-import socket
 import tempfile
 import time
 from pathlib import Path
 
-from tabletimer.tools.bench.hall import Hall, Report, SignedBoards, bench_floor, now_ms, pct, spread
+from tabletimer.tools.bench.floor import bench_floor
+from tabletimer.tools.bench.hall_rig import Hall
+from tabletimer.tools.bench.http_conn import Conn
+from tabletimer.tools.bench.report import Report, now_ms, pct, spread
+from tabletimer.tools.bench.web_burst import WebClients, burst, burst_alone, report_against
 
 BOARDS_PER_TABLE = 5
-SETTLE_S = 3.0           # from every board online to the burst
-IDLE_REUSE_S = 8.0        # the hub closes a connection idle for 10 s (web/server.py REQUEST_TIMEOUT_S)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def ms() -> float:
     return time.perf_counter() * 1000
-
-
-# ---------------------------------------------------------------- HTTP by hand
-class Conn:
-    """One keep-alive HTTP/1.1 connection (a phone's browser's)."""
-
-    def __init__(self, port: int, cookie: str | None) -> None:
-        self.port = port
-        self.cookie = cookie
-        self.r: asyncio.StreamReader | None = None
-        self.w: asyncio.StreamWriter | None = None
-        self.used = 0.0
-
-    async def open(self) -> None:
-        self.close()
-        self.r, self.w = await asyncio.open_connection("127.0.0.1", self.port)
-        sock = self.w.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.used = time.monotonic()
-
-    def close(self) -> None:
-        if self.w is not None:
-            self.w.close()
-        self.r = self.w = None
-
-    def head(self, method: str, path: str, body: bytes = b"", extra: dict | None = None) -> bytes:
-        h = {"Host": f"127.0.0.1:{self.port}", "Connection": "keep-alive", "Accept": "*/*"}
-        if self.cookie:
-            h["Cookie"] = f"tt_referee={self.cookie}"
-        if method == "POST":
-            h.update({"Content-Type": "application/json", "X-TableTimer": "1", "Content-Length": str(len(body))})
-        h.update(extra or {})
-        return (f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in h.items())
-                + "\r\n").encode() + body
-
-    async def status_and_headers(self) -> tuple[int, dict[str, str]]:
-        assert self.r is not None
-        line = await self.r.readline()
-        if not line:
-            raise ConnectionError("closed")
-        status = int(line.split()[1])
-        headers: dict[str, str] = {}
-        while True:
-            h = await self.r.readline()
-            if h in (b"\r\n", b"\n", b""):
-                break
-            k, _, v = h.decode("latin-1").partition(":")
-            headers[k.strip().lower()] = v.strip()
-        return status, headers
-
-    async def request(self, method: str, path: str, body: bytes = b"",
-                      before_write=None) -> tuple[int, bytes]:
-        """(status, body); before_write() is called just before the request
-        is written (a fresh connection first, if this one has been idle
-        long enough for the hub to close it)."""
-        if self.w is None or time.monotonic() - self.used > IDLE_REUSE_S:
-            await self.open()
-        assert self.r is not None and self.w is not None
-        if before_write:
-            before_write()
-        self.w.write(self.head(method, path, body))
-        status, headers = await self.status_and_headers()
-        if "content-length" in headers:
-            data = await self.r.readexactly(int(headers["content-length"]))
-        else:
-            data = b""
-            async for chunk in self.chunks(headers):
-                data += chunk
-        self.used = time.monotonic()
-        if headers.get("connection", "").lower() == "close":
-            self.close()
-        return status, data
-
-    async def views(self, headers: dict[str, str], clock, on_chunk=None):
-        """A server-sent-events body's views as they arrive: (clock() at the
-        arrival of their chunk, the data line's bytes); the pages' pings
-        (named events) are skipped.  on_chunk(n): every chunk's size."""
-        buf = b""
-        async for chunk in self.chunks(headers):
-            t = clock()
-            if on_chunk is not None:
-                on_chunk(len(chunk))
-            buf += chunk
-            while b"\n\n" in buf:
-                event, buf = buf.split(b"\n\n", 1)
-                lines = event.split(b"\n")
-                if any(line.startswith(b"event:") for line in lines):
-                    continue                 # a ping (the hub is there), not a view
-                for line in lines:
-                    if line.startswith(b"data:"):
-                        yield t, line[5:]
-
-    async def chunks(self, headers: dict[str, str]):
-        """The body's pieces as they arrive (chunked, or until the end)."""
-        assert self.r is not None
-        if "chunked" not in headers.get("transfer-encoding", ""):
-            while True:
-                data = await self.r.read(65536)
-                if not data:
-                    return
-                yield data
-        while True:
-            line = await self.r.readline()
-            if not line:
-                return
-            size = int(line.split(b";")[0].strip() or b"0", 16)
-            if size == 0:
-                await self.r.readline()
-                return
-            data = await self.r.readexactly(size + 2)
-            yield data[:-2]
 
 
 # ---------------------------------------------------------------- the phones
@@ -327,131 +208,6 @@ def _hall(root: Path, name: str, port: int, n_boards: int, n_phones: int) -> tup
     tokens = [book.add(f"Referee {j + 1}") for j in range(n_phones)]
     hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
     return hall, tables, tokens
-
-
-def wait_web(port: int, timeout: float = 30) -> None:
-    import http.client
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            c.request("GET", "/r/api/me")
-            c.getresponse().read()
-            c.close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU seconds (user + system) a process has used so far."""
-    import psutil
-    t = psutil.Process(pid).cpu_times()
-    return t.user + t.system
-
-
-def burst(hall: Hall, port: int, report: Report, label: str,
-          pids: dict[str, int] | None = None) -> tuple[list[float], int]:
-    """The press burst: every board within one second; (event -> ack ms,
-    lost).  pids: name -> process whose CPU seconds from the burst's start
-    to its last ack are reported."""
-    gen = SignedBoards(hall, port, client_id=f"bench-load-{label.replace(' ', '-')}")
-    try:
-        gen.online()
-        # boards are online long before the finishes: the views the pages got
-        # for the boards' "online" rows are sent before the burst starts
-        time.sleep(SETTLE_S)
-        cpu0 = {k: cpu_seconds(pid) for k, pid in (pids or {}).items()}
-        gen.presses(1, window_s=1.0, rng=random.Random(17))
-        gen.wait_acked(120)
-        if pids:
-            report.add(f"CPU during the burst, {label}", ", ".join(
-                f"{k} {cpu_seconds(pid) - cpu0[k]:.2f} s" for k, pid in pids.items()),
-                "user + system, from the first press to the last ack")
-        lat = gen.latencies()
-        first = min(gen.sent.values(), default=0.0)
-        if gen.acks:
-            report.add(f"acks' arrival, {label}", f"{(min(gen.acks.values()) - first) / 1000:.2f} .. "
-                       f"{(max(gen.acks.values()) - first) / 1000:.2f} s", "from the burst's first press")
-    finally:
-        gen.close()
-    stored = len(hall.stored_presses())
-    lost = max(len(hall.ids) - len(lat), len(hall.ids) - stored)
-    return lat, lost
-
-
-class WebClients:
-    """The hall's hub started with its web server, and target(pipe, port,
-    *args) in a spawned process of its own (the phones or the pages, off the
-    bench's interpreter); port: the web server's, or with hall_pages the
-    hall's pages' process's; `first`: what it sent once ready.  Use as a
-    context manager: the process is killed and the hall closed at the end."""
-
-    def __init__(self, hall: Hall, target, args: tuple, what: str, start_s: float,
-                 hall_pages: bool = False) -> None:
-        self.hall, self.what, self.proc = hall, what, None
-        ctx = multiprocessing.get_context("spawn")
-        self.pipe, there = ctx.Pipe()
-        try:
-            hall.start_hub(web_port=(web := free_port()))
-            wait_web(web)
-            port = int(hall.hub.hall_url().rsplit(":", 1)[1]) if hall_pages else web   # type: ignore[union-attr]
-            self.proc = ctx.Process(target=target, args=(there, port, *args), daemon=True)
-            self.proc.start()
-            if not self.pipe.poll(start_s):
-                raise RuntimeError(f"the {what} did not start")
-            self.first = self.pipe.recv()[1]
-        except BaseException:
-            self.close()
-            raise
-
-    def result(self, timeout: float = 240):
-        """What the process sent at its end (it is then joined)."""
-        if not self.pipe.poll(timeout):
-            raise RuntimeError(f"the {self.what} did not finish")
-        _, res = self.pipe.recv()
-        self.proc.join(10)                              # type: ignore[union-attr]
-        return res
-
-    def close(self) -> None:
-        if self.proc is not None and self.proc.is_alive():
-            self.proc.kill()
-        self.hall.close()
-
-    def __enter__(self) -> "WebClients":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def burst_alone(hall: Hall, port: int, report: Report, label: str,
-                broker_floor: tuple[float, float], pids_of=None) -> list[float]:
-    """The burst on hall's hub with its web server and nobody on it (the
-    baseline); the event -> ack times, reported, the lost counted.
-    pids_of(hall): the processes whose CPU during the burst is reported."""
-    try:
-        hall.start_hub(web_port=(web := free_port()))
-        wait_web(web)
-        without, lost = burst(hall, port, report, label, pids_of(hall) if pids_of else None)
-    finally:
-        hall.close()
-    report.lost += lost
-    report.add(f"event -> durable -> ack, {hall.n} boards within 1 s, {label}", spread(without),
-               f"lost {lost}; x{pct(without, 99) / broker_floor[1]:.1f} the broker round trip (p99)")
-    return without
-
-
-def report_against(report: Report, label: str, what: str, n: int, with_: list[float], without: list[float],
-                   lost: int, note: str = "") -> None:
-    """The burst's event -> ack with the clients open, against the baseline's."""
-    report.lost += lost
-    r = pct(with_, 99) / pct(without, 99) if without and with_ else float("nan")
-    r50 = pct(with_, 50) / pct(without, 50) if without and with_ else float("nan")
-    report.add(f"event -> durable -> ack, {n} boards within 1 s, {label}", spread(with_),
-               f"lost {lost}; p99 x{r:.2f} without {what} (p50 x{r50:.2f})" + note)
 
 
 def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Report,

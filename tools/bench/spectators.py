@@ -14,7 +14,7 @@ addresses, at most 5 to an address: the hub limits the streams per device
 (web/rate_limit.py), and a hall's spectators are each their own phone.
 
 Figures, in one run:
-- the broker round trip (floor, hall.bench_floor);
+- the broker round trip (floor, floor.bench_floor);
 - the boards' event -> durable -> ack, n boards pressing within one second,
   on a hub with no page open and on a new one with the m pages open; the ratio;
 - press -> shown on the hall's pages: from a board's press (its publish) to
@@ -43,15 +43,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from tabletimer.tools.bench.hall import Hall, Report, bench_floor, pct, spread
-from tabletimer.tools.bench.phones import Conn, WebClients, burst, burst_alone, report_against
+from tabletimer.tools.bench.floor import bench_floor
+from tabletimer.tools.bench.hall_rig import Hall
+from tabletimer.tools.bench.http_conn import Conn
+from tabletimer.tools.bench.report import Report, pct, spread
+from tabletimer.tools.bench.web_burst import WebClients, burst, burst_alone, report_against
 
 PAGES_PER_ADDRESS = 5         # under the hub's limit of streams per device (rate_limit.STREAMS_PER_CLIENT)
 SAMPLE_EVERY = 10             # every 10th page reads its views (JSON); the others count their bytes
 
 
 def wall_ms() -> float:
-    return time.time_ns() / 1e6          # as hall.now_ms, the clock the load generator stamps presses with
+    return time.time_ns() / 1e6          # as report.now_ms, the clock the load generator stamps presses with
 
 
 class Page:
@@ -124,7 +127,7 @@ def run_pages(link, port: int, n: int, expect: int, timeout: float) -> None:
 
 
 def _hall(root: Path, name: str, port: int, n_boards: int) -> Hall:
-    from tabletimer.tools.bench.hall import now_ms
+    from tabletimer.tools.bench.report import now_ms
     hall = Hall(root / name, port, n_boards, seed=41, table_of=lambda i: f"Table {i // 5 + 1}")
     hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
     return hall

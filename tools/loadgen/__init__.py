@@ -13,7 +13,7 @@ Parts: mqtt.py (a minimal MQTT 3.1.1 codec, pure), board.py (one board's
 counters, messages and retransmission schedule, pure), run.py (the
 connections and the Generator in one event loop), __main__.py (the command
 line).  `tabletimer bench --only loadgen` runs it against the hub
-(tools/bench/hall.py bench_loadgen).
+(tools/bench/ingest.py bench_loadgen).
 
 The MQTT client is this package's own codec on asyncio.Protocol, not a
 library: what matters is the generator's own CPU per event, since it shares

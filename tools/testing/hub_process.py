@@ -1,5 +1,5 @@
 """The hub as organizers run it, `tabletimer run DIR --broker ...`, as a
-child process: for the benchmarks (tools/bench/hall.py) and the tests that kill
+child process: for the benchmarks (tools/bench/hall_rig.py) and the tests that kill
 and restart it (hub resilience, chaos rehearsal)."""
 
 from __future__ import annotations

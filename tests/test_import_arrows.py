@@ -1,7 +1,10 @@
 """The layout's arrows (docs/architecture.md, "Parts"): each part of the hub
 imports only the parts below it, shared/ imports nothing of ours, the hub
-imports the tools only from its command line, and no module reads another
-module's private names.  Read from the source with ast: nothing is run."""
+imports the tools only from its command line, no module reads another
+module's private names, and no modules import each other in a circle
+(hub/, firmware/, shared/, tools/; every import counts, those inside a
+function or under TYPE_CHECKING too).  Read from the source with ast:
+nothing is run."""
 
 from __future__ import annotations
 
@@ -152,6 +155,112 @@ def test_no_module_reads_another_modules_private_names():
         for path in modules(folder):
             found += private_uses(path)
     assert not found, "private names read across modules:\n" + "\n".join(found)
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports.  The hub, shared/ and
+    tools/ by their installed names; the firmware's flat modules (deployed
+    side by side with shared/'s, imported by bare name) as firmware.<name>."""
+    paths = {dotted(p): p for folder in ("hub", "shared", "tools") for p in modules(folder)}
+    firmware = {p.stem: p for p in (ROOT / "firmware").glob("*.py")}
+    shared = {p.stem for p in (ROOT / "shared").glob("*.py") if p.stem != "__init__"}
+    graph: dict[str, set[str]] = {}
+    for mod, path in paths.items():
+        out = set()
+        for imported, names, _line in imports(path):
+            subs = [f"{imported}.{n}" for n in names if f"{imported}.{n}" in paths]
+            out.update(subs or ([imported] if imported in paths else []))
+        graph[mod] = out - {mod}
+    for name, path in firmware.items():
+        out = set()
+        for imported, _names, _line in imports(path):
+            top = imported.split(".")[0]
+            if top in firmware:
+                out.add(f"firmware.{top}")
+            elif top in shared:
+                out.add(f"tabletimer.shared.{top}")
+        graph[f"firmware.{name}"] = out - {f"firmware.{name}"}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The graph's circles: each strongly connected set of two or more
+    modules (Tarjan's algorithm, without recursion), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in graph:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                members = []
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    members.append(m)
+                    if m == node:
+                        break
+                if len(members) > 1:
+                    found.append(sorted(members))
+    return sorted(found)
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    found = circles(module_graph())
+    assert not found, "modules that import each other in a circle (a concept in the wrong file?):\n" + \
+        "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_circle_test_sees_a_new_circle():
+    """A module importing one that imports it back (under TYPE_CHECKING,
+    which still makes the two one concept) is a circle, in the hub and in
+    the firmware alike."""
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    probes = [(ROOT / "hub" / "rules" / "_circle_probe.py",
+               "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .standings import Standings\n",
+               "tabletimer.hub.rules._circle_probe"),
+              (ROOT / "firmware" / "_circle_probe.py", "import app\n", "firmware._circle_probe")]
+    standings = ROOT / "hub" / "rules" / "standings.py"
+    app = ROOT / "firmware" / "app.py"
+    originals = {standings: standings.read_text(), app: app.read_text()}
+    try:
+        for path, text, _name in probes:
+            assert not path.exists()
+            path.write_text(text)
+        standings.write_text(originals[standings] + "\n\ndef _probe():\n    from . import _circle_probe\n")
+        app.write_text(originals[app] + "\n\ndef _probe():\n    import _circle_probe\n")
+        with pytest.raises(AssertionError, match="circle") as failed:
+            test_no_modules_import_each_other_in_a_circle()
+        for _path, _text, name in probes:
+            assert name in str(failed.value)
+    finally:
+        for path, _text, _name in probes:
+            path.unlink(missing_ok=True)
+        for path, text in originals.items():
+            path.write_text(text)
 
 
 def test_the_arrows_test_sees_a_wrong_arrow_and_a_private_read(tmp_path):

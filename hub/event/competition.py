@@ -28,11 +28,13 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from .actions import ENTRANT_ACTIONS, FIELDS as OPERATOR_ACTIONS, shape_problem
+from . import action_checks
+from .actions import FIELDS as OPERATOR_ACTIONS
 from .board_events import board_order, event_key, install_press_id, maker, press_id
 from .event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
-from .row_checks import PLAUSIBLE_MS, press_problem, round_window, row_problem
+from .row_checks import press_problem, round_window, row_problem
+from .station_index import StationIndex
 from ..rules.formats import Format
 from ..rules.standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow,
                         Standings, Void)
@@ -55,11 +57,8 @@ class Competition:
     _live: Standings | None = None
 
     def __post_init__(self) -> None:
-        self._by_station = {(s.board, s.button): s for s in self.stations}
-        self._on_board: dict[str, list[int]] = {}   # board -> positions in stations (stations_on)
-        self._indexed = -1                           # how many stations _on_board holds
-        self._free_indexed = -1                      # how many stations _free was made of
-        self._entrant_ids = {e.id for e in self.entrants}
+        self._index = StationIndex(self.format, self.stations, self.entrants, self.auto_stations)
+        self._by_station = self._index.by_station
         self._start_row: dict | None = None     # the latest round start
         self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
         self.flagged: dict[int, str] = {}       # row id -> why that stored row cannot apply
@@ -77,9 +76,7 @@ class Competition:
         """A finish call's time as the standings show it (since the
         entrant's start, at the format's resolution), without re-ranking:
         for the station's display right after the call."""
-        st = self._by_station.get((board, button))
-        if st is None and self.auto_stations:
-            st = self._auto_station(board, button)
+        st = self._index.at(board, button)
         if st is None or at is None or self._start_row is None:
             return None
         t = at - self._start_row["payload"]["at"] - self._offsets.get(st.entrant, 0)
@@ -246,11 +243,9 @@ class Competition:
         if typ == "status":
             if self.auto_stations and p["state"] == "online":
                 for n in range(1, p["stations"] + 1):
-                    self._auto_station(row["board"], n)
+                    self._index.add_auto(row["board"], n)
             return
-        st = self._by_station.get((row["board"], p["station"]))
-        if st is None and self.auto_stations:
-            st = self._auto_station(row["board"], p["station"])
+        st = self._index.at(row["board"], p["station"])
         if st is None:
             self.unassigned.append(Unassigned(row["board"], p["station"], typ, p.get("at")))
             return
@@ -266,7 +261,7 @@ class Competition:
             puzzle = st.puzzle
             if puzzle is None:
                 calls = self._calls[st.entrant] = self._calls.get(st.entrant, 0) + 1
-                free = self._free_puzzles(st.entrant)
+                free = self._index.free_puzzles(st.entrant)
                 puzzle = free[min(calls, len(free)) - 1]
             self._press_entrant[pid] = st.entrant if st.puzzle is None else ""
             self._press_station[pid] = (row["board"], p["station"])
@@ -290,51 +285,15 @@ class Competition:
         elif typ == "stray":
             self.strays.append(row)
 
-    def _free_puzzles(self, entrant: str) -> tuple[int, ...]:
-        """The puzzles an entrant's 'next puzzle' stations count through: all
-        of the round's, less those that have a station of their own."""
-        if self._free_indexed != len(self.stations):      # (stations only grow: auto stations)
-            self._own_puzzles: dict[str, set[int]] = {}
-            for s in self.stations:
-                if s.puzzle is not None:
-                    self._own_puzzles.setdefault(s.entrant, set()).add(s.puzzle)
-            self._free: dict[str, tuple[int, ...]] = {}
-            self._free_indexed = len(self.stations)
-        free = self._free.get(entrant)
-        if free is None:
-            # once per entrant, not per press: a scan of the hall's stations
-            # per board event made the hub's cost grow with the hall
-            own = self._own_puzzles.get(entrant, ())
-            free = self._free[entrant] = tuple(
-                n for n in range(1, len(self.format.puzzles) + 1) if n not in own) or (1,)
-        return free
-
     def stations_on(self, boards: set[str]) -> list[Station]:
         """The stations of these boards, in the order of `stations` (which
         only grows: auto stations are appended)."""
-        if self._indexed != len(self.stations):
-            self._on_board = {}
-            for i, st in enumerate(self.stations):
-                self._on_board.setdefault(st.board, []).append(i)
-            self._indexed = len(self.stations)
-        return [self.stations[i] for i in sorted(i for b in boards for i in self._on_board.get(b, ()))]
+        return self._index.on(boards)
 
     def calls_of(self, station: Station) -> int:
         """How many finish calls a station makes: one for its own puzzle,
         or one per puzzle it counts through ('next puzzle' stations)."""
-        return 1 if station.puzzle is not None else len(self._free_puzzles(station.entrant))
-
-    def _auto_station(self, board: str, button: int) -> Station:
-        st = self._by_station.get((board, button))
-        if st is None:
-            eid = f"{board}/{button}"
-            st = Station(board, button, board, eid, 1 if len(self.format.puzzles) == 1 else None)
-            self.stations.append(st)
-            self._by_station[(board, button)] = st
-            if eid not in self._entrant_ids:
-                self.entrants.append(Entrant(eid, eid))
-                self._entrant_ids.add(eid)
-        return st
+        return self._index.calls_of(station)
 
     def _void(self, pid: str) -> None:
         if pid in self._voided:
@@ -380,47 +339,10 @@ class Competition:
             self._add(cls(**kw))
 
     def check_action(self, action: str, p: dict, now_ms: int | None = None) -> None:
-        """Operator input errors, in words an operator understands: the
-        action's shape (hub/event/actions.py), then what this event makes of it
-        (entrants, presses, puzzles and their sizes, the round's limit) and,
-        given the hub's time now, whether its times are plausible.  Raises
-        ValueError; nothing is stored before this passes."""
-        if action == "dq" and isinstance(p, dict) and not (isinstance(p.get("reason"), str) and p["reason"].strip()):
-            raise ValueError("dq: a reason is needed")
-        problem = shape_problem(action, p)
-        if problem is not None:
-            raise ValueError(problem)
+        """ValueError, in an operator's words, unless the action may be
+        recorded in this event as it is (action_checks.py)."""
         self.facts()                       # auto stations appear while folding
-        if action in ENTRANT_ACTIONS or p.get("entrant") is not None:
-            if p.get("entrant") not in self._entrant_ids:
-                raise ValueError(f"{action}: no entrant {p.get('entrant')!r}")
-        n = len(self.format.puzzles)
-        for k in ("puzzle", "packed", "opened"):
-            if p.get(k) is not None and not 1 <= p[k] <= n:
-                raise ValueError(f"{action}: {k} = {p[k]} is outside 1..{n} (this round has {n} "
-                                 f"puzzle{'s' if n > 1 else ''})")
-        if action in ("press", "count") and p.get("puzzle") is None and n > 1:
-            raise ValueError(f"{action}: puzzle is needed (1..{n})")
-        if action in ("void", "correct") or (action == "confirm" and p.get("press_id")):
-            if p.get("press_id") not in self._presses:
-                raise ValueError(f"{action}: no press {p.get('press_id')!r}")
-        named = self._presses.get(p.get("press_id") or "")
-        # a confirmation by press id counts the pieces of that press's puzzle
-        puzzle = p.get("puzzle") or (named.puzzle if named is not None else None) or 1
-        pieces = self.format.puzzles[puzzle - 1]
-        for k in ("placed", "remaining", "missing_found", "missing_lost", "missing_adjacent"):
-            if p.get(k) is not None and p[k] > pieces:
-                raise ValueError(f"{action}: {k} = {p[k]} is outside 0..{pieces} (puzzle {puzzle} has "
-                                 f"{pieces} pieces)")
-        if action == "round_start":
-            limit = p.get("duration") or self.format.time_limit_ms
-            over = [w for w in p.get("warnings") or () if w >= limit]
-            if over:
-                raise ValueError(f"round_start: a warning {over[0]} ms before the end is not within "
-                                 f"the {limit} ms limit")
-        if now_ms is not None and p.get("at") is not None and abs(p["at"] - now_ms) > PLAUSIBLE_MS:
-            raise ValueError(f"{action}: at = {p['at']} (hub ms) is more than 7 days from the hub's "
-                             f"time now ({now_ms}); give a time near now")
+        action_checks.check_action(self.format, self._index.entrant_ids, self._presses, action, p, now_ms)
 
     def open_calls(self) -> list[tuple[int, str, str, int, str]]:
         """Finish calls waiting for a referee, oldest first:
@@ -440,14 +362,11 @@ class Competition:
     def team_boards(self, board: str, button: int) -> list[str]:
         """The boards that hold stations of the entrant at (board, button):
         those whose relay schedule a finish there can change."""
-        st = self._by_station.get((board, button))
-        if st is None:
-            return [board]
-        return sorted(set(self.entrant_boards(st.entrant)) | {board})
+        return self._index.team_boards(board, button)
 
     def entrant_boards(self, entrant: str) -> list[str]:
         """The boards that hold stations of an entrant (none: not at a station)."""
-        return sorted({s.board for s in self.stations if s.entrant == entrant})
+        return self._index.entrant_boards(entrant)
 
     def press_entrant(self, pid: str) -> str | None:
         """The entrant of a press (by press id), if it is in the log."""
@@ -499,7 +418,7 @@ class Competition:
 
     def free_puzzles(self, entrant: str) -> tuple[int, ...]:
         """The puzzles an entrant's 'next puzzle' stations count through."""
-        return self._free_puzzles(entrant)
+        return self._index.free_puzzles(entrant)
 
     def station_of(self, pid: str) -> tuple[str, int] | None:
         """(board, button) of a board's finish call, None for the desk's."""

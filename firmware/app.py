@@ -325,12 +325,18 @@ class App:
         inputs task may wait for the next edge before something is due.
         (Not in inputs() itself: a task's locals stay in RAM all along.)"""
         hw, b = self.hw, self.board
+        actions = []
         while hw.edges:
             station, level, ticks = hw.edges.pop(0)
             if 1 <= station <= b.stations:
-                b.st[station - 1].edge(level, self.clock.at(ticks))
+                s = b.st[station - 1]
+                # a burst that settled before this edge came (both read at
+                # once, this task having run late) is a transition of its own
+                r = s.edge(level, self.clock.at(ticks))
+                if r is not None:
+                    hw.emit({"input": [s.number, r[0]]})
+                    actions += b.transition(s.number, r[0], r[1])
         now = self.clock.now()
-        actions = []
         for s in b.st:
             r = s.poll(now)
             if r is not None:

@@ -24,10 +24,16 @@ class Debouncer:
         self.last = None       # local time of its latest edge
 
     def edge(self, level, t):
+        """An edge at local time t.  Returns what poll(t) would have: the
+        burst before it, when that had settled before this edge came (the
+        inputs were read late, after both edges: a press shorter than the
+        delay must not be taken for a glitch), else None."""
+        r = self.poll(t) if self.first is not None else None
         if self.first is None:
             self.first = t
         self.last = t
         self.level = level
+        return r
 
     def settles_at(self):
         return self.last + self.settle_ms if self.first is not None else None

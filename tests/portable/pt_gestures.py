@@ -26,6 +26,22 @@ def test_glitch_that_settles_back_is_ignored():
     assert d.stable == RELEASED
 
 
+def test_a_press_read_late_with_its_release_is_a_press_not_a_glitch():
+    """The inputs task ran late (another task held the loop): the press and
+    its release, 80 ms apart, are read together 200 ms after the press.  The
+    press had settled before the release came: two transitions, each at its
+    first edge, not a glitch that settled back."""
+    d = Debouncer(30)
+    assert d.edge(PRESSED, 1000) is None
+    assert d.edge(RELEASED, 1080) == (PRESSED, 1000)
+    assert d.poll(1200) == (RELEASED, 1080)
+    assert d.poll(1300) is None
+    # a bounce inside the settling time is still one burst
+    assert d.edge(PRESSED, 2000) is None and d.edge(RELEASED, 2010) is None
+    assert d.edge(PRESSED, 2020) is None
+    assert d.poll(2100) == (PRESSED, 2000)
+
+
 def test_bouncy_release_is_stamped_at_its_first_edge():
     d = Debouncer(30)
     feed(d, [(PRESSED, 0)])

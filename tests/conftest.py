@@ -1,5 +1,7 @@
 """Shared fixtures: real brokers on free 127.0.0.1 ports; slow tests run
-only in CI (CI=true), with -m slow, or with TT_SLOW=1."""
+only in CI (CI=true), with -m slow, or with TT_SLOW=1; what a parallel run
+(pytest-xdist, as `tools/dev.py test` runs the suite) must know of the
+tests; the quick set of `tools/dev.py test --quick`."""
 
 from __future__ import annotations
 
@@ -17,9 +19,42 @@ from tabletimer.hub.boards.broker import EmbeddedBroker
 os.environ["TABLETIMER_WEB_LISTEN"] = "127.0.0.1:0"
 
 
+# The hall-scale runs that keep the machine's cores busy by themselves (300 stations of real
+# firmware, the benchmarks' halls): in a parallel run they go to one worker, one after the
+# other, and first (xdist's loadgroup schedules the largest group first), so that two of them
+# never share the cores and the longest does not start last.
+HALL = ("e2e/test_chaos.py::test_chaos_hall", "e2e/test_bench.py::")
+# The other tests, folders that wait longest first (whole halls, hubs as processes, browsers),
+# the pure unit tests last: they fill the workers' gaps at the end of a parallel run.
+ORDER = ("e2e", "web", "cli", "console", "firmware", "boards", "outputs", "tools", "event", "rules")
+# `tools/dev.py test --quick`, the edit loop's answer in seconds: the unit tests of the rules,
+# the event's fold and actions, the protocol and the hub's core, the firmware's logic (the
+# portable modules under both interpreters) and the layout's arrows.
+QUICK = ("rules/", "event/", "test_import_arrows.py", "boards/test_hub_protocol.py",
+         "boards/test_hub_core.py", "boards/test_self_probe.py", "boards/test_board_identity.py",
+         "firmware/test_portable.py", "web/test_table_view.py", "web/test_hall_view.py",
+         "console/test_console_table.py")
+TESTS = Path(__file__).parent
+
+
+def _where(item) -> str:
+    """The test's id from the tests/ folder: e2e/test_chaos.py::test_chaos_hall."""
+    return Path(item.fspath).relative_to(TESTS).as_posix() + "::" + item.name
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Slow tests (the chaos rehearsal at hall scale) are part of CI's run of
-    the suite but not of the quick local one, unless asked for."""
+    the suite but not of the quick local one, unless asked for.  Every test
+    is marked `quick` or not, the hall-scale ones grouped, and the order set
+    for a parallel run (the same in every worker: they must agree)."""
+    for item in items:
+        where = _where(item)
+        if where.startswith(QUICK):
+            item.add_marker(pytest.mark.quick)
+        if where.startswith(HALL):
+            item.add_marker(pytest.mark.xdist_group("hall"))
+    rank = {folder: i for i, folder in enumerate(ORDER)}
+    items.sort(key=lambda item: rank.get(_where(item).split("/")[0], len(ORDER)))    # stable
     wanted = (os.environ.get("CI", "").lower() == "true" or os.environ.get("TT_SLOW") == "1"
               or "slow" in (config.getoption("markexpr") or ""))
     if wanted:

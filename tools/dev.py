@@ -3,10 +3,16 @@
 Python >= 3.11:
 
     python3 tools/dev.py run  [tabletimer run options]   # hub + broker + simulated boards
-    python3 tools/dev.py test [pytest options]           # the whole test suite
+    python3 tools/dev.py test [pytest options]           # the whole test suite, in parallel
+    python3 tools/dev.py test --quick [pytest options]   # the edit loop: the unit tests, seconds
 
-and a flake hunt: the chosen tests N times, optionally with K CPU-burning
-processes beside them, then a table of failures per test (docs/testing.md):
+The suite runs on several pytest-xdist workers (most tests wait for boards,
+brokers and browsers rather than compute): TT_TEST_WORKERS=N sets how many,
+1 runs it in this one process; pytest's own -n, or -p no:xdist, wins.
+
+And a flake hunt: the chosen tests N times (each a whole parallel run),
+optionally with K CPU-burning processes beside them, then a table of
+failures per test (docs/testing.md):
 
     python3 tools/dev.py test --repeat N [--load K] [pytest options]
 
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -62,6 +69,39 @@ def take_int(args: list[str], flag: str) -> int | None:
                 die(f"{flag} needs a whole number, not {value!r}")
             return int(value)
     return None
+
+
+def workers() -> int:
+    """How many test workers: TT_TEST_WORKERS, else twice the cores (the
+    tests mostly wait), at least 4 and at most 8."""
+    wanted = os.environ.get("TT_TEST_WORKERS", "")
+    if wanted:
+        if not wanted.isdigit() or int(wanted) < 1:
+            die(f"TT_TEST_WORKERS needs a whole number of at least 1, not {wanted!r}")
+        return int(wanted)
+    return max(4, min(8, 2 * (os.cpu_count() or 2)))
+
+
+def chose_workers(pytest_args: list[str]) -> bool:
+    """The caller said how pytest runs: -n N, -nN, --numprocesses, or -p no:xdist."""
+    for i, a in enumerate(pytest_args):
+        if a in ("-n", "--numprocesses", "-pno:xdist") or a.startswith("--numprocesses="):
+            return True
+        if re.fullmatch(r"-n(\d+|auto|logical)", a):
+            return True
+        if a == "-p" and pytest_args[i + 1:i + 2] == ["no:xdist"]:
+            return True
+    return False
+
+
+def parallel(pytest_args: list[str]) -> list[str]:
+    """The pytest arguments with the workers added, unless the caller chose
+    (-n, --numprocesses, -p no:xdist) or one worker is wanted."""
+    n = workers()
+    if chose_workers(pytest_args) or n == 1:
+        return pytest_args
+    # loadgroup: the hall-scale tests (tests/conftest.py, HALL) one at a time on one worker
+    return ["-n", str(n), "--dist", "loadgroup", *pytest_args]
 
 
 def outcomes(junit_xml: Path) -> dict[str, tuple[str, str]]:
@@ -136,9 +176,13 @@ def main(argv: list[str]) -> int:
     ensure_venv()
     cmd, rest = argv[0], argv[1:]
     if cmd == "test":
+        if "--quick" in rest:
+            rest.remove("--quick")
+            rest = ["-m", "quick", *rest]          # tests/conftest.py marks them
         repeat, load = take_int(rest, "--repeat"), take_int(rest, "--load")
         if load is not None and repeat is None:
             die("--load goes with --repeat N (a flake hunt)")
+        rest = parallel(rest)
         if repeat is not None:
             return flake_hunt(rest, repeat, load or 0)
     if cmd == "run":

@@ -58,6 +58,9 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGHUP):      # kill, closed terminal: stop cleanly
         signal.signal(sig, lambda *a: stop.set())
+    # Ctrl-C stops the hub even when it was started with SIGINT ignored (a script's background
+    # job, nohup): Python leaves an inherited ignore as it is, and the hub then ran on
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sims: list = []
     broker = hub = remote = pages = hall = None
     failed = False

@@ -172,6 +172,33 @@ def test_killed_hub_leaves_no_broker_or_boards_behind(tmp_path, kind):
           seen=lambda: _pids_mentioning(str(tmp_path)), poll=0.1)
 
 
+def test_ctrl_c_stops_a_hub_started_with_sigint_ignored(tmp_path):
+    """A hub started as a script's background job inherits SIGINT ignored
+    (so does everything a non-interactive shell starts with &): Ctrl-C, or a
+    SIGINT to its process group, still stops it cleanly, its broker too."""
+    from brokers import free_port
+
+    folder = tmp_path / "event"
+    assert cli.main(["init", str(folder), "--format", "czjpa-individuals"]) == 0
+    proc = subprocess.Popen([TT, "run", str(folder), "--port", str(free_port()), "--duration", "120"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    out = Output(proc.stdout)
+    try:
+        out.wait_for(lambda line: line.startswith("event log"), "the hub serving")
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+    try:
+        rest = out.wait_closed(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.wait(timeout=5) == 0, rest
+    assert "stopped; standings:" in rest
+    until(lambda: not _pids_mentioning(str(folder)), "the broker to stop with the hub", timeout=15,
+          seen=lambda: _pids_mentioning(str(folder)), poll=0.1)
+
+
 def test_init_act_and_replay_an_event_folder(tmp_path, capsys):
     ev = tmp_path / "event"
     assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0

@@ -221,7 +221,7 @@ class HubMqtt:
     def stop(self) -> None:
         self._probe_stop.set()
         t, self._probe_thread = self._probe_thread, None
-        if t is not None:
+        if t is not None and t.is_alive():      # (not started: a Ctrl-C during start)
             t.join(5)
         if self._probe_alerts in self.service.alert_sources:     # a stopped hub's probe says nothing
             self.service.alert_sources.remove(self._probe_alerts)
@@ -238,4 +238,5 @@ class HubMqtt:
         t, self._commit_thread = self._commit_thread, None
         if t is not None:
             self._inbox.put(None)          # after what was received: stored before the thread ends
-            t.join(30)
+            if t.is_alive():               # (not started: a Ctrl-C during start)
+                t.join(30)

@@ -185,7 +185,7 @@ def test_ctrl_c_stops_a_hub_started_with_sigint_ignored(tmp_path):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     out = Output(proc.stdout)
     try:
-        out.wait_for(lambda line: line.startswith("event log"), "the hub serving")
+        out.wait_for(lambda line: line.startswith("hall pages"), "the hub serving (its last line at start)")
     finally:
         os.killpg(proc.pid, signal.SIGINT)
     try:

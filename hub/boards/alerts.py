@@ -64,7 +64,9 @@ def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *
                    f"flash reset?): stored as row #{row['id']}, not ranked; check it, record a finish "
                    f"by hand if it is one")
     for r in comp.refused[-5:]:
-        out.append(f"press {r.press_id} ({r.row['board']} button {r.row['payload']['station']}) refused, "
+        short = comp.short_press_id(r.press_id)
+        said = "" if short == r.press_id else f"{short}, "
+        out.append(f"press {r.press_id} ({said}{r.row['board']} button {r.row['payload']['station']}) refused, "
                    f"not ranked: {r.why}; record the finish by hand if it is one")
     for u in comp.unassigned[-5:]:
         out.append(f"{u.type} from {u.board} button {u.station}: no station for it")

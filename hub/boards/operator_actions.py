@@ -53,6 +53,7 @@ class OperatorActions:
             raise ValueError(f"{action}: why must be text of at most {MAX_TEXT} characters")
         st = self.state
         with st.lock:
+            payload = self._long_press_id(payload)
             st.competition.check_action(action, payload, st.clock.now_ms())
             if action in ("identify", "reset_board"):
                 b = payload["board"]
@@ -65,13 +66,15 @@ class OperatorActions:
         when it changes no recorded decision."""
         st = self.state
         with st.lock:
-            return consequences(st.competition, action, payload, st.clock.now_ms())
+            return consequences(st.competition, action, self._long_press_id(payload), st.clock.now_ms())
 
     def act(self, action: str, payload: dict, who: str = "operator", why: str = "",
             request: str | None = None, precondition: Callable[[Competition], None] | None = None) -> dict:
         """Check an operator action (check_action), then append it (with who
         and why) and apply it; nothing is stored when the check fails
-        (ValueError) or the log cannot be written (LogWriteFailed).
+        (ValueError) or the log cannot be written (LogWriteFailed).  A press
+        id may be given in either form (competition.canonical_press_id): the
+        row holds the long one.
 
         request: the action's idempotency key (a phone's queued action sent
         again because its answer was lost).  The same key with the same
@@ -84,6 +87,7 @@ class OperatorActions:
         meanwhile: the web layer's conflict check)."""
         st, cmds = self.state, self.commands
         with st.writer, st.lock:
+            payload = self._long_press_id(payload)      # stored as the long id: the record's
             if request is not None:
                 earlier = self.requests.get(request)
                 if earlier is not None:
@@ -100,6 +104,15 @@ class OperatorActions:
             boards = self._boards_of(action, payload)
             st.publish(cmds.schedules(boards) + cmds.station_messages(boards))   # in counter order
         return row
+
+    def _long_press_id(self, payload: dict) -> dict:
+        """The payload with its press id in the long form the log records
+        ("T07/3/5"), whichever form the operator typed ("T07-5")."""
+        pid = payload.get("press_id") if isinstance(payload, dict) else None
+        if not isinstance(pid, str):
+            return payload
+        long = self.state.competition.canonical_press_id(pid.strip())
+        return payload if long == pid.strip() else dict(payload, press_id=long)
 
     def _boards_of(self, action: str, payload: dict) -> list[str] | None:
         """The boards whose schedule or stations an operator action can

@@ -47,6 +47,7 @@ class Snapshot:
     alerts: list[str]
     activity: list[str]
     names: dict[str, str] = field(default_factory=dict)
+    short_ids: dict[str, str] = field(default_factory=dict)   # a call's press id -> its short form
     blind: str | None = None        # why the boards' state shown may be out of date (None: live)
 
 
@@ -156,11 +157,13 @@ def read(comp: Competition, registry: BoardRegistry, now: int, *, rejected: Mapp
     the service's, read under it)."""
     facts = comp.facts()
     reg = registry.boards
+    calls = comp.open_calls()
     snap = Snapshot(
         now=now, start=comp.start_ms, end=_round_end(comp), next_signal=_next_signal(comp, now),
         online=sum(1 for b in reg.values() if b.online), boards_total=len(reg),
         rejected=sum(rejected.values()), duplicates=duplicates,
-        standings=[], calls=comp.open_calls(), hall=_hall(comp, registry, now),
+        standings=[], calls=calls, hall=_hall(comp, registry, now),
         alerts=alerts, activity=activity,
-        names={e.id: e.name or e.id for e in comp.entrants}, blind=blind)
+        names={e.id: e.name or e.id for e in comp.entrants}, blind=blind,
+        short_ids={c[1]: comp.short_press_id(c[1]) for c in calls})
     return snap, (comp.format, facts, len(facts), comp.entrants, len(comp.entrants))

@@ -28,6 +28,9 @@ class Desk(Protocol):
     def perform(self, action: str, payload: dict, why: str) -> dict: ...
 
 
+PRESS_ID = "press id (either form: T07-5 or T07/3/5)"
+
+
 # ------------------------------------------------------------------ parsing
 
 def parse_int(text: str, what: str, default: int | None = None) -> int | None:
@@ -144,12 +147,12 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
         ], start, destructive=comp.round_start_row() is not None,
             note="a new start replaces the armed/running one" if comp.round_start_row() else ""),
         "confirm": ActionForm("confirm", "Confirm the selected call", [
-            FormField("press_id", "press id", call),
+            FormField("press_id", PRESS_ID, call),
             FormField("found", "missing pieces found", "0"),
             FormField("lost", "missing pieces lost", "0"),
             FormField("adjacent", "missing adjacent (production fault)", "0"),
         ], confirm),
-        "void": ActionForm("void", "Void the selected call", [FormField("press_id", "press id", call)],
+        "void": ActionForm("void", "Void the selected call", [FormField("press_id", PRESS_ID, call)],
                            void, destructive=True),
         "count": ActionForm("count", "Piece count", [
             E, FormField("puzzle", f"puzzle (1..{len(comp.format.puzzles)})", "1"),
@@ -166,7 +169,7 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
         "identify": ActionForm("identify", "Identify a board (buzz and blink)", [
             FormField("board", "board", console.selected_board())], identify),
         "correct": ActionForm("correct", "Correct a time", [
-            FormField("press_id", "press id", call),
+            FormField("press_id", PRESS_ID, call),
             FormField("time", "new time since the round start (h:mm:ss[.fff]) or hub ms", ""),
         ], correct, destructive=True, why_required=True),
     }

@@ -164,7 +164,7 @@ class MainScreen(Screen):
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 yield Label("Calls waiting for a referee (oldest first)", classes="title")
-                yield LiveTable("waiting", "pressed", "table", "entrant", "puzzle", "press id", id="calls",
+                yield LiveTable("waiting", "pressed", "table", "entrant", "puzzle", "call", "press id", id="calls",
                                 zebra_stripes=True)
                 yield Label("Standings", classes="title")
                 yield LiveTable("place", "award", "name", "status", "time", "penalty", "pieces", "referee",

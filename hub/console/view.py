@@ -76,8 +76,10 @@ class MainView:
             wait = s.now - at
             style = "bold red" if wait > CALL_LATE_MS else ""
             pressed = fmt_duration(at - s.start) if s.start is not None else str(at)
+            # "call": the short press id, what the operator reads aloud and types
             calls.append((pid, [Text(fmt_duration(max(0, wait)), style), pressed, table,
-                                Text(s.names.get(entrant, entrant), style), str(puzzle), pid]))
+                                Text(s.names.get(entrant, entrant), style), str(puzzle),
+                                Text(s.short_ids.get(pid, ""), "bold"), pid]))
         main.query_one("#calls", LiveTable).set_rows(calls)
 
         rows = []

@@ -5,6 +5,11 @@ A press id is "board/boot/seq" for the events of the first install of a
 board id in the log (the install id made when a board is flashed), and
 "board.N/boot/seq" for those of its N-th (a spare flashed with the same id:
 its boot count starts at 1 again); operator presses are "op/<row id>".
+
+What an operator reads aloud and types is the short form, "board-N": the
+board's N-th press in this event's log (every install of the board id, in
+the log's order, so a number never changes once given).  Both forms name
+the same press wherever a press id is taken.
 Pure."""
 
 from __future__ import annotations
@@ -12,6 +17,11 @@ from __future__ import annotations
 
 def press_id(board: str, boot: int, seq: int) -> str:
     return f"{board}/{boot}/{seq}"
+
+
+def short_press_id(board: str, n: int) -> str:
+    """The short form of the board's n-th press in the log: "T07-5"."""
+    return f"{board}-{n}"
 
 
 def install_press_id(installs: dict[str, list[str]], board: str, install: str, boot: int, seq: int) -> str:

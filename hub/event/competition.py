@@ -33,6 +33,7 @@ from .actions import FIELDS as OPERATOR_ACTIONS
 from .board_events import board_order, event_key, install_press_id, maker, press_id
 from .event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
+from .press_numbers import PressNumbers, is_board_press
 from .row_checks import press_problem, round_window, row_problem
 from .station_index import StationIndex
 from ..rules.formats import Format
@@ -63,6 +64,7 @@ class Competition:
         self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
         self.flagged: dict[int, str] = {}       # row id -> why that stored row cannot apply
         self._window: tuple[int, int] | None = None   # plausible board press times (the round)
+        self._numbers = PressNumbers()          # the short press ids
         self._reset_fold()
         rows, self.rows, self._ids = self.rows, [], []
         for row in rows:
@@ -103,6 +105,8 @@ class Competition:
         if problem is not None:                  # kept in the log, flagged, never folded
             self.flagged[row["id"]] = problem
             return
+        if is_board_press(row):
+            self._numbers.numbered(row, self.rows, i == len(self._ids) - 1, self.flagged)
         moved = False
         if row["source"] == "operator":
             if row["type"] == "round_start" and (self._start_row is None or row["id"] > self._start_row["id"]):
@@ -197,6 +201,7 @@ class Competition:
         self._decided: dict[str, Decision] = {}   # press id -> the decision that closed it
         self.conflicts: list[Conflict] = []       # board decisions on calls already decided
         self._board_last: dict[tuple[str, str], tuple[int, int]] = {}   # (board, install) -> latest (boot, seq)
+        self._numbers.forget_names()
 
     def _add(self, f: Fact) -> None:
         self._facts.append(f)       # type: ignore[union-attr]
@@ -254,6 +259,7 @@ class Competition:
                 self.unassigned.append(Unassigned(row["board"], p["station"], "untimed press", None))
                 return
             pid = install_press_id(self._installs, *maker(row), p["boot"], p["seq"])
+            self._numbers.named(row, pid)
             why = press_problem(row, self._window, self._start_row)
             if why is not None:
                 self.refused.append(Refused(row, pid, why))
@@ -367,6 +373,19 @@ class Competition:
     def entrant_boards(self, entrant: str) -> list[str]:
         """The boards that hold stations of an entrant (none: not at a station)."""
         return self._index.entrant_boards(entrant)
+
+    def short_press_id(self, pid: str) -> str:
+        """What an operator reads aloud for a press id: a board press's short
+        form ("T07-5", board_events.py); any other press id as it is."""
+        self.facts()
+        return self._numbers.short(pid)
+
+    def canonical_press_id(self, text: str) -> str:
+        """The press id a short form names ("T07-5", or "t07-5" when no other
+        board's reads the same), else the text as it is: a press id, or
+        what the checks then name as no press."""
+        self.facts()
+        return self._numbers.canonical(text)
 
     def press_entrant(self, pid: str) -> str | None:
         """The entrant of a press (by press id), if it is in the log."""

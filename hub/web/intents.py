@@ -56,7 +56,7 @@ def subject_state(comp: Competition, action: str, payload: dict) -> Any:
     """The state of what an action acts on, as the page shows it (None:
     an action whose subject the page does not show a state of)."""
     if action in ("confirm", "void") and isinstance(payload.get("press_id"), str):
-        return call_state(comp, payload["press_id"])
+        return call_state(comp, comp.canonical_press_id(payload["press_id"].strip()))
     if action == "count" and isinstance(payload.get("entrant"), str):
         return count_state(comp, payload["entrant"], payload.get("puzzle") or 1)
     return None

@@ -104,6 +104,7 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
             "members": members, "puzzle": pz,
             "pieces": fmt.puzzles[pz - 1] if pz is not None and 1 <= pz <= len(fmt.puzzles) else None,
             "state": st.state, "reason": st.reason, "call": st.call, "call_at": call_at,
+            "call_short": comp.short_press_id(st.call) if st.call else None,
             "waiting_ms": now - call_at if call_at is not None else None,
             "time_ms": st.time_ms, "start_ms": st.start_ms, "end_ms": st.end_ms,
             "confirmed": st.confirmed, "calls": st.calls, "missing": st.missing,
@@ -125,7 +126,8 @@ def calls_view(comp: Competition, now: int) -> dict:
         station = comp.station_of(pid)
         st = comp.station_at(*station) if station else None
         # a finish recorded by hand has no station: the entrant's table
-        calls.append({"press_id": pid, "at": at, "waiting_ms": now - at, "entrant": entrant,
+        calls.append({"press_id": pid, "short": comp.short_press_id(pid), "at": at, "waiting_ms": now - at,
+                      "entrant": entrant,
                       "name": names.get(entrant, (entrant, []))[0], "puzzle": puzzle,
                       "table": st.table if st else entrant_table.get(entrant),
                       "button": station[1] if station else None})

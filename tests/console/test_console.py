@@ -212,6 +212,26 @@ def test_confirm_the_selected_call_with_missing_pieces(hub):
     assert hub.competition.open_calls() == []
 
 
+def test_the_calls_show_the_short_press_id_and_a_confirm_takes_it_typed(hub):
+    """The operator reads the call's short id aloud ("b1-2": board b1's 2nd
+    press) and can type it instead of the long one; the log holds the long
+    one."""
+    hub.start_round(T0)
+    async def script(app, pilot):
+        press(hub)
+        second = press(hub, "b1", 2)
+        calls = app.main().query_one("#calls", LiveTable)
+        await settle(pilot, lambda: calls.row_count == 2, "both calls shown", seen=lambda: calls.keys)
+        text = await shown(app, pilot, tmp, "calls", "b1-1", "b1-2", second)
+        assert "call" in text
+        form = await fill(app, pilot, "c", press_id="B1-2", found="1", why="read aloud")
+        assert not isinstance(app.screen, FormScreen), error_of(form)
+    tmp = Path(hub.store.path).parent
+    drive(hub, script)
+    e = ops(hub)[-1]
+    assert (e["type"], e["payload"]["press_id"], e["payload"]["missing_found"]) == ("confirm", "b1/1/2", 1)
+
+
 def test_void_needs_a_selected_call_asks_first_and_no_records_nothing(hub):
     hub.start_round(T0)
     async def script(app, pilot):

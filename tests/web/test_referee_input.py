@@ -69,6 +69,21 @@ def test_no_wrong_or_revoked_badge_changes_nothing(hub):
     assert len(hub.rows()) == n + 1 and [r["payload"]["who"] for r in hub.rows("dns")] == ["Bo"]
 
 
+def test_a_call_named_by_its_short_press_id_is_the_call(hub):
+    """A phone (or a script) may name the call as the referee reads it:
+    "B1-1", board B1's first press; the intent's check and the log use the
+    long id."""
+    call = hub.station("Table 1", "1")
+    assert (call["call"], call["call_short"]) == ("B1/1/1", "B1-1")
+    status, answer = act(hub, {"action": "confirm", "payload": {"press_id": "B1-1"}, "seen": "open"},
+                         token=hub.anna)
+    assert status == 200, answer
+    assert [r["payload"]["press_id"] for r in hub.rows("confirm")] == ["B1/1/1"]
+    status, answer = act(hub, {"action": "void", "payload": {"press_id": "B1-1"}, "seen": "open",
+                               "why": "late"}, token=hub.anna)
+    assert status == 409 and len(hub.rows("void")) == 0, answer   # no longer open: a conflict
+
+
 def test_a_table_that_does_not_exist(hub):
     status, answer = request(hub, "GET", "/r/api/table/Table%209", token=hub.anna)
     assert status == 404 and answer["error"] == "no table 'Table 9' in this event's stations.csv"

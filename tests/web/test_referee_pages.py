@@ -40,10 +40,12 @@ def test_a_badge_signs_in_and_a_call_is_confirmed_with_missing_pieces(hub, phone
     hub.press("B1", 2)                                    # Bob calls
     expect(phone.locator("#calls li")).to_have_count(1)
     expect(phone.locator("#calls li")).to_contain_text("Table 1")
+    expect(phone.locator("#calls li .press-id")).to_have_text("B1-1")      # what a referee reads aloud
     phone.locator("#calls li a").tap()
     expect(phone.locator("#title")).to_have_text("Table 1")
     bob = station(phone, "B1", 2)
     expect(bob).to_have_attribute("data-state", "called")
+    expect(bob.locator(".press-id")).to_have_text("press B1-1")
     call = hub.station("Table 1", "2")
     shown = bob.locator(".recorded").text_content()
     assert shown.startswith("1:0") or shown.startswith("0:5"), shown     # about a minute after the start

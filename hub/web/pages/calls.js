@@ -11,7 +11,8 @@
         TT.el("a", { href: c.table ? tablePath(c.table) : "#" }, [
           TT.el("span", {}, [TT.el("b", { text: c.table || "by hand" }), " ",
                              TT.el("span", { text: c.name + (c.button ? " (#" + c.button + ")" : "") })]),
-          TT.el("span", { "class": "wait", text: TT.fmt(TT.now() - c.at) })])]));
+          TT.el("span", { "class": "wait", text: TT.fmt(TT.now() - c.at) }),
+          TT.el("span", { "class": "press-id", text: c.short || "" })])]));
     });
     document.getElementById("nocalls").hidden = view.calls.length > 0;
     var ul = document.getElementById("tables");

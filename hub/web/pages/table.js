@@ -86,6 +86,7 @@
     card.appendChild(el("div", { "class": "hint", text: "Recorded time: show it to the competitor" }));
     card.appendChild(el("div", { "class": "recorded", text: TT.fmt(s.time_ms, res()) }));
     card.appendChild(el("div", { "class": "hint wait", "data-since": String(s.call_at) }));
+    if (s.call_short) card.appendChild(el("div", { "class": "hint press-id", text: "press " + s.call_short }));
     var pv = el("div", { "class": "preview" });
     function update() { pv.textContent = penaltyText(s, d); }
     view.format.missing.forEach(function (c) { card.appendChild(stepper(s, d, c, update)); });

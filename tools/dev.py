@@ -155,14 +155,24 @@ def flake_hunt(pytest_args: list[str], repeat: int, load: int) -> int:
         for p in burn:
             p.kill()
             p.wait()
-    width = max((len(t) for t in per_test), default=10)
-    print(f"\nflake hunt: {repeat} runs of pytest {' '.join(pytest_args) or '(all)'}, "
-          f"{load} CPU-burning processes beside them, {time.monotonic() - started:.0f} s")
-    print(f"{'test':<{width}}  runs  failed  skipped")
-    for t, c in sorted(per_test.items(), key=lambda kv: (-(kv[1]["failed"] + kv[1]["error"]), kv[0])):
-        runs = sum(c.values())
-        print(f"{t:<{width}}  {runs:>4}  {c['failed'] + c['error']:>6}  {c['skipped']:>7}"
-              + (f"  first: {first_why[t]}" if t in first_why else ""))
+    # a table per file (the flake hunt's tables in docs/testing.md), then every test that failed
+    files: dict[str, list[int]] = {}
+    for t, c in per_test.items():
+        f = files.setdefault(t.split("::")[0], [0, 0, 0, 0])
+        f[0] += 1
+        f[1] += sum(c.values())
+        f[2] += c["failed"] + c["error"]
+        f[3] += c["skipped"]
+    width = max((len(f) for f in files), default=10)
+    print(f"{'file':<{width}}  tests  test runs  failed  skipped")
+    for f, (tests, runs, failed, skipped) in sorted(files.items()):
+        print(f"{f:<{width}}  {tests:>5}  {runs:>9}  {failed:>6}  {skipped:>7}")
+    flaky = sorted((t for t, c in per_test.items() if c["failed"] + c["error"]),
+                   key=lambda t: -(per_test[t]["failed"] + per_test[t]["error"]))
+    for t in flaky:
+        c = per_test[t]
+        name = t if len(t) <= 160 else t[:157] + "..."
+        print(f"FAILED {c['failed'] + c['error']} of {sum(c.values())}: {name}  first: {first_why.get(t, '')}")
     total_failed = sum(c["failed"] + c["error"] for c in per_test.values())
     print(f"{len(per_test)} tests, {total_failed} failures in {repeat} runs; "
           f"{bad_runs} runs exited non-zero")

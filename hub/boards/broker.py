@@ -217,7 +217,9 @@ def _patch_amqtt(broker) -> None:
     sent the new client the retained messages of every topic filter *any*
     client had subscribed to (here: every board's schedule and status to
     every board); a late SUBSCRIBE of a replaced connection kept the new one
-    from subscribing; and it iterated its subscriptions unsafely."""
+    from subscribing; its session monitor cleaned up the live session of a
+    client that had just connected again under the id of a gone one; and it
+    iterated its subscriptions unsafely."""
     cls = type(broker)
     if not getattr(cls, "_tt_patched", False):
         orig = cls._publish_retained_messages_for_subscription
@@ -284,6 +286,27 @@ def _patch_amqtt(broker) -> None:
                         running_tasks.append(asyncio.ensure_future(
                             handler.mqtt_publish(topic, broadcast["data"], qos, retain=False)))
         cls._run_broadcast = indexed_broadcast
+
+        cleanup, shutdown = cls._cleanup_session, cls.shutdown
+
+        async def cleanup_if_still_gone(self, client_id: str) -> None:
+            # amqtt's session monitor lists the clean sessions that are
+            # disconnected, then cleans each up by its client id, awaiting
+            # each in turn: a client that connected again under that id
+            # meanwhile (a board whose id a stranger held for two seconds,
+            # on a busy machine) had its new session cleaned up instead --
+            # subscriptions gone, handler stopped, connection left open: deaf
+            session = self._sessions.get(client_id, (None, None))[0]
+            if session is not None and session.transitions.state != "disconnected" \
+                    and not getattr(self, "_tt_shutting_down", False):
+                return
+            await cleanup(self, client_id)
+        cls._cleanup_session = cleanup_if_still_gone
+
+        async def shutdown_every_session(self) -> None:
+            self._tt_shutting_down = True        # then every session goes, connected or not
+            await shutdown(self)
+        cls.shutdown = shutdown_every_session
         cls._tt_patched = True
     broker._subscriptions = _SnapshotDict(broker._subscriptions)
 

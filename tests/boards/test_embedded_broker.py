@@ -115,6 +115,41 @@ def test_a_message_reaches_the_exact_and_the_wildcard_subscriptions_that_match_i
     pub.disconnect()
 
 
+def test_the_session_monitor_leaves_a_client_that_connected_again_meanwhile() -> None:
+    """amqtt's monitor lists the disconnected clean sessions, then cleans
+    each up by client id: a board that connected again under the id in
+    between (its id taken by a stranger for two seconds, on a loaded
+    machine) lost its new session's subscription and stayed connected, deaf.
+    A session still gone is cleaned up; at shutdown, every one."""
+    import asyncio
+
+    from amqtt.broker import Broker
+    from amqtt.session import Session
+
+    from tabletimer.hub.boards.broker import _patch_amqtt
+
+    async def main() -> None:
+        broker = Broker({"listeners": {"default": {"type": "tcp", "bind": "127.0.0.1:0"}}})
+        _patch_amqtt(broker)
+        back, gone = Session(), Session()
+        back.client_id, gone.client_id = "B3", "B4"
+        back.transitions.connect()                     # connected again since the monitor listed it
+        gone.transitions.connect()
+        gone.transitions.disconnect()                  # still gone
+        for session in (back, gone):
+            broker._sessions[session.client_id] = (session, None)
+            broker._subscriptions[f"tt/v1/b/{session.client_id}/cmd"] = [(session, 1)]
+        await broker._cleanup_session("B3")
+        await broker._cleanup_session("B4")
+        assert broker._sessions == {"B3": (back, None)}
+        assert broker._subscriptions.get("tt/v1/b/B3/cmd") == [(back, 1)]
+        assert not broker._subscriptions.get("tt/v1/b/B4/cmd")
+        broker._tt_shutting_down = True                # what shutdown() sets first
+        await broker._cleanup_session("B3")
+        assert broker._sessions == {}
+    asyncio.run(main())
+
+
 def test_the_subscriptions_index_follows_the_filters_added_and_removed() -> None:
     from amqtt.broker import Broker
 

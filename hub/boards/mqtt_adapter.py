@@ -22,6 +22,7 @@ import logging
 import queue
 import socket
 import threading
+import time
 
 import paho.mqtt.client as mqtt
 
@@ -60,6 +61,10 @@ class HubMqtt:
         self.service = service
         self.host, self.port = host, port
         self.connected = threading.Event()
+        # the broker confirmed the hub's subscriptions (SUBACK): from now on it hears every board;
+        # a message a board sent between the CONNACK and this went to nobody (a board sends again)
+        self.listening = threading.Event()
+        self._subscribe_mid: int | None = None
         self.connections = 0        # successful connections (and reconnections)
         self.probe = SelfProbe(int(probe_interval * 1000),
                                None if probe_deadline is None else int(probe_deadline * 1000))
@@ -85,6 +90,7 @@ class HubMqtt:
         c.max_inflight_messages_set(0)
         c.on_socket_open = no_delay
         c.on_connect = self._on_connect
+        c.on_subscribe = self._on_subscribe
         c.on_disconnect = self._on_disconnect
         c.on_message = self._on_message
         service.publish = self.publish_all
@@ -93,7 +99,8 @@ class HubMqtt:
         if reason_code.is_failure:
             log.error("broker refused the hub: %s", reason_code)
             return
-        client.subscribe([(t, 1) for t in hub_subscriptions()] + [(PROBE, 1)])
+        self.listening.clear()
+        self._subscribe_mid = client.subscribe([(t, 1) for t in hub_subscriptions()] + [(PROBE, 1)])[1]
         client.publish(HUB_STATUS, protocol.encode(hub_status(protocol.ONLINE)),
                        qos=1, retain=True)
         self.service.connected()       # the schedules again, and the hub's status to each board
@@ -104,8 +111,13 @@ class HubMqtt:
         self.connections += 1
         self.connected.set()
 
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        if mid == self._subscribe_mid:
+            self.listening.set()
+
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self.connected.clear()
+        self.listening.clear()
         with self._probe_lock:
             self.probe.disconnected(self.service.clock.now_ms())
         self.service.registry.listening(None)
@@ -204,6 +216,8 @@ class HubMqtt:
             self.client.publish_batch(out)      # Outgoing: (topic, payload, qos, retain)
 
     def start(self, timeout: float = 10.0) -> None:
+        """Connect; return once the broker has confirmed the hub's
+        subscriptions (ConnectionError after timeout)."""
         if self._commit_thread is None:
             self._commit_thread = threading.Thread(target=self._commit_loop, name="hub-commit", daemon=True)
             self._commit_thread.start()
@@ -214,7 +228,8 @@ class HubMqtt:
             self.service.alert_sources.append(self._probe_alerts)
         self._probe_thread = threading.Thread(target=self._probe_loop, name="hub-self-probe", daemon=True)
         self._probe_thread.start()
-        if not self.connected.wait(timeout):
+        deadline = time.monotonic() + timeout
+        if not self.connected.wait(timeout) or not self.listening.wait(max(0.0, deadline - time.monotonic())):
             self.stop()
             raise ConnectionError(f"could not connect to the MQTT broker at {self.host}:{self.port}")
 

@@ -137,6 +137,7 @@ def test_a_sync_request_is_answered_while_a_commit_waits(tmp_path, broker):
     svc, boards = hub(tmp_path), Boards()
     edge = HubMqtt(svc, broker.host, broker.port)
     edge.start()
+    assert edge.listening.is_set()      # start() returns once the broker confirmed the subscriptions
     got: list[dict] = []
     subscribed = threading.Event()
     c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="tt-test-b1")

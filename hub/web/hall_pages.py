@@ -146,22 +146,23 @@ class HallPages:
     def _results(self) -> tuple:
         svc = self.service
         comp = svc.competition
+        row = svc.read(lambda comp, now: comp.last_row_id())   # before the snapshot: never newer than it
         snap = svc.snapshot()
         left = snap.end - snap.now if snap.start is not None and snap.end is not None and snap.now < snap.end else None
         changed = self.feed.last_ms
         when = datetime.fromtimestamp((changed or snap.now) / 1000, timezone.utc).astimezone()
-        return comp.format, snap.standings, when, comp.entrants, snap.start, left
+        return comp.format, snap.standings, when, comp.entrants, snap.start, left, row
 
     async def results_page(self, request: Request) -> Response:
         refused = self._allowed(request)
         if refused:
             return refused
-        fmt, rows, when, entrants, start, left = await run_in_threadpool(self._results)
+        fmt, rows, when, entrants, start, left, row = await run_in_threadpool(self._results)
         html = results_html(self.title, fmt, rows, when, entrants, start, left)
         state = ("Provisional: " + in_progress_text(left)) if left is not None else (
             "Provisional: some results wait for a referee" if any(r.provisional for r in rows) else "Final")
         bar = (f'<div class="live-bar" id="live-bar" style="font:14px system-ui;padding:6px 10px;'
-               f'background:#eef"><b id="results-state">{state}</b> · last change '
+               f'background:#eef" data-row="{row}"><b id="results-state">{state}</b> · last change '
                f'{when.strftime("%H:%M:%S")} · <a href="/results.csv">CSV</a> · '
                f'<a href="/results.json">JSON</a> · <span id="link">live</span></div>')
         html = html.replace("<body>", "<body>" + bar, 1).replace(
@@ -174,7 +175,7 @@ class HallPages:
             refused = self._allowed(request)
             if refused:
                 return refused
-            fmt, rows, when, entrants, start, left = await run_in_threadpool(self._results)
+            fmt, rows, when, entrants, start, left, _ = await run_in_threadpool(self._results)
             if kind == "csv":
                 return Response(results_csv(rows, fmt, entrants), media_type="text/csv; charset=utf-8",
                                 headers={"Content-Disposition": 'attachment; filename="results.csv"', **_NO_STORE})

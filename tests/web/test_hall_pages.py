@@ -155,6 +155,34 @@ def test_the_results_sheet_and_its_downloads(hub, browser):
     expect(page.locator("#results-state")).to_have_text("Final", timeout=10_000)   # reloaded by itself
 
 
+def test_the_results_sheet_reloads_for_a_change_stored_while_it_connected(hub, browser):
+    """The counts stored between the sheet being made and its stream
+    connecting (a slow phone): the stream's first view already holds them.
+    The sheet knows the row it was made at and reloads for it (it used to
+    take that first view as its own and stay Provisional)."""
+    hub.start(ago_ms=121 * 60_000)
+    page = browser.new_context(**PHONE).new_page()
+    held, let_go = [], []
+
+    def hold(route):                                    # the first stream waits until the test lets it go
+        if let_go:
+            route.continue_()
+        else:
+            held.append(route)
+    page.route("**/h/api/stream", hold)
+    page.goto(f"{hub.url}/results")
+    expect(page.locator("#results-state")).to_contain_text("Provisional")
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:     # the sheet asked for its stream
+        page.wait_for_timeout(50)
+    assert held, "the results sheet never opened its stream"
+    for e in ("1", "2", "3", "4"):
+        hub.svc.act("count", {"entrant": e, "puzzle": 1, "placed": 100 + int(e)}, who="Anna")
+    let_go.append(True)
+    held[0].continue_()
+    expect(page.locator("#results-state")).to_have_text("Final", timeout=10_000)
+
+
 def test_the_organizer_turns_the_hall_pages_off(tmp_path):
     import subprocess
     import sys

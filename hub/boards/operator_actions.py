@@ -25,11 +25,31 @@ class RequestConflict(ValueError):
         self.row = row
 
 
+class AlreadyRecorded(Exception):
+    """Raised by an action's precondition: the very decision is the one
+    recorded now (the same person's second tap, sent under another key):
+    nothing is stored, the recorded row is the answer."""
+
+    def __init__(self, row: dict) -> None:
+        super().__init__(f"already recorded as row #{row['id']}")
+        self.row = row
+
+
+def decision_subject(action: str, payload: dict) -> tuple | None:
+    """What a decision decides: a call (confirm, void) or a puzzle's count."""
+    if action in ("confirm", "void") and isinstance(payload.get("press_id"), str):
+        return ("call", payload["press_id"])
+    if action == "count" and isinstance(payload.get("entrant"), str):
+        return ("count", payload["entrant"], payload.get("puzzle") or 1)
+    return None
+
+
 class OperatorActions:
     def __init__(self, state: HubState, commands: BoardCommands) -> None:
         self.state = state
         self.commands = commands
         self.requests: dict[str, dict] = {}   # idempotency key -> the operator row it stored
+        self.decisions: dict[tuple, dict] = {}   # decision_subject -> the operator row that decided it last
         state.operator_hooks.append(self._operator_row)
 
     def start_round(self, at_ms: int | None = None, duration_ms: int | None = None,
@@ -84,7 +104,8 @@ class OperatorActions:
         precondition(competition): called under the lock just before the
         action is stored (after the checks); what it raises is raised and
         nothing is stored (a page's intent made on a state that changed
-        meanwhile: the web layer's conflict check)."""
+        meanwhile: the web layer's conflict check); AlreadyRecorded(row):
+        nothing is stored and that row is the answer (its "duplicate" True)."""
         st, cmds = self.state, self.commands
         with st.writer, st.lock:
             payload = self._long_press_id(payload)      # stored as the long id: the record's
@@ -97,13 +118,37 @@ class OperatorActions:
                 stored["request"] = request
             self.check_action(action, stored, who, why)
             if precondition is not None:
-                precondition(st.competition)
+                try:
+                    precondition(st.competition)
+                except AlreadyRecorded as same:
+                    return dict(same.row, duplicate=True)
             row = st.write(st.store.append, "operator", action, stored, st.clock.now_ms(), told=True)
             st.apply(row)
             st.applied_next([row["id"]])
             boards = self._boards_of(action, payload)
             st.publish(cmds.schedules(boards) + cmds.station_messages(boards))   # in counter order
         return row
+
+    def identical_decision(self, action: str, payload: dict, who: str) -> dict | None:
+        """The operator row of this very decision (the same action and
+        fields, by the same person) if it is what is recorded now on its
+        subject: a second tap of one decision, sent under another key, is
+        that decision, not a conflict with it (None otherwise)."""
+        st = self.state
+        with st.lock:
+            payload = self._long_press_id(payload)
+            subject = decision_subject(action, payload)
+            row = self.decisions.get(subject) if subject is not None else None
+            if row is None or row["type"] != action or row["payload"].get("who") != who:
+                return None
+            fields = {k: v for k, v in row["payload"].items() if k not in META and v is not None}
+            if fields != {k: v for k, v in payload.items() if k not in META and v is not None}:
+                return None
+            if action in ("confirm", "void"):
+                d = st.competition.decision(payload["press_id"])
+                if d is None or d.row != row["id"]:       # decided again since (a board's, the desk's)
+                    return None
+            return row
 
     def _long_press_id(self, payload: dict) -> dict:
         """The payload with its press id in the long form the log records
@@ -148,3 +193,6 @@ class OperatorActions:
         read back from the log)."""
         if isinstance(ev["payload"].get("request"), str):
             self.requests.setdefault(ev["payload"]["request"], ev)
+        subject = decision_subject(ev["type"], ev["payload"])
+        if subject is not None:
+            self.decisions[subject] = ev

@@ -28,7 +28,7 @@ from .answers import Answers
 from .board_commands import CTR_BLOCK, IDENTIFY_TTL_MS, BoardCommands
 from .hub_state import HubState, Outgoing
 from .keys import BoardKeys
-from .operator_actions import OperatorActions, RequestConflict
+from .operator_actions import AlreadyRecorded, OperatorActions, RequestConflict
 from .snapshot import Ranker, Snapshot, read as read_snapshot
 from ..event.clock import HubClock
 from ..event.competition import Competition
@@ -39,7 +39,7 @@ from ..rules.standings import StandingRow
 T = TypeVar("T")
 
 # what the service's callers name from here
-__all__ = ["CTR_BLOCK", "IDENTIFY_TTL_MS", "REJECTED_LINE_EVERY_MS", "SIGNED_PAYLOAD_MAX", "HubService",
+__all__ = ["AlreadyRecorded", "CTR_BLOCK", "IDENTIFY_TTL_MS", "REJECTED_LINE_EVERY_MS", "SIGNED_PAYLOAD_MAX", "HubService",
            "Outgoing", "RequestConflict"]
 
 
@@ -160,6 +160,11 @@ class HubService(HubState):
         """Check an operator action, then store and apply it (its
         idempotency key `request`, its `precondition`: operator_actions.py)."""
         return self.actions.act(action, payload, who, why, request, precondition)
+
+    def identical_decision(self, action: str, payload: dict, who: str) -> dict | None:
+        """The stored row of this very decision by who, if it is the one
+        recorded now (a second tap: no conflict, nothing new): operator_actions.py."""
+        return self.actions.identical_decision(action, payload, who)
 
     # ------------------------------------------------------ views
     def read(self, fn: Callable[[Competition, int], T]) -> T:

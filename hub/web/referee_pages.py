@@ -50,7 +50,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Redire
     StreamingResponse
 from starlette.routing import Route
 
-from ..boards.service import RequestConflict
+from ..boards.service import AlreadyRecorded, RequestConflict
 from ..event.log_health import LogWriteFailed
 from . import intents
 from .changes import ChangeFeed, SharedView, stream_views
@@ -271,9 +271,13 @@ class RefereePages:
 
     def _act(self, who: str, action: str, payload: dict, why: str, key: str | None, seen: Any,
              replace: bool, table: str | None) -> Response:
+        def precondition(comp) -> None:
+            same = self.service.identical_decision(action, payload, who)
+            if same is not None:                 # my own decision again (a second tap): no conflict
+                raise AlreadyRecorded(same)
+            intents.check(comp, action, payload, seen, replace)
         try:
-            row = self.service.act(action, payload, who=who, why=why, request=key,
-                                   precondition=lambda comp: intents.check(comp, action, payload, seen, replace))
+            row = self.service.act(action, payload, who=who, why=why, request=key, precondition=precondition)
         except intents.IntentConflict as e:
             return _error(409, f"{e}: nothing was recorded; look again and decide", conflict=str(e), now=e.now,
                           view=self._view(table) if table else None)

@@ -15,15 +15,39 @@
     m.hidden = !text; m.textContent = text || ""; m.className = "message" + (error ? " error" : "");
   }
 
+  // what a decision decides: a call (confirm, void) or a puzzle's count; one
+  // decision on it waits in the queue at a time (a second tap is no second
+  // decision: its button is disabled until the hub has answered)
+  function subject(action, payload) {
+    if (action === "confirm" || action === "void") return "call:" + payload.press_id;
+    if (action === "count") return "count:" + payload.entrant + ":" + (payload.puzzle || 1);
+    return null;
+  }
+  function pending(what) {
+    return what !== null && TT.queue().some(function (i) { return subject(i.action, i.payload) === what; });
+  }
+
   function send(s, action, payload, label, extra) {
     var item = { action: action, payload: payload, table: TABLE, label: label + " (" + s.name + ")" };
     for (var k in extra || {}) item[k] = extra[k];
-    TT.act(item);
     var d = draft(s); d.arm = null;
+    if (pending(subject(action, payload))) {
+      message("already waiting to be sent: a decision on this " + (action === "count" ? "count" : "call"));
+      return;
+    }
+    TT.act(item);
     message((TT.isLive() ? "sending: " : "kept on this phone, not sent yet: ") + item.label);
+    if (view) view.stations.forEach(function (st) { redraw(st, true); });   // its buttons: disabled
+  }
+
+  function waiting(button) {      // a decision of this card is queued: no second one
+    button.disabled = true;
+    button.textContent += " (waiting to be sent)";
+    return button;
   }
 
   TT.onAnswer(function (item, status, j) {
+    if (view) view.stations.forEach(function (st) { redraw(st, true); });   // its buttons: enabled again
     if (status === 200) {
       message((j.duplicate ? "already stored: " : "stored: ") + item.label + " (row #" + j.row.id + ")");
       if (item.action === "confirm" || item.action === "count") {
@@ -44,6 +68,7 @@
       el("div", { "class": "actions" }, [
         el("button", { "class": "danger", text: "Record mine anyway", onclick: function () {
           box.hidden = true;
+          if (pending(subject(item.action, item.payload))) return;
           TT.act({ action: item.action, payload: item.payload, why: item.why, table: TABLE,
                    label: item.label, replace: true });
         } }),
@@ -104,6 +129,7 @@
       if (!(d.reason || "").trim()) { message("say why the call is void first", true); d.arm = null; redraw(s, true); return; }
       send(s, "void", { press_id: s.call }, "void the call", { seen: "open", why: d.reason.trim() });
     }));
+    if (pending(subject("confirm", { press_id: s.call }))) buttons = buttons.map(waiting);
     card.appendChild(el("div", { "class": "actions" }, buttons));
     card.appendChild(el("div", { "class": "row" }, [reason]));
   }
@@ -161,13 +187,14 @@
       card.appendChild(el("div", { "class": "row" }, [el("label", { text: "piles of 10" }), piles,
                                                        el("label", { text: "+ loose" }), loose]));
     }
-    card.appendChild(el("div", { "class": "actions" }, [
-      el("button", { "class": "primary", text: "Record count", "data-act": "count", onclick: function () {
+    var record = el("button", { "class": "primary", text: "Record count", "data-act": "count", onclick: function () {
         var n = parseInt(d.entry || "", 10);
         if (isNaN(n)) { message("enter the number of pieces " + what, true); return; }
         var p = { entrant: s.entrant, puzzle: s.puzzle }; p[what] = n;
         send(s, "count", p, "count " + n + " " + what, { seen: s.count || null });
-      } })]));
+      } });
+    if (pending(subject("count", { entrant: s.entrant, puzzle: s.puzzle }))) waiting(record);
+    card.appendChild(el("div", { "class": "actions" }, [record]));
   }
 
   function card(s) {

@@ -33,7 +33,8 @@ def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | Non
         if row:
             res = service.competition.format.resolution_ms
             state = "provisional" if row.provisional else "confirmed"
-            rank = f" -> place {row.place}, {row.status} {state}, {fmt_duration(row.net_time_ms, res)}"
+            place = f"place {row.place}" if row.place is not None else "no place yet"
+            rank = f" -> {place}, {row.status} {state}, {fmt_duration(row.net_time_ms, res)}"
         extra = f", {p['missing']} missing" if ev["type"] == "confirm" else ""
         return f"{ev['type']} {who} (boot {p['boot']} seq {p['seq']}{extra}){rank}"
     if ev["type"] == "stray":

@@ -20,13 +20,14 @@ the format's resolution is finer than a second) since the entrant's start,
 truncated to the resolution as the ranking compares them; each has an exact
 `_ms` column too.  Empty cell: no value (no time, a dns row's pieces, ...).
 
-    place            overall place (equal results share it); empty for dns/dq
+    place            overall place (equal results share it); empty for dns/dq and for
+                     entrants still running (before their time-up nobody unfinished is ranked)
     award_place      place among official entrants, when it is within the format's awards
     entrant          entrant id (entrants.csv)
     name             entrant name
     members          member names separated by '|' (as in entrants.csv)
     official         yes | no (no: may not take an award place, see the format's eligibility)
-    status           finished | unfinished | dns | dq | waiting (the round never started)
+    status           finished | unfinished | running (time not up yet) | dns | dq | waiting (the round never started)
     reason           the dq reason
     provisional      yes | no (a finish not confirmed by a referee, a piece count missing)
     time, time_ms    finish of the last puzzle (pieces-first formats, and the

@@ -34,6 +34,8 @@ How each fact is used (the rules of docs/formats.md):
   the truncated time.
 - Equal compared results share a place (1, 2, 2, 4).  The award place counts
   official entrants only and is given to award places <= format.awards.
+- An entrant still within its time (a live view) has no place and takes
+  none: the format ranks an unfinished entrant by its count at time-up.
 """
 
 from __future__ import annotations
@@ -61,8 +63,9 @@ STATUSES = ("finished", "unfinished", "running", "waiting", "dns", "dq")
 
 
 class StandingRow(NamedTuple):
-    """place: overall place (None for dns, dq, waiting); award_place: place
-    among official entrants when within the awards (else None).  time_ms:
+    """place: overall place (None for dns, dq, waiting and running: an
+    entrant whose time is not up has no result to rank yet); award_place:
+    place among official entrants when within the awards (else None).  time_ms:
     the finish of the last puzzle (finishers) - in pieces-first formats, and
     with the last-complete-puzzle tie-break, the finish of the last whole
     puzzle; net_time_ms = time_ms + penalty_ms for finishers.  pieces: the
@@ -94,8 +97,10 @@ class StandingRow(NamedTuple):
 def rank(fmt: Format, entrants: Sequence[Entrant], facts: Iterable[Fact],
          now_ms: int | None = None) -> list[StandingRow]:
     """The standings: ranked rows in place order (equal places in entrant
-    order), then dq, then dns rows.  now_ms: the moment of a live view
-    (entrants whose time is not up are "running"); None: the round is over."""
+    order), then running rows (no place yet, in their current order), then
+    dq, then dns rows.  now_ms: the moment of a live view (entrants whose
+    time is not up are "running", without a place: the format ranks the
+    unfinished by their count at time-up); None: the round is over."""
     # Ranking a big round allocates ~10^5 short-lived objects; the cyclic
     # garbage collector would walk the caller's facts again and again meanwhile
     # (a quarter of the time).  Nothing here needs it: reference counting
@@ -244,16 +249,30 @@ class Standings:
         awards = self.fmt.awards
         result: list[StandingRow] = []
         append = result.append
-        place = 0
+        running: list[StandingRow] = []     # time not up: no place yet, listed after the placed
+        place = n = 0
         prev_key = award_rank = -1
         prev_official = -1
         official_seen = 0
         states = self._states
-        for i, (key, si, status, time_ms, pen, net, pieces, ded, provisional, counted, deadline,
-                notes, detail) in enumerate(ranked):
+        for (key, si, status, time_ms, pen, net, pieces, ded, provisional, counted, deadline,
+             notes, detail) in ranked:
             s = states[si]
+            e = s.entrant
+            if status == "unfinished" and now_ms is not None and now_ms < deadline:
+                # still working: the format ranks an unfinished entrant by its count at
+                # time-up, so it has no place (nor award place) before, and takes none
+                # from those ranked
+                running.append(_new(StandingRow, (None, None, e.id, e.name, s.official, "running", "",
+                                                  time_ms, pen, net, pieces, ded, True, notes, detail)))
+                continue
+            if status == "waiting":
+                append(_new(StandingRow, (None, None, e.id, e.name, s.official, status, "", time_ms,
+                                          pen, net, pieces, ded, provisional, notes, detail)))
+                continue
+            n += 1
             if key != prev_key:
-                place = i + 1
+                place = n
                 prev_key = key
             award = None
             if s.official:
@@ -263,17 +282,12 @@ class Standings:
                     prev_official = key
                 if award_rank <= awards:
                     award = award_rank
-            if status == "unfinished":
-                if now_ms is not None and now_ms < deadline:
-                    status, provisional = "running", True
-                elif not counted:
-                    provisional = True
-                    notes = notes + ("no piece count yet",)
-            elif status == "waiting":
-                place = award = None    # type: ignore[assignment]
-            e = s.entrant
+            if status == "unfinished" and not counted:
+                provisional = True
+                notes = notes + ("no piece count yet",)
             append(_new(StandingRow, (place, award, e.id, e.name, s.official, status, "", time_ms,
                                       pen, net, pieces, ded, provisional, notes, detail)))
+        result.extend(running)
         outs.sort(key=lambda s: (s.out != "dq", s.entrant.id))
         for s in outs:
             e = s.entrant

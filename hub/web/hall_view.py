@@ -44,11 +44,9 @@ def round_state(snap: Snapshot) -> str:
 
 
 def standing(fmt: Format, row: StandingRow, tables: dict[str, str], members: dict[str, list[str]]) -> dict:
-    """One entrant's line.  Entrants still solving are ranked together
-    behind the finishers (the engine gives them one shared place): the hall
-    is shown no place and no award colour for them until they have a result."""
-    solving = row.status == "running"
-    line = {"place": None if solving else row.place, "award": None if solving else row.award_place,
+    """One entrant's line.  Entrants still solving have no place and no
+    award colour until they have a result (the engine gives them none)."""
+    line = {"place": row.place, "award": row.award_place,
             "entrant": row.entrant,
             "name": row.name or row.entrant, "members": members.get(row.entrant, []),
             "official": row.official, "status": SHOWN_STATUS.get(row.status, row.status),

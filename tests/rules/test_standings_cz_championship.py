@@ -148,12 +148,22 @@ def test_disqualified_and_absent_entrants_have_no_place():
 
 
 def test_live_standings_while_the_clock_runs():
-    """now_ms before the limit: those still working are running."""
+    """now_ms before the limit: those still working are running, with no
+    place and no award place (the format ranks the unfinished by their
+    pieces at time-up), and they take none from those ranked."""
     fmt = load_format("cz-championship-individuals")
-    rows = rank(fmt, [Entrant("A"), Entrant("B")], [RoundStart(0), Press("A", 1, d("41:00"))],
-                now_ms=d("45:00"))
-    assert [(r.entrant, r.place, r.status, r.provisional) for r in rows] == [
-        ("A", 1, "finished", True), ("B", 2, "running", True)]
+    ents = [Entrant("A"), Entrant("B"), Entrant("C")]
+    rows = rank(fmt, ents, [RoundStart(0)], now_ms=d("1:00"))
+    assert [(r.entrant, r.place, r.award_place, r.status) for r in rows] == [
+        ("A", None, None, "running"), ("B", None, None, "running"), ("C", None, None, "running")]
+    rows = rank(fmt, ents, [RoundStart(0), Press("A", 1, d("41:00"))], now_ms=d("45:00"))
+    assert [(r.entrant, r.place, r.award_place, r.status, r.provisional) for r in rows] == [
+        ("A", 1, 1, "finished", True), ("B", None, None, "running", True),
+        ("C", None, None, "running", True)]
+    # at time-up the format ranks them: by pieces (none counted yet: provisional, shared)
+    rows = rank(fmt, ents, [RoundStart(0), Press("A", 1, d("41:00"))], now_ms=d("1:30:00"))
+    assert [(r.entrant, r.place, r.award_place, r.status, r.provisional) for r in rows] == [
+        ("A", 1, 1, "finished", True), ("B", 2, 2, "unfinished", True), ("C", 2, 2, "unfinished", True)]
     rows = rank(fmt, [Entrant("A")], [Press("A", 1, 5)])
     assert rows[0].status == "waiting" and rows[0].place is None
 

@@ -115,6 +115,31 @@ def test_places_awards_and_statuses_are_consistent_on_random_logs():
             assert (r.net_time_ms is not None) == (r.status == "finished")
 
 
+@pytest.mark.parametrize("preset", ["cz-championship-teams", "dk-team-championship", "rogaland-individuals"])
+def test_nobody_running_has_a_place_on_random_logs(preset):
+    """A live view: entrants whose time is not up have no place and no award
+    place, come after the ranked ones, and the ranked ones' places and award
+    places count only the ranked (1, 2, 2, 4 among them)."""
+    fmt = load_format(preset)
+    for seed in range(60):
+        rng = random.Random(2000 + seed)
+        ents, facts = random_log(rng, fmt, n_entrants=8)
+        now = rng.choice((fmt.time_limit_ms // 2, fmt.time_limit_ms + 3 * MIN))
+        rows = rank(fmt, ents, facts, now)
+        running = [r for r in rows if r.status == "running"]
+        assert all(r.place is None and r.award_place is None and r.provisional for r in running), (preset, seed)
+        ranked = [r for r in rows if r.place is not None]
+        assert rows[:len(ranked)] == ranked, (preset, seed)
+        assert rows[len(ranked):len(ranked) + len(running)] == running, (preset, seed)
+        for r in ranked:
+            first = next(k for k, x in enumerate(ranked) if x.place == r.place)
+            assert r.place == first + 1, (preset, seed)
+        official = [r for r in ranked if r.official]
+        for r in official:
+            first = next(k for k, x in enumerate(official) if x.place == r.place) + 1
+            assert r.award_place == (first if first <= fmt.awards else None), (preset, seed)
+
+
 def by(rows, e):
     return next(r for r in rows if r.entrant == e)
 

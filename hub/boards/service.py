@@ -28,19 +28,32 @@ from .answers import Answers
 from .board_commands import CTR_BLOCK, IDENTIFY_TTL_MS, BoardCommands
 from .hub_state import HubState, Outgoing
 from .keys import BoardKeys
-from .operator_actions import AlreadyRecorded, OperatorActions, RequestConflict
+from .operator_actions import AlreadyRecorded, OperatorActions, RequestConflict, StaleDecision
 from .snapshot import Ranker, Snapshot, read as read_snapshot
 from ..event.clock import HubClock
 from ..event.competition import Competition
 from ..event.station_state import StationState, station_states
 from ..event.store import EventStore
+from ..rules.format_model import Format
 from ..rules.standings import StandingRow
 
 T = TypeVar("T")
 
 # what the service's callers name from here
 __all__ = ["AlreadyRecorded", "CTR_BLOCK", "IDENTIFY_TTL_MS", "REJECTED_LINE_EVERY_MS", "SIGNED_PAYLOAD_MAX", "HubService",
-           "Outgoing", "RequestConflict"]
+           "Outgoing", "RequestConflict", "StaleDecision"]
+
+
+def with_defaults(fmt: Format, action: str, payload: dict) -> dict:
+    """The payload as it is recorded: a round start that names no warnings
+    (absent or null) gets the format's default ones within its limit; an
+    empty list stays: no warnings.  Anything else as it is (a malformed
+    field is the checks' to refuse)."""
+    if action != "round_start" or not isinstance(payload, dict) or payload.get("warnings") is not None:
+        return payload
+    duration = payload.get("duration")
+    limit = duration if type(duration) is int and duration > 0 else None
+    return dict(payload, warnings=fmt.default_warnings_ms(limit))
 
 
 class HubService(HubState):
@@ -158,13 +171,26 @@ class HubService(HubState):
     def act(self, action: str, payload: dict, who: str = "operator", why: str = "",
             request: str | None = None, precondition: Callable[[Competition], None] | None = None) -> dict:
         """Check an operator action, then store and apply it (its
-        idempotency key `request`, its `precondition`: operator_actions.py)."""
-        return self.actions.act(action, payload, who, why, request, precondition)
+        idempotency key `request`, its `precondition`: operator_actions.py).
+        A round start without warnings (absent or null) gets the format's
+        (Format.default_warnings_ms): blank means the same on every path."""
+        return self.actions.act(action, with_defaults(self.competition.format, action, payload), who, why,
+                                request, precondition)
 
     def identical_decision(self, action: str, payload: dict, who: str) -> dict | None:
         """The stored row of this very decision by who, if it is the one
         recorded now (a second tap: no conflict, nothing new): operator_actions.py."""
         return self.actions.identical_decision(action, payload, who)
+
+    def latest_decision_row(self, action: str, payload: dict) -> int | None:
+        """The row of the latest decision on the action's call or count (0:
+        none; None: not a decision): the desk's `seen` (operator_actions.py)."""
+        return self.actions.latest_decision_row(action, payload)
+
+    def note_conflict(self, by: str, who: str, action: str, payload: dict, text: str,
+                      table: str | None = None) -> dict:
+        """Store an intent refused as a conflict: a CONFLICT line until resolved."""
+        return self.actions.note_conflict(by, who, action, payload, text, table)
 
     # ------------------------------------------------------ views
     def read(self, fn: Callable[[Competition, int], T]) -> T:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..boards.service import HubService
+from ..boards.service import HubService, with_defaults
 from ..event.log_health import LogWriteFailed, STORE_ERRORS, write_failure_advice
 from ..event.store import EventStore
 from ..rules.formats import fmt_duration
@@ -84,10 +84,9 @@ def _act_payload(action: str, fields: list[str], svc: HubService) -> dict:
             payload[k] = _value(v)
     if action == "round_start":
         payload.setdefault("at", now)
-        if "warnings" not in payload:     # 10 min and 1 min left, those within the limit
-            limit = payload.get("duration") if isinstance(payload.get("duration"), int) else None
-            limit = limit or svc.competition.format.time_limit_ms
-            payload["warnings"] = [w for w in (600_000, 60_000) if w < limit]
+        # no warnings named: the format's (10 min and 1 min left, those within the limit), as on
+        # every path (service.with_defaults); shown before it is recorded
+        payload = with_defaults(svc.competition.format, action, payload)
     return payload
 
 

@@ -63,6 +63,7 @@ class ConsoleApp(App):
     #dialog { width: 72; height: auto; max-height: 90%; border: thick $primary; background: $surface;
               padding: 1 2; }
     #dialog Input { margin-bottom: 0; }
+    #dialog Label { width: 100%; }      /* a long question or label wraps, not cut at the edge */
     #error { color: $error; width: 100%; }
     .note { color: $text-muted; }
     #buttons { height: auto; margin-top: 1; }

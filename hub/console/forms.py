@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-from ..boards.service import HubService
+from ..boards.service import HubService, with_defaults
 from ..rules.formats import fmt_duration
 from ..rules.timetext import parse_clock_time, parse_duration_ms
 
@@ -83,10 +83,14 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
         elif v["in_s"].strip():
             at = now + parse_duration_ms(v["in_s"], "in")
         duration = parse_duration_ms(v["limit"], "limit") if v["limit"].strip() else None
-        warnings = []
-        for w in v["warn"].replace(",", " ").split():
-            warnings.append(parse_duration_ms(w, "warnings"))
-        return "round_start", {"at": at, "duration": duration, "warnings": warnings}
+        words = v["warn"].replace(",", " ").split()
+        warnings: list[int] | None = None       # blank: the format's, as `act` and every path gives them
+        if [w.lower() for w in words] in (["none"], ["-"]):
+            warnings = []
+        elif words:
+            warnings = [parse_duration_ms(w, "warnings") for w in words]
+        return "round_start", with_defaults(comp.format, "round_start",
+                                            {"at": at, "duration": duration, "warnings": warnings})
 
     def confirm(v: dict[str, str]) -> tuple[str, dict]:
         return "confirm", {"press_id": v["press_id"].strip(),
@@ -143,7 +147,9 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
             FormField("at", "or at (local clock HH:MM[:SS], or hub ms)", "", "e.g. 10:30"),
             FormField("limit", "limit (h:mm:ss; blank = the format's "
                       f"{fmt_duration(comp.format.time_limit_ms)})", ""),
-            FormField("warn", "warnings before the end (h:mm:ss, space separated)", "", "e.g. 10:00 1:00"),
+            FormField("warn", "warnings before the end (h:mm:ss, space separated; blank = the format's "
+                      f"{' '.join(map(fmt_duration, comp.format.default_warnings_ms())) or 'none'}; "
+                      "none = no warnings)", "", "e.g. 10:00 1:00"),
         ], start, destructive=comp.round_start_row() is not None,
             note="a new start replaces the armed/running one" if comp.round_start_row() else ""),
         "confirm": ActionForm("confirm", "Confirm the selected call", [

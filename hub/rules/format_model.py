@@ -18,6 +18,7 @@ COUNT_ENTRIES = ("placed", "remaining")
 FINISHED_PUZZLE_CREDIT = ("present", "full")
 ORDERS = ("time", "pieces")
 TIE_BREAKS = ("none", "last_complete_puzzle")
+DEFAULT_WARNINGS_MS = (600_000, 60_000)        # a round start's signals unless it names its own
 
 
 class FormatError(ValueError):
@@ -91,6 +92,14 @@ class Format:
     @property
     def relay(self) -> Part | None:
         return next((p for p in self.parts if p.work == "relay"), None)
+
+    def default_warnings_ms(self, limit_ms: int | None = None) -> list[int]:
+        """The warnings (ms before the end) of a round start that names none:
+        10 and 1 minutes left, those within its limit (default the format's).
+        Every path that starts a round (the console, `act`, a remote
+        console) takes these for a blank."""
+        limit = limit_ms or self.time_limit_ms
+        return [w for w in DEFAULT_WARNINGS_MS if w < limit]
 
     def puzzles_text(self) -> str:
         """"500", "1000 + 500 (chosen order)", "4x500 relay | 2x500 | 500 | 1000"."""

@@ -425,3 +425,72 @@ def test_main_screen_in_four_states(hub, tmp_path):
         hub.clock.t = T0 + 30_000 + 5_400_000 + 5_000
         await shown(app, pilot, tmp_path, "time-up", "TIME UP", "next signal: none", "unfinished")
     drive(hub, script, size=SHOT_SIZE)
+
+
+# ------------------------------------------------------------------ issue 32: what the log says
+
+def standings_cells(app: ConsoleApp) -> dict[str, list[str]]:
+    table = app.main().query_one("#standings", LiveTable)
+    return {k: [str(c) for c in table.row(k)] for k in table.keys}
+
+
+def test_entrants_still_running_have_no_place_and_no_award(hub):
+    """At the start nobody has a place (the format ranks the unfinished by
+    their pieces at time-up); a finisher has one, those running still none."""
+    hub.start_round(T0)
+    async def script(app, pilot):
+        await settle(pilot, lambda: len(standings_cells(app)) == 3, "the standings", seen=lambda: standings_cells(app))
+        assert {k: c[:2] + [c[3]] for k, c in standings_cells(app).items()} == {
+            "e1": ["-", "", "running"], "e2": ["-", "", "running"], "e3": ["-", "", "running"]}
+        press(hub, "b1", 2, after_start_ms=600_000)
+        await settle(pilot, lambda: standings_cells(app)["e2"][3] == "finished", "Bob's finish",
+                     seen=lambda: standings_cells(app))
+        cells = standings_cells(app)
+        assert cells["e2"][:2] == ["1", "1"]
+        assert [cells[e][:2] for e in ("e1", "e3")] == [["-", ""], ["-", ""]]
+    drive(hub, script)
+
+
+def test_a_blank_warnings_field_gives_the_formats_warnings_as_act_does(hub):
+    """The start form with its warnings left blank records the format's 10
+    and 1 minute warnings (what `act round_start` records); 'none' records
+    none; a round start sent without warnings (a remote console, the API)
+    gets the same default."""
+    async def script(app, pilot):
+        form = await fill(app, pilot, "s", submit=False)
+        assert "blank = the format's 0:10:00 0:01:00" in " ".join(
+            str(lb.render()) for lb in form.query(Label))
+        form.query_one("#f-why", Input).value = "on schedule"
+        await submit_form(app, pilot, form)
+        assert not isinstance(app.screen, FormScreen), error_of(form)
+        await fill(app, pilot, "s", in_s="60", warn="none", why="no signals")
+        await answer(app, pilot, "y")
+    drive(hub, script)
+    blank, none = (e["payload"] for e in ops(hub))
+    assert blank["warnings"] == [600_000, 60_000]
+    assert none["warnings"] == []
+    hub.act("round_start", {"at": T0 + 120_000}, who="remote desk")
+    hub.act("round_start", {"at": T0 + 120_000, "duration": 300_000, "warnings": None}, who="remote desk")
+    assert [e["payload"]["warnings"] for e in ops(hub)[2:]] == [[600_000, 60_000], [60_000]]
+
+
+def test_the_question_before_a_new_start_is_shown_whole(hub):
+    """Replacing a running round names its finish calls; the question wraps
+    inside the dialog, not cut off at its edge ("9 finish c")."""
+    hub.start_round(T0)
+    for station in (1, 2):
+        press(hub, "b1", station, after_start_ms=60_000 * station)
+    hub.clock.t = T0 + 300_000
+    async def script(app, pilot):
+        await fill(app, pilot, "s", warn="10:00", why="false start")
+        confirm = await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen,
+                               "the question", seen=lambda: app.screen)
+        label = confirm.query_one("#question", Label)
+        dialog = confirm.query_one("#dialog")
+        await settle(pilot, lambda: label.region.width > 0, "the question laid out")
+        shown = " ".join(strip.text for strip in label.render_lines(label.region.reset_offset))
+        words = confirm.question.split()
+        assert " ".join(shown.split()) == " ".join(words), shown
+        assert dialog.content_region.contains_region(label.region), (label.region, dialog.content_region)
+        await answer(app, pilot, "n")
+    drive(hub, script)

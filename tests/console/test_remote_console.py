@@ -243,6 +243,19 @@ def test_the_hubs_refusal_reaches_the_remote_caller(hub, remote):
     assert len(hub.store.events()) == n
 
 
+def test_a_round_start_without_warnings_gets_the_formats_from_the_api_and_the_remote(hub, server, remote):
+    """Blank warnings mean the format's 10 and 1 minute signals on every
+    path: POST /act from any client and a remote console's action alike."""
+    at = hub.clock.now_ms() + MIN
+    got, reply = raw(server, "POST", "/act", json.dumps({"action": "round_start", "payload": {"at": at},
+                                                         "who": "api"}).encode(), token=server.token)
+    assert got == 200 and reply["payload"]["warnings"] == [600_000, 60_000], reply
+    remote.act("round_start", {"at": at, "duration": 30 * MIN, "warnings": None}, who="second desk")
+    assert hub.store.events()[-1]["payload"]["warnings"] == [600_000, 60_000]
+    remote.act("round_start", {"at": at, "warnings": []}, who="second desk")
+    assert hub.store.events()[-1]["payload"]["warnings"] == []
+
+
 @pytest.mark.parametrize("method,path,body,status,message", [
     ("POST", "/act", b"{not json", 400, "the body is not JSON"),
     ("POST", "/act", b'["dns"]', 400, "expected a JSON object"),

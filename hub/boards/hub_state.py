@@ -28,6 +28,7 @@ from ..event.clock import HubClock
 from ..event.competition import Competition
 from ..event.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
 from ..event.store import EventStore
+from ..rules.durations import fmt_duration
 from ..rules.timetext import fmt_clock
 from .keys import BoardKeys
 from .registry import BoardRegistry
@@ -35,6 +36,28 @@ from .replay import ReplayGuard
 
 # the service's log (HubService is this state with its parts): one name for what it logs
 log = logging.getLogger("tabletimer.hub.boards.service")
+
+
+def shown_time(at: object, start: int | None) -> str:
+    """A hub instant as the consoles' event log shows it: the local clock
+    time, and the time since the round start when it has one (never raw
+    hub ms)."""
+    if type(at) is not int:
+        return str(at)
+    return fmt_clock(at) + (f" (+{fmt_duration(at - start)})" if start is not None and at >= start else "")
+
+
+def round_start_line(p: dict) -> str:
+    """The event log's line for a round start: who, when, its limit and its
+    warnings (what the boards will sound), why."""
+    at = p.get("at")
+    line = f"{p.get('who', 'operator')}: round start at {fmt_clock(at) if type(at) is int else at}"
+    if p.get("duration"):
+        line += f", limit {fmt_duration(p['duration'])}"
+    warnings = p.get("warnings") or ()
+    line += (", warnings " + " ".join(fmt_duration(w) for w in warnings) + " before the end"
+             if warnings else ", no warnings")
+    return line + (f" ({p['why']})" if p.get("why") else "")
 
 
 class Outgoing(NamedTuple):
@@ -89,18 +112,20 @@ class HubState:
         elif ev["source"] == "board":
             if p.get("err") is not None:
                 self.registry.get(ev["board"]).sync_err_ms = p["err"]
-            self.activity.append(f"{ev['type']} {ev['board']}/{p['station']} at {p['at']}")
+            self.activity.append(f"{ev['type']} {ev['board']}/{p['station']} at "
+                                 f"{shown_time(p['at'], self.competition.start_ms)}")
         elif ev["source"] == "hub" and ev["type"] == "conflict":
             m = p.get("msg") or {}
             self.activity.append(f"CONFLICT {ev['board']} boot {m.get('boot')} seq {m.get('seq')}: sent again "
                                  f"with other content than row #{p.get('of')}; stored as row #{ev['id']}")
         elif ev["type"] == "round_start":
-            self.activity.append(f"round started at {p['at']}")
+            self.activity.append(round_start_line(p))
         elif ev["source"] == "operator":
             for hook in self.operator_hooks:
                 hook(ev)
             self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "
-                                 + " ".join(f"{k}={v}" for k, v in p.items() if k not in META and v is not None)
+                                 + " ".join(f"{k}={shown_time(v, self.competition.start_ms) if k == 'at' else v}"
+                                            for k, v in p.items() if k not in META and v is not None)
                                  + (f" ({p['why']})" if p.get("why") else ""))
         self.competition.apply(ev)
         if ev["id"] in self.competition.flagged:

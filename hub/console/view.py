@@ -13,6 +13,7 @@ from textual.widgets import Input, Log, Static
 from .table import LiveTable
 from ..boards.snapshot import Snapshot
 from ..rules.formats import fmt_duration
+from ..rules.timetext import fmt_clock
 
 CALL_LATE_MS = 60_000        # a call waiting longer than this is highlighted
 LOG_LINES = 200             # event log lines the console shows
@@ -75,7 +76,7 @@ class MainView:
         for at, pid, entrant, puzzle, table in s.calls:
             wait = s.now - at
             style = "bold red" if wait > CALL_LATE_MS else ""
-            pressed = fmt_duration(at - s.start) if s.start is not None else str(at)
+            pressed = fmt_duration(at - s.start) if s.start is not None else fmt_clock(at)
             # "call": the short press id, what the operator reads aloud and types
             calls.append((pid, [Text(fmt_duration(max(0, wait)), style), pressed, table,
                                 Text(s.names.get(entrant, entrant), style), str(puzzle),

@@ -26,7 +26,7 @@ from tabletimer.hub.event.store import EventStore
 from tabletimer.hub.boards import hub_protocol
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
-from textual.widgets import Input, Label
+from textual.widgets import Input, Label, Log
 from waiting import settle, until_async
 
 KEYS = {"b1": "11" * 32, "b2": "22" * 32}
@@ -493,4 +493,27 @@ def test_the_question_before_a_new_start_is_shown_whole(hub):
         assert " ".join(shown.split()) == " ".join(words), shown
         assert dialog.content_region.contains_region(label.region), (label.region, dialog.content_region)
         await answer(app, pilot, "n")
+    drive(hub, script)
+
+
+def test_the_event_log_shows_clock_times_not_hub_ms(hub):
+    """The event log says when in the hall's words: the round start's local
+    clock time (with its limit and warnings), a press's clock time and time
+    since the start; never raw hub milliseconds."""
+    from tabletimer.hub.rules.timetext import fmt_clock
+
+    async def script(app, pilot):
+        await fill(app, pilot, "s", at=str(T0 + 30_000), why="on schedule")
+        hub.clock.t = T0 + 30_000 + 61_000
+        pid = press(hub, "b1", 1, after_start_ms=61_000)
+        hub.act("correct", {"press_id": pid, "at": T0 + 30_000 + 65_000}, who="desk", why="watch")
+        log = app.main().query_one("#log", Log)
+        await settle(pilot, lambda: any("desk: correct" in ln for ln in log.lines), "the correction logged",
+                     seen=lambda: log.lines)
+        text = "\n".join(log.lines)
+        assert (f"head referee: round start at {fmt_clock(T0 + 30_000)}, warnings 0:10:00 0:01:00 before "
+                "the end (on schedule)") in text, text
+        assert f"press b1/1 at {fmt_clock(T0 + 91_000)} (+0:01:01)" in text, text
+        assert f"at={fmt_clock(T0 + 95_000)} (+0:01:05)" in text, text
+        assert not re.search(r"\d{11,}", text), text
     drive(hub, script)

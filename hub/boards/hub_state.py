@@ -49,14 +49,18 @@ def shown_time(at: object, start: int | None) -> str:
 
 def round_start_line(p: dict) -> str:
     """The event log's line for a round start: who, when, its limit and its
-    warnings (what the boards will sound), why."""
-    at = p.get("at")
-    line = f"{p.get('who', 'operator')}: round start at {fmt_clock(at) if type(at) is int else at}"
+    warnings (what the boards will sound), why.  A malformed field (a bad
+    row, which the competition flags) is shown as it is."""
+    def dur(v: object) -> str:
+        return fmt_duration(v) if type(v) is int else str(v)
+    line = f"{p.get('who', 'operator')}: round start at {shown_time(p.get('at'), None)}"
     if p.get("duration"):
-        line += f", limit {fmt_duration(p['duration'])}"
-    warnings = p.get("warnings") or ()
-    line += (", warnings " + " ".join(fmt_duration(w) for w in warnings) + " before the end"
-             if warnings else ", no warnings")
+        line += f", limit {dur(p['duration'])}"
+    warnings = p.get("warnings")
+    if isinstance(warnings, list):
+        line += (", warnings " + " ".join(map(dur, warnings)) + " before the end" if warnings else ", no warnings")
+    elif warnings is not None:
+        line += f", warnings {warnings}"
     return line + (f" ({p['why']})" if p.get("why") else "")
 
 

@@ -107,10 +107,8 @@ class EmbeddedBroker:
             try:
                 probe.bind((self.host, self.port))
             except OSError as e:
-                raise RuntimeError(
-                    f"cannot listen on {self.host}:{self.port} ({e.strerror}); another broker "
-                    f"(Mosquitto?) may run there: use it with --broker mqtt://{self.host}:{self.port}, "
-                    "or pick another --port") from e
+                from .port_holder import port_taken_advice
+                raise RuntimeError(port_taken_advice(self.host, self.port, e.strerror or str(e))) from e
         cfg = {
             "listeners": {"default": {"type": "tcp", "bind": f"{self.host}:{self.port}",
                                       "max_connections": 1000}},

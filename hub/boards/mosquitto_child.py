@@ -26,6 +26,7 @@ import threading
 from pathlib import Path
 
 from .broker import wait_port
+from .port_holder import port_taken_advice
 from .private_file import append_private
 
 # where Mosquitto is when it is not on PATH: Debian/Ubuntu, Homebrew on Intel and on Apple silicon
@@ -66,12 +67,6 @@ def mosquitto_version(binary: str) -> str | None:
 
 class PortTaken(RuntimeError):
     pass
-
-
-def port_taken_advice(host: str, port: int, why: str) -> str:
-    return (f"cannot listen on {host}:{port} ({why}): another broker may hold the port. Debian/Ubuntu's "
-            "mosquitto package starts one as a system service: stop it with `sudo systemctl disable "
-            f"--now mosquitto` (or use it: --broker mqtt://127.0.0.1:{port}), or pick another --port")
 
 
 def check_port_free(host: str, port: int) -> None:

@@ -1,5 +1,7 @@
-"""One hub per event log: `tabletimer run` and `demo` hold an OS lock on a
-file beside the log (events.sqlite.lock) for as long as they run.
+"""One hub per event log: `tabletimer run`, `rehearse` and `demo` hold an OS
+lock on a file beside the log (events.sqlite.lock) for as long as they run,
+taken before they write anything in the folder (a refused one changes
+nothing).
 
 Two hubs on one folder would both take the boards' presses, ack them,
 number their commands and publish schedules, each from its own idea of the
@@ -110,17 +112,23 @@ def hub_running(log: Path) -> bool | None:
     wrote, alive on this machine)?  None: cannot tell (no lock file yet, a
     hub on another machine's share, or no locks here).  Reads only: it
     never takes the lock, so it cannot make a starting hub fail."""
-    try:
-        fd = os.open(lock_path(Path(log)), os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        holder = _read_holder(fd)
-    finally:
-        os.close(fd)
+    holder = read_holder(lock_path(Path(log)))
     if not holder.get("pid") or holder.get("host") != socket.gethostname():
         return None
     return _alive(holder["pid"])
+
+
+def read_holder(lock: Path) -> dict:
+    """What the hub holding (or last holding) a lock file wrote in it: pid,
+    host, started, command ({} if nothing can be read)."""
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return {}
+    try:
+        return _read_holder(fd)
+    finally:
+        os.close(fd)
 
 
 def _read_holder(fd: int) -> dict:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..boards.broker import BrokerAddress, BrokerLogins, EmbeddedBroker, parse_broker_url
 from ..boards.keys import BoardKeys
-from ..boards.mosquitto_child import INSTALL_HINT, MosquittoChild, find_mosquitto
+from ..boards.mosquitto_child import INSTALL_HINT, MosquittoChild, check_port_free, find_mosquitto
 from .common import HUB_USER, ensure_hub_password, hub_password
 
 KINDS = ("auto", "mosquitto", "embedded")
@@ -47,22 +47,14 @@ def child_folder(data: Path) -> Path:
 
 def start_broker(args, keys: BoardKeys, data: Path) -> Broker:
     """The broker for --broker / --broker-kind (RuntimeError: none can start, and why)."""
-    kind = getattr(args, "broker_kind", "auto")
+    binary = _which_broker(args)
     if args.broker:
-        if kind != "auto":
-            raise RuntimeError("--broker URL is a broker the hub does not start: give it or "
-                               f"--broker-kind {kind}, not both")
         address = parse_broker_url(args.broker)
         pw = hub_password(data)
         if address.user is None and pw.exists():    # from `tabletimer broker config`
             address.user, address.password = HUB_USER, pw.read_text().strip()
         return Broker(address, None, f"broker: external, {address.host}:{address.port} (--broker; none "
                                      "started here)")
-    binary = find_mosquitto() if kind in ("auto", "mosquitto") else None
-    if kind == "mosquitto" and binary is None:
-        raise RuntimeError(f"--broker-kind mosquitto: Mosquitto is not installed (not on PATH nor in "
-                           f"/usr/sbin, /usr/local/sbin, /opt/homebrew/sbin); {INSTALL_HINT}; or use "
-                           "--broker-kind embedded")
     pw_file = ensure_hub_password(data)
     password = pw_file.read_text().strip()
     if binary is not None:
@@ -76,6 +68,39 @@ def start_broker(args, keys: BoardKeys, data: Path) -> Broker:
                   f"to serve up to {EMBEDDED_MEASURED_BOARDS} boards (docs/benchmarks.md); install "
                   "Mosquitto for a bigger hall (Debian/Ubuntu: sudo apt-get install mosquitto; macOS: "
                   "brew install mosquitto)")
+
+
+def _which_broker(args) -> str | None:
+    """The Mosquitto binary the hub starts (None: the embedded broker, or
+    none with --broker); RuntimeError for options that cannot be met."""
+    kind = getattr(args, "broker_kind", "auto")
+    if args.broker:
+        if kind != "auto":
+            raise RuntimeError("--broker URL is a broker the hub does not start: give it or "
+                               f"--broker-kind {kind}, not both")
+        return None
+    binary = find_mosquitto() if kind in ("auto", "mosquitto") else None
+    if kind == "mosquitto" and binary is None:
+        raise RuntimeError(f"--broker-kind mosquitto: Mosquitto is not installed (not on PATH nor in "
+                           f"/usr/sbin, /usr/local/sbin, /opt/homebrew/sbin); {INSTALL_HINT}; or use "
+                           "--broker-kind embedded")
+    return binary
+
+
+def broker_problem(args) -> str | None:
+    """What would stop the hub's broker: --broker and --broker-kind together,
+    Mosquitto asked for and not installed, a bad --broker URL, its port
+    taken (and by whom); None: nothing seen.  Asked before the hub writes
+    anything; the broker's start asks again (the port may go meanwhile)."""
+    try:
+        _which_broker(args)
+        if args.broker:
+            parse_broker_url(args.broker)
+        else:
+            check_port_free(args.listen, args.port)
+    except (RuntimeError, ValueError) as e:        # PortTaken is a RuntimeError
+        return str(e)
+    return None
 
 
 def _write_child_config(keys: BoardKeys, data: Path, password: str, host: str, port: int) -> Path:

@@ -13,40 +13,44 @@ from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
 from ..boards.service import HubService
 from ..event.competition import Competition
 from ..rules.formats import FormatError
-from .common import LOG_FAILED, hub_lock, writable_log
+from .common import LOG_FAILED, writable_log
 from .serve import serve
 
 
 def cmd_demo(args) -> int:
-    """Hub + broker + simulated boards playing a round."""
-    data = Path(args.data)
-    data.mkdir(parents=True, exist_ok=True)
-    lock = hub_lock(data / "events.sqlite")
-    if lock is None:
-        return 2
-    try:
-        return _demo(args, data)
-    finally:
-        lock.release()
-
-
-def _demo(args, data: Path) -> int:
+    """Hub + broker + simulated boards playing a round: its options checked,
+    then the folder's lock and the broker's port, then the first write."""
     from ..web.console_api import demo_description
-    from ..event.demo import demo_event, sim_board_id
+    from ..event.demo import demo_event
     from ..rules.formats import format_text
+    from .event import claim_folder
 
+    data = Path(args.data)
     try:
         fmt, entrants, stations = demo_event(args.preset, args.boards, args.stations, args.speed)
+        competition = Competition(fmt, entrants, stations)
         keys = BoardKeys(data / "board-keys.json")
         event = demo_description(Path(fmt.path).name, format_text(args.preset), args.boards,
                                  args.stations, args.speed)     # for remote consoles
     except (FormatError, KeyFileError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    lock = claim_folder(args, data / "events.sqlite")     # it makes the folder
+    if lock is None:
+        return 2
+    try:
+        return _demo(args, data, competition, keys, event)
+    finally:
+        lock.release()
+
+
+def _demo(args, data: Path, competition: Competition, keys: BoardKeys, event: dict) -> int:
+    from ..event.demo import sim_board_id
+
+    stations = competition.stations
     for i in range(args.boards):
         keys.ensure(sim_board_id(i))
-    opened = writable_log(data / "events.sqlite", lambda store: HubService(
-        store, keys, Competition(fmt, entrants, stations)))
+    opened = writable_log(data / "events.sqlite", lambda store: HubService(store, keys, competition))
     if opened is None:
         return LOG_FAILED
     store, service = opened

@@ -8,6 +8,7 @@ from pathlib import Path
 from ..event.store import EventStore
 from ..rules.formats import FormatError
 from ..rules.timetext import fmt_clock
+from .brokers import broker_problem
 from .common import LOG_FAILED, hub_lock, open_event, service_for, writable_log
 from .serve import serve
 from tabletimer.hub.event import event_folder
@@ -27,13 +28,37 @@ def cmd_run(args) -> int:
     return run_folder(args, ev, keys)
 
 
-def run_folder(args, ev, keys, start_sims=None) -> int:
-    """The hub on an event folder, one per log (its lock), until stopped;
-    start_sims: simulated boards for it (`tabletimer rehearse`)."""
+def claim_folder(args, log: Path):
+    """The lock on an event log (one hub per log) and the checks a hub can
+    make before it writes anything (its broker's options, its port free,
+    the web server's address): the lock, or None after saying what is
+    wrong.  Taken before the hub's first write."""
+    from ..web.server import parse_listen
+
+    lock = hub_lock(log)
+    if lock is None:
+        return None
+    problem = broker_problem(args)
+    if problem is None:
+        try:
+            parse_listen(args.web_listen)
+        except ValueError as e:
+            problem = str(e)
+    if problem:
+        print(f"error: {problem}. The hub did not start.", file=sys.stderr)
+        lock.release()
+        return None
+    return lock
+
+
+def run_folder(args, ev, keys, start_sims=None, lock=None) -> int:
+    """The hub on an event folder, one per log (its lock: lock, when the
+    caller took it with claim_folder), until stopped; start_sims: simulated
+    boards for it (`tabletimer rehearse`)."""
     from ..web.console_api import folder_event
 
     event = folder_event(ev.path)        # what the hub loaded, for remote consoles
-    lock = hub_lock(ev.db)
+    lock = lock or claim_folder(args, ev.db)
     if lock is None:
         return 2
     try:

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 
 from ..boards.broker import BrokerAddress
-from ..boards.keys import mqtt_password
+from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
 from .common import open_event
 
 FOLDER = "rehearsal"          # in the event folder: an event folder of its own, the boards' flash, the presses
@@ -47,13 +47,43 @@ def rehearsal_folder(path: str | Path) -> Path:
 
 
 def cmd_rehearse(args) -> int:
-    from .event import run_folder
+    """Everything checked and the rehearsal folder's lock taken before the
+    first write: a refused rehearsal changes nothing of a running one."""
+    from ..event.folder_lock import hub_running
+    from .event import claim_folder
 
-    if open_event(args.dir) is None:         # the event's own files, checked as `run` checks them
+    opened = open_event(args.dir)            # the event's own files, checked as `run` checks them
+    if opened is None:
         return 2
+    source, _ = opened
     folder = rehearsal_folder(args.dir)
     event_dir = folder.parent
-    folder.mkdir(exist_ok=True)
+    if not boards_of(source.stations):
+        print(f"error: {event_dir / 'stations.csv'} names no board: nothing to rehearse", file=sys.stderr)
+        return 2
+    try:
+        BoardKeys(folder / "board-keys.json")        # the rehearsal's own keys, readable
+    except KeyFileError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    lock = claim_folder(args, folder / "events.sqlite")     # it makes the folder
+    if lock is None:
+        running = hub_running(folder / "events.sqlite")
+        print(f"Nothing in {folder} was changed" + (
+              ": the running rehearsal goes on with the files it started with. To rehearse the event's "
+              f"files as they are now, stop it, then `tabletimer rehearse {event_dir}` again." if running
+              else "."), file=sys.stderr)
+        return 2
+    try:
+        return _rehearse(args, folder, lock)
+    finally:
+        lock.release()
+
+
+def _rehearse(args, folder: Path, lock) -> int:
+    from .event import run_folder
+
+    event_dir = folder.parent
     if args.fresh:
         for old in ("events.sqlite", "events.sqlite-wal", "events.sqlite-shm"):
             (folder / old).unlink(missing_ok=True)
@@ -64,9 +94,6 @@ def cmd_rehearse(args) -> int:
         return 2
     ev, keys = opened
     boards = boards_of(ev.stations)
-    if not boards:
-        print(f"error: {event_dir / 'stations.csv'} names no board: nothing to rehearse", file=sys.stderr)
-        return 2
     for b in boards:
         keys.ensure(b)           # as `board flash --keys` would, in the rehearsal's own keys file
     print(f"rehearsing in {folder} (a copy of the event's format, entrants and stations, with a log of "
@@ -94,7 +121,7 @@ def cmd_rehearse(args) -> int:
               f"  tabletimer press {d} {first} 1 --void       # or voids the call", flush=True)
         return sims
 
-    return run_folder(args, ev, keys, start_sims)
+    return run_folder(args, ev, keys, start_sims, lock)
 
 
 def _follow_presses(path: Path, pos: int, sims, stop: threading.Event, running: Path) -> None:

@@ -254,3 +254,82 @@ def test_demo_format_is_sped_up():
     assert fmt.time_limit_ms == 5 * 3_600_000 // 60 and fmt.relay.rotation_interval_ms == 8_000
     assert [s.puzzle for s in stations if s.board == "sim01"] == list(range(1, 9))
     assert len(entrants) == 2
+
+
+def _files(folder: Path) -> dict[str, tuple[bytes, int, int]]:
+    """Every file under folder: its bytes, mtime and inode (a file replaced is a file changed)."""
+    return {p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns, p.stat().st_ino)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_refused_rehearsal_changes_nothing_of_the_running_one(tmp_path, capsys):
+    """Issue #32, 3: a second `rehearse` while one runs (its lock held, as
+    the running hub holds it) is refused before it writes: the running
+    rehearsal keeps the entrants it started with (no "EDITED" names that
+    its pages do not show), its keys, and its log (even with --fresh)."""
+    import shutil
+
+    from brokers import free_port
+    from tabletimer.hub.boards.keys import BoardKeys
+    from tabletimer.hub.event.folder_lock import HubLock
+
+    ev = tmp_path / "event"
+    assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n")
+    rehearsal = ev / "rehearsal"          # as the running rehearsal made it
+    rehearsal.mkdir()
+    for name in ("format.toml", "entrants.csv", "stations.csv"):
+        shutil.copyfile(ev / name, rehearsal / name)
+    BoardKeys(rehearsal / "board-keys.json").ensure("T01")
+    (rehearsal / "events.sqlite").write_bytes(b"the running rehearsal's log")
+    running = HubLock(rehearsal / "events.sqlite").acquire()
+    try:
+        (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna EDITED,yes\n2,Ben,yes\n")
+        before = _files(rehearsal)
+        capsys.readouterr()
+        assert cli.main(["rehearse", str(ev), "--fresh", "--port", str(free_port()),
+                         "--console-listen", "off", "--duration", "1"]) == 2
+        err = capsys.readouterr().err
+        after = _files(rehearsal)
+        assert [n for n in before if after.get(n) != before[n]] == [] and after.keys() == before.keys()
+        assert "another hub is already running on" in err and str(rehearsal) in err
+        assert f"pid {os.getpid()}" in err
+        assert f"Nothing in {rehearsal} was changed: the running rehearsal goes on" in err
+        assert f"stop it, then `tabletimer rehearse {ev}` again" in err          # what to do
+    finally:
+        running.release()
+
+
+@pytest.mark.parametrize("kind", ["mosquitto", "embedded"])
+def test_run_on_a_port_a_hub_holds_names_that_hub(tmp_path, kind):
+    """Issue #32, 4: `run` on the broker port another hub of ours holds (a
+    rehearsal's, another event's) names that hub, its pid and folder (not
+    Debian's system Mosquitto), and writes nothing in its own folder."""
+    from brokers import free_port, require_mosquitto
+
+    if kind == "mosquitto":
+        require_mosquitto()
+    first, second = tmp_path / "first", tmp_path / "second"
+    for ev in (first, second):
+        assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
+    port = str(free_port())
+    hub = subprocess.Popen([TT, "run", str(first), "--port", port, "--broker-kind", kind, "--web-listen", "off",
+                            "--duration", "120"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    try:
+        out.wait_for(lambda line: line.startswith("event log "), "the first hub's broker listening")
+        p = subprocess.run([TT, "run", str(second), "--port", port, "--web-listen", "off", "--duration", "1"],
+                           capture_output=True, text=True, timeout=60)
+    finally:
+        hub.terminate()
+        hub.wait(30)
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2, said
+    assert f"cannot listen on 127.0.0.1:{port}" in said, said
+    assert f"another TableTimer hub holds it: pid {hub.pid}, event folder {first}: tabletimer run" in said, said
+    assert f"kill {hub.pid}" in said, said          # what to do
+    assert "systemctl" not in said, said
+    # nothing written but its lock: no log, no broker configuration
+    assert sorted(p.name for p in second.iterdir()) == ["entrants.csv", "events.sqlite.lock", "format.toml",
+                                                        "stations.csv"]

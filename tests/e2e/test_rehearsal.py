@@ -37,6 +37,17 @@ def test_a_rehearsal_plays_a_table_from_the_command_line(tmp_path):
         out.wait_for(lambda ln: ln.startswith("rehearsal: 1 simulated board(s) (T01)"), "the rehearsal's help")
         out.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
         rehearsal = ev / "rehearsal"
+        # a second rehearsal, of edited entrants, is refused and changes nothing of this one (issue #32)
+        kept = {n: ((rehearsal / n).read_bytes(), (rehearsal / n).stat().st_mtime_ns)
+                for n in ("format.toml", "entrants.csv", "stations.csv", "board-keys.json")}
+        log = (rehearsal / "events.sqlite").stat().st_ino
+        (ev / "entrants.csv").write_text("id,name,eligible\n1,Åse EDITED,yes\n2,Bjørn,no\n")
+        again = subprocess.run([TT, "rehearse", str(ev), "--fresh", "--port", str(free_port()), "--console-listen",
+                                "off"], capture_output=True, text=True, timeout=60)
+        assert {n: ((rehearsal / n).read_bytes(), (rehearsal / n).stat().st_mtime_ns) for n in kept} == kept
+        assert (rehearsal / "events.sqlite").stat().st_ino == log          # --fresh did not remove it
+        assert again.returncode == 2 and f"another hub is already running on {rehearsal}" in again.stderr
+        assert f"(pid {hub.pid} " in again.stderr and "Nothing in" in again.stderr, again.stderr
         subprocess.run([TT, "act", str(rehearsal), "round_start"], check=True, capture_output=True)
         out.wait_for(lambda ln: "round_start" in ln, "the round started")
         assert press(ev, "T01", "2").returncode == 0

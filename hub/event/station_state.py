@@ -8,7 +8,8 @@ entrant's puzzles one after the other ("next puzzle" stations).  Its state:
     running  a press is a finish call
     called   a finish call waits for a referee (call: its press id)
     done     every puzzle it times is confirmed
-    stopped  the entrant's time is up, or DNS / DQ (reason says which)
+    stopped  the entrant's time is up, or DNS / DQ (reason says which; DNS / DQ
+             whatever the station called or had confirmed before)
 
 The facts are folded in log order: a press is the current call of its
 (entrant, puzzle) until it is voided (the one before it is current again)
@@ -114,12 +115,14 @@ def station_states(comp: "Competition", now_ms: int | None,
                 next_puzzle = pz
         time_ms = last_time - e_start if last_time is not None and e_start is not None else None
         reason = ""
-        if open_call is not None:
+        if s.entrant in out_status:
+            # DNS / DQ first: the log says the entrant is out, whatever it pressed or had
+            # confirmed before (a DNS entrant's station showed "confirmed")
+            state, reason = "stopped", out_status[s.entrant]
+        elif open_call is not None:
             state = "called"
         elif done_n >= len(own):
             state = "done"
-        elif s.entrant in out_status:
-            state, reason = "stopped", out_status[s.entrant]
         elif start is None or (now_ms is not None and now_ms < start):
             state = "idle"
         elif now_ms is None or (e_end is not None and now_ms >= e_end):

@@ -517,3 +517,28 @@ def test_the_event_log_shows_clock_times_not_hub_ms(hub):
         assert f"at={fmt_clock(T0 + 95_000)} (+0:01:05)" in text, text
         assert not re.search(r"\d{11,}", text), text
     drive(hub, script)
+
+
+def test_the_hall_table_shows_dns_and_dq_whatever_was_confirmed_or_called(hub):
+    """An entrant out of the round (DNS, DQ) shows so at its station, as the
+    standings say, also after a confirmed finish ("confirmed" before) or
+    with a call open ("called")."""
+    hub.start_round(T0)
+    hub.clock.t = T0 + 800_000
+    carol = press(hub, "b2", 1, after_start_ms=600_000)
+    hub.act("confirm", {"press_id": carol}, who="referee")
+    bob = press(hub, "b1", 2, after_start_ms=700_000)
+    assert [s.state for s in hub.station_states()] == ["running", "called", "done"]
+    assert hub.competition.open_calls()[0][1] == bob
+    hub.act("dns", {"entrant": "e3"}, who="desk", why="wrong seat: not here")
+    hub.act("dq", {"entrant": "e2", "reason": "phone"}, who="desk")
+
+    def states(app):
+        hall = app.main().query_one("#hall", LiveTable)
+        return {k: str(hall.row(k)[4]) for k in hall.keys}
+
+    async def script(app, pilot):
+        await settle(pilot, lambda: states(app) == {"b1#1": "running", "b1#2": "DQ", "b2#1": "DNS"},
+                     "the hall's states", seen=lambda: states(app))
+    drive(hub, script)
+    assert {r.entrant: r.status for r in hub.standings()} == {"e1": "running", "e2": "dq", "e3": "dns"}

@@ -35,7 +35,7 @@ from ..event.competition import Competition
 from ..event.station_state import StationState, station_states
 from ..event.store import EventStore
 from ..rules.format_model import Format
-from ..rules.standings import StandingRow
+from ..rules.standings import StandingRow, desk_notes
 
 T = TypeVar("T")
 
@@ -236,6 +236,11 @@ class HubService(HubState):
                                        duplicates=self.duplicates, alerts=self.alerts(),
                                        activity=list(self.activity), blind=self.blind())
         snap.standings = self._ranker.rank(work, now)
+        # the ranking's remarks for the desk (a confirmation with no finish to confirm, ...):
+        # alerts here, never in what the hall or the results show
+        notes = desk_notes(snap.standings, routine=False)
+        if notes:
+            snap.alerts = snap.alerts + [f"NOTE {n}" for n in notes]
         return snap
 
     def standings(self, final: bool = False) -> list[StandingRow]:

@@ -16,9 +16,23 @@ from tabletimer.hub.event import event_folder
 
 
 def print_final(service: HubService) -> None:
+    """The final standings on standard output; the ranking's remarks for
+    the desk apart, on standard error (never in what is published)."""
     from .formats import standings_table
 
-    print(standings_table(service.standings(final=True), service.competition.format))
+    rows = service.standings(final=True)
+    print(standings_table(rows, service.competition.format, notes=False))
+    print_desk_notes(rows)
+
+
+def print_desk_notes(rows) -> None:
+    """The ranking's remarks (a confirmation with no finish to confirm, ...)
+    on standard error, for the operator: not part of the standings (a
+    piece count still to come: the row says provisional)."""
+    from ..rules.standings import desk_notes
+
+    for line in desk_notes(rows, routine=False):
+        print(f"note (for the desk, not in the results): {line}", file=sys.stderr)
 
 
 def load_event(path: str):

@@ -122,7 +122,10 @@ def relay_table(scn) -> str:
     return "\n".join(lines)
 
 
-def standings_table(rows: list[StandingRow], fmt: Format, splits: bool = False) -> str:
+def standings_table(rows: list[StandingRow], fmt: Format, splits: bool = False, notes: bool = True) -> str:
+    """The standings as a text table (splits: each puzzle's under its row;
+    notes: the ranking's remarks under their rows, for a format's author:
+    the event's commands print them apart, for the desk, desk_notes)."""
     res = fmt.resolution_ms
 
     def t(ms: int | None) -> str:
@@ -163,7 +166,8 @@ def standings_table(rows: list[StandingRow], fmt: Format, splits: bool = False) 
                                                 (sp.missing_adjacent, "adjacent")) if n]
                 lines.append(f"puzzle {sp.puzzle} ({sp.pieces}): {what}"
                              f"{'; ' + ', '.join(miss) if miss else ''}")
-        lines += [f"note: {n}" for n in r.notes]
+        if notes:
+            lines += [f"note: {n}" for n in r.notes]
         if lines:
             extra[len(table) - 1] = lines
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]

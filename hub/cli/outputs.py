@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..outputs.results import in_progress_text, load_results, results_csv, results_html, results_json
 from ..rules.formats import FormatError
+from .common import print_desk_notes
 from tabletimer.hub.event import event_folder
 
 
@@ -60,9 +61,10 @@ def cmd_results(args) -> int:
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
+    print_desk_notes(rows)
     if not (args.csv or args.json or args.html):
         from .formats import standings_table
-        print(standings_table(rows, fmt, splits=len(fmt.puzzles) > 1))
+        print(standings_table(rows, fmt, splits=len(fmt.puzzles) > 1, notes=False))
     else:
         for kind, t in (("CSV", args.csv), ("JSON", args.json), ("HTML", args.html)):
             if t and t != "-":

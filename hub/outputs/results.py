@@ -44,12 +44,17 @@ truncated to the resolution as the ranking compares them; each has an exact
     pN_missing_found, pN_missing_lost, pN_missing_adjacent   missing pieces by kind
     pN_penalty_ms    penalty for its missing pieces
     pN_pieces        the pieces it adds to the total
-    notes            the ranking's remarks, separated by '; '
+
+The ranking's remarks for the desk (a confirmation with no finish to
+confirm, a press after time-up ignored, ...) are not in the results (CSV,
+JSON, HTML): `tabletimer results` prints them on standard error, the
+console lists them among its alerts (standings.desk_notes).
 
 JSON: {"title", "format", "format_title", "resolution_ms", "order", "awards",
 "generated_at" (ISO 8601 with offset), "round_start_ms", "provisional",
 "in_progress" (the round's time is not up yet), "left_ms" (until the last
-time-up, or null), "rows": [standings.row_dict(row) + {"members": [names]}]}.
+time-up, or null), "rows": [standings.row_dict(row) without its "notes" +
+{"members": [names]}]}.
 
 Before time-up the results are the standings as they stand: entrants still
 within their time are "running" (provisional), the JSON says
@@ -154,7 +159,7 @@ def csv_columns(fmt: Format) -> list[str]:
     for n in range(1, len(fmt.puzzles) + 1):
         cols += [f"p{n}_{k}" for k in ("status", "time", "time_ms", "lap", "confirmed", "missing_found",
                                        "missing_lost", "missing_adjacent", "penalty_ms", "pieces")]
-    return cols + ["notes"]
+    return cols
 
 
 def results_csv(rows: Sequence[StandingRow], fmt: Format,
@@ -186,9 +191,16 @@ def results_csv(rows: Sequence[StandingRow], fmt: Format,
                      _t(sp.lap_ms, fmt), _yn(sp.confirmed) if fin else "",
                      sp.missing_found if fin else "", sp.missing_lost if fin else "",
                      sp.missing_adjacent if fin else "", sp.penalty_ms if fin else "", sp.credited]
-        line.append("; ".join(r.notes))
         w.writerow(line)
     return out.getvalue()
+
+
+def public_row(r: StandingRow, members: list[str]) -> dict:
+    """A row of the published results: row_dict without the desk's notes."""
+    d = row_dict(r)
+    del d["notes"]
+    d["members"] = members
+    return d
 
 
 def _iso(when: datetime) -> str:
@@ -219,7 +231,7 @@ def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated
         "provisional": left_ms is not None or any(r.provisional for r in rows),
         "in_progress": left_ms is not None,
         "left_ms": left_ms,
-        "rows": [dict(row_dict(r), members=members.get(r.entrant, [])) for r in rows],
+        "rows": [public_row(r, members.get(r.entrant, [])) for r in rows],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 

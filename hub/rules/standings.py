@@ -54,7 +54,7 @@ from .scoring import EntrantState, evaluate, splits
 # who rank them
 __all__ = ["FACT_KINDS", "Confirm", "Count", "DidNotStart", "Disqualified", "Entrant", "Fact", "Member",
            "Press", "Reinstated", "RoundStart", "StartOffset", "Swap", "Void", "is_official", "STATUSES",
-           "PuzzleSplit", "StandingRow", "Standings", "rank", "row_dict"]
+           "PuzzleSplit", "StandingRow", "Standings", "desk_notes", "rank", "row_dict"]
 
 
 # --- standings --------------------------------------------------------------------------------
@@ -299,6 +299,24 @@ class Standings:
 
 
 # --- presentation -----------------------------------------------------------------------------
+
+
+ROUTINE_NOTES = ("no piece count yet",)     # what the provisional mark says already
+
+
+def desk_notes(rows: Iterable[StandingRow], routine: bool = True) -> list[str]:
+    """The ranking's remarks for the desk, "name (id): remark" (a
+    confirmation with no finish to confirm, a press ignored, a count
+    clamped, ...): for the operators' alerts and terminal, never for the
+    results competitors see.  routine=False leaves out those the standings
+    show anyway (a piece count still to come: the row is provisional)."""
+    out = []
+    for r in rows:
+        for n in r.notes:
+            if routine or n not in ROUTINE_NOTES:
+                out.append(f"{r.name or r.entrant} ({r.entrant}): {n}" if r.name and r.name != r.entrant
+                           else f"{r.entrant}: {n}")
+    return out
 
 
 def row_dict(row: StandingRow) -> dict:

@@ -353,6 +353,37 @@ def test_czech_sheet_has_five_awards_shared_places_and_no_marks(tmp_path):
     assert "prizes go to places 1-5" in page and "MČR 2027" in page
 
 
+def test_the_desks_notes_stay_out_of_the_results_and_replay_and_go_to_the_desk(tmp_path, capsys):
+    """A confirmation whose finish was voided is the ranking's remark for
+    the desk: not in the CSV, the JSON, the sheet or replay's standings;
+    said on standard error and among the console's alerts."""
+    note = "confirmation of press op/2 has no finish to confirm"
+    actions = [("round_start", {"at": T0}), ("press", {"entrant": "1", "puzzle": 1, "at": T0 + 45 * M}),
+               ("confirm", {"press_id": "op/2"}), ("void", {"press_id": "op/2"}),
+               ("count", {"entrant": "1", "puzzle": 1, "placed": 300}),
+               ("count", {"entrant": "2", "puzzle": 1, "placed": 200})]
+    ev = make_event(tmp_path / "mcr", "cz-championship-individuals", "id,name\n1,Jana\n2,Petr\n",
+                    "board,button,table,entrant\nC01,1,Stůl 1,1\nC02,1,Stůl 2,2\n", actions)
+    assert note in results.load_results(ev).rows[0].notes         # the ranking still says it
+    for kind in ("csv", "json", "html"):
+        assert cli_outputs.cmd_results(results_args(ev, **{kind: "-"})) == 0
+        out = capsys.readouterr()
+        assert note not in out.out and "notes" not in out.out, kind
+        assert f"Jana (1): {note}" in out.err, kind
+    assert cli.main(["replay", str(ev)]) == 0
+    out = capsys.readouterr()
+    assert note not in out.out and "Jana" in out.out
+    assert f"note (for the desk, not in the results): Jana (1): {note}" in out.err
+    loaded = event_folder.load(ev)
+    store = EventStore(loaded.db)
+    try:
+        svc = HubService(store, BoardKeys(loaded.keys_file),
+                         Competition(loaded.format, loaded.entrants, loaded.stations), FixedClock(T0 + 6 * 3_600_000))
+        assert f"NOTE Jana (1): {note}" in svc.snapshot().alerts
+    finally:
+        store.close()
+
+
 def test_results_refuse_a_folder_without_a_log_or_format(tmp_path, capsys):
     ev = event_folder.init(tmp_path / "fresh", "czjpa-individuals")
     assert cli_outputs.cmd_results(results_args(ev, csv=str(tmp_path / "x.csv"))) == 2

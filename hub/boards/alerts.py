@@ -50,19 +50,12 @@ def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *
     if rejected.get("unknown board"):
         out.append(f"{rejected['unknown board']} message(s) from boards without a key")
     comp.facts()
-    for c in comp.conflicts[-5:]:
-        out.append(c.text())
+    for c in comp.open_conflicts():          # every one until resolved (conflict_book.py)
+        out.append(c.text)
     for rid, why in list(comp.flagged.items())[-5:]:
         out.append(f"log row #{rid} cannot apply ({why}): kept in the log, left out of the standings")
     for b, why in sorted(boot_jumps.items()):
         out.append(f"board {b}: messages rejected, {why}")
-    for row in comp.key_conflicts[-5:]:
-        p = row["payload"]
-        m = p.get("msg") or {}
-        out.append(f"CONFLICT: {row['board']} sent boot {m.get('boot')} seq {m.get('seq')} again with other "
-                   f"content than log row #{p.get('of')} (two boards with one install id? a board's "
-                   f"flash reset?): stored as row #{row['id']}, not ranked; check it, record a finish "
-                   f"by hand if it is one")
     for r in comp.refused[-5:]:
         short = comp.short_press_id(r.press_id)
         said = "" if short == r.press_id else f"{short}, "

@@ -13,12 +13,24 @@ from .board_commands import BoardCommands
 from .hub_state import HubState
 from ..event.actions import MAX_TEXT, META
 from ..event.competition import Competition
+from ..event.conflict_book import INTENT_CONFLICT
 from ..event.consequences import consequences
+from ..rules.timetext import fmt_clock
 
 
 class RequestConflict(ValueError):
     """An action sent again under the idempotency key of a stored one, with
     other content: not stored, never a silent replacement."""
+
+    def __init__(self, message: str, row: dict) -> None:
+        super().__init__(message)
+        self.row = row
+
+
+class StaleDecision(ValueError):
+    """A desk's decision made on what it saw (`seen`) when another decision
+    on that call or count has been recorded since: not stored, a CONFLICT
+    for the desk and the head referee (row: the intent_conflict row)."""
 
     def __init__(self, message: str, row: dict) -> None:
         super().__init__(message)
@@ -42,6 +54,9 @@ def decision_subject(action: str, payload: dict) -> tuple | None:
     if action == "count" and isinstance(payload.get("entrant"), str):
         return ("count", payload["entrant"], payload.get("puzzle") or 1)
     return None
+
+
+_DONE = {"confirm": "confirmed", "void": "voided", "correct": "corrected", "count": "counted"}
 
 
 class OperatorActions:
@@ -86,7 +101,10 @@ class OperatorActions:
         when it changes no recorded decision."""
         st = self.state
         with st.lock:
-            return consequences(st.competition, action, self._long_press_id(payload), st.clock.now_ms())
+            payload = self._long_press_id(payload)
+            subject = decision_subject(action, payload)
+            last_count = self.decisions.get(subject) if subject is not None and subject[0] == "count" else None
+            return consequences(st.competition, action, payload, st.clock.now_ms(), last_count)
 
     def act(self, action: str, payload: dict, who: str = "operator", why: str = "",
             request: str | None = None, precondition: Callable[[Competition], None] | None = None) -> dict:
@@ -117,6 +135,8 @@ class OperatorActions:
             if request is not None:
                 stored["request"] = request
             self.check_action(action, stored, who, why)
+            if isinstance(payload.get("seen"), int):
+                self._check_seen(action, payload, who)
             if precondition is not None:
                 try:
                     precondition(st.competition)
@@ -128,6 +148,57 @@ class OperatorActions:
             boards = self._boards_of(action, payload)
             st.publish(cmds.schedules(boards) + cmds.station_messages(boards))   # in counter order
         return row
+
+    def latest_decision_row(self, action: str, payload: dict) -> int | None:
+        """The log row of the latest decision on what the action decides (0:
+        none; None: it decides no call or count): the `seen` the desk sends
+        with a decision it made looking at the state now."""
+        st = self.state
+        with st.lock:
+            return st.competition.latest_decision_row(action, self._long_press_id(payload))
+
+    def note_conflict(self, by: str, who: str, action: str, payload: dict, text: str,
+                      table: str | None = None) -> dict:
+        """Store an intent refused as a conflict (an intent_conflict row,
+        source 'hub'): a CONFLICT line for the desk and the head referee
+        until someone resolves it.  by: "phone" or "desk"."""
+        st = self.state
+        with st.writer, st.lock:
+            payload = self._long_press_id(payload)
+            row_payload = {"by": by, "who": who, "action": action, "text": text[:MAX_TEXT]}
+            for k in ("press_id", "entrant", "puzzle"):
+                if isinstance(payload.get(k), (str, int)) and not isinstance(payload.get(k), bool):
+                    row_payload[k] = payload[k]
+            if table is not None:
+                row_payload["table"] = table[:MAX_TEXT]
+            row = st.write(st.store.append, "hub", INTENT_CONFLICT, row_payload, st.clock.now_ms(), told=True)
+            st.apply(row)
+            st.applied_next([row["id"]])
+            st.activity.append(f"CONFLICT: {action} by {who} ({by}) not recorded: {row_payload['text']}")
+        return row
+
+    def _check_seen(self, action: str, payload: dict, who: str) -> None:
+        """StaleDecision (and a CONFLICT) when a decision on the action's
+        call or count was recorded after the one the desk saw."""
+        comp = self.state.competition
+        latest = comp.latest_decision_row(action, payload)
+        if latest is None or latest == payload["seen"]:
+            return
+        subject = decision_subject(action, payload) or ("", "")
+        op = self.decisions.get(subject) if subject[0] == "count" else None
+        d = comp.decision(payload["press_id"]) if isinstance(payload.get("press_id"), str) else None
+        if d is not None and d.row == latest:
+            when = f" at {fmt_clock(d.at_ms)}" if d.at_ms is not None else ""
+            since = f"{d.who} {_DONE.get(d.kind, d.kind)} it{when} (log row #{d.row})"
+        elif op is not None and op["id"] == latest:
+            since = (f"{op['payload'].get('who')} counted it at {fmt_clock(op['received_ms'])} "
+                     f"(log row #{op['id']})")
+        else:
+            since = f"log row #{latest} decided it"
+        text = f"{since}, after the desk looked"
+        row = self.note_conflict("desk", who, action, payload, text)
+        raise StaleDecision(f"{action}: not recorded: {text}; look again (run it again to see what it "
+                            f"would replace) and decide", row)
 
     def identical_decision(self, action: str, payload: dict, who: str) -> dict | None:
         """The operator row of this very decision (the same action and
@@ -181,6 +252,7 @@ class OperatorActions:
     @staticmethod
     def _same_request(earlier: dict, action: str, payload: dict, who: str, why: str, request: str) -> dict:
         stored = {k: v for k, v in earlier["payload"].items() if k not in META}
+        payload = {k: v for k, v in payload.items() if k not in META}
         if (earlier["type"], stored, earlier["payload"].get("who"), earlier["payload"].get("why") or "") \
                 == (action, payload, who, why):
             return dict(earlier, duplicate=True)

@@ -36,13 +36,16 @@ def cmd_act(args) -> int:
             print(f"about to record: {args.action} {_described(payload, svc)} (who: {args.who}"
                   + (f", why: {args.why}" if args.why else "") + ")")
             changes = svc.consequences(args.action, payload)
-            if changes and not args.force:
-                for c in changes:
-                    print(f"warning: this {c}", file=sys.stderr)
-                if not _ask("record it anyway? [y/N] "):
-                    print("error: not recorded; add --force to record it (it changes what is recorded)",
-                          file=sys.stderr)
-                    return 2
+            seen = svc.latest_decision_row(args.action, payload)    # the decision this command looked at
+            if seen is not None:
+                payload["seen"] = seen
+            for c in changes:       # named with who recorded what it replaces, --force or not
+                print(f"warning: this {c}", file=sys.stderr)
+            if changes and not args.force and not _ask("record it anyway? [y/N] "):
+                print("error: not recorded; add --force to record it (it changes what is recorded)",
+                      file=sys.stderr)
+                return 2
+            svc.catch_up()          # what the hub recorded meanwhile: a decision since is a conflict
             row = svc.act(args.action, payload, who=args.who, why=args.why)
         finally:
             store.close()
@@ -56,6 +59,8 @@ def cmd_act(args) -> int:
         print(f"error: {write_failure_advice(ev.db, e, 'open')}. Nothing was recorded.", file=sys.stderr)
         return LOG_FAILED
     print(f"recorded #{row['id']}: {args.action} {json.dumps(row['payload'])}")
+    for c in changes:             # what the desk has just changed, said after it too
+        print(f"  this {c}")
     return 0
 
 

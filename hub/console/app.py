@@ -219,7 +219,7 @@ class ConsoleApp(App):
     def describe(self, action: str, payload: dict) -> str:
         names = self.snap.names if self.snap else {}
         shown = ", ".join(f"{k}={names.get(v, v) if k == 'entrant' else v}" for k, v in payload.items()
-                          if v is not None)
+                          if v is not None and k != "seen")
         changes = "".join(f"\nThis {c}." for c in self.service.consequences(action, payload))
         return (f"Record {action.upper()} ({shown}) as {self.who}?{changes}\n"
                 "It goes into the log; undo only by a new entry.")

@@ -93,6 +93,9 @@ class FormScreen(ModalScreen[bool]):
         except ValueError as e:
             self.show_error(str(e))
             return
+        seen = self.console.service.latest_decision_row(action, payload)
+        if seen is not None:        # the decision the desk looks at now: one recorded since is a conflict
+            payload = dict(payload, seen=seen)
         if not self.form.destructive and not self.console.service.consequences(action, payload):
             self._record(action, payload, why)
             return

@@ -19,10 +19,12 @@ MAX_WARNINGS = 10
 MAX_TEXT = 500                # entrant ids, press ids, reasons, who, why
 MAX_MS = 2 ** 53 - 1          # what JSON and a board's 64-bit arithmetic carry exactly
 
-# what every action may carry besides its fields: who took it, why, and the
+# what every action may carry besides its fields: who took it, why, the
 # idempotency key of the request that made it (a phone's queued action, sent
-# again after a lost answer, is stored once: HubService.act)
-META = ("who", "why", "request")
+# again after a lost answer, is stored once: HubService.act), and `seen`: the
+# log row of the decision on its call or count the desk saw when it decided
+# (0: none; a decision recorded since makes the action a conflict)
+META = ("who", "why", "request", "seen")
 MAX_REQUEST = 100             # an idempotency key's length
 
 # the fields each action takes (besides META)
@@ -40,6 +42,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "reinstate": ("entrant",),
     "identify": ("board",),                                 # make a board buzz and blink (no fact)
     "reset_board": ("board",),                              # forget a board's boot counters (no fact)
+    "resolve": ("conflict",),                               # a conflict looked at (why: what was decided)
 }
 
 # actions that always name an entrant (confirm may name one instead of a press)
@@ -66,6 +69,7 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "offset_ms": ("int", -DAY_MS, DAY_MS),
     "packed": ("int", 1, 1000),
     "opened": ("int", 1, 1000),
+    "conflict": ("int", 1, MAX_MS),
 }
 
 # fields without which the action means nothing
@@ -82,6 +86,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "reinstate": ("entrant",),
     "identify": ("board",),
     "reset_board": ("board",),
+    "resolve": ("conflict",),
 }
 
 
@@ -130,6 +135,9 @@ def shape_problem(action: Any, payload: Any) -> str | None:
     r = payload.get("request")
     if r is not None and (not isinstance(r, str) or not 1 <= len(r) <= MAX_REQUEST):
         return f"{action}: request must be an idempotency key of 1..{MAX_REQUEST} characters"
+    seen = payload.get("seen")
+    if seen is not None and (not _is_int(seen) or not 0 <= seen <= MAX_MS):
+        return f"{action}: seen must be a log row id (a whole number, 0 for none), not {seen!r}"
     for k in _REQUIRED.get(action, ()):
         if payload.get(k) is None:
             return f"{action}: {'at (hub time, ms)' if k == 'at' else k} is needed"

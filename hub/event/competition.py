@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from . import action_checks
 from .actions import FIELDS as OPERATOR_ACTIONS
 from .board_events import board_order, event_key, install_press_id, maker, press_id
+from .conflict_book import INTENT_CONFLICT, ConflictBook, OpenConflict, open_conflicts, subject_of
 from .event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
 from .press_numbers import PressNumbers, is_board_press
@@ -200,6 +201,7 @@ class Competition:
         self._closed: set[str] = set()            # press ids confirmed or voided
         self._decided: dict[str, Decision] = {}   # press id -> the decision that closed it
         self.conflicts: list[Conflict] = []       # board decisions on calls already decided
+        self._book = ConflictBook()               # intents refused as conflicts, resolutions, overrides
         self._board_last: dict[tuple[str, str], tuple[int, int]] = {}   # (board, install) -> latest (boot, seq)
         self._numbers.forget_names()
 
@@ -243,6 +245,9 @@ class Competition:
         if src == "hub" and typ == "conflict":
             self.key_conflicts.append(row)
             return
+        if src == "hub" and typ == INTENT_CONFLICT:
+            self._book.intent(row)
+            return
         if src != "board":
             return
         if typ == "status":
@@ -282,8 +287,8 @@ class Competition:
                                                p.get("missing"), row.get("received_ms"),
                                                self._decided.get(pid)))
                 return
-            self._decided[pid] = Decision(row["id"], typ, "board " + row["board"], row.get("received_ms"),
-                                          p.get("missing"))
+            self._decide(pid, Decision(row["id"], typ, "board " + row["board"], row.get("received_ms"),
+                                       p.get("missing")))
             if typ == "confirm":
                 self._add(Confirm(press_id=pid, missing_found=p["missing"]))
             else:
@@ -301,6 +306,10 @@ class Competition:
         or one per puzzle it counts through ('next puzzle' stations)."""
         return self._index.calls_of(station)
 
+    def _decide(self, pid: str, d: Decision) -> None:
+        self._book.replaced(pid, self._decided.get(pid), d)
+        self._decided[pid] = d
+
     def _void(self, pid: str) -> None:
         if pid in self._voided:
             return
@@ -314,8 +323,12 @@ class Competition:
         p, typ = row["payload"], row["type"]
         if typ in ("confirm", "void", "correct") and p.get("press_id"):
             missing = sum(p.get(k) or 0 for k in ("missing_found", "missing_lost", "missing_adjacent"))
-            self._decided[p["press_id"]] = Decision(row["id"], typ, p.get("who") or "operator",
-                                                    row.get("received_ms"), missing if typ == "confirm" else None)
+            self._decide(p["press_id"], Decision(row["id"], typ, p.get("who") or "operator",
+                                                 row.get("received_ms"), missing if typ == "confirm" else None))
+        elif typ == "count":
+            self._book.decided(("count", p["entrant"], p.get("puzzle") or 1), row["id"])
+        elif typ == "resolve":
+            self._book.resolve(row)
         if typ == "round_start":
             self._add(RoundStart(at_ms=p["at"], limit_ms=p.get("duration")))
         elif typ == "press":
@@ -349,6 +362,9 @@ class Competition:
         recorded in this event as it is (action_checks.py)."""
         self.facts()                       # auto stations appear while folding
         action_checks.check_action(self.format, self._index.entrant_ids, self._presses, action, p, now_ms)
+        if action == "resolve" and p["conflict"] not in {c.row for c in self.open_conflicts()}:
+            raise ValueError(f"resolve: log row #{p['conflict']} is no open conflict "
+                             "(the console's alerts list them: CONFLICT ... log row #N)")
 
     def open_calls(self) -> list[tuple[int, str, str, int, str]]:
         """Finish calls waiting for a referee, oldest first:
@@ -398,6 +414,27 @@ class Competition:
         open (or when there is no such press)."""
         self.facts()
         return self._decided.get(pid)
+
+    def open_conflicts(self) -> list[OpenConflict]:
+        """Every conflict not resolved yet, in log order (conflict_book.py)."""
+        self.facts()
+        return open_conflicts(self._book, self.conflicts, self.key_conflicts, self._numbers.short)
+
+    def overridden(self, pid: str) -> dict | None:
+        """The decision on a call that replaced another person's, in words
+        for the one whose it was (None: none)."""
+        self.facts()
+        return self._book.override_text(pid, self._numbers.short(pid))
+
+    def latest_decision_row(self, action: str, fields: dict) -> int | None:
+        """The log row of the latest decision on what an action decides (0:
+        none yet; None: the action decides no call or count): what the desk
+        saw before it decided."""
+        subject = subject_of(action, fields)
+        if subject is None:
+            return None
+        self.facts()
+        return self._book.latest(subject)
 
     def press_at(self, pid: str) -> int | None:
         """The time of a press (by press id), if it is in the log."""

@@ -43,7 +43,8 @@ class Conflict:
                       + (f" with {rec.missing} missing" if rec.kind == "confirm" and rec.missing is not None else "")
                       + f" (log row #{rec.row})")
         return (f"CONFLICT at board {self.board} button {self.station}: {mine} of call {self.press_id} refused, "
-                f"{theirs}; the recorded decision stands (change it with `act confirm/void/correct ... --force`)")
+                f"{theirs}; the recorded decision stands (change it with `act confirm/void/correct ... --force`, "
+                f"or keep it: `act resolve conflict={self.row} why=...`)")
 
 
 @dataclass

@@ -11,6 +11,7 @@ give or take ROUND_MARGIN_MS: `round_window`)."""
 from __future__ import annotations
 
 from .actions import shape_problem
+from .conflict_book import INTENT_CONFLICT, intent_conflict_problem
 from ..rules.formats import fmt_duration
 
 # how far from the hub's clock an operator's time may lie (a start armed for
@@ -34,6 +35,8 @@ def row_problem(row: dict) -> str | None:
             return "not a row of this log (no id or payload)"
         if row.get("source") == "operator":
             return shape_problem(row.get("type"), row["payload"])
+        if row.get("source") == "hub" and row.get("type") == INTENT_CONFLICT:
+            return intent_conflict_problem(row["payload"])
         if row.get("source") == "board" and row.get("type") != "status":
             p = row["payload"]
             if not all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool)

@@ -279,9 +279,11 @@ class RefereePages:
         try:
             row = self.service.act(action, payload, who=who, why=why, request=key, precondition=precondition)
         except intents.IntentConflict as e:
+            self._noted(who, action, payload, str(e), table)
             return _error(409, f"{e}: nothing was recorded; look again and decide", conflict=str(e), now=e.now,
                           view=self._view(table) if table else None)
         except RequestConflict as e:
+            self._noted(who, action, payload, str(e), table)
             return _error(409, str(e), conflict=str(e), now=None)
         except (ValueError, TypeError) as e:
             return _error(400, f"{e}; nothing was recorded")
@@ -290,6 +292,16 @@ class RefereePages:
         duplicate = bool(row.pop("duplicate", False))
         return JSONResponse({"row": row, "duplicate": duplicate,
                              "view": self._view(table) if table else None})
+
+
+    def _noted(self, who: str, action: str, payload: dict, text: str, table: str | None) -> None:
+        """The conflict for the desk and the head referee (a CONFLICT line
+        until resolved); a log that cannot be written now loses only the
+        note: the phone has its answer either way."""
+        try:
+            self.service.note_conflict("phone", who, action, payload, text, table)
+        except LogWriteFailed:
+            pass
 
 
 def _key(table: str) -> str:

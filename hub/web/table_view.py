@@ -109,9 +109,18 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
             "time_ms": st.time_ms, "start_ms": st.start_ms, "end_ms": st.end_ms,
             "confirmed": st.confirmed, "calls": st.calls, "missing": st.missing,
             "count": counts.get((st.entrant, pz)) if pz is not None else None,
+            "overridden": _overridden(comp, st.board, st.button),
         })
     return {"table": table, "now": now, "row": comp.last_row_id(), "start": comp.start_ms,
             "end": comp.round_end_ms(), "stations": stations, "format": format_spec(fmt)}
+
+
+def _overridden(comp: Competition, board: str, button: int) -> dict | None:
+    """The station's latest call, when its decision replaced another
+    person's ("voided by desk after Anna's confirmation"): the card says so,
+    and the phone that stored the replaced one tells its referee."""
+    pid = comp.last_call_at(board, button)
+    return comp.overridden(pid) if pid is not None else None
 
 
 def calls_view(comp: Competition, now: int) -> dict:
@@ -131,4 +140,5 @@ def calls_view(comp: Competition, now: int) -> dict:
                       "name": names.get(entrant, (entrant, []))[0], "puzzle": puzzle,
                       "table": st.table if st else entrant_table.get(entrant),
                       "button": station[1] if station else None})
-    return {"now": now, "row": comp.last_row_id(), "calls": calls, "tables": tables(comp)}
+    conflicts = [{"row": c.row, "text": c.text} for c in comp.open_conflicts()]
+    return {"now": now, "row": comp.last_row_id(), "calls": calls, "tables": tables(comp), "conflicts": conflicts}

@@ -206,7 +206,8 @@ def test_confirm_the_selected_call_with_missing_pieces(hub):
     e = ops(hub)[-1]
     assert e["type"] == "confirm"
     assert e["payload"] == {"press_id": "b1/1/1", "missing_found": 1, "missing_lost": 2,
-                            "missing_adjacent": 0, "who": "head referee", "why": "counted twice"}
+                            "missing_adjacent": 0, "who": "head referee", "why": "counted twice",
+                            "seen": 0}        # the decision on the call the desk saw: none (issue #32)
     r = row(hub, "e1")
     assert (r.status, r.provisional) == ("finished", False)
     assert hub.competition.open_calls() == []
@@ -248,7 +249,7 @@ def test_void_needs_a_selected_call_asks_first_and_no_records_nothing(hub):
     drive(hub, script)
     e = ops(hub)[-1]
     assert (e["type"], e["payload"]) == ("void", {"press_id": "b1/1/1", "who": "head referee",
-                                                  "why": "knocked the button"})
+                                                  "why": "knocked the button", "seen": 0})
     assert row(hub, "e1").status == "running"
 
 
@@ -271,7 +272,8 @@ def test_piece_count_by_name_and_the_validation_error(hub):
     drive(hub, script)
     e = ops(hub)[-1]
     assert (e["type"], e["payload"]) == ("count", {"entrant": "e2", "puzzle": 1, "placed": 311, "remaining": None,
-                                                   "who": "head referee", "why": "counted at time-up"})
+                                                   "who": "head referee", "why": "counted at time-up",
+                                                   "seen": 0})
     assert row(hub, "e2").pieces == 311
 
 
@@ -356,7 +358,8 @@ def test_correct_a_time_needs_a_reason_and_asks_first(hub):
     drive(hub, script)
     e = ops(hub)[-1]
     assert (e["type"], e["payload"]) == ("correct", {"press_id": pid, "at": T0 + 65_000,
-                                                     "who": "head referee", "why": "referee's watch"})
+                                                     "who": "head referee", "why": "referee's watch",
+                                                     "seen": 0})
     assert row(hub, "e1").time_ms == 65_000
 
 

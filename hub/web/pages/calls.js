@@ -15,6 +15,11 @@
           TT.el("span", { "class": "press-id", text: c.short || "" })])]));
     });
     document.getElementById("nocalls").hidden = view.calls.length > 0;
+    // every conflict until someone resolves it (a decision on it, or the desk's resolve)
+    var cl = document.getElementById("conflicts"), open = view.conflicts || [];
+    cl.replaceChildren();
+    open.forEach(function (c) { cl.appendChild(TT.el("li", { "data-row": String(c.row), text: c.text })); });
+    cl.hidden = open.length === 0;
     var ul = document.getElementById("tables");
     if (ul.childElementCount !== view.tables.length) {
       ul.replaceChildren();

@@ -46,8 +46,12 @@
     return button;
   }
 
+  var mine = {};             // log row -> what this phone stored there (told when it is overridden)
+  var toldOverride = {};
+
   TT.onAnswer(function (item, status, j) {
     if (view) view.stations.forEach(function (st) { redraw(st, true); });   // its buttons: enabled again
+    if (status === 200 && j.row) mine[j.row.id] = item.label;
     if (status === 200) {
       message((j.duplicate ? "already stored: " : "stored: ") + item.label + " (row #" + j.row.id + ")");
       if (item.action === "confirm" || item.action === "count") {
@@ -207,6 +211,7 @@
                                         : s.state === "called" ? "CALL" : s.state }),
                      " ", el("span", { "class": "hint", text: "button " + s.button +
                                        (s.puzzle ? " · puzzle " + s.puzzle + (s.pieces ? " (" + s.pieces + ")" : "") : "") })])]);
+    if (s.overridden) c.appendChild(el("div", { "class": "hint overridden", text: s.overridden.text }));
     if (s.state === "called") called(s, d, c);
     else if (s.state === "running") running(s, d, c);
     else if (s.state === "idle") { c.appendChild(el("p", { text: "waiting for the round's start" }));
@@ -240,7 +245,14 @@
   TT.stream("/r/api/stream?table=" + encodeURIComponent(TABLE), function (v) {
     view = v;
     document.getElementById("title").textContent = v.table;
-    v.stations.forEach(function (s) { redraw(s); });
+    v.stations.forEach(function (s) {
+      redraw(s);
+      var o = s.overridden;
+      if (o && mine[o.row] && !toldOverride[o.row]) {       // what this phone stored was replaced
+        toldOverride[o.row] = true;
+        message("your " + mine[o.row] + " (row #" + o.row + ") was replaced: " + o.text, true);
+      }
+    });
   });
   setInterval(tick, 250);
 })();

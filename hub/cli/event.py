@@ -160,11 +160,24 @@ def _remote_console(args) -> int:
 
 
 def cmd_init(args) -> int:
+    """A new event folder; its title from --title, else asked for when
+    standard input is a terminal (blank, or no terminal: the folder's name)."""
+    default = Path(args.dir).resolve().name
+    title = args.title
+    if title is None and sys.stdin.isatty() and not (Path(args.dir) / "format.toml").exists():
+        try:
+            title = input(f"The event's title (on the projector, table cards, badges and results) "
+                          f"[{default}]: ")
+        except EOFError:
+            title = None
     try:
-        p = event_folder.init(args.dir, args.format)
+        p = event_folder.init(args.dir, args.format, title)
     except (event_folder.EventFolderError, FormatError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"event folder {p}: edit entrants.csv and stations.csv, flash the boards with "
+    where = p / event_folder.TITLE_FILE
+    print(f"event folder {p}, titled {event_folder.event_title(p)!r} "
+          + (f"({where})" if where.exists() else f"(the folder's name: write another in {where})")
+          + f": edit entrants.csv and stations.csv, flash the boards with "
           f"--keys {p / 'board-keys.json'}, then `tabletimer run {p}`")
     return 0

@@ -124,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     i = sub.add_parser("init", help="create an event folder from a format preset")
     i.add_argument("dir")
     i.add_argument("--format", required=True, help="preset name (see `tabletimer formats`)")
+    i.add_argument("--title", help="the event's title on the projector, table cards, badges and results "
+                                   "(saved in DIR/title; asked for at a terminal; default: the folder's name)")
     i.set_defaults(func=cmd_init)
 
     a = sub.add_parser("act", help="record an operator action in an event's log "

@@ -26,7 +26,7 @@ def write_output(target: str, text: str, bom: bool = False) -> None:
 
 
 def _title(args, ev: event_folder.EventFolder) -> str:
-    return args.title or ev.path.resolve().name
+    return args.title or ev.title
 
 
 def cmd_results(args) -> int:
@@ -99,7 +99,7 @@ def cmd_cards(args) -> int:
         print(f"saved the public URL {url} in {hub_url.path(ev.path)}", file=sys.stderr)
     try:
         write_output(args.html, cards_html(event_name, ev.format, ev.entrants, ev.stations,
-                                           title=args.title, public_url=url))
+                                           title=_title(args, ev), public_url=url))
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
@@ -127,7 +127,8 @@ def add_subcommands(sub) -> None:
     r.add_argument("--csv", metavar="FILE", help="CSV, one row per entrant (UTF-8 with BOM; '-': stdout)")
     r.add_argument("--json", metavar="FILE", help="JSON: a header and the standings rows ('-': stdout)")
     r.add_argument("--html", metavar="FILE", help="the printable results sheet (one self-contained HTML file)")
-    r.add_argument("--title", help="the event's title on the sheet (default: the folder's name)")
+    r.add_argument("--title", help="the event's title on the sheet (default: the event's, DIR/title, "
+                                   "else the folder's name)")
     r.set_defaults(func=cmd_results)
 
     c = sub.add_parser(
@@ -141,7 +142,8 @@ def add_subcommands(sub) -> None:
                     "it, each station has a QR code of its text.")
     c.add_argument("dir", help="the event folder")
     c.add_argument("--html", metavar="FILE", required=True, help="the cards page to write ('-': stdout)")
-    c.add_argument("--title", help="the event's title on the cards (default: the folder's name)")
+    c.add_argument("--title", help="the event's title on the cards (default: the event's, DIR/title, "
+                                   "else the folder's name)")
     c.add_argument("--public-url", metavar="URL",
                    help="the hub's address as phones on the hall network reach it, e.g. "
                         "http://192.168.1.10:8765 (saved in DIR/public-url for later commands)")

@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..boards.private_file import write_private
+from ..event import event_folder
 from ..outputs.referee_badge import badge_html
 from ..web import public_url as hub_url
 from ..web.referees import RefereeBook, slug
@@ -74,7 +75,7 @@ def cmd_add(args) -> int:
         return 2
     name = book.who(token) or args.name.strip()
     badge = Path(args.badge) if args.badge else default_badge(folder, name)
-    event = args.title or folder.resolve().name
+    event = args.title or event_folder.event_title(folder)
     try:
         badge.parent.mkdir(parents=True, exist_ok=True)
         write_private(badge, badge_html(event, name, url, token))
@@ -139,7 +140,8 @@ def add_subcommands(sub) -> None:
                         "http://192.168.1.10:8765 (saved in DIR/public-url for later commands)")
     a.add_argument("--badge", metavar="FILE.html",
                    help="where to write the badge (default: DIR/badges/<name>.html)")
-    a.add_argument("--title", help="the event's name on the badge (default: the folder's name)")
+    a.add_argument("--title", help="the event's name on the badge (default: the event's title, DIR/title, "
+                                   "else the folder's name)")
     a.set_defaults(func=cmd_add)
     ls = rsub.add_parser("list", help="the referees, active and revoked")
     ls.set_defaults(func=cmd_list)

@@ -65,7 +65,8 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     sims: list = []
     broker = hub = remote = pages = hall = None
     failed = False
-    title = f"TableTimer - {service.competition.format.title}"
+    title = f"{event['title']} - {service.competition.format.title}" if event and event.get("title") \
+        else f"TableTimer - {service.competition.format.title}"
     done = threading.Lock()
 
     def shut_down() -> bool:
@@ -228,8 +229,9 @@ def _hall_process(args, service: HubService, data: Path, event: dict, web_listen
     if listen is None:
         return None
     description = dict(event, auto_stations=service.competition.auto_stations)   # as the console API's /event
-    # the projector's title: the event folder's name (the category is the format's title)
-    title = event.get("name") or service.competition.format.title
+    # the projector's title: the event's (DIR/title, else the folder's name; the category is the
+    # format's title)
+    title = event.get("title") or event.get("name") or service.competition.format.title
     try:
         return HallProcess(service.store.path, description, listen, title, data / "hall-pages.log").start()
     except (RuntimeError, OSError) as e:

@@ -4,6 +4,8 @@ can read and edit.
     DIR/format.toml       the competition format (copied from a preset by `tabletimer init`)
     DIR/entrants.csv      id, name, kind, members, eligible, notes
     DIR/stations.csv      board, button, table, entrant, puzzle
+    DIR/title             the event's title (one line: the projector, cards, badges and
+                          results show it; set by `tabletimer init`; default the folder's name)
     DIR/board-keys.json   the boards' secret keys (written by `tabletimer board flash`)
     DIR/events.sqlite     the event log: the record of the competition
     DIR/broker/           the embedded broker's files
@@ -32,8 +34,49 @@ YES = ("yes", "y", "true", "1", "ja", "ano", "x")
 NO = ("no", "n", "false", "0", "nei", "ne", "")
 
 
+TITLE_FILE = "title"
+MAX_TITLE = 120
+REHEARSAL = "rehearsal"     # `tabletimer rehearse DIR`'s own event folder, DIR/rehearsal (cli/rehearse.py)
+
+
 class EventFolderError(ValueError):
     pass
+
+
+def clean_title(text: str) -> str:
+    """A title as stored: one line, spaces trimmed; EventFolderError for one
+    too long."""
+    t = " ".join(str(text).split())
+    if len(t) > MAX_TITLE:
+        raise EventFolderError(f"the event's title is {len(t)} characters; at most {MAX_TITLE}")
+    return t
+
+
+def event_title(path: str | Path) -> str:
+    """The event's title: DIR/title; for a rehearsal (DIR/rehearsal of an
+    event folder, without a title of its own) the event's, marked
+    "(rehearsal)"; else the folder's name."""
+    p = Path(path).resolve()
+    try:
+        t = " ".join((p / TITLE_FILE).read_text(encoding="utf-8-sig").split())
+    except (OSError, UnicodeDecodeError):
+        t = ""
+    if t:
+        return t
+    if p.name == REHEARSAL and (p / "format.toml").exists() and (p.parent / "format.toml").exists():
+        return f"{event_title(p.parent)} (rehearsal)"
+    return p.name
+
+
+def save_title(path: str | Path, title: str) -> str:
+    """Write DIR/title (a blank one removes it: the folder's name again)."""
+    t = clean_title(title)
+    f = Path(path) / TITLE_FILE
+    if t:
+        f.write_text(t + "\n", encoding="utf-8")
+    else:
+        f.unlink(missing_ok=True)
+    return t
 
 
 @dataclass(frozen=True)
@@ -60,6 +103,11 @@ class EventFolder:
     @property
     def keys_file(self) -> Path:
         return self.path / "board-keys.json"
+
+    @property
+    def title(self) -> str:
+        """The event's title (event_title: DIR/title, else the folder's name)."""
+        return event_title(self.path)
 
     def station(self, board: str, button: int) -> Station | None:
         for s in self.stations:
@@ -222,11 +270,13 @@ def load(path: str | Path) -> EventFolder:
     return EventFolder(p, fmt, entrants, stations, warnings)
 
 
-def init(path: str | Path, preset: str) -> Path:
-    """A new event folder with the preset's format and example CSV files."""
+def init(path: str | Path, preset: str, title: str | None = None) -> Path:
+    """A new event folder with the preset's format and example CSV files,
+    and its title (DIR/title; None or blank: the folder's name)."""
     p = Path(path)
     if (p / "format.toml").exists():
         raise EventFolderError(f"{p} already holds an event (format.toml exists)")
+    title = clean_title(title or "")     # checked before anything is written
     fmt = load_format(preset)            # FormatError: an unknown preset (the nearest named), a bad file
     text = format_text(preset)
     origin = f"TableTimer's preset {fmt.name!r}" if fmt.path.startswith("presets/") else "a format file"
@@ -254,4 +304,6 @@ def init(path: str | Path, preset: str) -> Path:
         st = ["board,button,table,entrant,puzzle", f"T01,1,Table 1,{first},"]
     (p / "stations.csv").write_text("\n".join(st) + "\n")
     shutil.copymode(p / "format.toml", p / "stations.csv")
+    if title:
+        save_title(p, title)
     return p

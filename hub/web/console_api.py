@@ -50,6 +50,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..boards.service import HubService
+from ..event import event_folder
 from ..event.log_health import LogWriteFailed
 from .request_body import BodyDropped, BodyRefused, parse_json, read_body
 
@@ -93,7 +94,7 @@ def console_token(folder: Path) -> str:
 def folder_event(folder: Path) -> dict:
     """/event for an event folder: its definition files as they are now
     (read when the hub starts, so a remote gets what the hub loaded)."""
-    return {"name": folder.resolve().name,
+    return {"name": folder.resolve().name, "title": event_folder.event_title(folder),
             "files": {n: (folder / n).read_bytes().decode("utf-8-sig", errors="replace")
                       for n in FOLDER_FILES}}
 

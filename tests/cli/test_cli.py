@@ -333,3 +333,68 @@ def test_run_on_a_port_a_hub_holds_names_that_hub(tmp_path, kind):
     # nothing written but its lock: no log, no broker configuration
     assert sorted(p.name for p in second.iterdir()) == ["entrants.csv", "events.sqlite.lock", "format.toml",
                                                         "stations.csv"]
+
+
+class Terminal:
+    """Standard input as a terminal where the organizer types one line."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        self.asked = 0
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        self.asked += 1
+        return self.line
+
+
+def test_init_takes_or_asks_the_events_title_and_every_output_shows_it(tmp_path, capsys, monkeypatch):
+    """The event's title (DIR/title) from `init --title`, or asked at a
+    terminal (blank: the folder's name); the projector, the cards, the badges
+    and the results show it, a rehearsal the event's, marked as such, never
+    the folder's name "rehearsal"."""
+    from tabletimer.hub.event.event_folder import event_title
+    from tabletimer.hub.web.console_api import folder_event
+
+    ev = tmp_path / "hall-2027"
+    assert cli.main(["init", str(ev), "--format", "czjpa-individuals", "--title", " Hall  Cup 2027 "]) == 0
+    assert "titled 'Hall Cup 2027'" in capsys.readouterr().out
+    assert (ev / "title").read_text() == "Hall Cup 2027\n"
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\n")
+    t0 = int(time.time() * 1000) - 3 * 3_600_000
+    assert cli.main(["act", str(ev), "round_start", f"at={t0}"]) == 0
+    capsys.readouterr()
+    assert cli.main(["results", str(ev), "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["title"] == "Hall Cup 2027"
+    assert cli.main(["results", str(ev), "--html", "-"]) == 0
+    assert "<h1>Hall Cup 2027</h1>" in capsys.readouterr().out
+    url = "http://192.168.1.10:8765"
+    assert cli.main(["cards", str(ev), "--html", "-", "--public-url", url]) == 0
+    assert "<title>Hall Cup 2027 - table cards</title>" in capsys.readouterr().out
+    assert cli.main(["referees", str(ev), "add", "Ben"]) == 0
+    assert "<title>Hall Cup 2027 - referee Ben</title>" in (ev / "badges" / "ben.html").read_text()
+    assert folder_event(ev)["title"] == "Hall Cup 2027"             # the projector's (and a remote's)
+    # a rehearsal's folder: the event's title, marked
+    rehearsal = ev / "rehearsal"
+    rehearsal.mkdir()
+    for name in ("format.toml", "entrants.csv", "stations.csv"):        # as `rehearse` copies them
+        (rehearsal / name).write_bytes((ev / name).read_bytes())
+    assert event_title(rehearsal) == folder_event(rehearsal)["title"] == "Hall Cup 2027 (rehearsal)"
+
+    # asked at a terminal; blank or no terminal: the folder's name
+    monkeypatch.setattr(sys, "stdin", Terminal("Regional Cup\n"))
+    assert cli.main(["init", str(tmp_path / "asked"), "--format", "czjpa-individuals"]) == 0
+    assert sys.stdin.asked == 1 and "[asked]" in capsys.readouterr().out
+    assert event_title(tmp_path / "asked") == "Regional Cup"
+    monkeypatch.setattr(sys, "stdin", Terminal("\n"))
+    assert cli.main(["init", str(tmp_path / "blank"), "--format", "czjpa-individuals"]) == 0
+    assert not (tmp_path / "blank" / "title").exists() and event_title(tmp_path / "blank") == "blank"
+    monkeypatch.setattr(sys, "stdin", Terminal("never read\n"))
+    sys.stdin.isatty = lambda: False
+    assert cli.main(["init", str(tmp_path / "script"), "--format", "czjpa-individuals"]) == 0
+    assert sys.stdin.asked == 0 and event_title(tmp_path / "script") == "script"
+    assert cli.main(["init", str(tmp_path / "long"), "--format", "czjpa-individuals", "--title", "x" * 121]) == 2
+    assert "at most 120" in capsys.readouterr().err and not (tmp_path / "long").exists()

@@ -399,6 +399,22 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
     return "\n".join(out) + "\n"
 
 
+def unofficial_text(fmt: Format) -> str:
+    """What "unofficial" means, for the sheet's legend (HTML): not eligible
+    for an award place, yet ranked; then who is eligible, said apart (the
+    eligibility text right after the mark read as if it described the
+    unofficial ones: "(participants from the Czech Republic)")."""
+    text = "not eligible for an award place: takes part and is ranked all the same."
+    if fmt.eligibility:
+        text += f" Who is eligible for awards: {_e(fmt.eligibility)}"
+        if fmt.kind != "individual" and fmt.eligible_members_min:
+            n = fmt.eligible_members_min
+            text += (f" (a {fmt.kind}: all its members)" if n >= fmt.max_members
+                     else f" (a {fmt.kind}: at least {'one' if n == 1 else n} of its members)")
+        text += "."
+    return text
+
+
 def _footer(fmt: Format, provisional: bool, has_unofficial: bool, generated_at: datetime) -> str:
     res = ("whole seconds" if fmt.resolution_ms == 1000
            else f"steps of {fmt_duration(fmt.resolution_ms, fmt.resolution_ms)}")
@@ -408,9 +424,7 @@ def _footer(fmt: Format, provisional: bool, has_unofficial: bool, generated_at: 
                   f"award place: the place among {who}; prizes go to places 1-{fmt.awards}"
                   " (shown in bold)"))
     if fmt.eligible_members_min or has_unofficial:
-        why = f" ({_e(fmt.eligibility)})" if fmt.eligibility else ""
-        marks.append(('<span class="badge unofficial">unofficial</span>',
-                      f"takes part and is ranked, but may not take an award place{why}"))
+        marks.append(('<span class="badge unofficial">unofficial</span>', unofficial_text(fmt)))
     if provisional:
         marks.append(('<span class="badge provisional">provisional</span>',
                       "a finish not yet confirmed by a referee, or a piece count still missing:"

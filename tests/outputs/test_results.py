@@ -39,6 +39,7 @@ from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.rules.formats import load_format
 
 T0 = 1_796_000_000_000          # the round start (hub ms)
 S, M = 1000, 60_000
@@ -335,8 +336,29 @@ def test_rogaland_sheet_marks_awards_unofficial_and_provisional(tmp_path):
     assert "0:58:40" in text and "0:00:10" in text and "460" in text
     footer = _text(page.split("<footer>", 1)[1])
     assert "award place" in footer and "prizes go to places 1-3" in footer
-    assert "may not take an award place" in footer and "lives in Rogaland" in footer
+    assert "not eligible for an award place" in footer and "lives in Rogaland" in footer
     assert "provisional" in footer and "DNS / DQ" in footer and "5 s per missing piece" in footer
+
+
+def test_the_unofficial_legend_says_what_unofficial_means(tmp_path):
+    """The legend says an unofficial entrant is ranked but not eligible for
+    an award, and who is eligible, apart: it read "unofficial - takes part
+    and is ranked, but may not take an award place (participants from the
+    Czech Republic)", as if unofficial meant from the Czech Republic."""
+    entrants = "id,name,eligible\n1,Jana,yes\n2,Guest,no\n"
+    ev = make_event(tmp_path / "czjpa", "czjpa-individuals", entrants,
+                    "board,button,table,entrant\nC01,1,S1,1\nC01,2,S1,2\n",
+                    [("round_start", {"at": T0})] + finish("2", 50 * M) + finish("1", 55 * M))
+    loaded = event_folder.load(ev)
+    res = results.load_results(ev)
+    page = results.results_html("Cup", loaded.format, res.rows, GENERATED, loaded.entrants, res.start_ms)
+    footer = _text(page.split("<footer>", 1)[1])
+    legend = footer.split("unofficial", 1)[1].split("provisional", 1)[0].split("DNS / DQ", 1)[0]
+    assert legend.strip() == ("not eligible for an award place: takes part and is ranked all the same. "
+                              "Who is eligible for awards: participants from the Czech Republic."), footer
+    teams = load_format("rogaland-teams")
+    assert results.unofficial_text(teams).endswith(
+        "lives in Rogaland or lived there continuously for more than 5 years (a team: at least 3 of its members).")
 
 
 def test_czech_sheet_has_five_awards_shared_places_and_no_marks(tmp_path):

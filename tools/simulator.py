@@ -313,7 +313,9 @@ class SimBoard:
                     i += 1
                 left = deadline - time.monotonic()
                 if left <= 0 or not self.alive and i >= len(self.records):
+                    # what it did since the wait began (the last 40 records): a flake is read from it
                     raise TimeoutError(
                         f"board {self.board_id}: expected record not seen in {timeout} s; "
-                        f"last output {self.records[-5:]}, stderr {self.stderr_tail[-10:]}")
+                        f"output since the wait began {self.records[max(start, len(self.records) - 40):]}, "
+                        f"stderr {self.stderr_tail[-10:]}")
                 self._cond.wait(left)

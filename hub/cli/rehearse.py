@@ -126,13 +126,21 @@ def _rehearse(args, folder: Path, lock) -> int:
 
 def _follow_presses(path: Path, pos: int, sims, stop: threading.Event, running: Path) -> None:
     """Press what `tabletimer press` appends to path after byte pos (what
-    an earlier rehearsal appended is history), until stop.  Each board has
-    its own queue: its presses one after another, as a hand makes them."""
-    queues: dict[str, queue.Queue] = {}
-    for sim in sims:
-        q = queues[sim.board_id] = queue.Queue()
-        threading.Thread(target=_presser, args=(sim, q, stop), name=f"rehearsal-{sim.board_id}",
-                         daemon=True).start()
+    an earlier rehearsal appended is history), until stop.  Each button has
+    its own queue: its gestures one after another, as one hand makes them;
+    the buttons of a board are other hands (a referee's 2.5 s hold at one
+    station and a competitor's call at the next happen together: a board-wide
+    queue stamped the call when the hold ended)."""
+    by_id = {sim.board_id: sim for sim in sims}
+    queues: dict[tuple[str, int], queue.Queue] = {}
+
+    def queue_of(board: str, button: int) -> queue.Queue:
+        q = queues.get((board, button))
+        if q is None:
+            q = queues[board, button] = queue.Queue()
+            threading.Thread(target=_presser, args=(by_id[board], q, stop),
+                             name=f"rehearsal-{board}-{button}", daemon=True).start()
+        return q
     buf = b""
     try:
         while not stop.wait(0.1):
@@ -148,7 +156,8 @@ def _follow_presses(path: Path, pos: int, sims, stop: threading.Event, running: 
             for line in lines:
                 try:
                     p = json.loads(line)
-                    queues[p["board"]].put((int(p["button"]), int(p["hold"]), int(p.get("times", 1))))
+                    queue_of(p["board"], int(p["button"])).put((int(p["button"]), int(p["hold"]),
+                                                                int(p.get("times", 1))))
                 except (ValueError, KeyError, TypeError) as e:
                     print(f"rehearsal: a press line not understood ({e!r}): {line[:80]!r}", file=sys.stderr)
     finally:
@@ -200,7 +209,8 @@ def cmd_press(args) -> int:
         f.write(json.dumps(line) + "\n")
     what = (f"{args.missing} short press(es) (missing pieces)" if args.missing else
             f"a {line['hold']} ms press ({gesture})")
-    print(f"{args.board} button {args.button}: {what}")
+    print(f"{args.board} button {args.button}: {what}, played now (after the gesture before it on this "
+          f"button, if one is still playing: one hand; another button's gestures do not wait for it)")
     return 0
 
 

@@ -215,9 +215,11 @@ class HubMqtt:
         if out:
             self.client.publish_batch(out)      # Outgoing: (topic, payload, qos, retain)
 
-    def start(self, timeout: float = 10.0) -> None:
+    def start(self, timeout: float = 30.0) -> None:
         """Connect; return once the broker has confirmed the hub's
-        subscriptions (ConnectionError after timeout)."""
+        subscriptions (ConnectionError after timeout: 30 s, as a laptop busy
+        starting its broker and everything else may need; 10 s was missed
+        beside two CPU burners and a parallel test run)."""
         if self._commit_thread is None:
             self._commit_thread = threading.Thread(target=self._commit_loop, name="hub-commit", daemon=True)
             self._commit_thread.start()

@@ -44,7 +44,11 @@ def shown_time(at: object, start: int | None) -> str:
     hub ms)."""
     if type(at) is not int:
         return str(at)
-    return fmt_clock(at) + (f" (+{fmt_duration(at - start)})" if start is not None and at >= start else "")
+    try:
+        clock = fmt_clock(at)
+    except (ValueError, OverflowError, OSError):    # a press stamped in the year 287396: refused, shown as it is
+        return f"{at} (hub ms)"
+    return clock + (f" (+{fmt_duration(at - start)})" if start is not None and at >= start else "")
 
 
 def round_start_line(p: dict) -> str:

@@ -8,10 +8,6 @@ head referee's calls page until someone resolves it (a decision on it, or
 
 from __future__ import annotations
 
-import json
-from urllib.parse import urlsplit
-
-import http.client
 import pytest
 from playwright.sync_api import expect
 
@@ -34,14 +30,7 @@ def hub(tmp_path):
 
 
 def phone_act(hub, body: dict) -> tuple[int, dict]:
-    u = urlsplit(hub.url)
-    c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
-    c.request("POST", "/r/api/act", body=json.dumps(body).encode(),
-              headers={"X-TableTimer": "1", "Content-Type": "application/json", "Cookie": f"tt_referee={hub.anna}"})
-    r = c.getresponse()
-    out = r.status, json.loads(r.read())
-    c.close()
-    return out
+    return hub.phone_act(hub.anna, body)
 
 
 def conflicts(hub) -> list[str]:

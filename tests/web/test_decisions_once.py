@@ -6,10 +6,6 @@ referee's or another decision on the same call is still a conflict."""
 
 from __future__ import annotations
 
-import json
-from urllib.parse import urlsplit
-
-import http.client
 import pytest
 from playwright.sync_api import expect
 
@@ -24,14 +20,7 @@ def hub(tmp_path):
 
 
 def act(hub, token: str, body: dict) -> tuple[int, dict]:
-    u = urlsplit(hub.url)
-    c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
-    c.request("POST", "/r/api/act", body=json.dumps(body).encode(),
-              headers={"X-TableTimer": "1", "Content-Type": "application/json", "Cookie": f"tt_referee={token}"})
-    r = c.getresponse()
-    out = r.status, json.loads(r.read())
-    c.close()
-    return out
+    return hub.phone_act(token, body)
 
 
 def test_the_same_confirmation_under_two_keys_is_stored_once(hub):

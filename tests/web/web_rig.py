@@ -101,6 +101,19 @@ class WebHub:
     def start(self, ago_ms: int = 60_000) -> None:
         self.svc.act("round_start", {"at": self.svc.clock.now_ms() - ago_ms}, who="desk")
 
+    def phone_act(self, token: str, body: dict) -> tuple[int, dict]:
+        """POST /r/api/act as a signed-in phone's page sends it: (status, answer)."""
+        import http.client
+        from urllib.parse import urlsplit
+        u = urlsplit(self.url)
+        c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+        c.request("POST", "/r/api/act", body=json.dumps(body).encode(),
+                  headers={"X-TableTimer": "1", "Content-Type": "application/json", "Cookie": f"tt_referee={token}"})
+        r = c.getresponse()
+        out = r.status, json.loads(r.read())
+        c.close()
+        return out
+
     # ------------------------------------------------------------ the log
     def rows(self, type_: str | None = None) -> list[dict]:
         return [r for r in self.store.events() if type_ is None or r["type"] == type_]

@@ -265,7 +265,12 @@ class App:
             self.flags |= 1
             try:
                 now = self.clock.now()
-                sig = b.next_signal(b.sync.to_hub(now), signals.LATE_MS)
+                t = b.sync.to_hub(now)
+                gone = []
+                sig = b.next_signal(t, signals.LATE_MS, gone)
+                for s in gone:          # too late for them (a busy board, a reboot): said, never played late
+                    b.mark_played(s)
+                    self.hw.emit({"late": s[1], "at": s[0], "delay": t - s[0]})
                 if sig is None:
                     wait = _INPUT_IDLE_MS
                 else:

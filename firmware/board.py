@@ -352,14 +352,19 @@ class Board:
                 s.done = False
         return True
 
-    def next_signal(self, now, late_ms):
+    def next_signal(self, now, late_ms, gone=None):
         """The next signal to play at hub time now: [at, name] not yet
-        played and not more than late_ms in the past; None if there is none."""
+        played and not more than late_ms in the past; None if there is none.
+        gone (a list): the ones not played that are further in the past
+        (woken or booted too late for them) are appended to it, in order."""
         if self.sched is None or now is None:
             return None
         for at, name in self.sched["signals"]:
-            if at >= now - late_ms and (self.played is None or [at, name] > self.played):
-                return [at, name]
+            if self.played is None or [at, name] > self.played:
+                if at >= now - late_ms:
+                    return [at, name]
+                if gone is not None:
+                    gone.append([at, name])
         return None
 
     def mark_played(self, s):

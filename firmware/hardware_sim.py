@@ -158,12 +158,13 @@ class Hardware:
                 # told ahead (tools/simulator.py): the contact changes at its instant,
                 # in time order with everything else this board waits for -- however
                 # late the host's threads run, the world is never late for the chip
-                asyncio.create_task(self._edge_later(t, station, level, at, first))
+                asyncio.create_task(self.schedule(t, station, level, at, first))
             else:
                 self.edge(station, level, at, first)
 
-    # (names the firmware has already: each new one is a qstr, test_firmware_heap.py)
-    async def _edge_later(self, t, station, level, at, first):
+    # (names the firmware or the interpreter has already: each new one is a qstr,
+    # test_firmware_heap.py; "schedule" is micropython.schedule's)
+    async def schedule(self, t, station, level, at, first):
         await asyncio.sleep_ms(t)
         self.edge(station, level, at, first)
 

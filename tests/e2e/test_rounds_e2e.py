@@ -48,6 +48,11 @@ def true_presses(sim: SimBoard) -> list[tuple[int, int]]:
     return [(r["station"], r["true"]) for r in sim.records if r.get("sim") == "press"]
 
 
+def rotation(r: dict) -> bool:
+    """A rotation signal the board played, or passed as too late to play."""
+    return r.get("signal") == "rotate" or r.get("late") == "rotate"
+
+
 def test_team_relay_rotations_stop_when_part_one_is_done(tmp_path, embedded_broker):
     ev = event_folder.init(tmp_path / "event", "cz-championship-teams")
     fmt = (ev / "format.toml").read_text()
@@ -76,8 +81,10 @@ def test_team_relay_rotations_stop_when_part_one_is_done(tmp_path, embedded_brok
             a.command(f"edges {station} {lead + at}:1 {lead + at + 80}:0")
         # team B: one relay puzzle at 2 s, nothing more
         b.command(f"edges 2 {lead + 2000}:1 {lead + 2080}:0")
-        # B's rotation at 12 s comes; by then A has had its last rotation (9 s)
-        b.wait_for(lambda r: r.get("signal") == "rotate" and r["at"] == start + 12000, timeout=30)
+        # B's rotation at 12 s comes (played, or said too late to play by a board the host let
+        # wake over 150 ms late: what is asserted is the schedule it followed); by then A has had
+        # its last rotation (9 s)
+        b.wait_for(lambda r: rotation(r) and r["at"] == start + 12000, timeout=30)
         a.wait_for(lambda r: r.get("acked", [0, 0])[1] == 8, timeout=10)
         # referees confirm everything of A; B's counts at time-up
         for n in range(1, 9):
@@ -92,9 +99,9 @@ def test_team_relay_rotations_stop_when_part_one_is_done(tmp_path, embedded_brok
         out = hub.stop() if hub else ""
         for s in sims:
             s.stop()
-    rotations_a = sorted(r["at"] - start for r in a.records if r.get("signal") == "rotate")
+    rotations_a = sorted(r["at"] - start for r in a.records if rotation(r))
     assert rotations_a == [3000, 6000, 9000], (rotations_a, out)   # none after part 1 was done
-    rotations_b = sorted(r["at"] - start for r in b.records if r.get("signal") == "rotate")
+    rotations_b = sorted(r["at"] - start for r in b.records if rotation(r))
     assert rotations_b[:4] == [3000, 6000, 9000, 12000]
     # the standings are the rules applied to the true instants
     loaded = event_folder.load(ev)

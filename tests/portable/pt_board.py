@@ -204,6 +204,25 @@ def test_schedule_newer_only_and_signals_in_order():
     assert b.next_signal(1600, 500) == [7000, "rotate"]     # played ones stay played
 
 
+def test_signals_too_late_to_play_are_told():
+    """A board woken (or booted) too late for a signal never plays it late;
+    the ones it passed are handed back, in order, to be said (and marked
+    played: a clock corrected backwards never brings one back)."""
+    b = Board(1, 1)
+    assert b.set_schedule(schedule(1, 1000, 9000, [[1000, "start"], [4000, "rotate"], [7000, "rotate"],
+                                                   [9000, "time_up"]]))
+    gone = []
+    assert b.next_signal(7100, 150, gone) == [7000, "rotate"]     # 100 ms late: still played
+    assert gone == [[1000, "start"], [4000, "rotate"]]
+    for g in gone:
+        b.mark_played(g)
+    gone = []
+    assert b.next_signal(3000, 150, gone) == [7000, "rotate"] and gone == []   # never again
+    b.mark_played([7000, "rotate"])
+    gone = []
+    assert b.next_signal(9200, 150, gone) is None and gone == [[9000, "time_up"]]
+
+
 def test_snapshot_restores_pending_call_across_reboot():
     b = Board(1, 2)
     running(b)

@@ -104,6 +104,9 @@ class HubState:
         self.lock = threading.RLock()
         self.writer = threading.RLock()
         self.live = False        # replaying the log at start: no commands go out
+        # the desk's `seen` checked (and a conflict stored) here: False where the log's writer is
+        # another process that checks it itself (a remote console: the hub's own act)
+        self.checks_seen = True
         self.caught_up = 0       # every row with an id up to this one is applied
 
     # ------------------------------------------------------------ rows

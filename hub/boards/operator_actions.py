@@ -135,7 +135,7 @@ class OperatorActions:
             if request is not None:
                 stored["request"] = request
             self.check_action(action, stored, who, why)
-            if isinstance(payload.get("seen"), int):
+            if isinstance(payload.get("seen"), int) and st.checks_seen:
                 self._check_seen(action, payload, who)
             if precondition is not None:
                 try:

@@ -173,6 +173,7 @@ class RemoteHubService(HubService):
 
     def __init__(self, log: RemoteLog, competition: Competition) -> None:
         super().__init__(log, BoardKeys(), competition, log.client.clock)   # type: ignore[arg-type]
+        self.checks_seen = False     # the hub's own act checks the desk's `seen` (and stores a conflict)
         self.log = log
         self.was_down: str | None = None
         self.blind_sources.append(lambda: "the hub cannot be reached" if self.log.down else None)

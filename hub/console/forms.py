@@ -140,6 +140,13 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
             at = comp.start_ms + parse_duration_ms(t, "time")
         return "correct", {"press_id": v["press_id"].strip(), "at": at}
 
+    def resolve(v: dict[str, str]) -> tuple[str, dict]:
+        row = parse_int(v["conflict"], "conflict")
+        if row is None:
+            raise ValueError("resolve: the conflict's log row is needed (the alert's 'log row #N')")
+        return "resolve", {"conflict": row}
+
+    open_conflicts = svc.read(lambda c, _now: c.open_conflicts())
     E = FormField("entrant", "entrant (id or name)", entrant)
     return {
         "start": ActionForm("round_start", "Start the round", [
@@ -178,4 +185,9 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
             FormField("press_id", PRESS_ID, call),
             FormField("time", "new time since the round start (h:mm:ss[.fff]) or hub ms", ""),
         ], correct, destructive=True, why_required=True),
+        "resolve": ActionForm("resolve", "Resolve a conflict (its CONFLICT alert ends)", [
+            FormField("conflict", "the conflict's log row (the alert's 'log row #N')",
+                      str(open_conflicts[0].row) if open_conflicts else ""),
+        ], resolve, why_required=True,
+            note=open_conflicts[0].text if open_conflicts else "no conflict is open"),
     }

@@ -156,6 +156,7 @@ class MainScreen(Screen):
         Binding("x", "dq", "DQ"),
         Binding("i", "identify", "identify"),
         Binding("t", "correct", "correct time"),
+        Binding("o", "resolve", "resolve conflict"),
         Binding("w", "who", "operator"),
         Binding("slash", "filter", "filter log"),
         Binding("escape", "unfilter", "back", show=False),
@@ -201,6 +202,7 @@ class MainScreen(Screen):
     def action_dq(self) -> None: self.app.open_form("dq")                  # type: ignore[attr-defined]
     def action_identify(self) -> None: self.app.open_form("identify")      # type: ignore[attr-defined]
     def action_correct(self) -> None: self.app.open_form("correct")        # type: ignore[attr-defined]
+    def action_resolve(self) -> None: self.app.open_form("resolve")        # type: ignore[attr-defined]
     def action_who(self) -> None: self.app.ask_who()                       # type: ignore[attr-defined]
 
     def action_filter(self) -> None:

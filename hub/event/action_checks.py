@@ -21,7 +21,9 @@ def check_action(fmt: Format, entrants: Collection[str], presses: Mapping[str, P
     presses: its presses by press id."""
     if action == "dq" and isinstance(p, dict) and not (isinstance(p.get("reason"), str) and p["reason"].strip()):
         raise ValueError("dq: a reason is needed")
-    if action == "resolve" and isinstance(p, dict) and not (isinstance(p.get("why"), str) and p["why"].strip()):
+    # (a form's check before it is recorded has no why yet: the stored action's has)
+    if action == "resolve" and isinstance(p, dict) and "why" in p and \
+            not (isinstance(p["why"], str) and p["why"].strip()):
         raise ValueError("resolve: say why (what was decided about the conflict): why=...")
     problem = shape_problem(action, p)
     if problem is not None:

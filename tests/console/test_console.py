@@ -545,3 +545,24 @@ def test_the_hall_table_shows_dns_and_dq_whatever_was_confirmed_or_called(hub):
                      "the hall's states", seen=lambda: states(app))
     drive(hub, script)
     assert {r.entrant: r.status for r in hub.standings()} == {"e1": "running", "e2": "dq", "e3": "dns"}
+
+
+def test_a_conflict_is_resolved_from_the_console(hub):
+    """An open conflict is a CONFLICT alert until resolved: the console's
+    'o' form names the first open one, asks why, and records `resolve`."""
+    hub.start_round(T0)
+    pid = press(hub)
+    row = hub.note_conflict("phone", "Anna", "confirm", {"press_id": pid},
+                            "this call is voided by desk since your page showed it open", "Table 1")
+    assert any(a.startswith("CONFLICT at Table 1 (phone, Anna)") for a in hub.alerts())
+    async def script(app, pilot):
+        form = await fill(app, pilot, "o", why="")
+        assert isinstance(app.screen, FormScreen) and "a reason (why) is needed" in error_of(form)
+        assert form.query_one("#f-conflict", Input).value == str(row["id"])    # the open one, filled in
+        form.query_one("#f-why", Input).value = "Anna agrees: the call was a mistake"
+        await submit_form(app, pilot, form)
+        assert not isinstance(app.screen, FormScreen), error_of(form)
+    drive(hub, script)
+    e = ops(hub)[-1]
+    assert (e["type"], e["payload"]["conflict"], e["payload"]["who"]) == ("resolve", row["id"], "head referee")
+    assert not any(a.startswith("CONFLICT") for a in hub.alerts())

@@ -256,6 +256,22 @@ def test_a_round_start_without_warnings_gets_the_formats_from_the_api_and_the_re
     assert hub.store.events()[-1]["payload"]["warnings"] == []
 
 
+def test_a_remote_desks_decision_on_a_call_decided_since_it_looked_is_the_hubs_conflict(hub, server, remote):
+    """A second desk decides on what it saw (`seen`); the hub, which writes
+    the log, checks it: a referee's confirmation recorded meanwhile makes
+    the void a conflict, refused with who and when, stored for every desk."""
+    bob = next(c[1] for c in hub.competition.open_calls())
+    wait_for(lambda: remote.catch_up() >= 0 and any(c[1] == bob for c in remote.competition.open_calls()),
+             what="the remote console sees Bob's call")
+    seen = remote.latest_decision_row("void", {"press_id": bob})
+    assert seen == 0                                        # open, as the second desk looks
+    hub.act("confirm", {"press_id": bob}, who="Anna")       # meanwhile, at the table
+    with pytest.raises(RemoteError, match="Anna confirmed it at .* after the desk looked"):
+        remote.act("void", {"press_id": bob, "seen": seen}, who="second desk", why="false start")
+    assert [r["type"] for r in hub.store.events()][-2:] == ["confirm", "intent_conflict"]
+    assert any(a.startswith("CONFLICT (desk, second desk): void of call") for a in hub.alerts())
+
+
 @pytest.mark.parametrize("method,path,body,status,message", [
     ("POST", "/act", b"{not json", 400, "the body is not JSON"),
     ("POST", "/act", b'["dns"]', 400, "expected a JSON object"),

@@ -13,7 +13,7 @@ from .board_commands import BoardCommands
 from .hub_state import HubState
 from ..event.actions import MAX_TEXT, META
 from ..event.competition import Competition
-from ..event.conflict_book import INTENT_CONFLICT
+from ..event.conflict_book import DONE, INTENT_CONFLICT, subject_of
 from ..event.consequences import consequences
 from ..rules.timetext import fmt_clock
 
@@ -47,24 +47,12 @@ class AlreadyRecorded(Exception):
         self.row = row
 
 
-def decision_subject(action: str, payload: dict) -> tuple | None:
-    """What a decision decides: a call (confirm, void) or a puzzle's count."""
-    if action in ("confirm", "void") and isinstance(payload.get("press_id"), str):
-        return ("call", payload["press_id"])
-    if action == "count" and isinstance(payload.get("entrant"), str):
-        return ("count", payload["entrant"], payload.get("puzzle") or 1)
-    return None
-
-
-_DONE = {"confirm": "confirmed", "void": "voided", "correct": "corrected", "count": "counted"}
-
-
 class OperatorActions:
     def __init__(self, state: HubState, commands: BoardCommands) -> None:
         self.state = state
         self.commands = commands
         self.requests: dict[str, dict] = {}   # idempotency key -> the operator row it stored
-        self.decisions: dict[tuple, dict] = {}   # decision_subject -> the operator row that decided it last
+        self.decisions: dict[tuple, dict] = {}   # subject_of -> the operator row that decided it last
         state.operator_hooks.append(self._operator_row)
 
     def start_round(self, at_ms: int | None = None, duration_ms: int | None = None,
@@ -102,7 +90,7 @@ class OperatorActions:
         st = self.state
         with st.lock:
             payload = self._long_press_id(payload)
-            subject = decision_subject(action, payload)
+            subject = subject_of(action, payload)
             last_count = self.decisions.get(subject) if subject is not None and subject[0] == "count" else None
             return consequences(st.competition, action, payload, st.clock.now_ms(), last_count)
 
@@ -184,12 +172,12 @@ class OperatorActions:
         latest = comp.latest_decision_row(action, payload)
         if latest is None or latest == payload["seen"]:
             return
-        subject = decision_subject(action, payload) or ("", "")
+        subject = subject_of(action, payload) or ("", "")
         op = self.decisions.get(subject) if subject[0] == "count" else None
         d = comp.decision(payload["press_id"]) if isinstance(payload.get("press_id"), str) else None
         if d is not None and d.row == latest:
             when = f" at {fmt_clock(d.at_ms)}" if d.at_ms is not None else ""
-            since = f"{d.who} {_DONE.get(d.kind, d.kind)} it{when} (log row #{d.row})"
+            since = f"{d.who} {DONE.get(d.kind, d.kind)} it{when} (log row #{d.row})"
         elif op is not None and op["id"] == latest:
             since = (f"{op['payload'].get('who')} counted it at {fmt_clock(op['received_ms'])} "
                      f"(log row #{op['id']})")
@@ -208,7 +196,7 @@ class OperatorActions:
         st = self.state
         with st.lock:
             payload = self._long_press_id(payload)
-            subject = decision_subject(action, payload)
+            subject = subject_of(action, payload)
             row = self.decisions.get(subject) if subject is not None else None
             if row is None or row["type"] != action or row["payload"].get("who") != who:
                 return None
@@ -265,6 +253,6 @@ class OperatorActions:
         read back from the log)."""
         if isinstance(ev["payload"].get("request"), str):
             self.requests.setdefault(ev["payload"]["request"], ev)
-        subject = decision_subject(ev["type"], ev["payload"])
+        subject = subject_of(ev["type"], ev["payload"])
         if subject is not None:
             self.decisions[subject] = ev

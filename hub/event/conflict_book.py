@@ -18,7 +18,7 @@ from typing import Callable
 from .fold_records import Conflict, Decision
 
 INTENT_CONFLICT = "intent_conflict"      # the row type (source 'hub')
-_DONE = {"confirm": "confirmed", "void": "voided", "correct": "corrected", "count": "counted"}
+DONE = {"confirm": "confirmed", "void": "voided", "correct": "corrected", "count": "counted"}   # a decision in words
 
 
 def subject_of(action: str, fields: dict) -> tuple | None:
@@ -91,7 +91,7 @@ class ConflictBook:
             return None
         old, new = got
         return {"row": old.row, "by": new.who,
-                "text": f"{_DONE.get(new.kind, new.kind)} by {new.who} after {old.who}'s "
+                "text": f"{DONE.get(new.kind, new.kind)} by {new.who} after {old.who}'s "
                         f"{'confirmation' if old.kind == 'confirm' else old.kind} (row #{old.row})"
                         f" of call {short}"}
 

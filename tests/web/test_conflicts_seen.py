@@ -17,7 +17,7 @@ from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.store import EventStore
 from tabletimer.hub.web.table_view import calls_view
-from web_rig import PHONE, WebHub, browser  # noqa: F401  (browser: a fixture)
+from web_rig import WebHub, browser  # noqa: F401  (browser: a fixture)
 
 
 @pytest.fixture
@@ -116,11 +116,7 @@ def test_a_boards_conflict_ends_with_the_desks_decision(hub):
 
 
 def test_a_phone_is_told_when_the_desk_voids_its_confirmation(hub, browser):
-    ctx = browser.new_context(**PHONE)
-    ctx.set_default_timeout(10_000)
-    page = ctx.new_page()
-    try:
-        page.goto(f"{hub.url}/signin?token={hub.anna}&next=/t/Table%201")
+    with hub.phone(browser, hub.anna, "/t/Table%201") as page:
         alice = page.locator('[data-station="B1:1"]')
         expect(alice).to_have_attribute("data-state", "called")
         alice.locator('[data-act="confirm"]').tap()
@@ -134,7 +130,7 @@ def test_a_phone_is_told_when_the_desk_voids_its_confirmation(hub, browser):
         expect(alice.locator(".overridden")).to_have_text(
             f"voided by Eva after Anna's confirmation (row #{row['id']}) of call B1-1")
         expect(page.locator("#message")).to_contain_text(f"(row #{row['id']}) was replaced: voided by Eva")
-        calls = ctx.new_page()                         # the head referee's calls page
+        calls = page.context.new_page()                # the head referee's calls page
         hub.board_confirm("B1", 1, call_seq=1)         # the board's confirmation of the voided call
         calls.goto(f"{hub.url}/calls")
         expect(calls.locator("#conflicts li")).to_have_count(1)
@@ -142,8 +138,6 @@ def test_a_phone_is_told_when_the_desk_voids_its_confirmation(hub, browser):
         row = int(calls.locator("#conflicts li").get_attribute("data-row"))
         hub.svc.act("resolve", {"conflict": row}, who="Eva", why="the void stands")
         expect(calls.locator("#conflicts")).to_be_hidden()
-    finally:
-        ctx.close()
 
 
 def test_act_force_says_whose_decision_it_replaced(hub):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from web_rig import PHONE, WebHub, browser  # noqa: F401  (browser: a fixture)
+from web_rig import WebHub, browser  # noqa: F401  (browser: a fixture)
 
 
 @pytest.fixture
@@ -76,11 +76,7 @@ def test_the_same_count_twice_is_stored_once(hub):
 def test_a_double_tap_offline_queues_one_decision(hub, browser):
     hub.start()
     hub.press("B1", 1)
-    ctx = browser.new_context(**PHONE)
-    ctx.set_default_timeout(10_000)
-    phone = ctx.new_page()
-    try:
-        phone.goto(f"{hub.url}/signin?token={hub.anna}&next=/t/Table%201")
+    with hub.phone(browser, hub.anna, "/t/Table%201") as phone:
         alice = phone.locator('[data-station="B1:1"]')
         expect(alice).to_have_attribute("data-state", "called")
         phone.context.set_offline(True)
@@ -97,5 +93,3 @@ def test_a_double_tap_offline_queues_one_decision(hub, browser):
         expect(phone.locator("#queue")).to_be_hidden()
         assert len(hub.rows("confirm")) == 1
         expect(alice).to_have_attribute("data-state", "done")
-    finally:
-        ctx.close()

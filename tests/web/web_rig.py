@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,19 @@ class WebHub:
 
     def start(self, ago_ms: int = 60_000) -> None:
         self.svc.act("round_start", {"at": self.svc.clock.now_ms() - ago_ms}, who="desk")
+
+    @contextmanager
+    def phone(self, browser, token: str, path: str):
+        """A phone's page (Chromium, a phone's viewport), signed in with the
+        badge's token and sent on to path; its context closed after."""
+        ctx = browser.new_context(**PHONE)
+        ctx.set_default_timeout(10_000)
+        try:
+            page = ctx.new_page()
+            page.goto(f"{self.url}/signin?token={token}&next={path}")
+            yield page
+        finally:
+            ctx.close()
 
     def phone_act(self, token: str, body: dict) -> tuple[int, dict]:
         """POST /r/api/act as a signed-in phone's page sends it: (status, answer)."""

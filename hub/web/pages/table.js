@@ -37,7 +37,7 @@
     }
     TT.act(item);
     message((TT.isLive() ? "sending: " : "kept on this phone, not sent yet: ") + item.label);
-    if (view) view.stations.forEach(function (st) { redraw(st, true); });   // its buttons: disabled
+    redrawAll();                  // its buttons: disabled
   }
 
   function waiting(button) {      // a decision of this card is queued: no second one
@@ -50,7 +50,7 @@
   var toldOverride = {};
 
   TT.onAnswer(function (item, status, j) {
-    if (view) view.stations.forEach(function (st) { redraw(st, true); });   // its buttons: enabled again
+    redrawAll();                  // its buttons: enabled again
     if (status === 200 && j.row) mine[j.row.id] = item.label;
     if (status === 200) {
       message((j.duplicate ? "already stored: " : "stored: ") + item.label + " (row #" + j.row.id + ")");
@@ -221,6 +221,8 @@
     else if (s.state === "stopped" && s.reason === "time up") countForm(s, d, c);
     return c;
   }
+
+  function redrawAll() { if (view) view.stations.forEach(function (st) { redraw(st, true); }); }
 
   function redraw(s, force) {
     var k = skey(s), json = JSON.stringify(s);

@@ -12,7 +12,9 @@ can read and edit.
 
 CSV files may come from registration tools: UTF-8 with or without BOM, comma
 or semicolon separated.  Errors name the file and line; warnings (capacity,
-duplicate names) do not stop the event.
+duplicate names) do not stop the event.  A cell neutralised against formula
+injection (`'=...`, as the hub writes its CSV files and some tools export
+them: csv_cells.py) is read without that quote; a cell's spaces are trimmed.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tabletimer.shared.protocol import ProtocolError, check_board_id
 
 from ..rules.formats import Format, format_text, load_format
 from ..rules.standings import Entrant, Member
+from .csv_cells import read_cell
 
 ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes")
 STATION_COLUMNS = ("board", "button", "table", "entrant", "puzzle")
@@ -150,7 +153,8 @@ def _read_csv(path: Path, columns: tuple[str, ...], required: tuple[str, ...],
             continue
         if len(row) > len(header):
             raise EventFolderError(f"{path}:{n}: {len(row)} fields, the header has {len(header)}")
-        out.append((n, {h: (row[i].strip() if i < len(row) else "") for i, h in enumerate(header) if h}))
+        out.append((n, {h: (read_cell(row[i].strip()).strip() if i < len(row) else "")
+                        for i, h in enumerate(header) if h}))
     return out
 
 

@@ -19,6 +19,9 @@ comma separated, CRLF line ends).  Times are H:MM:SS (with .f/.ff/.fff when
 the format's resolution is finer than a second) since the entrant's start,
 truncated to the resolution as the ranking compares them; each has an exact
 `_ms` column too.  Empty cell: no value (no time, a dns row's pieces, ...).
+Text cells are in double quotes, and one that begins with = + - @, tab or CR
+(a name `=HYPERLINK(...)`, a dq reason, a negative time) gets a `'` in front:
+shown, never run (formula injection: event/csv_cells.py); numbers are bare.
 
     place            overall place (equal results share it); empty for dns/dq and for
                      entrants still running (before their time-up nobody unfinished is ranked)
@@ -72,9 +75,7 @@ explains the marks.
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -83,6 +84,7 @@ from typing import Iterable, Sequence
 
 from ..event import event_folder
 from ..event.competition import Competition
+from ..event.csv_cells import csv_text
 from ..rules.formats import Format, fmt_duration
 from ..rules.standings import Entrant, StandingRow, row_dict
 
@@ -167,9 +169,7 @@ def results_csv(rows: Sequence[StandingRow], fmt: Format,
     """The results as CSV text (columns: `csv_columns`, described in the
     module docstring).  No byte order mark: `write_output` adds it to files."""
     members = _members(entrants)
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\r\n")
-    w.writerow(csv_columns(fmt))
+    lines: list[list[object]] = [list(csv_columns(fmt))]
     n = len(fmt.puzzles)
     for r in rows:
         ranked = r.status in RANKED
@@ -191,8 +191,8 @@ def results_csv(rows: Sequence[StandingRow], fmt: Format,
                      _t(sp.lap_ms, fmt), _yn(sp.confirmed) if fin else "",
                      sp.missing_found if fin else "", sp.missing_lost if fin else "",
                      sp.missing_adjacent if fin else "", sp.penalty_ms if fin else "", sp.credited]
-        w.writerow(line)
-    return out.getvalue()
+        lines.append(line)
+    return csv_text(lines)
 
 
 def public_row(r: StandingRow, members: list[str]) -> dict:

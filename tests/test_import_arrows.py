@@ -36,7 +36,7 @@ NAMEDTUPLE_API = {"_asdict", "_replace", "_fields", "_make"}
 STDLIB_PRIVATE = {("os", "_exit")}
 # private names of a third party the hub must reach (and why)
 FOREIGN_PRIVATE = {
-    ("hub/boards/broker.py", "_subscriptions"): "amqtt 0.12.1 iterates it unsafely: the patch swaps it",
+    ("hub/boards/broker_child.py", "_subscriptions"): "amqtt 0.12.1 iterates it unsafely: the patch swaps it",
     ("hub/boards/mqtt_client.py", "_set_as_published"): "paho 2.2.0 (pinned): a message the hub's client "
                                                         "writes or retires is marked as paho marks it",
 }

@@ -23,6 +23,7 @@ from typing import Callable
 
 from tabletimer.shared import protocol
 
+from .hub_protocol import BROKER_NOTICE
 from .mosquitto_config import BOARD_READS, BOARD_WRITES
 
 READ, WRITE = "read", "write"
@@ -68,6 +69,8 @@ class BrokerAccess:
         if not user:
             return False
         if user == self.hub_user:
+            if topic == BROKER_NOTICE:          # the broker's word to the hub: it reads, nobody writes
+                return action == READ
             return topic == protocol.PREFIX or topic.startswith(protocol.PREFIX + "/")
         if user not in self.passwords:
             return False

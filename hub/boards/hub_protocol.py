@@ -35,6 +35,11 @@ HUB_STATUS = PREFIX + "/hub/status"
 # signed with a key the hub makes at each start
 PROBE = PREFIX + "/hub/probe"
 T_PROBE = "probe"
+# the embedded broker's notices to the hub (broker_notices.py): a client id
+# that connected again while its connection was open, with both addresses;
+# connections refused.  Published by the broker itself, readable by the
+# hub's login only; a $SYS topic, which no subscription to # receives
+BROKER_NOTICE = "$SYS/tabletimer/notice"
 
 
 def press(boot: int, seq: int, station: int, at: int | None, err: int | None = None) -> dict:

@@ -28,9 +28,10 @@ import paho.mqtt.client as mqtt
 
 from tabletimer.shared import protocol
 
-from .hub_protocol import HUB_STATUS, PROBE, hub_status, hub_subscriptions
+from .hub_protocol import BROKER_NOTICE, HUB_STATUS, PROBE, hub_status, hub_subscriptions
 from .mqtt_client import HubClient
 from .self_probe import PROBE_INTERVAL_MS, SelfProbe
+from .takeovers import Takeovers
 from .service import HubService
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,8 @@ class HubMqtt:
         self._probe_lock = threading.Lock()       # a leaf lock: nothing is taken while it is held
         self._probe_stop = threading.Event()
         self._probe_thread: threading.Thread | None = None
+        self.takeovers = Takeovers(self._who)      # the embedded broker's notices (takeovers.py)
+        self._me = {client_id, user}
         # messages to store, in arrival order: (topic, payload, received ms, retained); None: stop
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._commit_thread: threading.Thread | None = None
@@ -100,7 +103,7 @@ class HubMqtt:
             log.error("broker refused the hub: %s", reason_code)
             return
         self.listening.clear()
-        self._subscribe_mid = client.subscribe([(t, 1) for t in hub_subscriptions()] + [(PROBE, 1)])[1]
+        self._subscribe_mid = client.subscribe([(t, 1) for t in hub_subscriptions()] + [(PROBE, 1), (BROKER_NOTICE, 1)])[1]
         client.publish(HUB_STATUS, protocol.encode(hub_status(protocol.ONLINE)),
                        qos=1, retain=True)
         self.service.connected()       # the schedules again, and the hub's status to each board
@@ -110,6 +113,13 @@ class HubMqtt:
         self.service.registry.listening(now)     # boards are silent only for what they have not sent since
         self.connections += 1
         self.connected.set()
+
+    def _who(self, client_id: str) -> str:
+        """A client id in an operator's words."""
+        if client_id in self._me:
+            return "the hub"
+        board = client_id[3:] if client_id.startswith("tt-") else client_id
+        return f"board {board}" if board in self.service.registry.boards else f"client id {client_id!r}"
 
     def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
         if mid == self._subscribe_mid:
@@ -129,6 +139,12 @@ class HubMqtt:
                 note = self.probe.received(msg.payload, received)
             if note:
                 self._note(note)
+            return
+        if msg.topic == BROKER_NOTICE:           # the broker's own word: never a board message
+            with self._probe_lock:
+                t = self.takeovers.heard(msg.payload, received)
+            if t is not None:
+                self._note(self.takeovers.text(t))
             return
         item = (msg.topic, msg.payload, received, bool(msg.retain))
         if msg.topic.endswith(_SYNC_TOPIC_END):
@@ -200,10 +216,11 @@ class HubMqtt:
         except OSError:
             pass                       # already closed: paho reconnects anyway
 
-    def _probe_alerts(self) -> list[str]:
+    def _network_alerts(self) -> list[str]:
         with self._probe_lock:
-            text = self.probe.alert(self.service.clock.now_ms())
-        return [text] if text else []
+            now = self.service.clock.now_ms()
+            text = self.probe.alert(now)
+            return ([text] if text else []) + self.takeovers.alerts(now)
 
     def _note(self, text: str) -> None:
         log.warning("%s", text)
@@ -226,8 +243,8 @@ class HubMqtt:
         self.client.connect_async(self.host, self.port, keepalive=15)
         self.client.loop_start()
         self._probe_stop.clear()
-        if self._probe_alerts not in self.service.alert_sources:
-            self.service.alert_sources.append(self._probe_alerts)
+        if self._network_alerts not in self.service.alert_sources:
+            self.service.alert_sources.append(self._network_alerts)
         self._probe_thread = threading.Thread(target=self._probe_loop, name="hub-self-probe", daemon=True)
         self._probe_thread.start()
         deadline = time.monotonic() + timeout
@@ -240,8 +257,8 @@ class HubMqtt:
         t, self._probe_thread = self._probe_thread, None
         if t is not None and t.is_alive():      # (not started: a Ctrl-C during start)
             t.join(5)
-        if self._probe_alerts in self.service.alert_sources:     # a stopped hub's probe says nothing
-            self.service.alert_sources.remove(self._probe_alerts)
+        if self._network_alerts in self.service.alert_sources:     # a stopped hub's probe says nothing
+            self.service.alert_sources.remove(self._network_alerts)
         if self.connected.is_set():
             info = self.client.publish(HUB_STATUS,
                                        protocol.encode(hub_status(protocol.OFFLINE)),

@@ -1,4 +1,4 @@
-"""The embedded broker (amqtt, patched in hub/boards/broker.py): a client gets the
+"""The embedded broker (amqtt, patched in hub/boards/broker_child.py): a client gets the
 retained messages of its own subscriptions only (amqtt 0.12.1 sent every
 connecting client those of every topic anyone had subscribed to)."""
 
@@ -62,11 +62,11 @@ def test_a_replaced_connection_cannot_take_the_new_ones_subscription() -> None:
     from amqtt.broker import Broker
     from amqtt.session import Session
 
-    from tabletimer.hub.boards.broker import _patch_amqtt
+    from tabletimer.hub.boards.broker_child import patch_amqtt
 
     async def main() -> None:
         broker = Broker({"listeners": {"default": {"type": "tcp", "bind": "127.0.0.1:0"}}})
-        _patch_amqtt(broker)
+        patch_amqtt(broker)
         old, new = Session(), Session()
         old.client_id = new.client_id = "B092"
         broker._sessions["B092"] = (new, None)
@@ -126,11 +126,11 @@ def test_the_session_monitor_leaves_a_client_that_connected_again_meanwhile() ->
     from amqtt.broker import Broker
     from amqtt.session import Session
 
-    from tabletimer.hub.boards.broker import _patch_amqtt
+    from tabletimer.hub.boards.broker_child import patch_amqtt
 
     async def main() -> None:
         broker = Broker({"listeners": {"default": {"type": "tcp", "bind": "127.0.0.1:0"}}})
-        _patch_amqtt(broker)
+        patch_amqtt(broker)
         back, gone = Session(), Session()
         back.client_id, gone.client_id = "B3", "B4"
         back.transitions.connect()                     # connected again since the monitor listed it
@@ -153,9 +153,9 @@ def test_the_session_monitor_leaves_a_client_that_connected_again_meanwhile() ->
 def test_the_subscriptions_index_follows_the_filters_added_and_removed() -> None:
     from amqtt.broker import Broker
 
-    from tabletimer.hub.boards.broker import _SnapshotDict
+    from tabletimer.hub.boards.broker_child import SnapshotDict
 
-    d = _SnapshotDict({"a/b": [1], "a/+": [2]})
+    d = SnapshotDict({"a/b": [1], "a/+": [2]})
     d["a/#"] = [3]
     d["c/d"] = [4]
     match = lambda t, f: Broker._matches(Broker.__new__(Broker), t, f)      # noqa: E731  (amqtt's own test)
@@ -166,3 +166,65 @@ def test_the_subscriptions_index_follows_the_filters_added_and_removed() -> None
     assert d.matching("x", match) == []
     d.clear()
     assert d.matching("a/b", match) == []
+
+
+TAKEOVER_SCRIPT = r'''
+import asyncio, socket, sys, time
+from amqtt.broker import Broker
+from tabletimer.hub.boards.broker import free_port
+from tabletimer.hub.boards.broker_child import guard_amqtt, patch_amqtt
+
+def connect_packet(cid):
+    body = b"\x00\x04MQTT\x04\x02\x00\x1e" + len(cid).to_bytes(2, "big") + cid
+    return bytes([0x10, len(body)]) + body
+
+async def main():
+    port = free_port()
+    guard_amqtt(None, 1 << 20, lambda text: None)
+    broker = Broker({"listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{port}"}}})
+    patch_amqtt(broker)
+    await broker.start()
+    loop = asyncio.get_running_loop()
+
+    def client(cid):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(connect_packet(cid))
+        assert s.recv(4)[:2] == b"\x20\x02", "no CONNACK"
+        return s
+    old = await loop.run_in_executor(None, client, b"B3")
+    while "B3" not in broker._sessions:
+        await asyncio.sleep(0.01)
+    broker._sessions["B3"][0].transitions.disconnect()   # a state in which amqtt does not close it
+    new = await loop.run_in_executor(None, client, b"B3")
+
+    def closed_within(s, seconds):
+        s.settimeout(seconds)
+        try:
+            return s.recv(1) == b""
+        except ConnectionResetError:
+            return True
+        except socket.timeout:
+            return False
+    print("old closed:", await loop.run_in_executor(None, closed_within, old, 5))
+    print("new open:", not await loop.run_in_executor(None, closed_within, new, 0.5))
+    old.close(); new.close()
+    await broker.shutdown()
+
+asyncio.run(main())
+'''
+
+
+def test_a_second_connection_with_a_client_id_closes_the_first_whatever_amqtts_state(tmp_path) -> None:
+    """A flake hunt beside CPU burners once saw board B3's old connection
+    stay open after a stranger took its client id (the board deaf for 40 s,
+    until its keepalive): the takeover relied on amqtt's session saying
+    "connected".  The old connection is now cut whatever amqtt's state,
+    here one it would not have closed; the new one stays."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "takeover.py"
+    script.write_text(TAKEOVER_SCRIPT)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "old closed: True" in r.stdout and "new open: True" in r.stdout, r.stdout + r.stderr

@@ -192,3 +192,35 @@ def test_a_hub_cut_off_from_its_broker_says_so_until_it_is_back(hall, broker):
     until(lambda: not down() and hall.mqtt.connected.is_set(), "the hub connected again", timeout=30,
           seen=svc.alerts)
     acked_all(b1, 1, timeout=40)
+
+
+def test_a_takeover_from_another_address_is_named_in_the_alerts(tmp_path, embedded_broker):
+    """A stolen board login on the embedded broker showed only as the
+    board's offline/online flapping.  The broker tells the hub of each
+    takeover with both addresses; one from another address is an alert
+    naming the board and the addresses (its WiFi coming back from its own
+    address is not)."""
+    r = Rig(tmp_path, embedded_broker)
+    try:
+        svc = r.start_hub(**PROBE)
+        b3 = r.board("B3")
+        synced(b3)
+        got = []
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="tt-B3", clean_session=True,
+                        reconnect_on_failure=False)
+        c.on_connect = lambda *a: got.append(a[3])
+        c.connect(embedded_broker.host, embedded_broker.port, keepalive=30, bind_address="127.0.0.2")
+        c.loop_start()
+        try:
+            line = until(lambda: [a for a in svc.alerts() if a.startswith("board B3: its connection was taken")],
+                         "the alert of B3's client id taken from another address", timeout=20,
+                         seen=lambda: svc.alerts())
+        finally:
+            c.disconnect()
+            c.loop_stop()
+        assert len(line) == 1 and "127.0.0.1 and 127.0.0.2" in line[0], line
+        assert any("taken over from 127.0.0.1 by 127.0.0.2" in a for a in svc.activity), svc.activity
+        b3.press(1)
+        acked_all(b3, 1)            # and the board is back
+    finally:
+        r.close()

@@ -83,7 +83,7 @@ class EmbeddedBroker:
     on this machine (it then refuses to listen beyond 127.0.0.1)."""
 
     def __init__(self, workdir: str | Path, host: str = "127.0.0.1", port: int | None = None,
-                 logins: BrokerLogins | None = None):
+                 logins: BrokerLogins | None = None, per_host: int | None = None):
         if logins is None and host not in LOOPBACK:
             raise ValueError(f"the embedded broker listens on {host} (beyond this machine) only "
                              "with the event's logins")
@@ -91,6 +91,7 @@ class EmbeddedBroker:
         self.host = host
         self.port = port or free_port(host)
         self.logins = logins
+        self.per_host = per_host      # connections open at once from one address (None: the default)
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -130,7 +131,8 @@ class EmbeddedBroker:
         # session keeps a terminal's Ctrl-C away from it: the hub stops it
         # after the boards.
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tabletimer.hub.boards.broker_child", str(conf), str(access)],
+            [sys.executable, "-m", "tabletimer.hub.boards.broker_child", str(conf), str(access),
+             str(self.per_host or "")],
             stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
             start_new_session=True)
         logf.close()

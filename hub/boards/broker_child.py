@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from .connection_gate import CONNECT_DEADLINE_S, PER_HOST, SLOW, ConnectionGate
 from .hub_protocol import BROKER_NOTICE, MAX_PACKET
 
 
@@ -188,22 +189,18 @@ def load_access(path: str):
 TAKEOVER_GRACE_S = 1.0
 
 
-def _transport_of(handler):
-    """The asyncio transport under an amqtt protocol handler's writer (a
-    StreamWriterAdapter round an asyncio StreamWriter), None if it has none
-    (a WebSocket listener: the hub configures none)."""
-    stream = getattr(getattr(handler, "writer", None), "_writer", None)
-    return getattr(stream, "transport", None)
-
-
 def _address(session) -> str | None:
     """host:port of an amqtt session's connection."""
     host = getattr(session, "remote_address", None)
     return None if host is None else f"{host}:{getattr(session, 'remote_port', '')}"
 
 
-def guard_amqtt(access, max_packet: int, log) -> None:
-    """What amqtt 0.12.1 lacks for a hall's network, added around it:
+def guard_amqtt(access, max_packet: int, log, per_host: int = PER_HOST) -> ConnectionGate:
+    """What amqtt 0.12.1 lacks for a hall's network, added around it; the
+    connections' gate returned (its refusals: for the hub, serve()):
+    - at most per_host connections at once from one address (loopback
+      aside), and a whole CONNECT within CONNECT_DEADLINE_S (amqtt waited
+      for ever: one host's idle sockets locked every board out);
     - a packet over max_packet bytes closes its connection (amqtt read
       whatever length a packet claimed: a board's login published 64 MB);
     - with access (BrokerAccess): a CONNECT is checked before the broker
@@ -225,6 +222,24 @@ def guard_amqtt(access, max_packet: int, log) -> None:
 
     from .broker_access import READ, WRITE
 
+    gate = ConnectionGate(per_host)
+    transports: dict[tuple, object] = {}      # (host, port) -> the asyncio transport of that connection
+    stream_connected = Broker.stream_connected
+
+    async def gated(self, reader, writer, listener_name: str) -> None:
+        peer = writer.get_extra_info("peername") or ("?", 0)
+        if not gate.admit(peer[0]):
+            writer.transport.abort()            # before it takes one of amqtt's connection slots
+            return
+        transports[peer[:2]] = writer.transport
+        try:
+            await stream_connected(self, reader, writer, listener_name)
+        finally:
+            gate.closed(peer[0])
+            if transports.get(peer[:2]) is writer.transport:
+                del transports[peer[:2]]
+    Broker.stream_connected = gated
+
     read_header = MQTTFixedHeader.from_stream.__func__
 
     async def limited(cls, reader):
@@ -242,7 +257,16 @@ def guard_amqtt(access, max_packet: int, log) -> None:
 
     async def checked_connect(cls, reader, writer, plugins_manager, loop=None):
         try:
-            handler, session = await read_connect(cls, reader, writer, plugins_manager, loop)
+            handler, session = await asyncio.wait_for(read_connect(cls, reader, writer, plugins_manager, loop),
+                                                      CONNECT_DEADLINE_S)
+        except asyncio.TimeoutError:
+            peer = writer.get_peer_info() or ("?", 0)
+            gate.note(peer[0], SLOW)
+            writer.is_closed = True             # amqtt's close would wait to send: cut instead
+            t = transports.get(tuple(peer[:2]))
+            if t is not None:
+                t.abort()
+            raise MQTTError(f"refused: no CONNECT within {CONNECT_DEADLINE_S:g} s") from None
         except PacketTooLarge as e:
             await writer.close()
             raise MQTTError(f"refused: {e}") from None
@@ -289,7 +313,7 @@ def guard_amqtt(access, max_packet: int, log) -> None:
             {"type": "takeover", "client": client_id, "old": old, "new": new}).encode(), 1)
         if session is not None and session.transitions.is_connected():
             await handler.handle_connection_closed()
-        transport = _transport_of(handler)
+        transport = None if session is None else transports.get((session.remote_address, session.remote_port))
         if transport is not None:
             asyncio.get_running_loop().call_later(TAKEOVER_GRACE_S, transport.abort)
     Broker._delete_session = delete_and_disconnect
@@ -299,9 +323,26 @@ def guard_amqtt(access, max_packet: int, log) -> None:
             return access.may(getattr(session, "username", None),
                               WRITE if action == Action.PUBLISH else READ, topic or "")
         Broker._topic_filtering = acl
+    return gate
 
 
-def serve(config_path: str, access_path: str = "") -> None:
+NOTICE_EVERY_S = 5.0          # how often the refused connections are told to the hub (if any)
+
+
+async def report_refusals(broker, gate: ConnectionGate, log) -> None:
+    """Every NOTICE_EVERY_S: the connections refused since, per address,
+    in the broker's log and to the hub (BROKER_NOTICE)."""
+    import asyncio
+
+    while True:
+        await asyncio.sleep(NOTICE_EVERY_S)
+        for n in gate.taken():
+            log(f"refused connections from {n['host']}: {n['busy']} over {gate.per_host} open at once, "
+                f"{n['slow']} without a CONNECT in {CONNECT_DEADLINE_S:g} s ({n['open']} open now)")
+            await broker.internal_message_broadcast(BROKER_NOTICE, json.dumps(n).encode(), 1)
+
+
+def serve(config_path: str, access_path: str = "", per_host: str = "") -> None:
     """The embedded broker's child process: amqtt until stdin closes."""
     import asyncio
     import threading
@@ -316,15 +357,17 @@ def serve(config_path: str, access_path: str = "") -> None:
         parent_gone = asyncio.Event()
         threading.Thread(target=lambda: (sys.stdin.buffer.read(), loop.call_soon_threadsafe(parent_gone.set)),
                          daemon=True).start()
-        guard_amqtt(load_access(access_path), MAX_PACKET, log)
+        gate = guard_amqtt(load_access(access_path), MAX_PACKET, log, int(per_host or PER_HOST))
         broker = Broker(json.loads(Path(config_path).read_text()))
         patch_amqtt(broker)
         await broker.start()
+        reporter = asyncio.create_task(report_refusals(broker, gate, log))
         await parent_gone.wait()
+        reporter.cancel()
         await broker.shutdown()
 
     asyncio.run(main())
 
 
 if __name__ == "__main__":
-    serve(*sys.argv[1:3])
+    serve(*sys.argv[1:4])

@@ -31,7 +31,7 @@ from tabletimer.shared import protocol
 from .hub_protocol import BROKER_NOTICE, HUB_STATUS, PROBE, hub_status, hub_subscriptions
 from .mqtt_client import HubClient
 from .self_probe import PROBE_INTERVAL_MS, SelfProbe
-from .takeovers import Takeovers
+from .broker_notices import BrokerNotices
 from .service import HubService
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class HubMqtt:
         self._probe_lock = threading.Lock()       # a leaf lock: nothing is taken while it is held
         self._probe_stop = threading.Event()
         self._probe_thread: threading.Thread | None = None
-        self.takeovers = Takeovers(self._who)      # the embedded broker's notices (takeovers.py)
+        self.notices = BrokerNotices(self._who)      # the embedded broker's notices (broker_notices.py)
         self._me = {client_id, user}
         # messages to store, in arrival order: (topic, payload, received ms, retained); None: stop
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
@@ -142,9 +142,9 @@ class HubMqtt:
             return
         if msg.topic == BROKER_NOTICE:           # the broker's own word: never a board message
             with self._probe_lock:
-                t = self.takeovers.heard(msg.payload, received)
+                t = self.notices.heard(msg.payload, received)
             if t is not None:
-                self._note(self.takeovers.text(t))
+                self._note(self.notices.text(t))
             return
         item = (msg.topic, msg.payload, received, bool(msg.retain))
         if msg.topic.endswith(_SYNC_TOPIC_END):
@@ -220,7 +220,7 @@ class HubMqtt:
         with self._probe_lock:
             now = self.service.clock.now_ms()
             text = self.probe.alert(now)
-            return ([text] if text else []) + self.takeovers.alerts(now)
+            return ([text] if text else []) + self.notices.alerts(now)
 
     def _note(self, text: str) -> None:
         log.warning("%s", text)

@@ -17,9 +17,11 @@ from ..event.station_state import StationState, station_states
 
 IDENTIFY_TTL_MS = 10_000
 # the hub's command counter (each command's 'ctr', which a board requires to
-# grow) is reserved in the log this many numbers at a time: one write per
-# block, not per message, and a restart continues above the last block
-CTR_BLOCK = 10_000
+# grow, and to follow the hub's clock: a jump is refused) is reserved in the
+# log this many numbers at a time: one write per block, not per message (at
+# most one a minute: the counter follows the clock's ms), and a restart
+# continues above the last block -- at most this far ahead of the clock
+CTR_BLOCK = 60_000
 
 
 class BoardCommands:
@@ -54,17 +56,24 @@ class BoardCommands:
         self.ctr_next, self.ctr_last = first, first + CTR_BLOCK - 1
 
     def next_ctr(self) -> int:
-        """The next command counter: strictly above every one this event's
-        hub sent before, whatever the laptop's clock says now.  Numbers come
-        from a block reserved durably in the log (store.reserve) before any is
-        used; the hub clock is a floor, so a new log's first block is above
-        what a hub of another event numbered a board that has not rebooted
-        since (counters were the clock's milliseconds)."""
+        """The next command counter: max(the previous + 1, the hub clock in
+        ms), strictly above every one this event's hub sent before, whatever
+        the laptop's clock says now.  Numbers come from a block reserved
+        durably in the log (store.reserve) before any is used.  Following the
+        clock, the counter never jumps ahead of it by more than CTR_BLOCK (a
+        restart within a block) unless the hub sends more than a command a
+        millisecond for long: a board refuses a counter further ahead of the
+        hub's clock than when it first heard the hub (docs/protocol.md).  (A
+        counter left behind the clock, as when it counted commands only,
+        made a jump of hours at the next block.)  The clock as a floor also
+        puts a new log's first block above what a hub of another event
+        numbered a board that has not rebooted since."""
         with self.state.lock:
-            if self.ctr_next > self.ctr_last:
+            n = max(self.ctr_next, self.state.clock.now_ms())
+            if n > self.ctr_last:
                 self._reserve_ctr_block()          # LogWriteFailed: the command is not sent
-            n = self.ctr_next
-            self.ctr_next += 1
+                n = self.ctr_next
+            self.ctr_next = n + 1
             return n
 
     # ------------------------------------------------------ schedules

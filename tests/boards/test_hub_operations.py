@@ -132,12 +132,26 @@ def test_counters_rise_across_a_restart_with_the_clock_an_hour_back(tmp_path, em
 
 
 def test_counters_are_reserved_in_blocks_in_the_log_not_written_per_message(tmp_path, monkeypatch):
+    """The counter follows the hub's clock (max(previous + 1, hub ms): a
+    board refuses one far ahead of the clock, docs/protocol.md), and is
+    reserved in the log a block at a time: a write per block, never per
+    message, above every block of any run or process."""
     from tabletimer.hub.boards import board_commands
 
     monkeypatch.setattr(board_commands, "CTR_BLOCK", 50)
     keys = BoardKeys(tmp_path / "board-keys.json")
     key = keys.ensure("B1")
     db = tmp_path / "events.sqlite"
+
+    class Clock(HubClock):
+        """This machine's clock, held still, moved by the test (and offset)."""
+
+        def __init__(self, offset_ms: int = 0) -> None:
+            super().__init__()
+            self.t = super().now_ms() + offset_ms
+
+        def now_ms(self) -> int:
+            return self.t
 
     def reserved() -> int:
         with sqlite3.connect(db) as c:           # what another process sees in the log
@@ -154,26 +168,31 @@ def test_counters_are_reserved_in_blocks_in_the_log_not_written_per_message(tmp_
         return out
 
     store = EventStore(db)
-    svc = HubService(store, keys, Rig.competition())
-    started = svc.clock.now_ms()
+    clock = Clock()
+    svc = HubService(store, keys, Rig.competition(), clock)
+    started = clock.t
     a = sync_replies(svc, 30, 1)
     assert a == list(range(a[0], a[0] + 30)) and a[0] > started    # the clock a floor, for a new log
     assert reserved() == a[0] + 49                        # one block, written before its first use
     a += sync_replies(svc, 40, 31)                        # into the second block: one more write
     assert reserved() == a[0] + 99 and a == sorted(set(a))
+    clock.t += 10_000                                      # ten seconds on: the counter follows the clock
+    (c,) = sync_replies(svc, 1, 71)
+    assert clock.t < c <= clock.t + 1 and reserved() == c + 49 and c > a[-1]
+    a.append(c)
     # the process dies (no clean close); the clock is an hour back when it starts again
     b_store = EventStore(db)
-    b_svc = HubService(b_store, keys, Rig.competition(), SteppedClock(-HOUR))
-    b = sync_replies(b_svc, 10, 71)
+    b_svc = HubService(b_store, keys, Rig.competition(), Clock(-HOUR))
+    b = sync_replies(b_svc, 10, 72)
     assert min(b) > max(a) and reserved() == b[0] + 49
     # a second process on the log (`act` beside the running hub) numbers what
     # it signs from a block of its own, above the hub's; the hub's next block
     # is above that one
     block_end = reserved()
     act_store = EventStore(db)
-    assert sync_replies(HubService(act_store, keys, Rig.competition(), SteppedClock(-HOUR)), 1, 500) \
+    assert sync_replies(HubService(act_store, keys, Rig.competition(), Clock(-HOUR)), 1, 500) \
         == [block_end + 1]
-    b += sync_replies(b_svc, 45, 81)
+    b += sync_replies(b_svc, 45, 82)
     assert b == sorted(set(b)) and b[-1] > block_end + 50
     for s in (store, b_store, act_store):
         s.close()

@@ -48,6 +48,10 @@ _SIGNAL_LEAD_MS = const(15)       # wake this early, then sleep the exact rest
 _SPIN_MS = const(2)               # ... and spin through the last of it
 _WATCHDOG_MS = const(8000)        # config "timings": watchdog_ms
 _GC_EVERY = const(4096)           # bytes allocated between two collections
+# the hub's command counter follows its clock (ms): it may run ahead of this
+# board's clock by at most this much (and 1 ms a second, drift) more than
+# when the board first heard the hub this boot (docs/protocol.md)
+_HUB_JUMP_MS = const(300000)
 
 
 class Wake:
@@ -97,7 +101,10 @@ class App:
         except (OSError, ValueError):
             pass
         self.ctr = 0              # counter of every message this boot signs
-        self.hub_ctr = 0          # highest counter seen from the hub
+        # the hub's counters: [the highest taken, the first taken this boot
+        # less the local time it came (None: none yet), one refused as a
+        # jump that the next sync request reports (0: none)] -- one name
+        self.hub_ctr = [0, None, 0]
         bid = cfg["board"]
         self.topic = protocol.board_topic(bid, "")   # + protocol.STATUS etc.: the board's topics
         b = cfg["broker"]
@@ -171,9 +178,17 @@ class App:
             msg = protocol.decode(self.signer.open(topic, payload))
             if msg["type"] != protocol.T_SCHED:   # schedules are ordered by id
                 ctr = msg.get("ctr")
-                if ctr is None or ctr <= self.hub_ctr:
+                h = self.hub_ctr
+                if ctr is None or ctr <= h[0]:
                     raise AuthError("replayed or unnumbered")
-                self.hub_ctr = ctr
+                # a counter far ahead (someone with the key) would make every
+                # later command of the real hub a replay: refused, reported
+                if h[1] is None:
+                    h[1] = ctr - now
+                elif ctr - now > h[1] + _HUB_JUMP_MS + now // 1000:
+                    h[2] = ctr
+                    raise AuthError("counter jump (%d)" % ctr)
+                h[0] = ctr
         except (protocol.ProtocolError, AuthError) as e:
             self.hw.log("rejected message on %s: %s" % (topic, e))
             return
@@ -418,7 +433,13 @@ class App:
                 if self.mqtt.connected:
                     if self.sync_burst > 0:
                         self.sync_burst -= 1
-                    await self.send(self.topic + protocol.SYNC, self.board.sync_request(self.clock.now()))
+                    msg = self.board.sync_request(self.clock.now())
+                    h = self.hub_ctr
+                    d = h[2]
+                    if d:                 # a command refused as a jump: the hub hears of it
+                        msg["hub_ctr"] = d
+                    if await self.send(self.topic + protocol.SYNC, msg) and h[2] == d:
+                        h[2] = 0
                 gc.collect()
                 self.hw.emit({"heap": [gc.mem_alloc(), gc.mem_free()]})
             except Exception as e:    # a MemoryError on a fragmented heap, above all

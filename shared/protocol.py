@@ -125,6 +125,8 @@ def validate(msg):
     elif t == T_SYNC:
         check_int(m, "id", 0)
         check_int(m, "t1")
+        # a request's report: the counter of a hub command refused as a jump
+        check_int(m, "hub_ctr", 0, optional=True)
         if "t2" in m or "t3" in m:   # the hub's reply
             check_int(m, "t2")
             check_int(m, "t3")

@@ -1,6 +1,6 @@
 """Which board messages the hub takes: the topic parsed, the size, the
 board's key, the signature, the message's shape and type, then the replay
-guard (a counter not above the last, a boot jump).  What fails is counted by
+guard (a counter not above the last, a boot or counter jump: alerted).  What fails is counted by
 category, a line per category a second in the consoles' event log, and never
 stored; a retained message that fails is cleared from the broker.  A clock
 sync request is answered at once; an event or a status is passed on to be
@@ -15,7 +15,7 @@ from tabletimer.shared.auth import AuthError
 
 from . import hub_protocol
 from .board_commands import BoardCommands
-from .hub_state import HubState, Outgoing
+from .hub_state import HubState, Jump, Outgoing, Refused
 from ..event.log_health import LogWriteFailed
 from ..rules.timetext import fmt_clock
 
@@ -24,6 +24,8 @@ ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STATU
 REJECTED_LINE_EVERY_MS = 1000     # the event log's lines for rejected messages, per category
 # the longest signed message a board takes: its body (protocol.MAX_PAYLOAD), "\n" and the MAC
 SIGNED_PAYLOAD_MAX = protocol.MAX_PAYLOAD + 1 + 64
+JUMPS = ("boot jump", "counter jump")     # the replay guard's rejections that are alerted
+REFUSAL_LINE_EVERY_MS = 60_000    # the event log's lines for a board's refused commands, per board
 
 
 class Taken(NamedTuple):
@@ -80,10 +82,12 @@ class Admission:
         if kind == protocol.SYNC and "t2" in msg:
             return self.reject("malformed", "a sync reply from a board", topic, retained)
         with st.lock:
-            why = st.guard.check(board, msg)
-            if why and why.startswith("boot jump"):
-                st.boot_jumps[board] = why
-                return self.reject("boot jump", why, topic, retained)
+            why = st.guard.check(board, msg, now_ms=received_ms)
+            if why and why.startswith(JUMPS):
+                # a board's counters moved beyond what it can do honestly:
+                # alerted (network_alerts), the board's counters unchanged
+                st.jumps[board] = Jump(why, received_ms)
+                return self.reject(why[:why.index(":")], why, topic, retained)
             if why and retained and kind == protocol.STATUS:
                 # a board's retained status the hub has had before: what
                 # the broker keeps for it, sent again because the hub
@@ -93,21 +97,25 @@ class Admission:
                 return []
             if why:
                 return self.reject("replayed", why, topic, retained)
-            st.boot_jumps.pop(board, None)     # it is heard again: not locked out
+            jump = st.jumps.get(board)
+            if jump is not None:
+                jump.heard = True              # it is heard again: not locked out
             self.heard(board, msg)
             st.registry.seen(board, received_ms)
             if kind != protocol.SYNC:
                 return Taken(board, kind, msg, received_ms)
+            if "hub_ctr" in msg:
+                self.refused_command(board, msg["hub_ctr"], received_ms)
             try:
                 reply = hub_protocol.sync_reply(msg, received_ms, st.clock.now_ms())
                 return [self.commands.to_board(board, protocol.CMD, reply, 0)]
             except LogWriteFailed:
                 return []         # no command counters: the board asks again
 
-    def stored(self, board: str, msg: dict) -> None:
+    def stored(self, board: str, msg: dict, received_ms: int) -> None:
         """A stored board message, read back from the log at start: the
         replay guard and the installs know it, as when it came live."""
-        self.state.guard.check(board, msg, stored=True)
+        self.state.guard.check(board, msg, stored=True, now_ms=received_ms)
         self.heard(board, msg)
 
     def heard(self, board: str, msg: dict) -> None:
@@ -116,6 +124,18 @@ class Admission:
         seen.add(hub_protocol.sender_install(msg))
         if msg.get("type") in hub_protocol.EVENT_TYPES:
             seen.add(hub_protocol.install_of(msg))
+
+    def refused_command(self, board: str, ctr: int, received_ms: int) -> None:
+        """The board says (in a clock-sync request) that it refused a
+        command numbered ctr as a counter jump: alerted (network_alerts).
+        Under the message lock."""
+        st = self.state
+        ours = ctr < self.commands.ctr_next          # numbered as high as this hub has numbered
+        last = st.refusals.get(board)
+        if last is None or received_ms - last.at_ms > REFUSAL_LINE_EVERY_MS:
+            st.activity.append(f"board {board} refused a command numbered {ctr} as a counter jump"
+                               + (" (this hub's)" if ours else " (not this hub's)"))
+        st.refusals[board] = Refused(ctr, received_ms, ours)
 
     def several_installs(self, board: str) -> bool:
         """More than one install was heard under the board id (a dead board
@@ -155,4 +175,4 @@ class Admission:
         """reset_board: the board's next message of each install starts afresh."""
         if ev["type"] == "reset_board" and isinstance(ev["payload"].get("board"), str):
             self.state.guard.reset(ev["payload"]["board"])
-            self.state.boot_jumps.pop(ev["payload"]["board"], None)
+            self.state.jumps.pop(ev["payload"]["board"], None)

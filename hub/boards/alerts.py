@@ -1,25 +1,28 @@
 """What needs the head referee's attention, besides the waiting calls, in
 words that say what to do: the log's failed writes, the boards (not seen,
 offline during the round, a poor clock sync, a reset after a fault, not in
-stations.csv, locked out by a boot jump), messages from boards without a
-key, what the fold could not place (conflicts, rows that cannot apply,
-refused presses, events without a station, strays), and what the hub sees on
-the network and the log does not hold.  Pure: read from the state the
-service hands over."""
+stations.csv), messages from boards without a key, what the fold could not
+place (conflicts, rows that cannot apply, refused presses, events without a
+station, strays), and what the hub sees on the network and the log does not
+hold (a board locked out by a boot or counter jump, a jump rejected, a
+command a board refused).  Pure: read from the state the service hands
+over."""
 
 from __future__ import annotations
 
 from typing import Callable, Mapping
 
+from .hub_state import Jump, Refused
 from .registry import BoardRegistry
 from ..event.competition import Competition
 from ..rules.timetext import fmt_clock
 
 POOR_SYNC_MS = 20            # a board's clock sync error above this is alerted
+JUMP_ALERT_MS = 10 * 60_000  # how long a rejected jump (of a board heard since) or a refused command stays an alert
 
 
 def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *,
-               write_failure: dict | None, rejected: Mapping[str, int], boot_jumps: Mapping[str, str],
+               write_failure: dict | None, rejected: Mapping[str, int],
                sync_limit_ms: int = POOR_SYNC_MS) -> list[str]:
     """Every alert, the network's (network_alerts) after the log's."""
     out = []
@@ -54,8 +57,6 @@ def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *
         out.append(c.text)
     for rid, why in list(comp.flagged.items())[-5:]:
         out.append(f"log row #{rid} cannot apply ({why}): kept in the log, left out of the standings")
-    for b, why in sorted(boot_jumps.items()):
-        out.append(f"board {b}: messages rejected, {why}")
     for r in comp.refused[-5:]:
         short = comp.short_press_id(r.press_id)
         said = "" if short == r.press_id else f"{short}, "
@@ -70,15 +71,36 @@ def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *
 
 
 def network_alerts(sources: list[Callable[[], list[str]]], registry: BoardRegistry, now_ms: int,
-                   retained_junk: int) -> list[str]:
+                   retained_junk: int, jumps: Mapping[str, Jump] | None = None,
+                   refusals: Mapping[str, Refused] | None = None) -> list[str]:
     """The alerts of what the hub sees on the network and the log does not
     hold: its own path through the broker (sources: the MQTT adapter's
-    self-probe), the boards' liveness, retained junk cleared."""
+    self-probe), the boards' liveness, boot and counter jumps rejected (a
+    board locked out, until it is heard again; else for JUMP_ALERT_MS),
+    commands a board refused as a counter jump (for JUMP_ALERT_MS), retained
+    junk cleared."""
     out = []
     for fn in sources:
         out += fn()
     for _b, info in sorted(registry.boards.items()):
         out += registry.liveness_alerts(info, now_ms)
+    for b, j in sorted((jumps or {}).items()):
+        if not j.heard:
+            out.append(f"board {b}: messages rejected, {j.why} (if the board is genuine: reset_board board={b})")
+        elif now_ms - j.at_ms < JUMP_ALERT_MS:
+            out.append(f"board {b}: a message rejected at {fmt_clock(j.at_ms)}, {j.why}; the board is heard "
+                       f"since: signed with its key, not sent by it? (who has its key, or the hub's keys file?)")
+    for b, r in sorted((refusals or {}).items()):
+        if now_ms - r.at_ms >= JUMP_ALERT_MS:
+            continue
+        if r.ours:
+            out.append(f"board {b} refuses this hub's commands as a counter jump (numbered {r.ctr}, at "
+                       f"{fmt_clock(r.at_ms)}): was the hub's clock moved forward since the board started? "
+                       f"It takes them again once restarted (power it off and on)")
+        else:
+            out.append(f"board {b} refused a command numbered {r.ctr} at {fmt_clock(r.at_ms)} as a counter "
+                       f"jump: not this hub's (it has numbered none that high): somebody has the board's key "
+                       f"(or the hub's keys file)")
     if retained_junk:
         out.append(f"{retained_junk} retained message(s) on board topics failed the checks and were "
                    f"cleared from the broker: somebody published them (who has a login?)")

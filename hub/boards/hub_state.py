@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter, deque
+from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
 from ..event.actions import META
@@ -76,6 +77,23 @@ class Outgoing(NamedTuple):
     retain: bool
 
 
+@dataclass
+class Jump:
+    """A board's latest message rejected for a boot or counter jump."""
+    why: str
+    at_ms: int               # when it came (hub time)
+    heard: bool = False      # a message of the board was taken since: it is not locked out
+
+
+@dataclass
+class Refused:
+    """A board's latest report of a command it refused as a counter jump
+    (the 'hub_ctr' of its clock-sync request)."""
+    ctr: int                 # the command's counter
+    at_ms: int               # when the report came (hub time)
+    ours: bool               # this hub has numbered commands that high: it is refusing this hub
+
+
 class HubState:
     def __init__(self, store: EventStore, keys: BoardKeys, competition: Competition,
                  clock: HubClock | None = None) -> None:
@@ -92,7 +110,8 @@ class HubState:
         self.duplicates = 0
         self.retained_again = 0     # boards' retained statuses had before, sent again at a (re)subscribe
         self.retained_junk = 0      # retained messages on board topics that failed the checks: cleared
-        self.boot_jumps: dict[str, str] = {}        # board -> its last message rejected for a boot jump
+        self.jumps: dict[str, Jump] = {}            # board -> its last message rejected for a jump
+        self.refusals: dict[str, Refused] = {}      # board -> the last command it refused as a jump
         self.activity: deque[str] = deque(maxlen=200)   # the consoles' event log
         self.listeners: list[Callable[[dict], None]] = []   # told every row applied
         self.reject_listeners: list[Callable[[str, str], None]] = []   # told (category, detail) of each rejected

@@ -15,6 +15,19 @@ a message is rejected; the operator action reset_board forgets a board's
 counters (the next message of each of its installs starts afresh), for a
 board whose boot counter really did jump, or went back (its flash lost).
 
+A counter may only jump within a bound too: at most CTR_WINDOW plus
+CTR_RATE a second (hub time) since the highest counter heard of the boot
+came -- over that one, or, in a new boot (counting from 1), over 0 since the
+previous boot was last heard.  A validly signed 'ctr' = 2^53-1 in the
+current boot made every later genuine message a "replay" until reset_board.
+A board signs what the hub does not hear only while the hub is not listening
+(down, disconnected), and then at most about 40 messages a second
+(docs/protocol.md, "Counter windows"); CTR_RATE is 2.5 times the most it
+can, CTR_WINDOW more than a day of what it usually signs unheard, for when
+the hub's clock was set back between two runs (no time allowance then).
+A jump is rejected and nothing about the board changes: the genuine board
+goes on.
+
 Clock-sync requests count apart: they store nothing and the hub answers them
 on its network thread at once, while the board's events and statuses wait
 for the commit thread, which checks them after -- in the order the board
@@ -38,6 +51,8 @@ from dataclasses import dataclass, field
 from .hub_protocol import sender_install
 
 BOOT_WINDOW = 1000      # a boot may be at most this far ahead of the last one seen
+CTR_WINDOW = 100_000    # a counter may be at most this far above the highest heard of its boot...
+CTR_RATE = 100          # ... plus this many for each second since that one was heard
 
 
 @dataclass
@@ -48,29 +63,45 @@ class _Board:
     birth: int | None = None
     prev_birth: int = -1
     wills: set[int] = field(default_factory=set)
+    high: int = 0               # the highest counter heard in the boot (any message)...
+    high_ms: int = 0            # ... and when (hub time): the jump bound's base
 
 
 class ReplayGuard:
     def __init__(self) -> None:
         self.boards: dict[tuple[str, str], _Board] = {}    # (board, install) -> counters
 
-    def check(self, board: str, msg: dict, stored: bool = False) -> str | None:
-        """None if fresh (and remembered), else why it is rejected.
+    def check(self, board: str, msg: dict, stored: bool = False, now_ms: int = 0) -> str | None:
+        """None if fresh (and remembered), else why it is rejected.  now_ms:
+        when it came (hub time; a stored row's received_ms).
         stored: a row of the log, replayed at start (it was accepted when it
-        came; the window is not checked again: messages never stored, clock
+        came; the windows are not checked again: messages never stored, clock
         syncs, may have advanced the boot in steps in between)."""
         bt, ctr = msg.get("bt"), msg.get("ctr")
         if bt is None or ctr is None:
             return "unnumbered (no 'bt'/'ctr')"
         key = (board, sender_install(msg))
         st = self.boards.get(key)
-        if st is not None and bt > st.boot + BOOT_WINDOW and not stored:
-            return (f"boot jump: boot {bt} is more than {BOOT_WINDOW} ahead of the board's boot {st.boot}"
-                    f" (if the board is genuine: reset_board board={board})")
+        if st is not None and not stored:
+            if bt > st.boot + BOOT_WINDOW:
+                return f"boot jump: boot {bt} is more than {BOOT_WINDOW} ahead of the board's boot {st.boot}"
+            if bt >= st.boot:
+                base = st.high if bt == st.boot else 0        # a new boot counts from 1
+                room = CTR_WINDOW + CTR_RATE * max(0, now_ms - st.high_ms) // 1000
+                if ctr > base + room:
+                    of = f"the board's {base} in boot {bt}" if bt == st.boot else f"boot {bt}'s start"
+                    return f"counter jump: counter {ctr} is more than {room} ahead of {of}"
         if st is None or bt > st.boot:
-            st = self.boards[key] = _Board(bt)
+            st = self.boards[key] = _Board(bt, high_ms=now_ms)
         elif bt < st.boot:
             return f"replayed: boot {bt} is older than the board's boot {st.boot}"
+        why = self._fresh(st, msg, ctr)
+        if why is None and ctr > st.high:
+            st.high, st.high_ms = ctr, now_ms
+        return why
+
+    @staticmethod
+    def _fresh(st: _Board, msg: dict, ctr: int) -> str | None:
         if msg["type"] == "status" and msg["state"] == "offline":
             if ctr in st.wills:
                 return "replayed last will"

@@ -71,9 +71,9 @@ class HubService(HubState):
         self._ranker = Ranker()        # the consoles' standings (snapshot)
         for ev in store.events():                # resume: replay the log
             if ev["source"] == "board":
-                self.admission.stored(ev["board"], ev["payload"])
+                self.admission.stored(ev["board"], ev["payload"], ev["received_ms"])
             elif ev["type"] == "conflict" and isinstance(ev["payload"].get("msg"), dict):
-                self.admission.stored(ev["board"], ev["payload"]["msg"])
+                self.admission.stored(ev["board"], ev["payload"]["msg"], ev["received_ms"])
             self.apply(ev)
             self.caught_up = ev["id"]
         self.live = True
@@ -210,12 +210,15 @@ class HubService(HubState):
         """What needs the head referee's attention, besides waiting calls."""
         return hub_alerts(self.competition, self.registry, self.network_alerts(),
                           write_failure=self.write_failure, rejected=self.rejected,
-                          boot_jumps=self.boot_jumps, sync_limit_ms=sync_limit_ms)
+                          sync_limit_ms=sync_limit_ms)
 
     def network_alerts(self) -> list[str]:
         """The alerts of what the hub sees on the network and the log does
         not hold.  A remote console shows the hub's (server.py sends them)."""
-        return network_alerts(self.alert_sources, self.registry, self.clock.now_ms(), self.retained_junk)
+        with self.lock:        # the jumps and refusals are the network thread's
+            jumps, refusals = dict(self.jumps), dict(self.refusals)
+        return network_alerts(self.alert_sources, self.registry, self.clock.now_ms(), self.retained_junk,
+                              jumps, refusals)
 
     def blind(self) -> str | None:
         """Why what this process shows of the boards may be out of date

@@ -10,7 +10,8 @@ boards tests/e2e/test_board_swap_e2e.py):
    a conflict row, stored and alerted, never silently dropped; an old log
    is migrated;
 4. a boot may only advance by BOOT_WINDOW (a validly signed bt = 2^53-1
-   no longer locks a board out), `reset_board` (an operator action, with
+   no longer locks a board out), and a counter by CTR_WINDOW and CTR_RATE
+   a second (issue 33, item 6: nor does ctr = 2^53-1), `reset_board` (an operator action, with
    who and why) forgets a board's counters; press times that cannot be
    this round's are kept in the log, refused as finishes and alerted.
 """
@@ -30,6 +31,7 @@ from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.boards import hub_protocol as H
 from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards import replay
+from tabletimer.hub.boards.alerts import JUMP_ALERT_MS
 from tabletimer.hub.event import store as event_store
 from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.rules.standings import row_dict
@@ -329,7 +331,11 @@ def test_a_boot_far_ahead_is_rejected_and_locks_nobody_out(tmp_path):
     assert any(a.startswith("board b1: messages rejected, boot jump") and "reset_board board=b1" in a
                for a in hub.alerts()), hub.alerts()
     assert acks(b.press(hub, 2, station=2, at=T0 + 5000))           # the genuine board goes on
-    assert not any("boot jump" in a for a in hub.alerts())          # heard again: not locked out
+    # heard again: not locked out, but what came in its name is still said
+    assert not any(a.startswith("board b1: messages rejected") for a in hub.alerts())
+    assert [a for a in hub.network_alerts() if "boot jump" in a and "heard since" in a]
+    hub.clock.t += JUMP_ALERT_MS
+    assert not any("boot jump" in a for a in hub.alerts())
     assert finished(hub) == {"b1/1": 4000, "b1/2": 5000}
     window = replay.BOOT_WINDOW
     assert b.send(hub, P.SYNC, P.sync_request(1, 5), bt=2 + window + 1) == []
@@ -341,6 +347,54 @@ def test_a_boot_far_ahead_is_rejected_and_locks_nobody_out(tmp_path):
         b.boot = 3
         assert acks(b.press(hub, 1, station=3, at=T0 + 6000))
         assert b.press(hub, 2, bt=MAX) == [] and hub.rejected == {"boot jump": 1}
+    finally:
+        hub.store.close()
+
+
+def test_a_counter_far_ahead_is_rejected_alerted_and_locks_nobody_out(tmp_path):
+    """Issue 33, item 6: one validly signed message with ctr = 2^53-1 in the
+    board's current boot was taken; every later genuine message was then
+    "replayed" until reset_board, and no alert said so.  Now a counter may
+    be at most CTR_WINDOW + CTR_RATE a second (since the highest was heard)
+    ahead of the highest heard in its boot, and a new boot's at most that
+    far from 1: a jump is rejected, nothing about the board changes (the
+    genuine board's next message is taken), and it is a network alert (a
+    remote console shows those) with the board and the counter."""
+    db = tmp_path / "events.sqlite"
+    hub = open_hub(db)
+    hub.start_round()
+    b = Flash("b1", DEAD, boot=2)
+    b.online(hub)
+    b.press(hub, 1, at=T0 + 4000)
+    n = len(hub.store.events())
+    assert b.press(hub, 9, ctr=MAX) == [] and b.send(hub, P.SYNC, P.sync_request(1, 5), ctr=MAX) == []
+    assert len(hub.store.events()) == n and hub.rejected == {"counter jump": 2}
+    (alert,) = [a for a in hub.network_alerts() if "counter jump" in a]
+    assert alert.startswith("board b1: messages rejected, counter jump: counter %d" % MAX), alert
+    assert "reset_board board=b1" in alert and alert in hub.alerts()
+    assert acks(b.press(hub, 2, station=2, at=T0 + 5000))           # the genuine board: taken
+    (alert,) = [a for a in hub.network_alerts() if "counter jump" in a]
+    assert str(MAX) in alert and "heard since" in alert, alert
+    # a new boot counts from 1: it may not start far ahead either
+    assert b.online(hub, bt=3, ctr=MAX) == [] and hub.rejected["counter jump"] == 3
+    # an hour the hub did not hear the board (down; the board on another
+    # broker): the bound grows with the time, by CTR_RATE a second
+    hub.clock.t += 3_600_000
+    room = replay.CTR_WINDOW + 3600 * replay.CTR_RATE
+    assert b.send(hub, P.SYNC, P.sync_request(2, 5), ctr=b.ctr + room + 1) == []
+    assert hub.rejected["counter jump"] == 4
+    b.ctr += room
+    assert b.send(hub, P.SYNC, P.sync_request(3, 5), ctr=b.ctr)        # at the bound: taken
+    assert acks(b.press(hub, 3, station=3))
+    hub.clock.t += JUMP_ALERT_MS
+    assert not any("counter jump" in a for a in hub.alerts())
+    hub.store.close()
+    hub = open_hub(db, FakeClock(hub.clock.t + 1000))                # restarted: the log replayed
+    try:
+        assert b.press(hub, 4, ctr=MAX) == [] and hub.rejected == {"counter jump": 1}
+        assert acks(b.press(hub, 4))
+        assert set(finished(hub)) == {"b1/1", "b1/2", "b1/3"}
+        assert not [r for r in hub.store.events() if r["payload"].get("seq") == 9]
     finally:
         hub.store.close()
 

@@ -51,6 +51,7 @@ BOOT = {"b1": 5, "b2": 3}            # the boards' current boots in layer 1
 T0 = 1_796_000_000_000
 
 FORGED, MALFORMED, REPLAYED, UNKNOWN = "forged", "malformed", "replayed", "unknown board"
+JUMP = "counter jump"                 # authentic, numbered far ahead of the board's counters
 IGNORED = None                        # the hub's own status topic: dropped without a count
 
 UNKNOWN_BOARDS = ["b9", "ghost", "B1", "x" * 32, "b1_", "-"]
@@ -214,7 +215,7 @@ class Fuzzer:
             (1, self.oversized), (3, self.unsigned), (3, self.wrong_key), (3, self.other_topic),
             (8, self.signed_bad_content), (4, self.signed_not_an_object), (2, self.signed_garbage),
             (4, self.replay), (3, self.old_counter), (3, self.old_boot), (2, self.unnumbered),
-            (2, self.stale_will), (4, self.unknown_board), (3, self.odd_topic),
+            (2, self.stale_will), (2, self.far_counter), (4, self.unknown_board), (3, self.odd_topic),
         ]
         if hub_cmds:
             self.makers.append((2, self.hub_command_back))
@@ -373,9 +374,17 @@ class Fuzzer:
         """An 'offline' will whose counter is not between the last two births."""
         board = self.board()
         topic = P.board_topic(board, P.STATUS)
-        m = P.stamp(P.status_offline(self.boots[board]), self.rng.choice([10 ** 12, 10 ** 15]),
+        m = P.stamp(P.status_offline(self.boots[board]), self.rng.choice([10 ** 3, 10 ** 4]),
                     self.boots[board])
         return Case("stale last will", topic, self.sign(topic, dumps(m)), REPLAYED)
+
+    def far_counter(self) -> Case:
+        """Numbered beyond what the board can have signed since it was heard
+        (a counter of 2^53-1 in its boot locked it out: issue 33, item 6)."""
+        topic = self.topic()
+        board, kind = topic.split("/")[3:5]
+        m = self.stamped(board, kind, self.rng.choice([10 ** 12, 10 ** 15, 2 ** 53 - 1]))
+        return Case("far counter", topic, self.sign(topic, dumps(m)), fits(topic, m, JUMP))
 
     def hub_command_back(self) -> Case:
         """A command the hub signed for a board, sent back to the hub: on its

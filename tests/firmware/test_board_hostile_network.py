@@ -2,17 +2,20 @@
 firmware in a real micropython process against a real hub: the hub's status
 reaches a board signed and numbered on its own command topic; the unsigned
 broadcast status is nobody's to toggle any more (100 unsigned online/offline
-toggles made two boards send 210 sync requests)."""
+toggles made two boards send 210 sync requests); a command numbered far
+ahead (issue #33, item 6) is refused, told to the hub, and locks nobody out."""
 
 from __future__ import annotations
 
 import paho.mqtt.client as mqtt
 import pytest
 
-from rig import Rig, synced
-from tabletimer.hub.boards.hub_protocol import HUB_STATUS, hub_status
+from rig import HOUR, Rig, synced
+from tabletimer.hub.boards.hub_protocol import HUB_STATUS, hub_status, identify
+from tabletimer.hub.boards.hub_state import Outgoing
 from tabletimer.shared import protocol as P
 from tabletimer.tools.bench_firmware_heap import FAST
+from waiting import until
 
 
 @pytest.fixture
@@ -66,3 +69,34 @@ def test_the_hubs_signed_status_on_the_boards_topic_starts_a_sync_burst_once(rig
     sim.press(1)
     sim.wait_for(lambda r: r.get("acked") == [1, 1], start=again)
     assert syncs(sim, again) <= 2             # no second burst: only the periodic syncs
+
+
+def test_a_command_numbered_far_ahead_is_refused_and_the_hubs_acks_still_taken(rig):
+    """A command signed with the board's key (someone who has it, or the
+    hub's keys file) with a counter 27 h ahead of the hub's was taken, and
+    every later command of the real hub refused as a replay, its acks too.
+    Now the hub's counter (which follows its clock's ms) may run ahead of
+    the board's clock by at most a few minutes more than when the board
+    first heard the hub this boot: the command is refused (a log line), the
+    board's next clock-sync request reports it (a network alert at the hub:
+    a counter this hub never numbered), and the real hub's acks are taken."""
+    hub = rig.start_hub()
+    hub.start_round()
+    sim = rig.board("h3", stations=1, timings=FAST)
+    boot = sim.wait_for(lambda r: "booted" in r)["booted"]
+    synced(sim, 6)
+    start = len(sim.records)
+    topic = P.board_topic("h3", P.CMD)
+    ahead = hub.commands.next_ctr() + 27 * HOUR
+    forged = P.stamp(identify(hub.clock.now_ms() + 10_000), ahead)
+    hub.publish([Outgoing(topic, hub.keys.signer("h3").sign(topic, P.encode(forged)), 1, False)])
+    sim.press(1)
+    sim.wait_for(lambda r: r.get("acked") == [boot, 1], start=start)      # the real hub's ack: taken
+    assert [r for r in sim.records[start:] if f"counter jump ({ahead})" in str(r.get("log", ""))]
+    # the sync requests after it say so (the hub's signed 'online' starts a burst of them)
+    (online,) = [o for o in hub.hub_online() if o.topic == topic]
+    hub.publish([online])
+    until(lambda: [a for a in hub.network_alerts() if a.startswith(f"board h3 refused a command numbered {ahead}")
+                   and "not this hub's" in a], "the board's report, an alert at the hub",
+          timeout=15, seen=hub.network_alerts)
+    assert not [r for r in sim.records[start:] if "replayed" in str(r.get("log", ""))]

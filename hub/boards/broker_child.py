@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .connection_gate import CONNECT_DEADLINE_S, PER_HOST, SLOW, ConnectionGate
 from .hub_protocol import BROKER_NOTICE, MAX_PACKET
+from .open_files import BROKER_FILES, room_for
 
 
 class SnapshotDict(dict):
@@ -351,6 +352,8 @@ def serve(config_path: str, access_path: str = "", per_host: str = "") -> None:
 
     def log(text: str) -> None:
         print(time.strftime("%Y-%m-%dT%H:%M:%S"), text, flush=True)
+
+    room_for(BROKER_FILES)        # out of files, amqtt would let no board in
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

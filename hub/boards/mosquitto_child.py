@@ -26,6 +26,7 @@ import threading
 from pathlib import Path
 
 from .broker import wait_port
+from .open_files import BROKER_FILES, room_for
 from .port_holder import port_taken_advice
 from .private_file import append_private
 
@@ -171,6 +172,7 @@ def _die_with_parent() -> None:
 def _watch(binary: str, conf: str) -> int:
     """The watchdog process: Mosquitto until stdin closes (the hub is gone)
     or a signal comes; Mosquitto's exit code if it exits by itself."""
+    room_for(BROKER_FILES)        # Mosquitto inherits it: out of files, it lets nobody in
     mosq = subprocess.Popen([binary, "-c", conf], stdin=subprocess.DEVNULL,   # stdout, stderr: the log
                             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
     print(f"pid {mosq.pid}", flush=True)

@@ -10,11 +10,17 @@ counted, it is where the hub and the simulators connect from)."""
 
 from __future__ import annotations
 
+import resource
 import socket
+import sys
 
+import pytest
+
+from brokers import require_mosquitto
 from rig import Rig, synced
 from waiting import until
 from tabletimer.hub.boards.connection_gate import CONNECT_DEADLINE_S, PER_HOST
+from tabletimer.hub.boards.open_files import BROKER_FILES
 
 FLOOD = PER_HOST + 24
 
@@ -57,3 +63,43 @@ def test_one_hosts_idle_sockets_are_cut_alerted_and_a_board_still_gets_in(tmp_pa
         for s in flood:
             s.close()
         r.close()
+
+
+def soft_open_files(pid: int) -> int:
+    with open(f"/proc/{pid}/limits") as f:
+        line = next(li for li in f if li.startswith("Max open files"))
+    return int(line.split()[3])
+
+
+@pytest.fixture
+def laptop_limit():
+    """This process's soft open-files limit at a laptop's usual 1,024 while
+    the test starts its brokers (they inherit it), then back."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+    try:
+        yield min(BROKER_FILES, hard)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/limits")
+def test_both_brokers_take_the_open_files_a_flood_would_exhaust(tmp_path, laptop_limit):
+    """Mosquitto at 1,024 open files held 1,017 sockets of one host's flood
+    and let no client in (tools/attack/connect_flood.py): each broker's
+    process now raises its own limit (to 65,536 where the system allows)."""
+    require_mosquitto()
+    from tabletimer.hub.boards.broker import EmbeddedBroker, free_port
+    from tabletimer.hub.event import event_folder
+    from tabletimer.tools.testing.hub_process import HubProcess
+
+    with EmbeddedBroker(tmp_path / "embedded") as b:
+        assert soft_open_files(b.proc.pid) >= laptop_limit
+    ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    hub = HubProcess(ev, None, "--port", str(free_port()), "--broker-kind", "mosquitto")
+    try:
+        first = next(li for li in hub.lines if li.startswith("broker:"))
+        pid = int(first.split("pid ")[1].split(")")[0])
+        assert soft_open_files(pid) >= laptop_limit, first
+    finally:
+        hub.stop()

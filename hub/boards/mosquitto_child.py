@@ -196,4 +196,9 @@ def _watch(binary: str, conf: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_watch(*sys.argv[1:3]))
+    code = _watch(*sys.argv[1:3])
+    sys.stdout.flush()
+    # not sys.exit: the interpreter's shutdown waited for the stdin reader
+    # thread's lock and aborted ("Fatal Python error: ... could not acquire
+    # lock for <stdin> at interpreter shutdown") into Mosquitto's log
+    os._exit(code)

@@ -23,6 +23,7 @@ import queue
 import socket
 import threading
 import time
+from typing import Callable
 
 import paho.mqtt.client as mqtt
 
@@ -232,11 +233,14 @@ class HubMqtt:
         if out:
             self.client.publish_batch(out)      # Outgoing: (topic, payload, qos, retain)
 
-    def start(self, timeout: float = 30.0) -> None:
+    def start(self, timeout: float = 30.0, while_waiting: Callable[[], None] | None = None) -> None:
         """Connect; return once the broker has confirmed the hub's
         subscriptions (ConnectionError after timeout: 30 s, as a laptop busy
         starting its broker and everything else may need; 10 s was missed
-        beside two CPU burners and a parallel test run)."""
+        beside two CPU burners and a parallel test run).  while_waiting():
+        called every quarter of a second meanwhile (the hub's check of its
+        child broker: one that dies before the hub is subscribed is started
+        again, and the hub connects to that one)."""
         if self._commit_thread is None:
             self._commit_thread = threading.Thread(target=self._commit_loop, name="hub-commit", daemon=True)
             self._commit_thread.start()
@@ -248,7 +252,12 @@ class HubMqtt:
         self._probe_thread = threading.Thread(target=self._probe_loop, name="hub-self-probe", daemon=True)
         self._probe_thread.start()
         deadline = time.monotonic() + timeout
-        if not self.connected.wait(timeout) or not self.listening.wait(max(0.0, deadline - time.monotonic())):
+        while not self.listening.wait(min(0.25, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                break
+            if while_waiting is not None:
+                while_waiting()
+        if not (self.connected.is_set() and self.listening.is_set()):
             self.stop()
             raise ConnectionError(f"could not connect to the MQTT broker at {self.host}:{self.port}")
 

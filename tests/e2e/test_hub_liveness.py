@@ -224,3 +224,33 @@ def test_a_takeover_from_another_address_is_named_in_the_alerts(tmp_path, embedd
         acked_all(b3, 1)            # and the board is back
     finally:
         r.close()
+
+
+def test_a_broker_that_comes_up_while_the_hub_starts_is_the_one_it_subscribes_to(tmp_path):
+    """A hall-run flake: Mosquitto killed between the hub's CONNECT and its
+    SUBACK left `tabletimer run` waiting 30 s in HubMqtt.start(), where
+    nothing looked at the child broker, and then stop.  start() now calls
+    the hub's broker check while it waits (serve.py: the dead child is said
+    and started again) and subscribes to the broker that comes back."""
+    from tabletimer.hub.boards.broker import EmbeddedBroker, free_port
+    from tabletimer.hub.boards.keys import BoardKeys
+    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
+    from tabletimer.hub.boards.service import HubService
+    from tabletimer.hub.event.store import EventStore
+
+    port = free_port()
+    started: list[EmbeddedBroker] = []
+
+    def check() -> None:                     # what serve.py's broker check does for a dead child
+        if not started:
+            started.append(EmbeddedBroker(tmp_path / "broker", port=port).start())
+    store = EventStore(tmp_path / "events.sqlite")
+    hub = HubMqtt(HubService(store, BoardKeys(tmp_path / "keys.json"), Rig.competition()), "127.0.0.1", port)
+    try:
+        hub.start(timeout=30, while_waiting=check)
+        assert started and hub.listening.is_set()
+    finally:
+        hub.stop()
+        store.close()
+        for b in started:
+            b.stop()

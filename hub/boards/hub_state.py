@@ -28,6 +28,7 @@ from ..event.actions import META
 from ..event.clock import HubClock
 from ..event.competition import Competition
 from ..event.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
+from ..event.row_checks import row_problem
 from ..event.store import EventStore
 from ..rules.durations import fmt_duration
 from ..rules.timetext import fmt_clock
@@ -134,7 +135,9 @@ class HubState:
         if self.competition.has(ev["id"]):
             return
         p = ev["payload"]
-        if ev["source"] == "board" and ev["type"] == "status":
+        if row_problem(ev) is not None:
+            pass                     # the fold flags it (below): nothing of it is read here
+        elif ev["source"] == "board" and ev["type"] == "status":
             self.registry.status(ev["board"], p, ev["received_ms"])
             self.activity.append(f"board {ev['board']} {p['state']}")
             if p.get("fault"):

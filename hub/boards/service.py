@@ -32,6 +32,7 @@ from .operator_actions import AlreadyRecorded, OperatorActions, RequestConflict,
 from .snapshot import Ranker, Snapshot, read as read_snapshot
 from ..event.clock import HubClock
 from ..event.competition import Competition
+from ..event.row_checks import row_problem
 from ..event.station_state import StationState, station_states
 from ..event.store import EventStore
 from ..rules.format_model import Format
@@ -70,7 +71,9 @@ class HubService(HubState):
         self.blind_sources: list[Callable[[], str | None]] = []
         self._ranker = Ranker()        # the consoles' standings (snapshot)
         for ev in store.events():                # resume: replay the log
-            if ev["source"] == "board":
+            if row_problem(ev) is not None:
+                pass                             # flagged by the fold (apply): nothing of it is read
+            elif ev["source"] == "board":
                 self.admission.stored(ev["board"], ev["payload"], ev["received_ms"])
             elif ev["type"] == "conflict" and isinstance(ev["payload"].get("msg"), dict):
                 self.admission.stored(ev["board"], ev["payload"]["msg"], ev["received_ms"])

@@ -37,16 +37,40 @@ def row_problem(row: dict) -> str | None:
             return shape_problem(row.get("type"), row["payload"])
         if row.get("source") == "hub" and row.get("type") == INTENT_CONFLICT:
             return intent_conflict_problem(row["payload"])
-        if row.get("source") == "board" and row.get("type") != "status":
-            p = row["payload"]
-            if not all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool)
-                       for k in ("boot", "seq", "station")):
-                return f"board {row['type']}: boot, seq and station must be whole numbers"
-            if not isinstance(p.get("in", ""), str):
-                return f"board {row['type']}: its install id must be text"
+        if row.get("source") == "board":
+            return _board_row_problem(row["type"], row["payload"])
+        if row.get("source") == "hub" and row.get("type") == "conflict" and "msg" in row["payload"]:
+            m = row["payload"]["msg"]        # the message sent again with other content, as sent
+            why = (_board_row_problem(m["type"], m) if isinstance(m, dict) and isinstance(m.get("type"), str)
+                   else "not a board message")
+            return f"conflict: the message it keeps: {why}" if why else None
         return None
     except Exception as e:                   # the fold never raises: say what it was
         return f"unreadable row: {e!r}"
+
+
+def _whole(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _board_row_problem(type_: str, p: dict) -> str | None:
+    """A stored board message's frame, as the hub reads it back at start
+    (the replay guard, the registry) and folds it."""
+    if type_ == "status":
+        if p.get("state") not in ("online", "offline") or not _whole(p.get("boot")):
+            return "board status: its state must be online or offline, its boot a whole number"
+        if p["state"] == "online" and not ("fw" in p and _whole(p.get("stations"))):
+            return "board status online: its firmware and number of stations are missing"
+    else:
+        if not all(_whole(p.get(k)) for k in ("boot", "seq", "station")):
+            return f"board {type_}: boot, seq and station must be whole numbers"
+        if not isinstance(p.get("in", ""), str):
+            return f"board {type_}: its install id must be text"
+    if not all(_whole(p[k]) for k in ("bt", "ctr") if p.get(k) is not None):
+        return f"board {type_}: its boot and counter (bt, ctr) must be whole numbers"
+    if p.get("type") != type_:
+        return f"board {type_}: its message says type {p.get('type')!r}"
+    return None
 
 
 def round_window(start_row: dict | None, offsets: dict[str, int], time_limit_ms: int) -> tuple[int, int] | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..boards.keys import BoardKeys, KeyFileError
 from ..boards.service import HubService
-from ..event.log_health import LogWriteFailed, STORE_ERRORS, write_failure_advice
+from ..event.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
 from ..event.competition import Competition
 from ..event.store import EventStore
 from ..rules.formats import FormatError
@@ -63,9 +63,14 @@ def writable_log(path: Path, make_service):
     except STORE_ERRORS as e:
         print(f"error: {write_failure_advice(path, e, 'open')}. The hub did not start.", file=sys.stderr)
         return None
+    except DamagedLog as e:
+        print(f"error: {e}. The hub did not start.", file=sys.stderr)
+        return None
     try:
         service = make_service(store)
         service.check_writable()
+    except DamagedLog as e:
+        print(f"error: {e}. The hub did not start.", file=sys.stderr)
     except LogWriteFailed as e:
         print(f"error: {e}. The hub did not start: it would acknowledge nothing.", file=sys.stderr)
     except STORE_ERRORS as e:

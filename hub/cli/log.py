@@ -1,13 +1,15 @@
 """`tabletimer act` and `replay`: operator actions into an event's log, the standings
-rebuilt from it."""
+rebuilt from it; `tabletimer log check` and `log recover`: a damaged log checked, and what of
+it reads recovered into a new one (docs/operations.md, "A damaged event log")."""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from ..boards.service import HubService, with_defaults
-from ..event.log_health import LogWriteFailed, STORE_ERRORS, write_failure_advice
+from ..event.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
 from ..event.store import EventStore
 from ..rules.formats import fmt_duration
 from .common import LOG_FAILED, open_event, print_final, service_for
@@ -54,6 +56,9 @@ def cmd_act(args) -> int:
         return 2
     except LogWriteFailed as e:
         print(f"error: {e}. Nothing was recorded: fix this and run the command again.", file=sys.stderr)
+        return LOG_FAILED
+    except DamagedLog as e:
+        print(f"error: {e}. Nothing was recorded.", file=sys.stderr)
         return LOG_FAILED
     except STORE_ERRORS as e:       # opening or reading the log
         print(f"error: {write_failure_advice(ev.db, e, 'open')}. Nothing was recorded.", file=sys.stderr)
@@ -148,4 +153,175 @@ def cmd_replay(args) -> int:
             print_final(service)
     finally:
         store.close()
+    return 0
+
+
+# ------------------------------------------------------------ a damaged log
+
+def _log_at(where: str) -> Path | None:
+    """The event log of a folder (DIR/events.sqlite), or the log file
+    itself; None after saying there is none."""
+    p = Path(where)
+    log = p if p.is_file() else p / "events.sqlite"
+    if not log.is_file():
+        print(f"error: no event log at {log}", file=sys.stderr)
+        return None
+    return log
+
+
+def _ids(ids: list[int]) -> str:
+    """Ids as ranges: #1-#60, #91-#303."""
+    runs: list[list[int]] = []
+    for i in sorted(ids):
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(f"#{a}" if a == b else f"#{a}-#{b}" for a, b in runs) or "none"
+
+
+def _what_it_was(seen: dict) -> str:
+    from ..rules.timetext import fmt_clock
+
+    said = " ".join(str(seen[k]) for k in ("source", "type", "board") if k in seen)
+    if "received_ms" in seen:
+        try:
+            said += f", stored at {fmt_clock(seen['received_ms'])}"
+        except (OverflowError, OSError, ValueError):
+            pass
+    return f" ({said.strip(', ')})" if said else ""
+
+
+def _lost_lines(lost) -> list[str]:
+    """The rows lost, those in a run with the same damage as one line."""
+    lines: list[tuple[list[int], str, dict]] = []
+    blanks: dict[tuple[int, str], int] = {}
+    for d in lost:
+        if d.id is None:
+            blanks[(d.after, d.what)] = blanks.get((d.after, d.what), 0) + 1
+        elif lines and lines[-1][1] == d.what and lines[-1][0][-1] == d.id - 1 and not d.seen:
+            lines[-1][0].append(d.id)
+        else:
+            lines.append(([d.id], d.what, d.seen))
+    out = [f"  row{'s' if len(ids) > 1 else ''} {_ids(ids)}{f' ({len(ids)})' if len(ids) > 1 else ''}"
+           f"{_what_it_was(seen)}: {what}" for ids, what, seen in lines]
+    out += [f"  {n} row{'s' if n > 1 else ''} after #{after}: {what}" for (after, what), n in blanks.items()]
+    return out
+
+
+def _flagged(log: Path, rows: list[dict]) -> list[str] | None:
+    """The readable rows the fold cannot use (kept, flagged and alerted
+    at the desk): folded as the hub folds them, when log is an event
+    folder's; None: no event folder to fold them with."""
+    from ..event import event_folder
+    from ..event.competition import Competition
+    from ..rules.formats import FormatError
+
+    if not (log.parent / "format.toml").is_file():
+        return None
+    try:
+        ev = event_folder.load(log.parent)
+    except (event_folder.EventFolderError, FormatError):
+        return None
+    comp = Competition(ev.format, ev.entrants, ev.stations)
+    for row in rows:
+        comp.apply(row)
+    return [f"  row #{rid}: {why}" for rid, why in sorted(comp.flagged.items())]
+
+
+def _say_health(log: Path, health) -> None:
+    from ..event import log_rows
+
+    files = ", ".join(f"{p.name} {size:,} bytes" for p, size in health.files)
+    print(f"event log {log} ({files}; schema version {health.version if health.version is not None else '?'}, "
+          f"event id {health.event_id() if health.event_id() is not None else 'unreadable'})")
+    rows = health.scan.rows
+    print(f"rows read whole: {len(rows)} ({_ids(list(rows))}); the highest id given: #{health.scan.highest}")
+    lost = health.lost()
+    if lost:
+        print(f"DAMAGED: {len(lost)} row{'s' if len(lost) != 1 else ''} cannot be read:")
+        for line in _lost_lines(lost):
+            print(line)
+    print("SQLite's own check (PRAGMA integrity_check): " + (
+        "ok" if not health.problems else f"{len(health.problems)}{' or more' if len(health.problems) >= 50 else ''}"
+        " problem(s): " + "; ".join(health.problems[:3])
+        + ("; ..." if len(health.problems) > 3 else "")))
+    if health.meta is None:
+        print("the event id (table meta) cannot be read")
+    if health.counters is None:
+        print("the hub's command counters (table counters) cannot be read")
+    flagged = _flagged(log, [log_rows.decoded(rows[i]) for i in sorted(rows)])
+    if flagged:
+        print(f"rows the fold cannot use: {len(flagged)} (not damage: they stay in the log, flagged and alerted "
+              "at the desk, and the event goes on):")
+        for line in flagged[:20]:
+            print(line)
+        if len(flagged) > 20:
+            print(f"  ... and {len(flagged) - 20} more")
+
+
+def cmd_log_check(args) -> int:
+    """An event log read row by row, without writing it: what reads, what
+    is damaged.  0: sound; LOG_FAILED: damaged."""
+    from ..event import log_repair
+
+    log = _log_at(args.dir)
+    if log is None:
+        return 2
+    health = log_repair.check(log)
+    _say_health(log, health)
+    if health.sound:
+        print("the log is sound")
+        return 0
+    print(f"the log is damaged. Stop the hub if it runs on it, then `tabletimer log recover {log.parent}`: it "
+          f"copies the {len(health.scan.rows)} readable rows into a new log, under their own ids, and keeps "
+          "the damaged file beside it")
+    return LOG_FAILED
+
+
+def cmd_log_recover(args) -> int:
+    """Every readable row of a damaged log into a new log in its place,
+    the damaged file kept beside it; what was lost said.  Under the hub's
+    lock: not while a hub runs on it."""
+    from ..event import log_repair
+    from .common import hub_lock
+
+    log = _log_at(args.dir)
+    if log is None:
+        return 2
+    lock = hub_lock(log)
+    if lock is None:
+        print(f"Nothing was changed: stop the hub, then `tabletimer log recover {log.parent}` again.",
+              file=sys.stderr)
+        return 2
+    try:
+        health = log_repair.check(log)
+        if health.sound:
+            _say_health(log, health)
+            print("the log is sound: nothing to recover, nothing was changed")
+            return 0
+        try:
+            done = log_repair.recover(log)
+        except log_repair.NothingReadable as e:
+            print(f"error: {e}", file=sys.stderr)
+            return LOG_FAILED
+    finally:
+        lock.release()
+    health = done.health
+    _say_health(log, health)
+    kept = done.damaged_files
+    print(f"the damaged log is kept as it was: {kept[0]}" + (f" (with {kept[1].name})" if len(kept) > 1 else ""))
+    print(f"{log} is a new log with the {len(done.kept)} readable rows ({_ids(done.kept)}), each under its "
+          f"own id; " + ("a NEW event id (the old one did not read): the boards take the next schedules as a "
+                         "new event's" if done.new_event_id else "the same event id")
+          + ("; the hub's command counters kept" if health.counters else "" if health.counters is not None else
+             "; the hub's command counters did not read: the hub numbers its next commands from its clock"))
+    print(f"the next row is #{health.scan.highest + 1}: no lost row's id is given to another")
+    lost = health.lost()
+    if lost:
+        print(f"LOST: {len(lost)} row{'s' if len(lost) != 1 else ''} (listed above) "
+              f"{'are' if len(lost) != 1 else 'is'} not in the new log: "
+              f"check what {'they' if len(lost) != 1 else 'it'} held against the desk's and the tables' notes and record it again with "
+              f"`tabletimer act {log.parent} ...`")
+    print(f"next: `tabletimer log check {log.parent}`, then `tabletimer run {log.parent}`")
     return 0

@@ -16,7 +16,9 @@ from .boards import cmd_board_check, cmd_board_flash, cmd_broker_config
 from .demo import cmd_demo
 from .event import cmd_console, cmd_init, cmd_run
 from .rehearse import cmd_press, cmd_rehearse
-from .log import cmd_act, cmd_replay
+from .common import LOG_FAILED
+from .log import cmd_act, cmd_log_check, cmd_log_recover, cmd_replay
+from ..event.log_health import DamagedLog
 
 
 # ------------------------------------------------------------------ parser
@@ -146,6 +148,18 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--json", action="store_true")
     rp.set_defaults(func=cmd_replay)
 
+    lg = sub.add_parser("log", help="an event's log: check it, recover what of a damaged one reads")
+    lgsub = lg.add_subparsers(dest="log_cmd", required=True)
+    lc = lgsub.add_parser("check", help="read the log row by row, without writing it: what reads, what is "
+                                        "damaged (exit 0: sound, 3: damaged)")
+    lc.add_argument("dir", help="the event folder (or the log file itself)")
+    lc.set_defaults(func=cmd_log_check)
+    lr = lgsub.add_parser("recover", help="copy every readable row of a damaged log into a new log in its "
+                                          "place, under the same ids; the damaged file is kept beside it "
+                                          "(events.sqlite.damaged-DATE-TIME) and what was lost is said")
+    lr.add_argument("dir", help="the event folder (or the log file itself); no hub may be running on it")
+    lr.set_defaults(func=cmd_log_recover)
+
     b = sub.add_parser("board", help="board tools")
     bsub = b.add_subparsers(dest="board_cmd", required=True)
     f = bsub.add_parser("flash", help="copy the firmware and a generated configuration to a board (mpremote)")
@@ -200,7 +214,11 @@ def main(argv: list[str] | None = None) -> int:
 
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    return args.func(args)
+    try:
+        return args.func(args)
+    except DamagedLog as e:        # every command that reads the log: the advice, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return LOG_FAILED
 
 
 if __name__ == "__main__":

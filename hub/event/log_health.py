@@ -32,9 +32,41 @@ def write_failure_advice(path: str | Path, err: BaseException, doing: str = "wri
     elif "unable to open" in low:
         what = f"the folder {Path(path).parent} is gone or not writable"
     elif "not a database" in low or "malformed" in low:
-        what = "the file is not an event log or is damaged: put back your copy of the event folder"
+        what = (f"the file is not an event log or is damaged: stop the hub, then `tabletimer log check "
+                f"{Path(path).parent}` and `tabletimer log recover {Path(path).parent}` "
+                f"(docs/operations.md, \"A damaged event log\")")
     elif "i/o" in low:
         what = "the disk failed or was removed (a USB stick pulled out?)"
     else:
         what = "check the disk (free space: df -h) and the file's permissions"
     return f"cannot {doing} the event log {path} ({text}): {what}"
+
+
+class DamagedLog(RuntimeError):
+    """The event log's file is damaged (a payload cut short, the file cut
+    short, a page of garbage): it is not read on.  The message names the
+    file, its first damaged row, and what to do: `tabletimer log check` to
+    see every damaged row, `tabletimer log recover` to copy every readable
+    row into a new log (docs/operations.md, "A damaged event log")."""
+
+    def __init__(self, path: str | Path, row: str | None, what: str, readable: int | None = None,
+                 detail: str = "") -> None:
+        self.path, self.row, self.what, self.readable, self.detail = Path(path), row, what, readable, detail
+        super().__init__(damaged_advice(self.path, row, what, readable, detail))
+
+
+def damaged_advice(path: Path, row: str | None, what: str, readable: int | None = None,
+                   detail: str = "") -> str:
+    """A damaged log in an operator's words: the file, the first damaged
+    row, what is wrong with it, how many rows before it read, what to do."""
+    where = path.parent
+    if row is not None:
+        said = f"{row} {what}" if what.startswith(("is ", "reads ")) else f"{row} cannot be read: {what}"
+    else:
+        said = f"its file is damaged ({what or detail or 'sqlite says so'})"
+    before = ("" if readable is None or row is None else
+              f"; the {readable} row{'s' if readable != 1 else ''} before it read whole" if readable else
+              "; no row before it reads")
+    return (f"the event log {path} is damaged: {said}{before}. Run `tabletimer log check {where}` to see "
+            f"every damaged row, then `tabletimer log recover {where}`: it copies every readable row into "
+            f"a new log and keeps the damaged file beside it (docs/operations.md, \"A damaged event log\")")

@@ -21,6 +21,12 @@ The log also holds the event's id (table meta): random, made when the log
 is created (or first opened by this version), the same across hub
 restarts and laptops for as long as the log is the same -- boards tell one
 event's schedules from another's by it.
+
+A damaged log (a cut payload, the file cut short, a garbage page) is
+refused with DamagedLog, which names the file, its first damaged row and
+what to do (`tabletimer log check` / `log recover`, log_repair.py): at open
+(PRAGMA quick_check, which the ids' index and the file's pages must pass)
+and by events() (a payload that does not decode, a page that does not read).
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from . import log_rows
+from .log_health import DamagedLog
 
 SCHEMA_VERSION = 2
 MAX_EVENT_ID = (1 << 30) - 1        # a small int on the board (no heap object)
@@ -53,6 +62,8 @@ CREATE TABLE IF NOT EXISTS {name} (
 SCHEMA = _EVENTS.format(name="events") + """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+# the hub's counters beside the log (reserve), made when first used
+COUNTERS = "CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, reserved INTEGER NOT NULL)"
 
 # fields of a board message that change with every transmission (the
 # envelope: counter, the sender's boot and install); the rest is the content
@@ -84,9 +95,26 @@ class EventStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()      # re-entered by the appends inside transaction()
         self.transactions = 0                 # transaction()s committed (batches, counter blocks: the tests' count)
+        existed = self.path.is_file() and self.path.stat().st_size > 0
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            self._open(existed)
+        except BaseException as e:
+            damaged = self._damaged(e) if log_rows.is_damage(e) else None
+            self._db.close()
+            if damaged is not None:
+                raise damaged from None
+            raise
+
+    def _open(self, existed: bool) -> None:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
+        if existed:
+            problems = [line for (text,) in self._db.execute("PRAGMA quick_check(5)")
+                        for line in str(text).splitlines() if line and not line.startswith("*** in database")]
+            if problems != ["ok"]:
+                more = f", and {len(problems) - 1} more" if len(problems) > 1 else ""
+                raise self._damaged(None, f"PRAGMA quick_check: {problems[0] if problems else '?'}{more}")
         value = self._current_event_id()
         if value is None:
             # a new or older log: one process migrates, the others wait and
@@ -195,10 +223,39 @@ class EventStore:
     def events(self, after: int = 0) -> list[dict]:
         """Stored rows in log order (those with id > after)."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT id, received_ms, source, type, board, payload FROM events WHERE id > ? ORDER BY id",
-                (after,)).fetchall()
-        return [self._row(i, r, s, t, b, json.loads(p)) for i, r, s, t, b, p in rows]
+            try:
+                rows = self._db.execute(
+                    "SELECT id, received_ms, source, type, board, payload FROM events WHERE id > ? ORDER BY id",
+                    (after,)).fetchall()
+            except sqlite3.DatabaseError as e:
+                if log_rows.is_damage(e):
+                    raise self._damaged(e) from None
+                raise
+        out = []
+        for i, r, s, t, b, p in rows:
+            if type(i) is not int or type(r) is not int or type(s) is not str or type(t) is not str:
+                raise self._damaged(None)           # a blank row: a damaged page's cells
+            try:
+                out.append(self._row(i, r, s, t, b, json.loads(p)))
+            except (TypeError, ValueError):         # a payload cut short, garbled or blank
+                raise self._damaged(None) from None
+        return out
+
+    def _damaged(self, err: BaseException | None, detail: str = "") -> DamagedLog:
+        """The log is damaged: the error that says so, naming its first
+        damaged row (the log read row by row) and how many rows read whole
+        before it."""
+        detail = detail or (str(err) if err is not None else "")
+        try:
+            with self._lock:
+                found = log_rows.scan(self._db)
+        except sqlite3.Error:
+            return DamagedLog(self.path, None, detail)
+        first = found.first_damage()
+        if first is None:
+            return DamagedLog(self.path, None, detail, readable=len(found.rows))
+        return DamagedLog(self.path, first.name(), first.what, readable=found.readable_before(first),
+                          detail=detail)
 
     def reserve(self, name: str, count: int, floor: int = 0) -> int:
         """Reserve `count` numbers of the counter `name` (in the table
@@ -206,8 +263,7 @@ class EventStore:
         any process in any run, and above floor; committed before it returns,
         so they may be used at once.  Returns the first of them."""
         with self.transaction():
-            self._db.execute("CREATE TABLE IF NOT EXISTS counters"
-                             " (name TEXT PRIMARY KEY, reserved INTEGER NOT NULL)")
+            self._db.execute(COUNTERS)
             row = self._db.execute("SELECT reserved FROM counters WHERE name = ?", (name,)).fetchone()
             first = max(row[0] if row else 0, floor) + 1
             self._db.execute("INSERT INTO counters (name, reserved) VALUES (?, ?) ON CONFLICT (name)"

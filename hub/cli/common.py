@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..boards.open_files import room_for
 from ..boards.keys import BoardKeys, KeyFileError
 from ..boards.service import HubService
 from ..event.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
@@ -123,19 +124,7 @@ def ensure_hub_password(ev_path: Path) -> Path:
 
 
 def room_for_connections(want: int) -> int | None:
-    """Raise this process's open-files limit towards want (macOS starts at
-    256, some Linux shells at 1024); the soft limit now (None: no such
-    limit here, Windows).  What does not fit is refused where it is opened
-    (the web server answers 503)."""
-    try:
-        import resource
-    except ImportError:                   # not on Windows
-        return None
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        except (ValueError, OSError):
-            pass
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    """Raise this process's open-files limit towards want (boards/open_files.py);
+    the soft limit now (None: no such limit here, Windows).  What does not
+    fit is refused where it is opened (the web server answers 503)."""
+    return room_for(want)

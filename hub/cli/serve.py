@@ -104,7 +104,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         console.print(f"event log {service.store.path}", markup=False, highlight=False, soft_wrap=True)
         dead = broker_gone(broker, service, console.is_terminal)
         hub = HubMqtt(service, address.host, address.port, address.user, address.password)
-        hub.start()
+        hub.start(while_waiting=dead)    # a child broker dying meanwhile is said and started again
         if web_listen and event:
             say = lambda text: console.print(text, markup=False, highlight=False,   # noqa: E731
                                               soft_wrap=True)     # a command or URL to copy: no wrapping

@@ -50,6 +50,10 @@ def _demo(args, data: Path, competition: Competition, keys: BoardKeys, event: di
     stations = competition.stations
     for i in range(args.boards):
         keys.ensure(sim_board_id(i))
+    kept = keep_earlier_run(data / "events.sqlite")
+    if kept is not None:
+        print(f"demo: the previous run's log is kept as {kept}; this run has a log (an event) of its own",
+              flush=True)
     opened = writable_log(data / "events.sqlite", lambda store: HubService(store, keys, competition))
     if opened is None:
         return LOG_FAILED
@@ -64,6 +68,30 @@ def _demo(args, data: Path, competition: Competition, keys: BoardKeys, event: di
         return serve(args, service, data, start_sims, event)
     finally:
         store.close()
+
+
+EARLIER = "earlier-runs"      # the demo folder's logs of earlier runs
+
+
+def keep_earlier_run(log: Path) -> Path | None:
+    """A demo run on a folder that holds a log of an earlier run: that log
+    moved to DATA/earlier-runs/ (its path returned), so that this run is an
+    event of its own.  The same log again was the same event: the boards
+    kept their stations "done" from the first run, each finish of the
+    second was a stray, and nobody finished."""
+    if not log.exists():
+        return None
+    dest = log.parent / EARLIER / time.strftime("events-%Y%m%d-%H%M%S.sqlite")
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = dest.with_name(time.strftime("events-%Y%m%d-%H%M%S") + f"-{n}.sqlite")
+    dest.parent.mkdir(exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):          # SQLite's files move together
+        part = log.with_name(log.name + suffix)
+        if part.exists():
+            part.rename(dest.with_name(dest.name + suffix))
+    return dest
 
 
 def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, stations, stop):

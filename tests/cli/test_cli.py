@@ -110,6 +110,24 @@ def test_demo_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
     installed, else the embedded one), hub, simulated boards; every
     simulated station finishes and is ranked; then a clean stop leaves no
     process behind."""
+    _demo_until_every_station_is_confirmed(tmp_path)
+
+
+def test_the_demo_run_twice_on_one_folder_ranks_every_finish_of_the_second_run(tmp_path):
+    """Issue 31: the second run on the same data folder reused the first
+    run's log: the boards kept their stations "done", every finish call of
+    the second run was a stray, and nobody finished.  Each run is an event
+    of its own now (the earlier log kept in data/earlier-runs/)."""
+    _demo_until_every_station_is_confirmed(tmp_path)
+    rest = _demo_until_every_station_is_confirmed(tmp_path)
+    assert "demo: the previous run's log is kept as " in rest
+    assert len(list((tmp_path / "data" / "earlier-runs").glob("events-*.sqlite"))) == 1
+    assert "stray" not in rest, rest
+
+
+def _demo_until_every_station_is_confirmed(tmp_path) -> str:
+    """The demo on tmp_path/data until its 4 stations are confirmed, then
+    Ctrl-C: the checks of a clean run; what it printed."""
     from brokers import free_port
 
     proc = subprocess.Popen(
@@ -137,6 +155,7 @@ def test_demo_shows_simulated_presses_ranked_and_stops_cleanly(tmp_path):
     # nothing left running: no broker, no board process of this run
     left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout
     assert left.strip() == "", left
+    return rest
 
 
 def _pids_mentioning(text: str) -> list[str]:

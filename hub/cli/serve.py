@@ -108,22 +108,31 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         if web_listen and event:
             say = lambda text: console.print(text, markup=False, highlight=False,   # noqa: E731
                                               soft_wrap=True)     # a command or URL to copy: no wrapping
+            from ..web import screens
+
             pages = _referee_pages(service, data, event)
             routes = pages.routes()
+            screen = None                   # the hall's screens' token (web/screens.py)
             if getattr(args, "hall_pages", "on") == "on":
+                screen = screens.screen_token(data)
                 hall = _hall_process(args, service, data, event, web_listen, say)
                 if hall is not None:
                     from ..web.hall_pages import PATHS
                     routes += hall.redirect_routes(PATHS)     # the addresses people know, sent on
-            remote = _web_server(service, event, data, web_listen, say, routes)
+            # the web server's reserve of connections: signed-in referees, the consoles, the screens
+            credentials = [pages.signed_in, lambda scope: screens.carried(scope, screen)]
+            remote = _web_server(service, event, data, web_listen, say, routes, credentials)
             if remote is not None:
                 _say_referee_urls(service, remote, pages, data, say, getattr(args, "demo_referee", False))
             if hall is not None:
                 base = _hall_base(data, hall)
-                line = (f"hall pages (public, no sign-in; a process of their own): {base}/hall "
-                        f"(the projector), {base}/standings (spectators' phones), {base}/results")
-                say(line)
-                service.note(line)
+                line = (f"hall pages (public, no sign-in; a process of their own): {base}/hall, "
+                        f"{base}/standings (spectators' phones), {base}/results")
+                projector = (f"  the projector: {screens.projector_url(base, screen)} (its place kept "
+                             f"from the crowd; the token: {screens.token_path(data)})")
+                for text in (line, projector):
+                    say(text)
+                    service.note(text.strip())
         if start_sims:
             sims = start_sims(address, stop)
         deadline = time.monotonic() + args.duration if args.duration else None
@@ -182,9 +191,10 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
 
 
 def _web_server(service: HubService, event: dict, data: Path, listen: tuple[str, int], say,
-                extra_routes=()):
+                extra_routes=(), credentials=()):
     """The hub's web server: the API for consoles on other laptops, and
-    extra_routes (None if its port is taken: the hub runs without it).
+    extra_routes (None if its port is taken: the hub runs without it);
+    credentials: what else may use its reserve of connections (server.py).
     What it says names the token's file, never the token: the screen, the
     console's event log and a terminal's scrollback are seen by others."""
     from ..web.console_api import console_token, token_path
@@ -192,7 +202,8 @@ def _web_server(service: HubService, event: dict, data: Path, listen: tuple[str,
 
     host, port = listen
     try:
-        server = start_hub_web(service, event, console_token(data), host, port, extra_routes)
+        server = start_hub_web(service, event, console_token(data), host, port, extra_routes,
+                               privileged=credentials)
     except OSError as e:
         say(f"warning: no remote consoles: cannot listen on {host}:{port} "
             f"({e.strerror or e}); choose another with --web-listen HOST:PORT")
@@ -232,8 +243,10 @@ def _hall_process(args, service: HubService, data: Path, event: dict, web_listen
     # the projector's title: the event's (DIR/title, else the folder's name; the category is the
     # format's title)
     title = event.get("title") or event.get("name") or service.competition.format.title
+    from ..web.screens import token_path
     try:
-        return HallProcess(service.store.path, description, listen, title, data / "hall-pages.log").start()
+        return HallProcess(service.store.path, description, listen, title, data / "hall-pages.log",
+                           token_path(data)).start()
     except (RuntimeError, OSError) as e:
         say(f"warning: no hall pages: {e}")
         return None

@@ -122,6 +122,12 @@ class ConsoleApi:
             raise ApiError(401, "wrong or missing console token "
                                 f"(Authorization: Bearer <the event's {TOKEN_FILE}>)", close=True)
 
+    def carries_token(self, scope: dict) -> bool:
+        """Whether a request (its ASGI scope, before its body) carries the
+        console's token: the web server's reserve of connections is for it."""
+        given = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), b"")
+        return hmac.compare_digest(given, f"Bearer {self.token}".encode())
+
     @staticmethod
     def row_id(after: str) -> int:
         """`after` of /rows: a row id in ASCII digits, else ApiError 400."""

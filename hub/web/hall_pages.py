@@ -2,32 +2,41 @@
 
     GET  /hall               the projector (1920x1080): the round clock, the
                              next signal, the standings paging by themselves
+                             (?screen=TOKEN: the event's screen token,
+                             screens.py: a stream of the screens' own)
     GET  /standings          the same on a phone: search by name, follow one
     GET  /rotate?screens=A,B&every=S   several categories on one screen: each
                              category's hub's /hall in a frame, shown in turn
     GET  /results            the results sheet (as `tabletimer results --html`),
                              provisional or final, with the time of the last
                              change; /results.csv and /results.json to download
-    GET  /h/api/standings    the standings as JSON (hall_view.py)
+    GET  /h/api/standings    the standings as JSON (hall_view.py): what a page
+                             polls every few seconds when its stream is refused
     GET  /h/api/stream       the same by server-sent events: at every change
                              (at most MIN_INTERVAL_S apart), a ping between
+                             (both: ?screen=TOKEN as /hall; a wrong token 403)
     GET  /h/static/{file}    the pages' scripts and styles
 
 Nothing secret: hall_view.py shows names, places, times, tables; no board
 id, token, alert or log line.  A crowd cannot slow the boards: requests are
 limited per client address (rate_limit.py: 429), streams per address and
-in all (503), and every stream is sent the same view, made once per change
-(outside the service's lock: HubService.snapshot ranks after letting it go).
-The organizer turns the pages off with `--hall-pages off`.
+in all (503: the page then polls /h/api/standings, common.js), and every
+stream is sent the same view, made once per change (outside the service's
+lock: HubService.snapshot ranks after letting it go).  A screen with the
+event's screen token is not limited: its streams are counted apart
+(SCREENS_IN_ALL), and its connections may use the web server's reserve
+(`privileged`).  The organizer turns the pages off with `--hall-pages off`.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -35,6 +44,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Route
 
 from ..outputs.results import in_progress_text, results_csv, results_html, results_json
+from . import screens
 from .changes import ChangeFeed, SharedView, stream_views
 from .hall_view import hall_view
 from .rate_limit import RateLimit
@@ -50,10 +60,16 @@ PATHS = ("/hall", "/standings", "/rotate", "/results", "/results.csv", "/results
          "/h/api/standings", "/h/api/stream", "/h/static/{name}")
 
 
+_WRONG_SCREEN = ("this screen's token is not the event's (an old one?): open the projector's address "
+                 "the hub prints (hall pages ... the projector: .../hall?screen=...); shown as a spectator's page")
+
+
 class HallPages:
     def __init__(self, service: Any, title: str = "", limit: RateLimit | None = None,
-                 clock=time.monotonic) -> None:
+                 clock=time.monotonic, screen_token: str | None = None) -> None:
+        """screen_token: the event's (screens.py); None: no screen has a place of its own."""
         self.service = service
+        self.screen_token = screen_token
         self.title = title or service.competition.format.title
         self.limit = limit or RateLimit()
         self.feed = ChangeFeed(service)
@@ -86,7 +102,28 @@ class HallPages:
     def _client(self, request: Request) -> str:
         return request.client.host if request.client else "?"
 
-    def _allowed(self, request: Request) -> Response | None:
+    def privileged(self, scope: dict) -> bool:
+        """A request (ASGI scope) of a screen with the event's token: for the
+        web server's reserve of connections."""
+        return screens.carried(scope, self.screen_token)
+
+    def _screen(self, request: Request) -> bool | None:
+        """True: a screen with the event's token; None: no token given;
+        False: a wrong one."""
+        token = request.query_params.get(screens.PARAM)
+        if token is None:
+            return None
+        return screens.valid(token, self.screen_token)
+
+    def _allowed(self, request: Request, wrong_screen_refused: bool = True) -> Response | None:
+        """None, or the answer refusing the request: 429 (too often), 403 (a
+        wrong screen token: the data's paths; a page is served, its script
+        says so)."""
+        screen = self._screen(request)
+        if screen is False and wrong_screen_refused:
+            return JSONResponse({"error": _WRONG_SCREEN, "screen": "refused"}, status_code=403)
+        if screen:
+            return None                       # the event's own screens are not limited
         with self._limit_lock:
             ok = self.limit.request(self._client(request), self._clock())
         if ok:
@@ -104,7 +141,16 @@ class HallPages:
     # ------------------------------------------------------------ routes
     def page(self, name: str):
         async def serve(request: Request) -> Response:
-            return self._allowed(request) or HTMLResponse((PAGES / name).read_text(), headers=_NO_STORE)
+            refused = self._allowed(request, wrong_screen_refused=False)
+            if refused:
+                return refused
+            text = (PAGES / name).read_text()
+            if self._screen(request):
+                # a screen's scripts and styles with its token too: the reserve's connections
+                # serve them while a crowd takes the rest (a projector reloaded in a flood)
+                token = quote(request.query_params[screens.PARAM], safe="")
+                text = re.sub(r'"/h/static/([a-z]+\.[a-z]+)"', rf'"/h/static/\1?{screens.PARAM}={token}"', text)
+            return HTMLResponse(text, headers=_NO_STORE)
         return serve
 
     async def static(self, request: Request) -> Response:
@@ -124,21 +170,32 @@ class HallPages:
         refused = self._allowed(request)
         if refused:
             return refused
-        client = self._client(request)
+        client, screen = self._client(request), bool(self._screen(request))
         with self._limit_lock:
-            why = self.limit.open_stream(client)
+            why = self.limit.open_screen() if screen else self.limit.open_stream(client)
         if why:
-            return JSONResponse({"error": why}, status_code=503, headers={"Retry-After": "30"})
-        seen = self.feed.version
-        _, text = await self.view.get()
+            return JSONResponse({"error": why + " (the page asks every few seconds meanwhile)"},
+                                status_code=503, headers={"Retry-After": "30"})
+
+        def close() -> None:
+            with self._limit_lock:
+                if screen:
+                    self.limit.close_screen()
+                else:
+                    self.limit.close_stream(client)
+        try:
+            seen = self.feed.version
+            _, text = await self.view.get()
+        except BaseException:
+            close()
+            raise
 
         async def events():
             try:
                 async for event in stream_views(self.view, seen, text, self.service.clock.now_ms, MIN_INTERVAL_S):
                     yield event
             finally:
-                with self._limit_lock:
-                    self.limit.close_stream(client)
+                close()
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 

@@ -3,7 +3,9 @@ a crowd on them never costs the hub's process a cycle: the boards' acks and
 the referees' actions do not wait for 300 spectators' streams.
 
 The hub (`HallProcess`) starts `python -m tabletimer.hub.web.hall_process
---log EVENTS.sqlite --listen HOST:PORT --title T`, writes it the event's
+--log EVENTS.sqlite --listen HOST:PORT --title T [--screen-token-file F]`
+(F: the event's screen token, web/screens.py: read from the file, never
+on the command line, which other users of the machine can see), writes it the event's
 description (event/description.py, as the console API's /event) as the
 first line of its stdin, and then a byte every HEARTBEAT_S.  The process
 builds the event's Competition from the description, follows the hub's log
@@ -83,6 +85,7 @@ def serve_hall(argv: list[str] | None = None) -> int:
     from ..event.followed_log import FollowedLog
     from .app import build_hall_app
     from .hall_pages import HallPages
+    from .screens import read_token
     from .server import WebServer, parse_listen
 
     ap = argparse.ArgumentParser(prog="python -m tabletimer.hub.web.hall_process",
@@ -90,6 +93,7 @@ def serve_hall(argv: list[str] | None = None) -> int:
     ap.add_argument("--log", required=True, help="the hub's event log (SQLite), read only")
     ap.add_argument("--listen", required=True, metavar="HOST:PORT")
     ap.add_argument("--title", default="")
+    ap.add_argument("--screen-token-file", help="the event's screen token (screens.py): the projector's place")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     lowest_priority()
@@ -100,9 +104,9 @@ def serve_hall(argv: list[str] | None = None) -> int:
         host, port = parse_listen(args.listen) or ("127.0.0.1", 0)
         followed = FollowedLog(args.log)
         service = HubService(followed, BoardKeys(), competition_of(json.loads(line)))   # type: ignore[arg-type]
-        pages = HallPages(service, args.title)
+        pages = HallPages(service, args.title, screen_token=read_token(args.screen_token_file))
         try:
-            server = WebServer(build_hall_app(pages.routes()), host, port).start()
+            server = WebServer(build_hall_app(pages.routes()), host, port, privileged=pages.privileged).start()
         except OSError as e:
             raise ValueError(f"cannot listen on {host}:{port} ({e.strerror or e}); choose another "
                              f"port with --hall-listen HOST:PORT") from None
@@ -141,11 +145,14 @@ class HallProcess:
     """The hall's pages' process, as the hub starts, watches and stops it."""
 
     def __init__(self, log_path: Path, event: dict, listen: tuple[str, int], title: str,
-                 errors: Path) -> None:
+                 errors: Path, screen_token_file: Path | None = None) -> None:
         """event: the description (as /event); listen: (host, port; 0: a
-        free one); errors: the file its stderr goes to."""
+        free one); errors: the file its stderr goes to; screen_token_file:
+        the event's screen token (web/screens.py)."""
         self._args = [sys.executable, "-m", "tabletimer.hub.web.hall_process", "--log", str(log_path),
                       "--title", title]
+        if screen_token_file is not None:
+            self._args += ["--screen-token-file", str(screen_token_file)]
         self._event = (json.dumps(event) + "\n").encode()
         self.host, self.port = listen
         self._errors = errors

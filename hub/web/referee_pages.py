@@ -13,7 +13,9 @@
                              touches the table and every 10 s, a `ping`
                              event between (server-sent events, changes.py:
                              a page that has had nothing for 8 s says it
-                             lost the hub, common.js)
+                             lost the hub, common.js); a badge revoked
+                             meanwhile ends it (a `revoked` event) within
+                             changes.HEARTBEAT_S
     POST /r/api/act          {action, payload, why, request, seen, replace}:
                              a referee's action, through HubService.act
 
@@ -40,6 +42,7 @@ server's.  The answers to an action:
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -141,6 +144,11 @@ class RefereePages:
         token = request.cookies.get(COOKIE, "")
         return self.referees.who(token) if token else None
 
+    def signed_in(self, scope: dict) -> bool:
+        """A request (ASGI scope, before its body) of a signed-in referee's
+        phone: for the web server's reserve of connections (server.py)."""
+        return self.referee(Request(scope)) is not None
+
     async def signin(self, request: Request) -> Response:
         token = request.query_params.get("token", "")
         name = self.referees.who(token) if token else None
@@ -223,16 +231,26 @@ class RefereePages:
         return Response((await self._shared(None).get())[1], media_type="application/json", headers=_NO_STORE)
 
     async def stream(self, request: Request) -> Response:
-        if self.referee(request) is None:
+        who = self.referee(request)
+        if who is None:
             return _error(401, _SIGN_IN)
+        token = request.cookies.get(COOKIE, "")
         table = request.query_params.get("table")
         view = self._shared(table)
         seen = self.feed.version_of(view.key)
         first, text = await view.get()
         if first is None:
             return _error(404, f"no table {table!r} in this event's stations.csv")
-        return StreamingResponse(stream_views(view, seen, text, self.service.clock.now_ms, MIN_INTERVAL_S),
-                                 media_type="text/event-stream",
+
+        async def events():
+            # the badge is asked again before each event (a view, or the ping at least
+            # every HEARTBEAT_S): a revoke in another process ends the stream within that
+            async for event in stream_views(view, seen, text, self.service.clock.now_ms, MIN_INTERVAL_S):
+                if self.referees.who(token) != who:
+                    yield f"event: revoked\ndata: {json.dumps(_REVOKED)}\n\n"
+                    return
+                yield event
+        return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     # ------------------------------------------------------------ actions
@@ -310,6 +328,7 @@ def _key(table: str) -> str:
 
 
 _SIGN_IN = "No referee is signed in on this phone (or the badge was revoked): scan your referee badge."
+_REVOKED = "This badge was revoked: this phone is signed out. Ask the head referee for a new badge."
 _NO_STORE = {"Cache-Control": "no-store"}
 
 

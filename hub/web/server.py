@@ -10,8 +10,12 @@ depth, console_api.py):
     the deadline is one per request, not one per read); once an answer
     has started (a stream of server-sent events: as long as it lasts),
     the deadline waits for its end;
-  - at most MAX_CONNECTIONS connections are served at a time; one more is
-    answered 503 (JSON) and closed at once;
+  - at most MAX_CONNECTIONS connections are served at a time, at most
+    PER_ADDRESS from one source, and the last MAX_CONNECTIONS //
+    RESERVED_SHARE only for requests with a credential (a referee's
+    sign-in, the console's token, a hall screen's token: the server's
+    `privileged`): connection_limits.py; one refused is answered 503
+    (JSON) and closed at once;
   - a request uvicorn's HTTP parser (h11) refuses is answered 400 (JSON)
     and its connection closed;
   - stop() closes every connection still open, answers under way
@@ -40,6 +44,8 @@ from starlette.routing import BaseRoute
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..boards.service import HubService
+from . import connection_limits
+from .connection_limits import PER_ADDRESS, RESERVED_SHARE, ConnectionLimits, Privileged, source_of
 
 DEFAULT_PORT = 8765
 REQUEST_TIMEOUT_S = 10.0     # a request arrives whole within this, or its connection is closed
@@ -113,47 +119,91 @@ def _json_answer(status: int, reason: bytes, data: dict) -> bytes:
 
 class _Protocol(H11Protocol):
     """uvicorn's h11 protocol with the server's guarantees: a deadline per
-    request, a cap on connections, JSON refusals, connections closed on
-    stop.  WebServer makes a subclass with its limits set."""
+    request, the caps on connections (connection_limits.py), JSON
+    refusals, connections closed on stop.  WebServer makes a subclass with
+    its limits set."""
 
     request_timeout: float = REQUEST_TIMEOUT_S
-    max_connections: int = MAX_CONNECTIONS
+    limits: ConnectionLimits = ConnectionLimits(MAX_CONNECTIONS, PER_ADDRESS, 0, None)
 
     _refused = False
+    _counted = False
+    _admitted = True              # False: in the reserve, and its request showed no credential
     _deadline: asyncio.TimerHandle | None = None
 
-    # -------------------------------------------------------- the cap
+    # -------------------------------------------------------- the caps
     def connection_made(self, transport: asyncio.Transport) -> None:   # type: ignore[override]
-        if len(self.connections) >= self.max_connections:
+        source = source_of(transport.get_extra_info("peername"))
+        why, waiting, evict = self.limits.admit(self, source, len(self.connections))
+        if why:
             self._refused = True
             self.transport = transport
             _discard_received(transport)
-            transport.write(_json_answer(503, b"Service Unavailable", {
-                "error": f"the hub serves {self.max_connections} connections already; "
-                         "try again in a moment"}))
+            transport.write(_json_answer(503, b"Service Unavailable", {"error": why}))
             transport.close()
-            log.debug("web: refused a connection (%d open)", self.max_connections)
+            log.debug("web: refused a connection from %s (%s)", source, why)
             return
+        self._counted = True
+        if evict is not None:
+            evict._evict()
+        if waiting:
+            self._admitted = False
+            self.app = self._gate(self.app)
         super().connection_made(transport)
         self._arm()
+
+    def _evict(self) -> None:
+        """Closed for a newer connection in the reserve (it sent no request yet)."""
+        self._disarm()
+        if not self.transport.is_closing():
+            log.debug("web: %s: closed in the reserve for a newer connection", self.client)
+            _discard_received(self.transport)
+            self.transport.close()
+
+    def _gate(self, app):
+        """The app for a connection in the reserve: its first request is
+        served only with a credential (the connection is an ordinary one
+        after it; data_received vets the request's head as soon as it is
+        parsed); without, 503 and closed."""
+        async def gate(scope, receive, send) -> None:
+            if not self._admitted:
+                body = json.dumps({"error": self.limits.full_text()}).encode()
+                await send({"type": "http.response.start", "status": 503,
+                            "headers": [(b"content-type", b"application/json"), (b"connection", b"close"),
+                                        (b"retry-after", b"5"), (b"content-length", b"%d" % len(body))]})
+                await send({"type": "http.response.body", "body": body})
+                return
+            await app(scope, receive, send)
+        return gate
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return
         super().data_received(data)
+        if self.cycle is not None and self.limits.waiting(self):
+            self._admitted = self.limits.vet(self, self.cycle.scope)
+            if self._admitted:
+                self._arm()                    # an ordinary request's deadline from here
         self._check_request_whole()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._refused:
             return
         self._disarm()
+        if self._counted:
+            self.limits.closed(self)
+            self._counted = False
         super().connection_lost(exc)
 
     # -------------------------------------------------------- the deadline
     def _arm(self) -> None:
-        """The next request must arrive whole within request_timeout from now."""
+        """The next request must arrive whole within request_timeout from now
+        (within PROBATION_S in the reserve)."""
         self._disarm()
-        self._deadline = self.loop.call_later(self.request_timeout, self._deadline_passed)
+        timeout = self.request_timeout
+        if self.limits.waiting(self):
+            timeout = min(timeout, connection_limits.PROBATION_S)
+        self._deadline = self.loop.call_later(timeout, self._deadline_passed)
 
     def _disarm(self) -> None:
         if self._deadline is not None:
@@ -259,14 +309,22 @@ class WebServer:
     """A Starlette app served by uvicorn in a daemon thread until stop()."""
 
     def __init__(self, app: Starlette, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-                 request_timeout: float | None = None, max_connections: int | None = None) -> None:
-        """request_timeout, max_connections: REQUEST_TIMEOUT_S and
-        MAX_CONNECTIONS unless given."""
+                 request_timeout: float | None = None, max_connections: int | None = None,
+                 per_address: int | None = -1, reserved: int | None = None,
+                 privileged: Privileged | None = None) -> None:
+        """request_timeout, max_connections, per_address (None: no cap per
+        source): REQUEST_TIMEOUT_S, MAX_CONNECTIONS and PER_ADDRESS unless
+        given; privileged(scope): whether a request carries a credential
+        (None: no reserve); reserved: the connections kept for those
+        (default max_connections // RESERVED_SHARE)."""
         self.app = app
         self._host, self._port = host, port
+        cap = MAX_CONNECTIONS if max_connections is None else max_connections
+        self.limits = ConnectionLimits(cap, PER_ADDRESS if per_address == -1 else per_address,
+                                       cap // RESERVED_SHARE if reserved is None else reserved, privileged)
         self._protocol = type("_Protocol", (_Protocol,), {
             "request_timeout": REQUEST_TIMEOUT_S if request_timeout is None else request_timeout,
-            "max_connections": MAX_CONNECTIONS if max_connections is None else max_connections})
+            "limits": self.limits})
         self._sock: socket.socket | None = None
         self._server: _Uvicorn | None = None
         self._thread: threading.Thread | None = None
@@ -282,6 +340,10 @@ class WebServer:
     def connections(self) -> int:
         """Connections being served now (refused ones are not)."""
         return len(self._server.server_state.connections) if self._server else 0
+
+    def connections_from(self, source: str) -> int:
+        """Connections from source (source_of's form) being served now."""
+        return self.limits.open_from(source)
 
     def url(self) -> str:
         return base_url(*self.address)
@@ -335,14 +397,20 @@ class WebServer:
 
 def start_hub_web(service: HubService, event: dict, token: str, host: str = "127.0.0.1",
                   port: int = DEFAULT_PORT, extra_routes: Sequence[BaseRoute] = (),
-                  request_timeout: float | None = None, max_connections: int | None = None) -> WebServer:
+                  request_timeout: float | None = None, max_connections: int | None = None,
+                  privileged: Sequence[Privileged] = (), per_address: int | None = -1,
+                  reserved: int | None = None) -> WebServer:
     """The hub's web server, started: the console API for service (event:
     its /event; token: its Bearer token) and extra_routes (the referees'
-    pages).  OSError if the port is taken."""
+    pages).  The reserve of connections (WebServer) is for requests with
+    the console's token or one of privileged's credentials (a referee's
+    sign-in, a hall screen's token).  OSError if the port is taken."""
     from .app import build_app
     from .console_api import ConsoleApi
 
     api = ConsoleApi(service, event, token)
-    server = WebServer(build_app(api, extra_routes), host, port, request_timeout, max_connections)
+    checks = (api.carries_token, *privileged)
+    server = WebServer(build_app(api, extra_routes), host, port, request_timeout, max_connections,
+                       per_address, reserved, lambda scope: any(check(scope) for check in checks))
     server.api = api
     return server.start()

@@ -264,3 +264,46 @@ def test_one_screen_rotates_across_the_categories_of_two_hubs(tmp_path, browser)
     finally:
         here.close()
         other.close()
+
+
+# ------------------------------------------------------------ issue #33 item 3: no blank projector
+
+SCREEN = "projector-token-of-the-test"
+
+
+def test_pages_beyond_the_streams_limit_show_the_standings_every_few_seconds(tmp_path, browser):
+    """Every stream place taken (none here): a spectator's page and a
+    projector without the screen token poll the standings instead, slower
+    but never blank; the projector with the event's token is live."""
+    h = WebHub(tmp_path, hall={"limit": RateLimit(streams_in_all=0), "screen_token": SCREEN})
+    try:
+        h.start(ago_ms=30 * 60_000)
+        phone = browser.new_context(**PHONE).new_page()
+        phone.goto(f"{h.url}/standings")
+        expect(phone.locator("#rows li")).to_have_count(4)
+        expect(phone.locator("#link")).to_contain_text("every 5 s")
+        crowd_screen = browser.new_context(**PROJECTOR).new_page()
+        crowd_screen.goto(f"{h.url}/hall")
+        expect(crowd_screen.locator("#link")).to_contain_text("every 5 s")
+        screen = browser.new_context(**PROJECTOR).new_page()
+        screen.goto(f"{h.url}/hall?screen={SCREEN}")
+        expect(screen.locator("#link")).to_have_text("live")
+        h.press("B1", 2)                                               # Bob's finish call
+        expect(screen.locator('tr[data-entrant="2"]')).to_contain_text("30:", timeout=3_000)   # live
+        expect(phone.locator('li[data-entrant="2"]')).to_contain_text("30:", timeout=10_000)   # a poll later
+        expect(crowd_screen.locator('tr[data-entrant="2"]')).to_contain_text("30:", timeout=10_000)
+        assert h.hall.limit.screens == 1
+    finally:
+        h.close()
+
+
+def test_a_projector_with_a_wrong_screen_token_says_so_and_shows_the_standings(tmp_path, browser):
+    h = WebHub(tmp_path, hall={"screen_token": SCREEN})
+    try:
+        screen = browser.new_context(**PROJECTOR).new_page()
+        screen.goto(f"{h.url}/hall?screen=an-old-one")
+        expect(screen.locator("#link")).to_contain_text("live · this screen's token is not the event's")
+        expect(screen.locator("#rows tr")).to_have_count(4)
+        assert h.hall.limit.screens == 0 and h.hall.limit.streams == 1        # a spectator's stream
+    finally:
+        h.close()

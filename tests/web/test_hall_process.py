@@ -142,6 +142,57 @@ def test_the_projector_follows_the_log_from_its_own_process_and_ends_with_the_hu
         hub.kill()
 
 
+def test_the_projectors_address_carries_the_events_screen_token(tmp_path):
+    """Issue #33 item 3: the hub prints the projector's address with the
+    event's screen token (made once, 0600, in the event folder), which the
+    hall's process takes from that file (not its command line) for the
+    screens' own streams."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    ev = make_event(tmp_path)
+    hub, web = start_hub(ev)
+    try:
+        hall = hub.hall_url()
+        token = (ev / "screen-token").read_text().strip()
+        assert len(token) >= 20 and oct((ev / "screen-token").stat().st_mode & 0o777) == "0o600"
+        until(lambda: any(f"the projector: {hall}/hall?screen={token} " in line for line in hub.lines),
+              "the projector's address said")
+        commands = hall_pids_cmdlines(ev / "events.sqlite")          # seen by every user of the machine
+        assert all(token not in c and "--screen-token-file" in c for c in commands)
+
+        def stream(query: str) -> int:
+            u = urlsplit(hall)
+            c = http.client.HTTPConnection(u.hostname, u.port, timeout=5)
+            c.request("GET", "/h/api/stream" + query, headers={"Accept": "text/event-stream"})
+            status = c.getresponse().status
+            c.close()
+            return status
+        assert stream(f"?screen={token}") == 200
+        assert stream("?screen=guessed") == 403
+        assert stream("") == 200
+    finally:
+        hub.kill()
+    first = token
+    hub, web = start_hub(ev)                             # the same token at the next start
+    try:
+        hub.hall_url()
+        assert (ev / "screen-token").read_text().strip() == first
+    finally:
+        hub.kill()
+
+
+def hall_pids_cmdlines(log: Path) -> list[str]:
+    """The command lines of the hall's pages' processes following log."""
+    out = []
+    for pid in hall_pids(log):
+        try:
+            out.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            pass
+    return out
+
+
 def test_a_hall_process_that_dies_or_loses_the_hub_is_started_again(tmp_path):
     ev = make_event(tmp_path)
     log = ev / "events.sqlite"

@@ -268,3 +268,12 @@ def test_a_page_that_lost_the_hub_says_so_within_ten_seconds(hub, browser):
         expect(page.locator("#link")).to_contain_text("no connection to the hub since", timeout=10_000)
         assert time.monotonic() - t0 < 10
         ctx.close()
+
+
+def test_a_revoked_badge_signs_the_open_page_out(hub, phone):
+    """The badge revoked while its table page is open: the page's stream
+    is ended at its next event and the page says so (issue #33)."""
+    phone.goto(f"{hub.url}/t/Table%201")
+    expect(phone.locator("#link")).to_have_text("live")
+    hub.referees.revoke("Anna")
+    expect(phone.locator("#link")).to_contain_text("This badge was revoked", timeout=8_000)

@@ -38,7 +38,10 @@ def test_a_rehearsed_call_is_confirmed_from_a_phone(tmp_path):
         assert signin.startswith(f"http://127.0.0.1:{web}/signin?token=")
         hall = out.wait_for(lambda ln: ln.startswith("hall pages (public, no sign-in; a process of their own): "),
                             "the hall pages' address")
-        assert f"http://127.0.0.1:{hall_port}/hall (the projector)" in hall
+        assert f"http://127.0.0.1:{hall_port}/hall, " in hall
+        projector = out.wait_for(lambda ln: ln.startswith("  the projector: "), "the projector's address")
+        token = (rehearsal / "screen-token").read_text().strip()
+        assert f"http://127.0.0.1:{hall_port}/hall?screen={token} " in projector
         out.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
         subprocess.run([TT, "act", str(rehearsal), "round_start"], check=True, capture_output=True)
         with sync_playwright() as p:

@@ -53,7 +53,9 @@ def browser():
 
 class WebHub:
     def __init__(self, tmp_path: Path, preset: str = "czjpa-individuals", entrants: str | None = None,
-                 stations: str | None = None, hall: dict | None = None) -> None:
+                 stations: str | None = None, hall: dict | None = None, web: dict | None = None) -> None:
+        """hall: HallPages's options (limit, screen_token); web: the web
+        server's limits (max_connections, per_address, reserved, ...)."""
         from web_server import serve
         self.folder = folder = tmp_path / "hall-2027"
         event_folder.init(folder, preset)
@@ -72,7 +74,8 @@ class WebHub:
         self.anna = self.referees.add("Anna")
         self.pages = RefereePages(self.svc, self.referees, folder.name)
         self.hall = HallPages(self.svc, "Hall 2027", **(hall or {}))
-        self.server = serve(self.svc, self.pages.routes() + self.hall.routes(), folder)
+        self.server = serve(self.svc, self.pages.routes() + self.hall.routes(), folder,
+                            [self.pages.signed_in, self.hall.privileged], **(web or {}))
         self.url = self.server.url()
         self._ctr: dict[str, int] = {}
 

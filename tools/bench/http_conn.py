@@ -14,16 +14,20 @@ IDLE_REUSE_S = 8.0        # the hub closes a connection idle for 10 s (web/serve
 class Conn:
     """One keep-alive HTTP/1.1 connection (a phone's browser's)."""
 
-    def __init__(self, port: int, cookie: str | None) -> None:
+    def __init__(self, port: int, cookie: str | None, local: str | None = None) -> None:
+        """local: the source address (127.0.0.N: a device of its own; the hub
+        serves at most connection_limits.PER_ADDRESS connections from one)."""
         self.port = port
         self.cookie = cookie
+        self.local = local
         self.r: asyncio.StreamReader | None = None
         self.w: asyncio.StreamWriter | None = None
         self.used = 0.0
 
     async def open(self) -> None:
         self.close()
-        self.r, self.w = await asyncio.open_connection("127.0.0.1", self.port)
+        self.r, self.w = await asyncio.open_connection("127.0.0.1", self.port,
+                                                       local_addr=(self.local, 0) if self.local else None)
         sock = self.w.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

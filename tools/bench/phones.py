@@ -62,6 +62,7 @@ def ms() -> float:
 class Phone:
     def __init__(self, i: int, port: int, token: str, table: str, acts: bool) -> None:
         self.i, self.port, self.token, self.table, self.acts = i, port, token, table, acts
+        self.address = f"127.0.{1 + i // 250}.{1 + i % 250}"   # each phone its own device (the hub caps an address)
         self.views: list[tuple[float, int]] = []        # (arrival ms, view's row)
         self.first = asyncio.Event()
         self.todo: asyncio.Queue[str] = asyncio.Queue()
@@ -71,7 +72,7 @@ class Phone:
         self.errors: list[str] = []
 
     async def stream(self) -> None:
-        conn = Conn(self.port, self.token)
+        conn = Conn(self.port, self.token, self.address)
         await conn.open()
         from urllib.parse import quote
         assert conn.w is not None
@@ -97,7 +98,7 @@ class Phone:
 
     async def act(self) -> None:
         """Confirm each call as it appears, one at a time."""
-        conn = Conn(self.port, self.token)
+        conn = Conn(self.port, self.token, self.address)
         k = 0
         while True:
             pid = await self.todo.get()

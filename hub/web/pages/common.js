@@ -106,7 +106,12 @@ var TT = (function () {
   // the hub sends a view at every change and a ping every 3 s: nothing for
   // LOST_MS means the hub (or the WiFi) is gone, whatever the socket says
   var LOST_MS = 8000;
-  var heard = 0, source = null, streamUrl = null;
+  var heard = 0, source = null, streamUrl = null, ended = false;
+  // a stream the hub refuses (503: the hall's live places are taken) leaves
+  // the hall's pages polling pollUrl every POLL_MS, and trying the stream
+  // again every RETRY_MS: a slower page, never a blank one
+  var POLL_MS = 5000, RETRY_MS = 30000;
+  var pollUrl = null, polling = null, tried = 0, notice = "";
 
   function clockText(ms) {
     var d = new Date(ms - offset);
@@ -119,35 +124,82 @@ var TT = (function () {
       ": what this page shows may be out of date; trying again…";
   }
 
+  function say(ok, text) { setLink(ok, notice ? text + " · " + notice : text); }
+
+  function shown(v) {
+    heard = Date.now();
+    offset = v.now - Date.now();
+    handlers.view(v);
+  }
+
   function open() {
+    if (ended) return;
     if (source) source.close();
+    tried = Date.now();
     source = new EventSource(streamUrl, { withCredentials: true });
     source.onmessage = function (m) {
       var v = JSON.parse(m.data);
-      heard = Date.now();
-      offset = v.now - Date.now();
-      setLink(true, "live");
-      handlers.view(v);
+      if (polling) { clearInterval(polling); polling = null; }
+      say(true, "live");
+      shown(v);
       flush();
     };
     source.addEventListener("ping", function (m) {
       heard = Date.now();
       offset = parseInt(m.data, 10) - Date.now();
-      if (!live) setLink(true, "live");
+      if (!live) say(true, "live");
+    });
+    source.addEventListener("revoked", function (m) {     // the badge was revoked: signed out
+      ended = true;
+      source.close();
+      setLink(false, JSON.parse(m.data));
     });
     source.onerror = function () {
+      if (ended) return;
+      // CLOSED: the hub answered, but not with a stream (503, 403); otherwise the
+      // browser is reconnecting by itself (the hub or the WiFi gone)
+      if (pollUrl && source.readyState === EventSource.CLOSED) { poll(); return; }
       if (heard) setLink(false, lostText());
     };
   }
 
-  function stream(url, onView) {
+  function withoutScreen(url) {
+    return url.replace(/([?&])screen=[^&]*&?/, "$1").replace(/[?&]$/, "");
+  }
+
+  function poll() {
+    if (!polling) polling = setInterval(poll, POLL_MS);
+    if (Date.now() - tried > RETRY_MS) { open(); return; }     // the stream again, while still polling
+    fetch(pollUrl, { cache: "no-store", credentials: "same-origin" })
+      .then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); })
+      .then(function (sj) {
+        var status = sj[0], j = sj[1];
+        if (status === 200) {
+          say(true, "every " + POLL_MS / 1000 + " s (the live places are taken: trying again)");
+          shown(j);
+        } else if (status === 403 && j && j.screen === "refused") {
+          notice = j.error;                       // a wrong screen token: a spectator's page
+          pollUrl = withoutScreen(pollUrl);
+          streamUrl = withoutScreen(streamUrl);
+          open();
+        } else if (heard) {
+          setLink(false, lostText());
+        }
+      })
+      .catch(function () { if (heard) setLink(false, lostText()); });
+  }
+
+  // url: the stream; poll: (the hall's pages) what to ask every few seconds
+  // when the stream is refused
+  function stream(url, onView, poll) {
     handlers.view = onView;
     streamUrl = url;
+    pollUrl = poll || null;
     heard = Date.now();
     open();
     var reopened = 0;
     setInterval(function () {
-      if (Date.now() - heard > LOST_MS) {
+      if (!ended && Date.now() - heard > LOST_MS) {
         setLink(false, lostText());
         if (Date.now() - reopened > 3000) {
           reopened = Date.now();
@@ -157,10 +209,16 @@ var TT = (function () {
     }, 1000);
   }
 
+  // the hall's screen token of this page's address (?screen=...), as a query to add
+  function screenQuery(sep) {
+    var t = new URLSearchParams(location.search).get("screen");
+    return t ? (sep || "?") + "screen=" + encodeURIComponent(t) : "";
+  }
+
   window.addEventListener("online", flush);
   setInterval(flush, 3000);
   document.addEventListener("DOMContentLoaded", showQueue);
 
-  return { now: now, fmt: fmt, el: el, act: act, flush: flush, stream: stream, queue: load,
+  return { now: now, fmt: fmt, el: el, act: act, flush: flush, stream: stream, queue: load, screenQuery: screenQuery,
            onAnswer: function (fn) { handlers.answer = fn; }, isLive: function () { return live; } };
 })();

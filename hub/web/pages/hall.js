@@ -70,7 +70,9 @@
     document.getElementById("changed").textContent = view.changed_ms ? "last change " + new Date(view.changed_ms - (view.now - TT.now())).toLocaleTimeString() : "";
   }
 
-  TT.stream("/h/api/stream", function (v) { view = v; draw(); clock(); });
+  // with the screen token of its address (?screen=...): a stream of the screens' own, never the crowd's
+  TT.stream("/h/api/stream" + TT.screenQuery(), function (v) { view = v; draw(); clock(); },
+            "/h/api/standings" + TT.screenQuery());
   setInterval(clock, 250);
   setInterval(function () { if (Date.now() - turned > PAGE_MS) draw(); }, 500);
 })();

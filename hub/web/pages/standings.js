@@ -55,6 +55,7 @@
   }
 
   search.addEventListener("input", draw);
-  TT.stream("/h/api/stream", function (v) { view = v; draw(); clock(); });
+  TT.stream("/h/api/stream" + TT.screenQuery(), function (v) { view = v; draw(); clock(); },
+            "/h/api/standings" + TT.screenQuery());
   setInterval(clock, 500);
 })();

@@ -79,9 +79,12 @@ def cmd_broker_config(args) -> int:
     from ..boards.mosquitto_config import write_mosquitto_config
 
     try:
-        ev = load_event(args.dir)
+        from ..event import rounds
+
+        evs = [load_event(args.dir, r) for r in rounds.names(args.dir)] or [load_event(args.dir)]
+        ev = evs[0]                     # the hall's files are every round's
         keys = BoardKeys(ev.keys_file)
-        missing = sorted({s.board for s in ev.stations} - set(keys.boards()))
+        missing = sorted({s.board for e in evs for s in e.stations} - set(keys.boards()))
         if missing:
             print(f"warning: no key yet for {', '.join(missing)} (flash them with --keys "
                   f"{ev.keys_file}, then run this again)", file=sys.stderr)

@@ -36,17 +36,21 @@ def print_desk_notes(rows) -> None:
         print(f"note (for the desk, not in the results): {line}", file=sys.stderr)
 
 
-def load_event(path: str):
-    ev = event_folder.load(path)
+ROUND_HELP = ("which of the event's rounds (`tabletimer round list DIR`; default: its only one, "
+              "else the one `run` last ran)")
+
+
+def load_event(path: str, round: str | None = None):
+    ev = event_folder.load(path, round)
     for w in ev.warnings:
         print(f"warning: {w}", file=sys.stderr)
     return ev
 
 
-def open_event(path: str):
+def open_event(path: str, round: str | None = None):
     """(event folder, board keys), or None after saying what is wrong."""
     try:
-        ev = load_event(path)
+        ev = load_event(path, round)
         return ev, BoardKeys(ev.keys_file)
     except (event_folder.EventFolderError, FormatError, KeyFileError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -11,13 +11,13 @@ from ..rules.timetext import fmt_clock
 from .brokers import broker_problem
 from .common import LOG_FAILED, hub_lock, open_event, service_for, writable_log
 from .serve import serve
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event import event_folder, rounds
 
 
 def cmd_run(args) -> int:
     """A real event from its folder: boards from stations.csv, keys from
-    board-keys.json, the log in events.sqlite."""
-    opened = open_event(args.dir)
+    board-keys.json, the log in events.sqlite (of the round asked for)."""
+    opened = open_event(args.dir, getattr(args, "round", None))
     if opened is None:
         return 2
     ev, keys = opened
@@ -57,7 +57,7 @@ def run_folder(args, ev, keys, start_sims=None, lock=None) -> int:
     boards for it (`tabletimer rehearse`)."""
     from ..web.console_api import folder_event
 
-    event = folder_event(ev.path)        # what the hub loaded, for remote consoles
+    event = folder_event(ev.path, ev.files, ev.round if ev.several_rounds else None)  # for remote consoles
     lock = lock or claim_folder(args, ev.db)
     if lock is None:
         return 2
@@ -66,6 +66,8 @@ def run_folder(args, ev, keys, start_sims=None, lock=None) -> int:
         if opened is None:
             return LOG_FAILED
         store, service = opened
+        if ev.round_path is not None or ev.several_rounds:
+            rounds.set_live(ev.path, ev.round)      # what results, act, console ... mean from now on
         try:
             return serve(args, service, ev.path, start_sims, event=event)
         finally:
@@ -83,7 +85,7 @@ def cmd_console(args) -> int:
 
     if "://" in args.dir:
         return _remote_console(args)
-    opened = open_event(args.dir)
+    opened = open_event(args.dir, getattr(args, "round", None))
     if opened is None:
         return 2
     ev, keys = opened
@@ -95,7 +97,8 @@ def cmd_console(args) -> int:
     try:
         service = service_for(ev, keys, store)
         watch_the_hub(service, ev.db)
-        run_console(service, f"TableTimer - {ev.format.title} (watching {ev.path.name})",
+        run_console(service, f"TableTimer - {ev.format.title} (watching {ev.path.name}"
+                    + (f", round {ev.round})" if ev.several_rounds else ")"),
                     tick=service.catch_up)
     finally:
         store.close()
@@ -164,7 +167,7 @@ def cmd_init(args) -> int:
     standard input is a terminal (blank, or no terminal: the folder's name)."""
     default = Path(args.dir).resolve().name
     title = args.title
-    if title is None and sys.stdin.isatty() and not (Path(args.dir) / "format.toml").exists():
+    if title is None and sys.stdin.isatty() and not rounds.names(args.dir):
         try:
             title = input(f"The event's title (on the projector, table cards, badges and results) "
                           f"[{default}]: ")

@@ -25,7 +25,7 @@ def _value(text: str):
 def cmd_act(args) -> int:
     """Append an operator action to an event's log; a running hub applies it
     within a quarter of a second."""
-    opened = open_event(args.dir)
+    opened = open_event(args.dir, getattr(args, "round", None))
     if opened is None:
         return 2
     ev, keys = opened
@@ -70,7 +70,8 @@ def cmd_act(args) -> int:
 
 
 def _act_payload(action: str, fields: list[str], svc: HubService) -> dict:
-    """key=value words as an action's fields: text for names and ids;
+    """key=value words as an action's fields: text for names, ids, members
+    and eligibility;
     times as an operator types them (round_start at=HH:MM[:SS] local clock
     time or hub ms; other at= as h:mm:ss[.fff] since the round start or hub
     ms; durations, offsets and warnings as h:mm:ss or ms); else JSON."""
@@ -81,7 +82,7 @@ def _act_payload(action: str, fields: list[str], svc: HubService) -> dict:
         k, sep, v = kv.partition("=")
         if not sep:
             raise ValueError(f"expected key=value, not {kv!r}")
-        if k in ("entrant", "press_id", "reason", "board"):
+        if k in ("entrant", "press_id", "reason", "board", "absent", "name", "members", "eligible"):
             payload[k] = v
         elif k == "at" and ":" in v:
             payload[k] = (parse_clock_time(v, now) if action == "round_start"
@@ -140,7 +141,7 @@ def replay_document(service: HubService) -> dict:
 
 def cmd_replay(args) -> int:
     """The standings rebuilt offline from an event's log."""
-    opened = open_event(args.dir)
+    opened = open_event(args.dir, getattr(args, "round", None))
     if opened is None:
         return 2
     ev, keys = opened
@@ -158,11 +159,22 @@ def cmd_replay(args) -> int:
 
 # ------------------------------------------------------------ a damaged log
 
-def _log_at(where: str) -> Path | None:
-    """The event log of a folder (DIR/events.sqlite), or the log file
-    itself; None after saying there is none."""
+def _log_at(where: str, round: str | None = None) -> Path | None:
+    """The event log of a folder (its round's events.sqlite: rounds.py), or
+    the log file itself; None after saying there is none."""
+    from ..event import rounds
+
     p = Path(where)
-    log = p if p.is_file() else p / "events.sqlite"
+    if p.is_file():
+        log = p
+    else:
+        try:
+            log = rounds.resolve(p, round)[1] / "events.sqlite"
+        except rounds.RoundError as e:
+            if round is not None or rounds.names(p):
+                print(f"error: {e}", file=sys.stderr)
+                return None
+            log = p / "events.sqlite"
     if not log.is_file():
         print(f"error: no event log at {log}", file=sys.stderr)
         return None
@@ -219,8 +231,11 @@ def _flagged(log: Path, rows: list[dict]) -> list[str] | None:
 
     if not (log.parent / "format.toml").is_file():
         return None
+    hall, round = log.parent, None
+    if log.parent.parent.name == "rounds":        # DIR/rounds/NAME/events.sqlite
+        hall, round = log.parent.parent.parent, log.parent.name
     try:
-        ev = event_folder.load(log.parent)
+        ev = event_folder.load(hall, round)
     except (event_folder.EventFolderError, FormatError):
         return None
     comp = Competition(ev.format, ev.entrants, ev.stations)
@@ -265,7 +280,7 @@ def cmd_log_check(args) -> int:
     is damaged.  0: sound; LOG_FAILED: damaged."""
     from ..event import log_repair
 
-    log = _log_at(args.dir)
+    log = _log_at(args.dir, getattr(args, "round", None))
     if log is None:
         return 2
     health = log_repair.check(log)
@@ -286,7 +301,7 @@ def cmd_log_recover(args) -> int:
     from ..event import log_repair
     from .common import hub_lock
 
-    log = _log_at(args.dir)
+    log = _log_at(args.dir, getattr(args, "round", None))
     if log is None:
         return 2
     lock = hub_lock(log)

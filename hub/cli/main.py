@@ -11,12 +11,13 @@ from ..event.actions import FIELDS as OPERATOR_ACTIONS
 from . import formats as cli_formats
 from . import outputs as cli_outputs
 from . import referees as cli_referees
+from . import rounds as cli_rounds
 from .brokers import KINDS
 from .boards import cmd_board_check, cmd_board_flash, cmd_broker_config
 from .demo import cmd_demo
 from .event import cmd_console, cmd_init, cmd_run
 from .rehearse import cmd_press, cmd_rehearse
-from .common import LOG_FAILED
+from .common import LOG_FAILED, ROUND_HELP
 from .log import cmd_act, cmd_log_check, cmd_log_recover, cmd_replay
 from ..event.log_health import DamagedLog
 
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="run an event from its folder (see `tabletimer init`)")
     r.add_argument("dir", help="the event folder")
     _serve_options(r)
+    r.add_argument("--round", help=ROUND_HELP)
     r.set_defaults(func=cmd_run)
 
     rh = sub.add_parser("rehearse", help="run an event from its folder with a simulated board for each "
@@ -93,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     rh.add_argument("dir", help="the event folder (the rehearsal runs on a copy of it in DIR/rehearsal)")
     rh.add_argument("--fresh", action="store_true", help="start the rehearsal's log afresh")
     _serve_options(rh)
+    rh.add_argument("--round", help=ROUND_HELP)
     rh.set_defaults(func=cmd_rehearse, demo_referee=True)
 
     pr = sub.add_parser("press", help="press a button of a simulated board of a running rehearsal")
@@ -121,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="with a URL: the hub's console token itself (default: "
                             "$TABLETIMER_CONSOLE_TOKEN; on the command line it is in the shell's "
                             "history: prefer --token-file)")
+    cs.add_argument("--round", help=ROUND_HELP)
     cs.set_defaults(func=cmd_console)
 
     i = sub.add_parser("init", help="create an event folder from a format preset")
@@ -141,11 +145,13 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--why", default="", help="the reason (recorded)")
     a.add_argument("--force", action="store_true",
                    help="record an action that replaces or discards a recorded result without asking")
+    a.add_argument("--round", help=ROUND_HELP)
     a.set_defaults(func=cmd_act)
 
     rp = sub.add_parser("replay", help="rebuild the standings offline from an event's log")
     rp.add_argument("dir")
     rp.add_argument("--json", action="store_true")
+    rp.add_argument("--round", help=ROUND_HELP)
     rp.set_defaults(func=cmd_replay)
 
     lg = sub.add_parser("log", help="an event's log: check it, recover what of a damaged one reads")
@@ -153,11 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     lc = lgsub.add_parser("check", help="read the log row by row, without writing it: what reads, what is "
                                         "damaged (exit 0: sound, 3: damaged)")
     lc.add_argument("dir", help="the event folder (or the log file itself)")
+    lc.add_argument("--round", help=ROUND_HELP)
     lc.set_defaults(func=cmd_log_check)
     lr = lgsub.add_parser("recover", help="copy every readable row of a damaged log into a new log in its "
                                           "place, under the same ids; the damaged file is kept beside it "
                                           "(events.sqlite.damaged-DATE-TIME) and what was lost is said")
     lr.add_argument("dir", help="the event folder (or the log file itself); no hub may be running on it")
+    lr.add_argument("--round", help=ROUND_HELP)
     lr.set_defaults(func=cmd_log_recover)
 
     b = sub.add_parser("board", help="board tools")
@@ -211,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     cli_formats.add_subcommands(sub)
     cli_outputs.add_subcommands(sub)
     cli_referees.add_subcommands(sub)
+    cli_rounds.add_subcommands(sub)
 
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..outputs.results import in_progress_text, load_results, results_csv, results_html, results_json
 from ..rules.formats import FormatError
-from .common import print_desk_notes
+from .common import ROUND_HELP, print_desk_notes
 from tabletimer.hub.event import event_folder
 
 
@@ -34,7 +34,7 @@ def cmd_results(args) -> int:
         print("error: only one output can go to standard output (-)", file=sys.stderr)
         return 2
     try:
-        res = load_results(args.dir)
+        res = load_results(args.dir, round=getattr(args, "round", None))
     except (event_folder.EventFolderError, FormatError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -77,14 +77,14 @@ def cmd_cards(args) -> int:
     from ..web import public_url as hub_url
 
     try:
-        ev = event_folder.load(args.dir)
+        ev = event_folder.load(args.dir, getattr(args, "round", None))
     except (event_folder.EventFolderError, FormatError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     for w in ev.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if not ev.stations:
-        print(f"error: {ev.path / 'stations.csv'}: no stations", file=sys.stderr)
+        print(f"error: {ev.files / 'stations.csv'}: no stations", file=sys.stderr)
         return 2
     event_name = ev.path.resolve().name
     try:
@@ -129,6 +129,7 @@ def add_subcommands(sub) -> None:
     r.add_argument("--html", metavar="FILE", help="the printable results sheet (one self-contained HTML file)")
     r.add_argument("--title", help="the event's title on the sheet (default: the event's, DIR/title, "
                                    "else the folder's name)")
+    r.add_argument("--round", help=ROUND_HELP)
     r.set_defaults(func=cmd_results)
 
     c = sub.add_parser(
@@ -147,4 +148,5 @@ def add_subcommands(sub) -> None:
     c.add_argument("--public-url", metavar="URL",
                    help="the hub's address as phones on the hall network reach it, e.g. "
                         "http://192.168.1.10:8765 (saved in DIR/public-url for later commands)")
+    c.add_argument("--round", help=ROUND_HELP)
     c.set_defaults(func=cmd_cards)

@@ -21,9 +21,11 @@ BADGES = "badges"
 
 def _folder(path: str) -> Path | None:
     """The event folder, or None after saying why it is not one."""
+    from ..event import rounds
+
     p = Path(path)
-    if not (p / "format.toml").exists():
-        print(f"error: {p}: not an event folder (no format.toml); create one with "
+    if not rounds.names(p):
+        print(f"error: {p}: not an event folder (no format.toml, no rounds); create one with "
               "`tabletimer init DIR --format PRESET`", file=sys.stderr)
         return None
     return p

@@ -20,12 +20,14 @@ from pathlib import Path
 
 from ..boards.broker import BrokerAddress
 from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
+from ..event import rounds
 from .common import open_event
 
 FOLDER = "rehearsal"          # in the event folder: an event folder of its own, the boards' flash, the presses
 DEFINITION = ("format.toml", "entrants.csv", "stations.csv")
 PRESSES = "presses.jsonl"     # a line per press, from `tabletimer press`
 RUNNING = "running"           # the rehearsing hub's pid, while it runs
+ROUND = "round"               # which of the event's rounds the rehearsal's log is of
 
 # the firmware's gestures, default timings (docs/firmware.md, "Station states and gestures")
 HOLD = {"call": 80, "confirm": 2500, "void": 6500}
@@ -42,7 +44,7 @@ def boards_of(stations) -> dict[str, int]:
 def rehearsal_folder(path: str | Path) -> Path:
     """DIR/rehearsal for an event folder DIR (DIR itself if it is one)."""
     p = Path(path)
-    return p if p.name == FOLDER and (p / "format.toml").exists() and (p.parent / "format.toml").exists() \
+    return p if p.name == FOLDER and (p / "format.toml").exists() and rounds.names(p.parent) \
         else p / FOLDER
 
 
@@ -52,14 +54,14 @@ def cmd_rehearse(args) -> int:
     from ..event.folder_lock import hub_running
     from .event import claim_folder
 
-    opened = open_event(args.dir)            # the event's own files, checked as `run` checks them
+    opened = open_event(args.dir, getattr(args, "round", None))   # the event's own files, checked as `run` checks them
     if opened is None:
         return 2
     source, _ = opened
     folder = rehearsal_folder(args.dir)
     event_dir = folder.parent
     if not boards_of(source.stations):
-        print(f"error: {event_dir / 'stations.csv'} names no board: nothing to rehearse", file=sys.stderr)
+        print(f"error: {source.files / 'stations.csv'} names no board: nothing to rehearse", file=sys.stderr)
         return 2
     try:
         BoardKeys(folder / "board-keys.json")        # the rehearsal's own keys, readable
@@ -75,20 +77,27 @@ def cmd_rehearse(args) -> int:
               else "."), file=sys.stderr)
         return 2
     try:
-        return _rehearse(args, folder, lock)
+        return _rehearse(args, folder, lock, source)
     finally:
         lock.release()
 
 
-def _rehearse(args, folder: Path, lock) -> int:
+def _rehearse(args, folder: Path, lock, source) -> int:
     from .event import run_folder
 
     event_dir = folder.parent
-    if args.fresh:
+    rehearsed = folder / ROUND                 # the round whose log the rehearsal holds
+    before = rehearsed.read_text().strip() if rehearsed.exists() else None
+    fresh = args.fresh or (before is not None and before != source.round)
+    if fresh:
         for old in ("events.sqlite", "events.sqlite-wal", "events.sqlite-shm"):
             (folder / old).unlink(missing_ok=True)
-    for name in DEFINITION:                  # the event as it is now
-        shutil.copyfile(event_dir / name, folder / name)
+        if not args.fresh:
+            print(f"rehearsing round {source.round} (the rehearsal held round {before}'s log: "
+                  f"a new one)", flush=True)
+    rehearsed.write_text(source.round + "\n")
+    for name in DEFINITION:                  # the event (the round) as it is now
+        shutil.copyfile(source.files / name, folder / name)
     opened = open_event(str(folder))
     if opened is None:
         return 2

@@ -10,6 +10,11 @@ can read and edit.
     DIR/events.sqlite     the event log: the record of the competition
     DIR/broker/           the embedded broker's files
 
+That is an event of one round; an event of several (a competition day:
+individuals, pairs, teams on the same boards) keeps each round's format,
+entrants, stations and log in DIR/rounds/NAME/ and the hall's files (title,
+keys, logins, referees) in DIR once (rounds.py).
+
 CSV files may come from registration tools: UTF-8 with or without BOM, comma
 or semicolon separated.  Errors name the file and line; warnings (capacity,
 duplicate names) do not stop the event.  A cell neutralised against formula
@@ -29,6 +34,7 @@ from tabletimer.shared.protocol import ProtocolError, check_board_id
 
 from ..rules.formats import Format, format_text, load_format
 from ..rules.standings import Entrant, Member
+from . import rounds
 from .csv_cells import read_cell
 
 ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes")
@@ -66,7 +72,7 @@ def event_title(path: str | Path) -> str:
         t = ""
     if t:
         return t
-    if p.name == REHEARSAL and (p / "format.toml").exists() and (p.parent / "format.toml").exists():
+    if p.name == REHEARSAL and (p / "format.toml").exists() and rounds.names(p.parent):
         return f"{event_title(p.parent)} (rehearsal)"
     return p.name
 
@@ -93,15 +99,26 @@ class Station:
 
 @dataclass
 class EventFolder:
-    path: Path
+    path: Path                # the hall: the event folder (its title, keys, logins, referees)
     format: Format
     entrants: list[Entrant]
     stations: list[Station]
     warnings: list[str] = field(default_factory=list)
+    round: str = rounds.MAIN  # which of its rounds this is (rounds.py)
+    round_path: Path | None = None    # where the round's files are (None: path itself)
+
+    @property
+    def files(self) -> Path:
+        """The round's folder: its format, entrants, stations and log."""
+        return self.round_path or self.path
 
     @property
     def db(self) -> Path:
-        return self.path / "events.sqlite"
+        return self.files / "events.sqlite"
+
+    @property
+    def several_rounds(self) -> bool:
+        return len(rounds.names(self.path)) > 1
 
     @property
     def keys_file(self) -> Path:
@@ -258,11 +275,14 @@ def load_stations(path: Path, fmt: Format, entrant_ids: set[str]) -> list[Statio
 
 # ------------------------------------------------------------------------ folder
 
-def load(path: str | Path) -> EventFolder:
-    p = Path(path)
-    if not (p / "format.toml").exists():
-        raise EventFolderError(f"{p}: no format.toml; create the folder with "
-                               f"`tabletimer init {p} --format PRESET`")
+def load(path: str | Path, round: str | None = None) -> EventFolder:
+    """The event folder at path, for one of its rounds (None: its only one,
+    else the live one: rounds.resolve)."""
+    hall = Path(path)
+    try:
+        name, p = rounds.resolve(hall, round)
+    except rounds.RoundError as e:
+        raise EventFolderError(str(e)) from None
     fmt = load_format(p / "format.toml")
     entrants, warnings = load_entrants(p / "entrants.csv", fmt)
     stations = load_stations(p / "stations.csv", fmt, {e.id for e in entrants})
@@ -271,7 +291,7 @@ def load(path: str | Path) -> EventFolder:
         warnings.append(f"{p / 'stations.csv'}: no station for "
                         + ", ".join(sorted(boards_missing)[:10])
                         + (" ..." if len(boards_missing) > 10 else ""))
-    return EventFolder(p, fmt, entrants, stations, warnings)
+    return EventFolder(hall, fmt, entrants, stations, warnings, name, None if p == hall else p)
 
 
 def init(path: str | Path, preset: str, title: str | None = None) -> Path:
@@ -280,13 +300,41 @@ def init(path: str | Path, preset: str, title: str | None = None) -> Path:
     p = Path(path)
     if (p / "format.toml").exists():
         raise EventFolderError(f"{p} already holds an event (format.toml exists)")
+    if rounds.names(p):
+        raise EventFolderError(f"{p} holds rounds already ({', '.join(rounds.names(p))}): add another "
+                               f"with `tabletimer round add {p} NAME --format {preset}`")
     title = clean_title(title or "")     # checked before anything is written
-    fmt = load_format(preset)            # FormatError: an unknown preset (the nearest named), a bad file
+    load_format(preset)                  # FormatError: an unknown preset (the nearest named), a bad file
+    p.mkdir(parents=True, exist_ok=True)
+    _write_round_files(p, preset)
+    if title:
+        save_title(p, title)
+    return p
+
+
+def add_round(path: str | Path, name: str, preset: str, title: str | None = None) -> Path:
+    """A new round in the event folder at path (made if need be, with its
+    title): its folder DIR/rounds/NAME with the preset's format and example
+    CSV files, as `init` writes them."""
+    hall = Path(path)
+    title = clean_title(title or "")
+    load_format(preset)
+    try:
+        d = rounds.add(hall, name)
+    except rounds.RoundError as e:
+        raise EventFolderError(str(e)) from None
+    _write_round_files(d, preset)
+    if title:
+        save_title(hall, title)
+    return d
+
+
+def _write_round_files(p: Path, preset: str) -> None:
+    fmt = load_format(preset)
     text = format_text(preset)
     origin = f"TableTimer's preset {fmt.name!r}" if fmt.path.startswith("presets/") else "a format file"
     head = (f"# This event's competition format, copied from {origin} by `tabletimer init`.\n"
             f"# Edit it for your event; `tabletimer formats show format.toml --explain` checks it.\n")
-    p.mkdir(parents=True, exist_ok=True)
     (p / "format.toml").write_text(head + text)
     fmt = load_format(p / "format.toml")
     if fmt.kind == "individual":
@@ -308,6 +356,3 @@ def init(path: str | Path, preset: str, title: str | None = None) -> Path:
         st = ["board,button,table,entrant,puzzle", f"T01,1,Table 1,{first},"]
     (p / "stations.csv").write_text("\n".join(st) + "\n")
     shutil.copymode(p / "format.toml", p / "stations.csv")
-    if title:
-        save_title(p, title)
-    return p

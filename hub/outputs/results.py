@@ -31,7 +31,8 @@ shown, never run (formula injection: event/csv_cells.py); numbers are bare.
     members          member names separated by '|' (as in entrants.csv)
     official         yes | no (no: may not take an award place, see the format's eligibility)
     status           finished | unfinished | running (time not up yet) | dns | dq | waiting (the round never started)
-    reason           the dq reason
+    reason           the dq reason; a dns one's when its station went to another
+                     ("absent: the station went to Jana Nová (R1)": `tabletimer act DIR replace`)
     provisional      yes | no (a finish not confirmed by a referee, a piece count missing)
     time, time_ms    finish of the last puzzle (pieces-first formats, and the
                      last-complete-puzzle tie-break: of the last whole puzzle)
@@ -113,7 +114,7 @@ class NoEventLog(event_folder.EventFolderError):
     pass
 
 
-def load_results(path: str | Path, now_ms: int | None = None) -> EventResults:
+def load_results(path: str | Path, now_ms: int | None = None, round: str | None = None) -> EventResults:
     """The standings of an event folder, from its event log (nothing is
     added to the log; a folder without one is refused, not given an empty
     one): final once the round's time is up, else as they stand at now_ms
@@ -122,7 +123,7 @@ def load_results(path: str | Path, now_ms: int | None = None) -> EventResults:
     from ..event.clock import HubClock
     from ..event.store import EventStore
 
-    ev = event_folder.load(path)
+    ev = event_folder.load(path, round)
     if not ev.db.exists():
         raise NoEventLog(f"{ev.db}: no event log yet (nothing was recorded: `tabletimer run "
                          f"{ev.path}` or `tabletimer act {ev.path} round_start` first)")
@@ -312,7 +313,7 @@ def _status_text(r: StandingRow) -> str:
     if r.status == "dq":
         return "DQ" + (f": {r.reason}" if r.reason else "")
     if r.status == "dns":
-        return "DNS"
+        return "DNS" + (f": {r.reason}" if r.reason else "")
     return r.status
 
 

@@ -91,12 +91,18 @@ def console_token(folder: Path) -> str:
     return path.read_text().strip()
 
 
-def folder_event(folder: Path) -> dict:
+def folder_event(folder: Path, files: Path | None = None, round: str | None = None) -> dict:
     """/event for an event folder: its definition files as they are now
-    (read when the hub starts, so a remote gets what the hub loaded)."""
-    return {"name": folder.resolve().name, "title": event_folder.event_title(folder),
-            "files": {n: (folder / n).read_bytes().decode("utf-8-sig", errors="replace")
-                      for n in FOLDER_FILES}}
+    (read when the hub starts, so a remote gets what the hub loaded):
+    those of its round in files (default: the folder's own), named round
+    when the event has several."""
+    files = files or folder
+    out = {"name": folder.resolve().name, "title": event_folder.event_title(folder),
+           "files": {n: (files / n).read_bytes().decode("utf-8-sig", errors="replace")
+                     for n in FOLDER_FILES}}
+    if round is not None:
+        out["round"] = round
+    return out
 
 
 def demo_description(fmt_file: str, fmt_text: str, boards: int, stations: int, speed: float) -> dict:

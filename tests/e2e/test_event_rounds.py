@@ -1,0 +1,117 @@
+"""Issue 31: an event holds its rounds (hub/event/rounds.py): the hall's
+boards, keys and logins once, each round's format, entrants, stations and
+log in DIR/rounds/NAME.  Moving the hall to the next round needs nothing
+at the tables: the board (the real firmware, never restarted) takes the new
+round's schedule, starts its stations afresh (nothing "done" carried over,
+no stray) and its presses are the new round's, while the last round's
+standings stay as they were.  A real hub (`tabletimer run --round`), the
+embedded broker with the event's logins."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from brokers import free_port
+from hall import TT, Hub
+from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
+from tabletimer.hub.event import event_folder, rounds
+from tabletimer.hub.event.store import EventStore
+from tabletimer.tools.simulator import SimBoard
+from waiting import until
+
+
+def tt(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([TT, *args], capture_output=True, text=True, timeout=60)
+
+
+def make_day(tmp: Path) -> Path:
+    hall = tmp / "day"
+    for name, preset, entrant in (("indiv", "czjpa-individuals", "1,Anna,individual,,yes,"),
+                                  ("pairs", "czjpa-pairs", "P1,The Edges,pair,Anna|Ben,yes|yes,")):
+        r = tt("round", "add", str(hall), name, "--format", preset, "--title", "A day of rounds")
+        assert r.returncode == 0, r.stderr
+        d = hall / "rounds" / name
+        (d / "entrants.csv").write_text("id,name,kind,members,eligible,notes\n" + entrant + "\n")
+        (d / "stations.csv").write_text(f"board,button,table,entrant,puzzle\nT01,1,Table 1,{entrant[:entrant.index(',')]},\n")
+    BoardKeys(hall / "board-keys.json").ensure("T01")
+    return hall
+
+
+def presses(log: Path) -> list[dict]:
+    store = EventStore(log)
+    try:
+        return [e for e in store.events() if e["source"] == "board" and e["type"] in ("press", "stray")]
+    finally:
+        store.close()
+
+
+def results(hall: Path, *round: str) -> list[dict]:
+    r = tt("results", str(hall), *round, "--json", "-")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)["rows"]
+
+
+def test_two_rounds_on_one_board_one_after_another_without_touching_it(tmp_path):
+    hall = make_day(tmp_path)
+    port = free_port()
+    key = BoardKeys(hall / "board-keys.json").key("T01")
+    board = None
+    hub = None
+    try:
+        for name, entrant in (("indiv", "1"), ("pairs", "P1")):
+            r = tt("act", str(hall), "round_start", f"at={int(time.time() * 1000)}", "--round", name)
+            assert r.returncode == 0, r.stderr
+            hub = Hub(hall, None, "--port", str(port), "--broker-kind", "embedded", "--round", name)
+            if board is None:
+                board = SimBoard("T01", "127.0.0.1", port, tmp_path / "boards", key=key,
+                                 broker_user="T01", broker_password=mqtt_password(key)).start()
+            mark = len(board.records)
+            board.wait_for(lambda rec: "sched" in rec, timeout=30, start=mark)     # this round's schedule
+            board.press(1)                                                       # the finish call
+            log = hall / "rounds" / name / "events.sqlite"
+            until(lambda: presses(log), f"the press stored in round {name}'s log", timeout=30)
+            board.press(1, 2500)                                                 # the referee confirms
+            until(lambda: results(hall, "--round", name)[0]["status"] == "finished",
+                  f"{entrant} finished in round {name}", timeout=30,
+                  seen=lambda: results(hall, "--round", name))
+            out = hub.stop()
+            assert hub.proc.returncode == 0, out
+            hub = None
+            assert rounds.live(hall) == name
+        assert [e["type"] for e in presses(hall / "rounds" / "pairs" / "events.sqlite")] == ["press"]
+        assert [e["type"] for e in presses(hall / "rounds" / "indiv" / "events.sqlite")] == ["press"]
+        assert results(hall, "--round", "indiv")[0]["entrant"] == "1"       # the first round's stay its own
+        assert results(hall)[0]["entrant"] == "P1"                            # the live round: the last run
+        ids = []
+        for n in ("indiv", "pairs"):
+            store = EventStore(event_folder.load(hall, n).db)
+            ids.append(store.event_id)
+            store.close()
+        assert ids[0] != ids[1], ids                                         # each round an event of its own
+    finally:
+        if hub is not None:
+            hub.stop()
+        if board is not None:
+            board.stop()
+
+
+def test_a_folder_of_several_rounds_asks_which_and_a_one_round_folder_needs_no_name(tmp_path):
+    hall = make_day(tmp_path)
+    r = tt("replay", str(hall))
+    assert r.returncode == 2 and "holds 2 rounds (indiv, pairs)" in r.stderr and "--round NAME" in r.stderr
+    r = tt("replay", str(hall), "--round", "teams")
+    assert r.returncode == 2 and "no round 'teams' (its rounds: indiv, pairs)" in r.stderr
+    assert "tabletimer round add" in r.stderr
+    one = tmp_path / "one"
+    assert tt("init", str(one), "--format", "czjpa-individuals", "--title", "One").returncode == 0
+    assert tt("replay", str(one)).returncode == 0                           # today's folders: one round
+    assert rounds.names(one) == ["main"]
+    r = tt("round", "add", str(one), "pairs", "--format", "czjpa-pairs")
+    assert r.returncode == 0, r.stderr
+    assert rounds.names(one) == ["main", "pairs"]
+    assert event_folder.load(one, "main").db == one / "events.sqlite"
+    r = tt("round", "list", str(one))
+    assert "main" in r.stdout and "pairs" in r.stdout

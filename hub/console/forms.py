@@ -123,6 +123,14 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
     def dq(v: dict[str, str]) -> tuple[str, dict]:
         return "dq", {"entrant": console.entrant_id(v["entrant"]), "reason": v["reason"].strip()}
 
+    def replace(v: dict[str, str]) -> tuple[str, dict]:
+        if not v["absent"].strip():
+            raise ValueError("replace: absent (the entrant who did not come) is needed")
+        if not v["entrant"].strip():
+            raise ValueError("replace: entrant (who takes the station: a listed one, or a new id) is needed")
+        p = {"absent": console.entrant_id(v["absent"]), "entrant": console.entrant_id(v["entrant"])}
+        return "replace", dict(p, **{k: v[k].strip() for k in ("name", "members", "eligible") if v[k].strip()})
+
     def identify(v: dict[str, str]) -> tuple[str, dict]:
         if not v["board"].strip():
             raise ValueError("identify: board is needed")
@@ -179,6 +187,17 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
         "dns": ActionForm("dns", "Did not start", [E], entrant_only("dns"), destructive=True),
         "dq": ActionForm("dq", "Disqualify", [E, FormField("reason", "reason (required)", "")], dq,
                          destructive=True),
+        "replace": ActionForm("replace", "Give an absent entrant's station to another participant", [
+            FormField("absent", "absent entrant (id or name)", entrant),
+            FormField("entrant", "who takes the station: a listed entrant (id or name), or a new id", "",
+                      "e.g. R1"),
+            FormField("name", "a new entrant's name (blank for a listed one)", ""),
+            FormField("members", "a new pair's or team's members (A|B|...)", ""),
+            FormField("eligible", "a new entrant's eligibility (yes / no, or yes|no|... per member)", ""),
+        ], replace, destructive=True, note=(
+            f"the station may go {fmt_duration(comp.format.no_show_after_ms)} after the start (before: "
+            "asks first); the time runs from the round's start" if comp.format.no_show_after_ms is not None
+            else "this format lets no station go to another (entrants.no_show_after is not set)")),
         "identify": ActionForm("identify", "Identify a board (buzz and blink)", [
             FormField("board", "board", console.selected_board())], identify),
         "correct": ActionForm("correct", "Correct a time", [

@@ -154,6 +154,7 @@ class MainScreen(Screen):
         Binding("r", "offset", "restart clock"),
         Binding("n", "dns", "DNS"),
         Binding("x", "dq", "DQ"),
+        Binding("a", "replace", "replace absent"),
         Binding("i", "identify", "identify"),
         Binding("t", "correct", "correct time"),
         Binding("o", "resolve", "resolve conflict"),
@@ -200,6 +201,7 @@ class MainScreen(Screen):
     def action_offset(self) -> None: self.app.open_form("start_offset")    # type: ignore[attr-defined]
     def action_dns(self) -> None: self.app.open_form("dns")                # type: ignore[attr-defined]
     def action_dq(self) -> None: self.app.open_form("dq")                  # type: ignore[attr-defined]
+    def action_replace(self) -> None: self.app.open_form("replace")        # type: ignore[attr-defined]
     def action_identify(self) -> None: self.app.open_form("identify")      # type: ignore[attr-defined]
     def action_correct(self) -> None: self.app.open_form("correct")        # type: ignore[attr-defined]
     def action_resolve(self) -> None: self.app.open_form("resolve")        # type: ignore[attr-defined]

@@ -28,8 +28,8 @@ def check_action(fmt: Format, entrants: Collection[str], presses: Mapping[str, P
     problem = shape_problem(action, p)
     if problem is not None:
         raise ValueError(problem)
-    if action in ENTRANT_ACTIONS or p.get("entrant") is not None:
-        if p.get("entrant") not in entrants:
+    if (action in ENTRANT_ACTIONS or p.get("entrant") is not None) and action != "replace":
+        if p.get("entrant") not in entrants:     # (a replacement's may be a new entry: replacements.py)
             raise ValueError(f"{action}: no entrant {p.get('entrant')!r}")
     n = len(fmt.puzzles)
     for k in ("puzzle", "packed", "opened"):

@@ -40,6 +40,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "dns": ("entrant",),
     "dq": ("entrant", "reason"),
     "reinstate": ("entrant",),
+    # an absent entrant's stations given to another participant (replacements.py): one of the
+    # entrants list, or a new entry (name, members "A|B", eligible "yes" or "yes|no")
+    "replace": ("absent", "entrant", "name", "members", "eligible", "at"),
     "identify": ("board",),                                 # make a board buzz and blink (no fact)
     "reset_board": ("board",),                              # forget a board's boot counters (no fact)
     "resolve": ("conflict",),                               # a conflict looked at (why: what was decided)
@@ -57,6 +60,10 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "duration": ("int", 1, 7 * DAY_MS),
     "warnings": ("ints", 1, 7 * DAY_MS),
     "entrant": ("text", 1, MAX_TEXT),
+    "absent": ("text", 1, MAX_TEXT),
+    "name": ("text", 1, MAX_TEXT),
+    "members": ("text", 0, MAX_TEXT),
+    "eligible": ("text", 1, MAX_TEXT),
     "press_id": ("text", 1, MAX_TEXT),
     "board": ("text", 1, MAX_TEXT),
     "reason": ("text", 0, MAX_TEXT),
@@ -84,6 +91,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "dns": ("entrant",),
     "dq": ("entrant", "reason"),
     "reinstate": ("entrant",),
+    "replace": ("absent", "entrant"),
     "identify": ("board",),
     "reset_board": ("board",),
     "resolve": ("conflict",),
@@ -151,6 +159,8 @@ def shape_problem(action: Any, payload: Any) -> str | None:
         return "confirm: press_id (or entrant and puzzle) is needed"
     if action == "count" and (payload.get("placed") is None) == (payload.get("remaining") is None):
         return "count: give either placed or remaining"
+    if action == "replace" and payload["absent"] == payload["entrant"]:
+        return "replace: absent and entrant are the same entrant (entrant: who takes the station)"
     if action == "swap" and payload["packed"] == payload["opened"]:
         return "swap: packed and opened must be two different puzzles"
     if action == "round_start" and payload.get("duration") is not None:

@@ -8,8 +8,10 @@ so a row that reaches this process late (an operator action written by
 another process) lands in its place and the result is the same as a replay.
 
 Board events map through the stations table: (board, button) -> (entrant,
-puzzle).  A station without a puzzle number means "the entrant's next
-puzzle" (one-at-a-time rounds): its n-th standing finish call is puzzle n.
+puzzle); an absent entrant's replacement (replacements.py) gives its
+stations to another entrant from the replacement's time on.  A station
+without a puzzle number means "the entrant's next puzzle" (one-at-a-time
+rounds): its n-th standing finish call is puzzle n.
 A press id names a board event by its board install, boot and sequence
 number (board_events.py); operator presses are "op/<row id>".
 
@@ -35,11 +37,12 @@ from .conflict_book import INTENT_CONFLICT, ConflictBook, OpenConflict, open_con
 from .event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
 from .press_numbers import PressNumbers, is_board_press
+from .replacements import Replacement, ReplacementBook, check as check_replacement
 from .row_checks import press_problem, round_window, row_problem
 from .station_index import StationIndex
 from ..rules.formats import Format
-from ..rules.standings import (FACT_KINDS, Confirm, Entrant, Fact, Press, RoundStart, StandingRow,
-                        Standings, Void)
+from ..rules.standings import (FACT_KINDS, Confirm, DidNotStart, Entrant, Fact, Press, Reinstated,
+                               RoundStart, StandingRow, Standings, Void)
 
 __all__ = ["OPERATOR_ACTIONS", "Competition", "Unassigned", "press_id"]
 
@@ -66,6 +69,8 @@ class Competition:
         self.flagged: dict[int, str] = {}       # row id -> why that stored row cannot apply
         self._window: tuple[int, int] | None = None   # plausible board press times (the round)
         self._numbers = PressNumbers()          # the short press ids
+        self._replaced = ReplacementBook()      # absent entrants' stations given to others
+        self._replace_flags: dict[int, str] = {}
         self._reset_fold()
         rows, self.rows, self._ids = self.rows, [], []
         for row in rows:
@@ -82,7 +87,8 @@ class Competition:
         st = self._index.at(board, button)
         if st is None or at is None or self._start_row is None:
             return None
-        t = at - self._start_row["payload"]["at"] - self._offsets.get(st.entrant, 0)
+        entrant = self._replaced.entrant_at(board, button, at, st.entrant)
+        t = at - self._start_row["payload"]["at"] - self._offsets.get(entrant, 0)
         if t < 0:
             return None
         res = self.format.resolution_ms
@@ -116,6 +122,10 @@ class Competition:
                 self._offsets[row["payload"]["entrant"]] = row["payload"]["offset_ms"]
             window = round_window(self._start_row, self._offsets, self.format.time_limit_ms)
             moved, self._window = window != self._window, window   # presses refused or not: again
+            if row["type"] == "replace":     # the stations change hands: folded again now, so that
+                self._facts = self._live = None     # the stations table is the new one from here on
+                self.facts()
+                return
         if i < len(self._ids) - 1 or self._facts is None or moved or self._overtakes(row):
             self._facts = self._live = None
             return
@@ -131,6 +141,10 @@ class Competition:
     def facts(self) -> list[Fact]:
         if self._facts is None:
             self._reset_fold()
+            for rid in self._replace_flags:      # the stations as the replacements leave them, first
+                self.flagged.pop(rid, None)
+            self._replace_flags = self._replaced.scan(self.format, self._index, self.rows, self.flagged)
+            self.flagged.update(self._replace_flags)
             for row in board_order([r for r in self.rows if r["id"] not in self.flagged]):
                 self._fold_row(row)
         return self._facts          # type: ignore[return-value]
@@ -203,6 +217,7 @@ class Competition:
         self.conflicts: list[Conflict] = []       # board decisions on calls already decided
         self._book = ConflictBook()               # intents refused as conflicts, resolutions, overrides
         self._board_last: dict[tuple[str, str], tuple[int, int]] = {}   # (board, install) -> latest (boot, seq)
+        self._out: dict[str, str] = {}            # entrant -> "dns" | "dq" (the latest of dns, dq, reinstate)
         self._numbers.forget_names()
 
     def _add(self, f: Fact) -> None:
@@ -269,15 +284,17 @@ class Competition:
             if why is not None:
                 self.refused.append(Refused(row, pid, why))
                 return
+            # the station's entrant when it was pressed (a replacement since: the absent one's)
+            entrant = self._replaced.entrant_at(row["board"], p["station"], p["at"], st.entrant)
             puzzle = st.puzzle
             if puzzle is None:
-                calls = self._calls[st.entrant] = self._calls.get(st.entrant, 0) + 1
-                free = self._index.free_puzzles(st.entrant)
+                calls = self._calls[entrant] = self._calls.get(entrant, 0) + 1
+                free = self._index.free_puzzles(entrant)
                 puzzle = free[min(calls, len(free)) - 1]
-            self._press_entrant[pid] = st.entrant if st.puzzle is None else ""
+            self._press_entrant[pid] = entrant if st.puzzle is None else ""
             self._press_station[pid] = (row["board"], p["station"])
             self._station_last[row["board"], p["station"]] = pid
-            self._add(Press(entrant=st.entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
+            self._add(Press(entrant=entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
         elif typ in ("confirm", "void"):
             pid = self._call_pid(*maker(row), p["call"], p["station"])
             if pid in self._closed:
@@ -329,7 +346,18 @@ class Competition:
             self._book.decided(("count", p["entrant"], p.get("puzzle") or 1), row["id"])
         elif typ == "resolve":
             self._book.resolve(row)
-        if typ == "round_start":
+        elif typ in ("dns", "dq"):
+            self._out[p["entrant"]] = typ
+        elif typ == "reinstate":
+            self._out.pop(p["entrant"], None)
+        if typ == "replace":
+            r = self._replaced.rows.get(row["id"])
+            if r is not None and self._out.get(r.absent) != "dq":  # (one that cannot apply: flagged by the scan)
+                self._add(DidNotStart(entrant=r.absent, reason=self._replaced.reason(r, self.entrants)))
+                self._out[r.absent] = "dns"
+                if self._out.pop(r.entrant, None) == "dns":     # a listed reserve marked DNS: starts now
+                    self._add(Reinstated(entrant=r.entrant))
+        elif typ == "round_start":
             self._add(RoundStart(at_ms=p["at"], limit_ms=p.get("duration")))
         elif typ == "press":
             self._add(Press(entrant=p["entrant"], puzzle=p.get("puzzle") or 1, at_ms=p["at"],
@@ -362,6 +390,9 @@ class Competition:
         recorded in this event as it is (action_checks.py)."""
         self.facts()                       # auto stations appear while folding
         action_checks.check_action(self.format, self._index.entrant_ids, self._presses, action, p, now_ms)
+        if action in ("replace", "reinstate"):
+            check_replacement(self.format, self._index, self._replaced, action, p, self.start_ms,
+                              self.time_up_of(p.get("absent") or ""), self._out, now_ms)
         if action == "resolve" and p["conflict"] not in {c.row for c in self.open_conflicts()}:
             raise ValueError(f"resolve: log row #{p['conflict']} is no open conflict "
                              "(the console's alerts list them: CONFLICT ... log row #N)")
@@ -467,6 +498,18 @@ class Competition:
         if row is None:
             return None
         return row["payload"].get("duration") or self.format.time_limit_ms
+
+    def replacements(self) -> list[Replacement]:
+        """The absent entrants' stations given to others, in log order
+        (replacements.py)."""
+        self.facts()
+        return list(self._replaced.done)
+
+    def time_up_of(self, entrant: str) -> int | None:
+        """When an entrant's time is up (hub ms; None: no start)."""
+        fmt, start = self.format, self.start_ms
+        extra = self.offset_of(entrant) if fmt.start_offsets and fmt.offset_extends_limit else 0
+        return None if start is None else start + (self.round_limit_ms() or 0) + extra
 
     def offset_of(self, entrant: str) -> int:
         """An entrant's start offset (a new start time), 0 without one."""

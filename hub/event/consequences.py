@@ -3,6 +3,7 @@ results, in words for the operator who must confirm it first."""
 
 from __future__ import annotations
 
+from ..rules.durations import fmt_duration
 from ..rules.timetext import fmt_clock
 from .competition import Competition
 
@@ -58,4 +59,32 @@ def consequences(comp: Competition, action: str, payload: dict, now: int,
         out.append(f"disqualifies {payload['entrant']}")
     elif action == "dns" and any(f.entrant == payload["entrant"] for f in presses):
         out.append(f"marks {payload['entrant']}, who has recorded finish calls, as not started")
+    elif action == "replace":
+        out += _replacing(comp, payload, now, presses)
+    return out
+
+
+def _replacing(comp: Competition, p: dict, now: int, presses: list) -> list[str]:
+    """What giving an absent entrant's station to another would change: the
+    absent entrant's time to come not up yet; the calls made on the station
+    before it (they stay the absent entrant's, who becomes DNS) and after
+    its time (a replacement recorded late: they become the new entrant's)."""
+    out = []
+    absent, entrant, window, start = p["absent"], p["entrant"], comp.format.no_show_after_ms, comp.start_ms
+    at = p["at"] if p.get("at") is not None else now
+    if window is not None and start is not None and at < start + window:
+        out.append(f"gives {absent}'s station away before {absent}'s time to arrive is up ({fmt_duration(window)} "
+                   f"after the start, at {fmt_clock(start + window)}: the format's entrants.no_show_after): "
+                   f"{absent} may still come")
+    stations = {(s.board, s.button) for s in comp.stations if s.entrant == absent}
+    theirs = [f for f in presses if f.entrant == absent]
+    moved = [f for f in theirs if f.at_ms >= at and comp.station_of(f.press_id) in stations]
+    stay = [f for f in theirs if f not in moved]
+    def ids(fs: list) -> str:
+        return ", ".join(comp.short_press_id(f.press_id) for f in fs)
+    if stay:
+        out.append(f"marks {absent}, who has recorded finish calls ({ids(stay)}), as not started: none "
+                   f"of them is ranked for {entrant}")
+    if moved:
+        out.append(f"gives {entrant} the finish calls made on the station since {fmt_clock(at)} ({ids(moved)})")
     return out

@@ -15,8 +15,9 @@ def sim_board_id(i: int) -> str:
 
 
 def faster(fmt: Format, speed: float) -> Format:
-    """The format with its time limit and relay rotation interval divided
-    by speed: a 90-minute round at 30x plays in 3 minutes."""
+    """The format with its time limit, relay rotation interval and
+    replacement window divided by speed: a 90-minute round at 30x plays in
+    3 minutes."""
     if speed == 1:
         return fmt
     if speed <= 0:
@@ -27,8 +28,9 @@ def faster(fmt: Format, speed: float) -> Format:
                              f"at most {p.rotation_interval_ms // 1000}")
     parts = tuple(dataclasses.replace(p, rotation_interval_ms=int(p.rotation_interval_ms / speed))
                   if p.rotation_interval_ms else p for p in fmt.parts)
+    no_show = int(fmt.no_show_after_ms / speed) if fmt.no_show_after_ms is not None else None
     return dataclasses.replace(fmt, time_limit_ms=int(fmt.time_limit_ms / speed), parts=parts,
-                               title=f"{fmt.title} (demo at {speed:g}x)")
+                               no_show_after_ms=no_show, title=f"{fmt.title} (demo at {speed:g}x)")
 
 
 def demo_event(preset: str, boards: int, stations: int,

@@ -3,9 +3,14 @@ station by (board, button), the stations of some boards, an entrant's
 boards, the auto stations of a quick trial (every button of a board that
 reports is an entrant of its own), and the puzzles a 'next puzzle' station
 counts through.  The lists it is given only grow (auto stations are
-appended).  Pure."""
+appended), but for the stations an absent entrant's replacement gives to
+another entrant (`give`, replacements.py: the station in its place, the new
+entrant appended), which the fold takes back before it folds the log
+again (`take_back`).  Pure."""
 
 from __future__ import annotations
+
+import dataclasses
 
 from .event_folder import Station
 from ..rules.facts import Entrant
@@ -25,6 +30,34 @@ class StationIndex:
         self._free_indexed = -1                      # how many stations _free was made of
         self._own_puzzles: dict[str, set[int]] = {}
         self._free: dict[str, tuple[int, ...]] = {}
+        self._given: list[tuple[int, Station]] = []     # (position, the station before) of each give
+        self._added: list[Entrant] = []                 # entrants a replacement brought in
+
+    def give(self, absent: str, entrant: str, new: Entrant | None) -> tuple[tuple[str, int], ...]:
+        """Every station of `absent` now times `entrant` (`new`: an entrant
+        not in the list yet, appended to it); (board, button) of each."""
+        moved = []
+        for i, s in enumerate(self.stations):
+            if s.entrant == absent:
+                self._given.append((i, s))
+                self.stations[i] = self.by_station[(s.board, s.button)] = dataclasses.replace(s, entrant=entrant)
+                moved.append((s.board, s.button))
+        if new is not None and new.id not in self.entrant_ids:
+            self.entrants.append(new)
+            self.entrant_ids.add(new.id)
+            self._added.append(new)
+        self._indexed = self._free_indexed = -1
+        return tuple(moved)
+
+    def take_back(self) -> None:
+        """Every give undone: the stations and entrants as they were given."""
+        for i, s in reversed(self._given):
+            self.stations[i] = self.by_station[(s.board, s.button)] = s
+        for e in reversed(self._added):
+            self.entrants.remove(e)
+            self.entrant_ids.discard(e.id)
+        self._given, self._added = [], []
+        self._indexed = self._free_indexed = -1
 
     def at(self, board: str, button: int) -> Station | None:
         """The station on a board's button, an auto station made for it in a

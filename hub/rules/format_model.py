@@ -82,6 +82,9 @@ class Format:
     awards: int
     eligible_members_min: int         # official when >= this many members are eligible
     eligibility: str
+    # entrants.no_show_after: how long after the round's start an absent entrant's
+    # station may be given to another participant (`replace`); None: never
+    no_show_after_ms: int | None = None
     info: dict[str, Any] = field(default_factory=dict)   # informational keys, by dotted name
 
     @property
@@ -128,6 +131,9 @@ def describe(fmt: Format) -> str:
     lines = [f"{fmt.name}: {fmt.title}", f"  {fmt.summary}"]
     cap = f", at most {fmt.capacity}" if fmt.capacity else ""
     lines.append(f"  entrants: {fmt.kind_text()}{cap}")
+    if fmt.no_show_after_ms is not None:
+        lines.append(f"  an entrant absent {fmt_duration(fmt.no_show_after_ms)} after the start may have"
+                     f" the station given to another participant (`act replace`)")
     lines.append(f"  time limit {fmt_duration(fmt.time_limit_ms)}, times recorded and compared in"
                  f" {fmt_resolution(fmt.resolution_ms)} (truncated)")
     for part in fmt.parts:

@@ -191,8 +191,9 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
     for k in ("max_at_table", "table_share_above"):
         if ent.has(k):
             info[ent.key(k)] = ent.whole(k, lo=1)
-    if ent.has("no_show_after"):
-        info[ent.key("no_show_after")] = ent.duration("no_show_after")
+    no_show = ent.duration("no_show_after", None, positive=False)
+    if no_show is not None and no_show < 0:
+        raise ent.fail("no_show_after", "a duration of 0 or more", ent.data["no_show_after"])
     ent.done()
 
     rnd = root.table("round", required=True)
@@ -228,6 +229,9 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
                 shim[k] = rnd.raw(k)
         parts.append(_part(_Table(shim, source, "round"), 1, "round", limit, kind, hi))
     rnd.done()
+    if no_show is not None and no_show >= limit:
+        raise ent.fail("no_show_after", f"less than round.time_limit ({fmt_duration(limit)})",
+                       ent.data["no_show_after"])
 
     mp = root.table("missing_pieces")
     action = mp.text("action", "time", choices=MISSING_ACTIONS)
@@ -268,7 +272,8 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
         offset_extends_limit=extends, missing_action=action,
         penalty_per_piece_ms=per_piece * 1000, exempt=frozenset(exempt_raw), min_group=min_group,
         count_entry=count_entry, finished_puzzle_credit=credit, order=order, tie_break=tie,
-        awards=awards, eligible_members_min=emin, eligibility=eligibility, info=info)
+        awards=awards, eligible_members_min=emin, eligibility=eligibility, no_show_after_ms=no_show,
+        info=info)
 
 
 # --- loading ----------------------------------------------------------------------------------

@@ -227,7 +227,7 @@ class Standings:
                 s.swaps = []
             s.swaps.append(f)                   # type: ignore[arg-type]
         elif t is DidNotStart:
-            s.out, s.reason = "dns", ""
+            s.out, s.reason = "dns", f.reason   # type: ignore[union-attr]
         elif t is Disqualified:
             s.out, s.reason = "dq", f.reason    # type: ignore[union-attr]
         elif t is Reinstated:

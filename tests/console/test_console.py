@@ -313,6 +313,42 @@ def test_dns_and_dq_with_a_required_reason(hub):
     assert row(hub, "e3").status == "dns" and row(hub, "e2").status == "dq"
 
 
+def test_an_absent_entrants_station_given_to_a_new_one_asks_first_inside_the_window(tmp_path):
+    """`a` (issue 31, item 3): the replacement's form; inside the absent
+    entrant's 10 minutes the question says they may still come; a new
+    entry's fields are checked in the form; recorded, the hall shows the new
+    entrant at the station and the standings the absent one DNS."""
+    gen = make_hub(tmp_path, "czjpa-individuals")
+    hub = next(gen)
+    hub.start_round(T0)
+    hub.clock.t = T0 + 5 * 60_000
+    async def script(app, pilot):
+        form = await fill(app, pilot, "a", absent="Carol", entrant="N1", name="Jana")
+        assert "eligible=yes or no is needed" in error_of(form)
+        form.query_one("#f-eligible", Input).value = "yes"
+        await submit_form(app, pilot, form)
+        question = str(app.screen.question)                       # type: ignore[attr-defined]
+        assert "REPLACE" in question and "e3's station away before e3's time to arrive is up" in question
+        await answer(app, pilot, "n")
+        hub.clock.t = T0 + 11 * 60_000                            # Carol's 10 minutes are up
+        await submit_form(app, pilot, form)
+        assert "may still come" not in str(app.screen.question)   # type: ignore[attr-defined]
+        await answer(app, pilot, "y")
+        hall = app.main().query_one("#hall", LiveTable)
+        await settle(pilot, lambda: "b2#1" in hall.keys and app.snap and
+                     any(r.entrant == "N1" for r in app.snap.standings), "Jana in the standings",
+                     seen=lambda: app.snap and [r.entrant for r in app.snap.standings])
+    try:
+        drive(hub, script)
+        stored = ops(hub)[-1]
+        assert (stored["type"], stored["payload"]) == ("replace", {
+            "absent": "e3", "entrant": "N1", "name": "Jana", "eligible": "yes", "who": "head referee", "why": ""})
+        assert [s.entrant for s in hub.competition.stations] == ["e1", "e2", "N1"]
+        assert row(hub, "e3").status == "dns" and row(hub, "e3").reason == "absent: the station went to Jana (N1)"
+    finally:
+        gen.close()
+
+
 def test_identify_the_selected_board_and_an_unknown_one(hub):
     sent = []
     hub.publish = sent.extend

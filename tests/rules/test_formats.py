@@ -9,8 +9,8 @@ import tomllib
 import pytest
 
 from tabletimer.hub.cli import formats as cli_formats
-from tabletimer.hub.rules.formats import (FormatError, fmt_duration, format_text, load_format, loads,
-                                    parse_duration, preset_names, validate)
+from tabletimer.hub.rules.formats import (FormatError, describe, fmt_duration, format_text, load_format,
+                                          loads, parse_duration, preset_names, validate)
 
 PRESETS = {
     # name: (entrant kind, min, max members, capacity, limit, piece counts, awards)
@@ -65,7 +65,7 @@ def test_preset_rule_details():
 
     cj = load_format("czjpa-teams")
     assert cj.parts[0].work == "chosen" and cj.eligible_members_min == 1
-    assert load_format("czjpa-individuals").info["entrants.no_show_after"] == 10 * 60_000
+    assert load_format("czjpa-individuals").no_show_after_ms == 10 * 60_000
     assert load_format("cz-championship-individuals").eligible_members_min == 0
 
 
@@ -129,6 +129,25 @@ def test_negative_or_zero_limits_are_errors():
     d = _data()
     d["unfinished"]["min_group"] = 0
     _fails(d, "unfinished.min_group")
+
+
+def test_only_the_rules_that_give_an_absent_entrants_spot_away_let_a_station_go():
+    """entrants.no_show_after (issue 31, item 3): rule set 001's "may assign a
+    spot to another participant if a competitor doesn't arrive within 10
+    minutes after the round starts"; 000, 003 and 004 say nothing of it, so
+    their presets have no such key: no replacement (an error naming the key)."""
+    assert {n: load_format(n).no_show_after_ms for n in preset_names()} == {
+        n: 10 * 60_000 if n.startswith("czjpa-") else None for n in preset_names()}
+    assert "absent 0:10:00 after the start" in describe(load_format("czjpa-pairs"))
+    d = _data()
+    d["entrants"]["no_show_after"] = "0:00"            # from the start on
+    assert validate(d, "event.toml").no_show_after_ms == 0
+    d["entrants"]["no_show_after"] = "-10:00"
+    _fails(d, "entrants.no_show_after", "a duration of 0 or more")
+    d["entrants"]["no_show_after"] = "1:30:00"         # the whole round
+    _fails(d, "entrants.no_show_after", "less than round.time_limit (1:30:00)")
+    d["entrants"]["no_show_after"] = 10
+    _fails(d, "entrants.no_show_after", "expected a duration string")
 
 
 def test_relay_needs_a_station_per_member():

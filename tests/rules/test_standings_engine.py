@@ -170,3 +170,17 @@ def test_a_confirmation_waits_for_its_press():
 def test_duplicate_entrant_ids_are_refused():
     with pytest.raises(ValueError):
         Standings(load_format("czjpa-individuals"), [Entrant("A"), Entrant("A")])
+
+
+def test_a_dns_says_why_when_its_fact_does_and_a_reinstatement_clears_it():
+    """An absent entrant whose station went to another (hub/event/replacements.py)
+    is DNS with the reason the fold gives; a plain DNS has none."""
+    fmt = load_format("czjpa-individuals")
+    ents = [Entrant("1", "Anna"), Entrant("2", "Ben"), Entrant("N1", "Jana")]
+    facts = [RoundStart(0), DidNotStart("1", "absent: the station went to Jana (N1)"), DidNotStart("2"),
+             Press("N1", 1, 50 * MIN, "p1")]
+    rows = rank(fmt, ents, facts)
+    assert [(r.entrant, r.status, r.place, r.time_ms, r.reason) for r in rows] == [
+        ("N1", "finished", 1, 50 * MIN, ""), ("1", "dns", None, None, "absent: the station went to Jana (N1)"),
+        ("2", "dns", None, None, "")]
+    assert {r.entrant: r.reason for r in rank(fmt, ents, facts + [Reinstated("1")])}["1"] == ""

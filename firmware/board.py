@@ -222,6 +222,12 @@ class Board:
         e = {"type": kind, "boot": self.boot, "seq": self.seq, "station": station}
         if self.bi:
             e["in"] = self.bi
+        # the event (round) whose schedule it was made under: a press left
+        # in the journal when the hall moves to the next round is stored
+        # under its own round, never ranked in the new one
+        ev = self.sched.get("ev") if self.sched is not None else None
+        if ev is not None:
+            e["ev"] = ev
         if self.sync.ready:
             e["at"] = self.sync.to_hub(t)
             e["err"] = self.sync.error_bound()
@@ -314,7 +320,7 @@ class Board:
         existed is a press)."""
         m = protocol.event(e.get("type", protocol.T_PRESS), e["boot"], e["seq"], e["station"], e["at"],
                            e.get("err"))
-        for k in ("call", "missing", "state", "in"):
+        for k in ("call", "missing", "state", "in", "ev"):
             if k in e:
                 m[k] = e[k]
         return m

@@ -17,7 +17,12 @@ from .admission import SIGNED_PAYLOAD_MAX, Admission, Taken
 from .board_commands import BoardCommands
 from .hub_state import HubState, Outgoing
 from ..event.log_health import STORE_ERRORS, LogWriteFailed
-from ..event.store import DUPLICATE, STORED
+from ..event.store import DUPLICATE, STORED, EventStore
+
+# a board event made under the schedule of another round of the event (a
+# press left in its journal when the hall moved on): stored in that round's
+# log, and acked; nothing of it in this round
+OTHER_ROUND = "other round"
 
 
 class Answers:
@@ -67,6 +72,20 @@ class Answers:
         store = self.state.store
         if t.kind == protocol.STATUS:
             return STORED, store.append("board", "status", t.msg, t.received_ms, t.board)
+        other = self.state.other_rounds.get(t.msg.get("ev"))   # (None: this round's, or an unknown event's)
+        if other is not None:
+            # its own commit in its own log, before this transaction's: an
+            # error in either, and nothing is acked (the board sends it again)
+            elsewhere = EventStore(other)
+            try:
+                stored, _row = elsewhere.append_board_event(t.board, t.msg, t.received_ms)
+            finally:
+                elsewhere.close()
+            self.state.activity.append(f"board {t.board}: its {t.msg['type']} (boot {t.msg['boot']} seq "
+                                       f"{t.msg['seq']}) of the round before was "
+                                       + ("stored in that round's log" if stored == STORED else
+                                          f"in that round's log already ({stored})"))
+            return OTHER_ROUND, None
         return store.append_board_event(t.board, t.msg, t.received_ms)
 
     def _answer(self, t: Taken, stored: str, row: dict | None) -> list[Outgoing]:
@@ -81,7 +100,7 @@ class Answers:
                 # and the state of its stations
                 return cmds.schedules([board], force=True) + cmds.station_messages([board], force=True)
             return []
-        assert row is not None or stored == DUPLICATE
+        assert row is not None or stored in (DUPLICATE, OTHER_ROUND)
         # the install named once the id has more than one: a dead board's
         # (boot, seq) is not its spare's
         install = hub_protocol.install_of(msg) if self.admission.several_installs(board) else None

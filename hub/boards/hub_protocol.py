@@ -84,6 +84,7 @@ def check_board_message(m: dict) -> dict:
         check_int(m, "at", 0, optional=True)
         check_int(m, "err", 0, optional=True)
         check_install(m, "in")
+        check_int(m, "ev", 0, optional=True)     # the event (round) whose schedule it was made under
         if t in (T_CONFIRM, T_VOID):
             check_call(m)
         if t == T_CONFIRM:

@@ -22,6 +22,7 @@ import logging
 import threading
 from collections import Counter, deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, NamedTuple
 
 from ..event.actions import META
@@ -106,6 +107,10 @@ class HubState:
         self.guard = ReplayGuard()
         # the event's id, in every schedule (a remote console's log has none: it sends none)
         self.event_id: int | None = store.event_id
+        competition.event_id = self.event_id     # a board event of another event's schedule: flagged
+        # the logs of the event's other rounds, by their event ids (`tabletimer run` sets it): a
+        # board's event made under one of their schedules is stored there (answers.py)
+        self.other_rounds: dict[int, Path] = {}
         # what the hub counted of the boards' messages (a remote console shows its hub's)
         self.rejected: Counter[str] = Counter()   # reason -> count
         self.duplicates = 0

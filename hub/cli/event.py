@@ -51,6 +51,22 @@ def claim_folder(args, log: Path):
     return lock
 
 
+def other_round_logs(ev) -> dict[int, Path]:
+    """The logs of the event's other rounds, by event id: where a board's
+    press of the round before (left in its journal) is stored."""
+    out = {}
+    for name in rounds.names(ev.path):
+        log = rounds.round_dir(ev.path, name) / "events.sqlite"
+        if name != ev.round and log.exists():
+            store = EventStore(log)
+            try:
+                if store.event_id is not None:
+                    out[store.event_id] = log
+            finally:
+                store.close()
+    return out
+
+
 def run_folder(args, ev, keys, start_sims=None, lock=None) -> int:
     """The hub on an event folder, one per log (its lock: lock, when the
     caller took it with claim_folder), until stopped; start_sims: simulated
@@ -68,6 +84,7 @@ def run_folder(args, ev, keys, start_sims=None, lock=None) -> int:
         store, service = opened
         if ev.round_path is not None or ev.several_rounds:
             rounds.set_live(ev.path, ev.round)      # what results, act, console ... mean from now on
+            service.other_rounds = other_round_logs(ev)
         try:
             return serve(args, service, ev.path, start_sims, event=event)
         finally:

@@ -57,6 +57,10 @@ class Competition:
     stations: list[Station]
     auto_stations: bool = False
     rows: list[dict] = field(default_factory=list)
+    # the log's event id (the hub's state sets it): a board event made under
+    # another event's schedule ('ev': a journal from an earlier event or
+    # round) is flagged, never ranked
+    event_id: int | None = None
     _ids: list[int] = field(default_factory=list)
     _facts: list[Fact] | None = None
     _live: Standings | None = None
@@ -98,6 +102,13 @@ class Competition:
         i = bisect.bisect_left(self._ids, row_id)
         return i < len(self._ids) and self._ids[i] == row_id
 
+    def _other_event(self, row: dict) -> str | None:
+        ev = row["payload"].get("ev") if row["source"] == "board" else None
+        if ev is None or self.event_id is None or ev == self.event_id:
+            return None
+        return (f"made under another event's schedule (event {ev}): a press left in board "
+                f"{row['board']}'s journal from an earlier event or round")
+
     def apply(self, row: dict) -> None:
         """Add a stored row (any order; duplicates by id ignored).  A row
         after all the others (the live case) is folded on top of the facts
@@ -108,7 +119,7 @@ class Competition:
             return
         self._ids.insert(i, row["id"])
         self.rows.insert(i, row)
-        problem = row_problem(row)
+        problem = row_problem(row) or self._other_event(row)
         if problem is not None:                  # kept in the log, flagged, never folded
             self.flagged[row["id"]] = problem
             return

@@ -115,3 +115,38 @@ def test_a_folder_of_several_rounds_asks_which_and_a_one_round_folder_needs_no_n
     assert event_folder.load(one, "main").db == one / "events.sqlite"
     r = tt("round", "list", str(one))
     assert "main" in r.stdout and "pairs" in r.stdout
+
+
+def test_a_press_left_in_a_journal_from_the_round_before_is_stored_under_that_round(tmp_path):
+    """The hall moved on while a board was offline with a press of round
+    indiv in its journal: the pairs' hub stores it in indiv's log (it was
+    made under indiv's schedule: 'ev'), acks it, and nothing of it is in
+    the pairs' log or standings."""
+    hall = make_day(tmp_path)
+    port = free_port()
+    key = BoardKeys(hall / "board-keys.json").key("T01")
+    board = hub = None
+    try:
+        for name in ("indiv", "pairs"):
+            assert tt("act", str(hall), "round_start", f"at={int(time.time() * 1000)}",
+                      "--round", name).returncode == 0
+        hub = Hub(hall, None, "--port", str(port), "--broker-kind", "embedded", "--round", "indiv")
+        board = SimBoard("T01", "127.0.0.1", port, tmp_path / "boards", key=key,
+                         broker_user="T01", broker_password=mqtt_password(key)).start()
+        board.wait_for(lambda rec: "sched" in rec, timeout=30)
+        hub.stop()                                 # the hall switches: the hub and its broker go
+        hub = None
+        mark = len(board.records)
+        board.press(1)                             # offline: journaled, not acked
+        board.wait_for(lambda rec: "journaled" in rec, timeout=15, start=mark)
+        hub = Hub(hall, None, "--port", str(port), "--broker-kind", "embedded", "--round", "pairs")
+        board.wait_for(lambda rec: "acked" in rec, timeout=40, start=mark)
+        indiv, pairs = (hall / "rounds" / n / "events.sqlite" for n in ("indiv", "pairs"))
+        until(lambda: presses(indiv), "the left-over press in indiv's log", timeout=15)
+        assert presses(pairs) == []
+        assert results(hall, "--round", "pairs")[0]["status"] != "finished"
+    finally:
+        if hub is not None:
+            hub.stop()
+        if board is not None:
+            board.stop()

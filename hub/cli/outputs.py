@@ -33,6 +33,13 @@ def cmd_results(args) -> int:
     if sum(1 for t in (args.csv, args.json, args.html) if t == "-") > 1:
         print("error: only one output can go to standard output (-)", file=sys.stderr)
         return 2
+    if getattr(args, "day", False):
+        if getattr(args, "round", None) is not None:
+            print(f"error: --day is every round's podium, --round {args.round} one round's results: give "
+                  f"one of them (`tabletimer results {args.dir} --day`, or `... --round {args.round}`)",
+                  file=sys.stderr)
+            return 2
+        return cmd_day(args)
     try:
         res = load_results(args.dir, round=getattr(args, "round", None))
     except (event_folder.EventFolderError, FormatError) as e:
@@ -51,13 +58,16 @@ def cmd_results(args) -> int:
               file=sys.stderr)
     now = datetime.now().astimezone()
     title = _title(args, ev)
+    named = ev.round if ev.several_rounds else None        # an event of several rounds: which one
     try:
         if args.csv:
-            write_output(args.csv, results_csv(rows, fmt, ev.entrants), bom=True)
+            write_output(args.csv, results_csv(rows, fmt, ev.entrants, round=named), bom=True)
         if args.json:
-            write_output(args.json, results_json(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms))
+            write_output(args.json, results_json(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms,
+                                                 round=named))
         if args.html:
-            write_output(args.html, results_html(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms))
+            write_output(args.html, results_html(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms,
+                                                 round=named))
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
@@ -69,6 +79,41 @@ def cmd_results(args) -> int:
         for kind, t in (("CSV", args.csv), ("JSON", args.json), ("HTML", args.html)):
             if t and t != "-":
                 print(f"wrote {kind} results to {t}", file=sys.stderr)
+    return 0
+
+
+def cmd_day(args) -> int:
+    """`results DIR --day`: every round's podium (outputs/day_results.py)."""
+    from ..outputs import day_results as day
+
+    try:
+        results = day.load_day(args.dir)
+    except (event_folder.EventFolderError, FormatError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for r in results.rounds:
+        if r.state != day.FINAL:
+            print(f"warning: round {r.name}: {day.state_text(r)}"
+                  + ("" if r.state in (day.NOT_STARTED, day.UNREADABLE) else " (its podium is not final)"),
+                  file=sys.stderr)
+    now = datetime.now().astimezone()
+    try:
+        if args.csv:
+            write_output(args.csv, day.day_csv(results), bom=True)
+        if args.json:
+            write_output(args.json, day.day_json(results, now, args.title))
+        if args.html:
+            write_output(args.html, day.day_html(results, now, args.title))
+    except OSError as e:
+        print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    if not (args.csv or args.json or args.html):
+        sys.stdout.write(day.day_text(results))
+    else:
+        for kind, t in (("CSV", args.csv), ("JSON", args.json), ("HTML", args.html)):
+            if t and t != "-":
+                print(f"wrote the day's results ({len(results.rounds)} round(s)) as {kind} to {t}",
+                      file=sys.stderr)
     return 0
 
 
@@ -130,6 +175,10 @@ def add_subcommands(sub) -> None:
     r.add_argument("--title", help="the event's title on the sheet (default: the event's, DIR/title, "
                                    "else the folder's name)")
     r.add_argument("--round", help=ROUND_HELP)
+    r.add_argument("--day", action="store_true",
+                   help="the day's results for the prize-giving: every round in order with its state (final, "
+                        "provisional, in progress, not started) and its podium, on one page (--html), in one "
+                        "file (--csv with a round column, --json a list of rounds), or printed")
     r.set_defaults(func=cmd_results)
 
     c = sub.add_parser(

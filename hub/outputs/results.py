@@ -3,12 +3,16 @@ CSV, JSON and a printable HTML sheet, and printable table cards with a QR code
 per station (hub/outputs/table_cards.py); the commands themselves are
 hub/cli/outputs.py.
 
-    tabletimer results DIR [--csv FILE|-] [--json FILE|-] [--html FILE|-] [--title TEXT]
+    tabletimer results DIR [--csv FILE|-] [--json FILE|-] [--html FILE|-] [--title TEXT] [--round NAME]
+    tabletimer results DIR --day ...   every round's podium for the prize-giving (day_results.py)
     tabletimer cards DIR --html FILE [--title TEXT]
 
 `results` rebuilds the final standings from DIR/events.sqlite (as `replay`
 does: every entrant still unfinished at the end is ranked as after time-up)
 and writes each output asked for; without any it prints the standings table.
+In an event of several rounds each output names its round (the sheet's
+heading "Hall Cup — pairs (CZJPA - pairs)", a first CSV column `round`, the
+JSON's "round"); every round's podium on one page: day_results.py.
 `-` writes to standard output.  Results that are not final yet (a finish not
 confirmed, a piece count missing) are written all the same, marked
 provisional, with a warning on standard error.
@@ -23,6 +27,7 @@ Text cells are in double quotes, and one that begins with = + - @, tab or CR
 (a name `=HYPERLINK(...)`, a dq reason, a negative time) gets a `'` in front:
 shown, never run (formula injection: event/csv_cells.py); numbers are bare.
 
+    round            (an event of several rounds only) the round's name, on every row
     place            overall place (equal results share it); empty for dns/dq and for
                      entrants still running (before their time-up nobody unfinished is ranked)
     award_place      place among official entrants, when it is within the format's awards
@@ -54,7 +59,8 @@ confirm, a press after time-up ignored, ...) are not in the results (CSV,
 JSON, HTML): `tabletimer results` prints them on standard error, the
 console lists them among its alerts (standings.desk_notes).
 
-JSON: {"title", "format", "format_title", "resolution_ms", "order", "awards",
+JSON: {"title", "round" (its name in an event of several rounds, else null),
+"format", "format_title", "resolution_ms", "order", "awards",
 "generated_at" (ISO 8601 with offset), "round_start_ms", "provisional",
 "in_progress" (the round's time is not up yet), "left_ms" (until the last
 time-up, or null), "rows": [standings.row_dict(row) without its "notes" +
@@ -76,7 +82,6 @@ explains the marks.
 
 from __future__ import annotations
 
-import html
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -88,6 +93,7 @@ from ..event.competition import Competition
 from ..event.csv_cells import csv_text
 from ..rules.formats import Format, fmt_duration
 from ..rules.standings import Entrant, StandingRow, row_dict
+from .sheet_style import CSS, esc, medal
 
 RANKED = ("finished", "unfinished", "running")
 
@@ -151,7 +157,7 @@ def _yn(b: bool) -> str:
     return "yes" if b else "no"
 
 
-def _members(entrants: Iterable[Entrant] | None) -> dict[str, list[str]]:
+def member_names(entrants: Iterable[Entrant] | None) -> dict[str, list[str]]:
     return {e.id: [m.name for m in e.members] for e in entrants or ()}
 
 
@@ -166,10 +172,11 @@ def csv_columns(fmt: Format) -> list[str]:
 
 
 def results_csv(rows: Sequence[StandingRow], fmt: Format,
-                entrants: Iterable[Entrant] | None = None) -> str:
+                entrants: Iterable[Entrant] | None = None, round: str | None = None) -> str:
     """The results as CSV text (columns: `csv_columns`, described in the
-    module docstring).  No byte order mark: `write_output` adds it to files."""
-    members = _members(entrants)
+    module docstring; round: a first column naming the round, on every
+    row).  No byte order mark: `write_output` adds it to files."""
+    members = member_names(entrants)
     lines: list[list[object]] = [list(csv_columns(fmt))]
     n = len(fmt.puzzles)
     for r in rows:
@@ -193,6 +200,8 @@ def results_csv(rows: Sequence[StandingRow], fmt: Format,
                      sp.missing_found if fin else "", sp.missing_lost if fin else "",
                      sp.missing_adjacent if fin else "", sp.penalty_ms if fin else "", sp.credited]
         lines.append(line)
+    if round is not None:
+        lines = [["round" if i == 0 else round] + line for i, line in enumerate(lines)]
     return csv_text(lines)
 
 
@@ -204,7 +213,7 @@ def public_row(r: StandingRow, members: list[str]) -> dict:
     return d
 
 
-def _iso(when: datetime) -> str:
+def iso_time(when: datetime) -> str:
     if when.tzinfo is None:
         when = when.astimezone()
     return when.isoformat(timespec="seconds")
@@ -216,18 +225,20 @@ def in_progress_text(left_ms: int) -> str:
 
 def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
                  entrants: Iterable[Entrant] | None = None, start_ms: int | None = None,
-                 left_ms: int | None = None) -> str:
+                 left_ms: int | None = None, round: str | None = None) -> str:
     """The results as a JSON document: a header and `row_dict` rows (each
-    with its members' names).  left_ms: the round is still in progress."""
-    members = _members(entrants)
+    with its members' names).  left_ms: the round is still in progress;
+    round: its name, in an event of several."""
+    members = member_names(entrants)
     doc = {
         "title": title,
+        "round": round,
         "format": fmt.name,
         "format_title": fmt.title,
         "resolution_ms": fmt.resolution_ms,
         "order": fmt.order,
         "awards": fmt.awards,
-        "generated_at": _iso(generated_at),
+        "generated_at": iso_time(generated_at),
         "round_start_ms": start_ms,
         "provisional": left_ms is not None or any(r.provisional for r in rows),
         "in_progress": left_ms is not None,
@@ -238,65 +249,6 @@ def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated
 
 
 # ------------------------------------------------------------------------ HTML
-
-_CSS = """
-*{box-sizing:border-box}
-html{-webkit-print-color-adjust:exact;print-color-adjust:exact}
-body{margin:0;padding:24px;font:14px/1.35 "Liberation Sans","DejaVu Sans",Arial,Helvetica,sans-serif;
-  color:#111;background:#fff}
-.sheet{max-width:1120px;margin:0 auto}
-h1{font-size:26px;margin:0 0 4px}
-.meta{margin:0 0 12px;color:#333}
-.meta span+span:before{content:" \\00b7  ";color:#888}
-.banner{border:2px solid #b45309;background:#fef3c7;color:#78350f;padding:6px 10px;margin:0 0 12px;
-  font-weight:bold}
-table{width:100%;border-collapse:collapse}
-th{text-align:left;font-size:12px;text-transform:uppercase;letter-spacing:.03em;color:#444;
-  border-bottom:2px solid #111;padding:4px 6px}
-td{border-bottom:1px solid #ccc;padding:5px 6px;vertical-align:top}
-tbody tr:nth-child(even) td{background:#f5f5f5}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.place{font-weight:bold}
-tr.awarded td{font-weight:bold}
-tr.out td{color:#555}
-.medal{display:inline-block;min-width:20px;height:20px;line-height:18px;border-radius:10px;
-  font-size:12px;text-align:center;font-weight:bold;background:#e5e7eb;border:1px solid #6b7280;
-  color:#111;vertical-align:middle}
-.medal.m1{background:#f5c518;border-color:#a17f00}
-.medal.m2{background:#cfd4da;border-color:#7b838c}
-.medal.m3{background:#d99a5b;border-color:#8a5a2b}
-.badge{display:inline-block;font-size:10px;font-weight:bold;text-transform:uppercase;
-  letter-spacing:.04em;border-radius:3px;padding:1px 4px;margin-left:6px;vertical-align:1px}
-.badge.unofficial{border:1px solid #1d4ed8;color:#1d4ed8;background:#eff6ff}
-.badge.provisional{border:1px solid #b45309;color:#92400e;background:#fef3c7}
-.members,.splits{font-size:12px;color:#444;font-weight:normal}
-.splits{margin-top:2px}
-footer{margin-top:16px;font-size:12px;color:#333;border-top:1px solid #999;padding-top:8px}
-footer dl{display:grid;grid-template-columns:max-content 1fr;gap:3px 10px;margin:0 0 8px}
-footer dt{text-align:right}
-footer dd{margin:0}
-@page{size:A4 portrait;margin:12mm 10mm 14mm}
-@media print{
-  body{padding:0;font-size:10pt}
-  .sheet{max-width:none}
-  h1{font-size:18pt}
-  th{font-size:8pt}
-  td{padding:3px 5px}
-  tr{break-inside:avoid}
-  thead{display:table-header-group}
-  footer{break-inside:avoid;font-size:8.5pt}
-}
-"""
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _medal(award: int) -> str:
-    cls = f"medal m{award}" if award <= 3 else "medal"
-    return f'<span class="{cls}" title="award place {award}">{award}</span>'
-
 
 def _split_text(sp, fmt: Format) -> str:
     if sp.status == "finished":
@@ -309,7 +261,7 @@ def _split_text(sp, fmt: Format) -> str:
     return f"P{sp.puzzle} {sp.credited} pcs"
 
 
-def _status_text(r: StandingRow) -> str:
+def status_text(r: StandingRow) -> str:
     if r.status == "dq":
         return "DQ" + (f": {r.reason}" if r.reason else "")
     if r.status == "dns":
@@ -319,10 +271,13 @@ def _status_text(r: StandingRow) -> str:
 
 def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
                  entrants: Iterable[Entrant] | None = None, start_ms: int | None = None,
-                 left_ms: int | None = None) -> str:
+                 left_ms: int | None = None, round: str | None = None) -> str:
     """A printable results sheet: one self-contained HTML page (A4).
-    left_ms: the round is still in progress (a banner says so)."""
-    members = _members(entrants)
+    left_ms: the round is still in progress (a banner says so); round: its
+    name in an event of several (in the heading, with its format's title)."""
+    if round is not None:
+        title = round_heading(title, round, fmt)
+    members = member_names(entrants)
     show_members = any(members.get(r.entrant) for r in rows)
     pieces_first = fmt.order == "pieces"
     multi = len(fmt.puzzles) > 1
@@ -340,15 +295,15 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         '<meta name="generator" content="TableTimer">',
-        f"<title>{_e(title)} - results</title>", f"<style>{_CSS}</style>", "</head>",
-        "<body>", '<main class="sheet">', "<header>", f"<h1>{_e(title)}</h1>",
-        f'<p class="meta"><span>Format: {_e(fmt.title)}</span>'
-        f"<span>{_e(fmt.puzzles_text())} pieces, limit {_e(fmt_duration(fmt.time_limit_ms))}</span>"
-        f"<span>Date: {_e(date)}</span></p>",
+        f"<title>{esc(title)} - results</title>", f"<style>{CSS}</style>", "</head>",
+        "<body>", '<main class="sheet">', "<header>", f"<h1>{esc(title)}</h1>",
+        f'<p class="meta"><span>Format: {esc(fmt.title)}</span>'
+        f"<span>{esc(fmt.puzzles_text())} pieces, limit {esc(fmt_duration(fmt.time_limit_ms))}</span>"
+        f"<span>Date: {esc(date)}</span></p>",
     ]
     if left_ms is not None:
-        out.append(f'<p class="banner">Provisional: {_e(in_progress_text(left_ms).capitalize())} '
-                   f'(at {_e(generated_at.strftime("%H:%M:%S"))}); entrants still solving are shown as '
+        out.append(f'<p class="banner">Provisional: {esc(in_progress_text(left_ms).capitalize())} '
+                   f'(at {esc(generated_at.strftime("%H:%M:%S"))}); entrants still solving are shown as '
                    'running, and places will change.</p>')
     elif provisional:
         out.append('<p class="banner">Provisional results: some finishes are not confirmed or'
@@ -367,30 +322,30 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
             cls.append("unofficial")
         if r.provisional:
             cls.append("provisional")
-        name = f'<span class="name">{_e(r.name or r.entrant)}</span>'
+        name = f'<span class="name">{esc(r.name or r.entrant)}</span>'
         if not r.official:
             name += '<span class="badge unofficial">unofficial</span>'
         if multi and ranked and r.splits:
             name += ('<div class="splits">'
-                     + " &middot; ".join(_e(_split_text(sp, fmt)) for sp in r.splits) + "</div>")
-        status = _e(_status_text(r))
+                     + " &middot; ".join(esc(_split_text(sp, fmt)) for sp in r.splits) + "</div>")
+        status = esc(status_text(r))
         if r.provisional:
             status += '<span class="badge provisional">provisional</span>'
         cells = [f'<td class="place">{"" if r.place is None else r.place}</td>',
-                 f'<td class="award">{_medal(r.award_place) if r.award_place is not None else ""}</td>',
+                 f'<td class="award">{medal(r.award_place) if r.award_place is not None else ""}</td>',
                  f'<td class="entrant">{name}</td>']
         if show_members:
-            cells.append(f'<td class="members">{_e(", ".join(members.get(r.entrant, ())))}</td>')
+            cells.append(f'<td class="members">{esc(", ".join(members.get(r.entrant, ())))}</td>')
         cells.append(f'<td class="status">{status}</td>')
         dash = "&ndash;"
         if pieces_first:
             nums = [str(r.pieces) if ranked else dash,
                     str(r.deducted_pieces) if r.deducted_pieces else dash,
-                    _e(_t(r.time_ms, fmt)) or dash]
+                    esc(_t(r.time_ms, fmt)) or dash]
         else:
-            nums = [_e(_t(r.time_ms, fmt)) or dash,
-                    _e(_t(r.penalty_ms, fmt)) if r.penalty_ms else dash,
-                    _e(_t(r.net_time_ms, fmt)) or dash,
+            nums = [esc(_t(r.time_ms, fmt)) or dash,
+                    esc(_t(r.penalty_ms, fmt)) if r.penalty_ms else dash,
+                    esc(_t(r.net_time_ms, fmt)) or dash,
                     str(r.pieces) if ranked else dash]
         cells += [f'<td class="num">{v}</td>' for v in nums]
         out.append(f'<tr class="{" ".join(cls)}">' + "".join(cells) + "</tr>")
@@ -400,6 +355,11 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
     return "\n".join(out) + "\n"
 
 
+def round_heading(title: str, round: str, fmt: Format) -> str:
+    """A round's heading in an event of several: "Hall Cup — pairs (CZJPA - pairs)"."""
+    return f"{title} \u2014 {round} ({fmt.title})"
+
+
 def unofficial_text(fmt: Format) -> str:
     """What "unofficial" means, for the sheet's legend (HTML): not eligible
     for an award place, yet ranked; then who is eligible, said apart (the
@@ -407,7 +367,7 @@ def unofficial_text(fmt: Format) -> str:
     unofficial ones: "(participants from the Czech Republic)")."""
     text = "not eligible for an award place: takes part and is ranked all the same."
     if fmt.eligibility:
-        text += f" Who is eligible for awards: {_e(fmt.eligibility)}"
+        text += f" Who is eligible for awards: {esc(fmt.eligibility)}"
         if fmt.kind != "individual" and fmt.eligible_members_min:
             n = fmt.eligible_members_min
             text += (f" (a {fmt.kind}: all its members)" if n >= fmt.max_members
@@ -421,7 +381,7 @@ def _footer(fmt: Format, provisional: bool, has_unofficial: bool, generated_at: 
            else f"steps of {fmt_duration(fmt.resolution_ms, fmt.resolution_ms)}")
     marks: list[tuple[str, str]] = []
     who = "official entrants" if fmt.eligible_members_min else "entrants"
-    marks.append((_medal(1) + " " + _medal(2) + " " + _medal(3),
+    marks.append((medal(1) + " " + medal(2) + " " + medal(3),
                   f"award place: the place among {who}; prizes go to places 1-{fmt.awards}"
                   " (shown in bold)"))
     if fmt.eligible_members_min or has_unofficial:
@@ -442,6 +402,6 @@ def _footer(fmt: Format, provisional: bool, has_unofficial: bool, generated_at: 
                 f" (groups of at least {fmt.min_group}); equal results share a place.")
     lines = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in marks)
     return (f"<footer><dl>{lines}</dl>"
-            f"<p>{_e(rule)} Times run from the entrant's start, in {_e(res)} (truncated).</p>"
-            f"<p>Generated {_e(generated_at.strftime('%Y-%m-%d %H:%M'))} by TableTimer from the"
+            f"<p>{esc(rule)} Times run from the entrant's start, in {esc(res)} (truncated).</p>"
+            f"<p>Generated {esc(generated_at.strftime('%Y-%m-%d %H:%M'))} by TableTimer from the"
             f" event log.</p></footer>")

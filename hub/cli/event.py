@@ -172,8 +172,8 @@ def _remote_console(args) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        run_console(service, f"TableTimer - {service.competition.format.title} (remote: {service.log.path})",
-                    tick=service.catch_up)
+        run_console(service, f"TableTimer - {service.competition.format.title} (remote: {service.log.path}"
+                    + (f", round {service.round})" if service.round else ")"), tick=service.catch_up)
     finally:
         service.log.close()
     return 0

@@ -44,6 +44,14 @@ def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | Non
     return f"{ev['source']} {ev['type']} {json.dumps(p)}"
 
 
+def console_title(event: dict | None, format_title: str) -> str:
+    """The hub's console's title: the event's and the format's, and the
+    round's name in an event of several (its /event's "round")."""
+    title = (f"{event['title']} - {format_title}" if event and event.get("title")
+             else f"TableTimer - {format_title}")
+    return title + (f" (round {event['round']})" if event and event.get("round") else "")
+
+
 def serve(args, service: HubService, data: Path, start_sims=None, event: dict | None = None) -> int:
     """Broker (brokers.py: Mosquitto as a child process when installed, else
     the embedded one; none with --broker), hub, the web server (--web-listen:
@@ -65,8 +73,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     sims: list = []
     broker = hub = remote = pages = hall = None
     failed = False
-    title = f"{event['title']} - {service.competition.format.title}" if event and event.get("title") \
-        else f"TableTimer - {service.competition.format.title}"
+    title = console_title(event, service.competition.format.title)
     done = threading.Lock()
 
     def shut_down() -> bool:

@@ -171,8 +171,9 @@ class RemoteLog:
 class RemoteHubService(HubService):
     """A HubService on a RemoteLog; the console's tick is `catch_up`."""
 
-    def __init__(self, log: RemoteLog, competition: Competition) -> None:
+    def __init__(self, log: RemoteLog, competition: Competition, round: str | None = None) -> None:
         super().__init__(log, BoardKeys(), competition, log.client.clock)   # type: ignore[arg-type]
+        self.round = round           # the round the hub runs, in an event of several (its /event's)
         self.checks_seen = False     # the hub's own act checks the desk's `seen` (and stores a conflict)
         self.log = log
         self.was_down: str | None = None
@@ -216,7 +217,8 @@ def connect(url: str, token: str) -> RemoteHubService:
     competition = event_competition(event)
     log = RemoteLog(client)
     try:
-        return RemoteHubService(log, competition)
+        named = event.get("round")
+        return RemoteHubService(log, competition, named if isinstance(named, str) else None)
     except BaseException:
         log.close()
         raise

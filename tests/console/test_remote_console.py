@@ -525,3 +525,32 @@ def test_a_console_beside_the_hub_says_when_the_hub_is_not_running(tmp_path):
     finally:
         holder.kill()
         store.close()
+
+
+def test_the_hubs_and_a_remote_console_name_the_round_of_an_event_of_several(tmp_path, monkeypatch):
+    """issue 31: `tabletimer run DIR --round pairs` titled its console "A day
+    of rounds - CZJPA - pairs", and a remote console "TableTimer - CZJPA -
+    pairs (remote: URL)": neither said which round (the local console did).
+    The remote reads it from the hub's /event ("round")."""
+    from tabletimer.hub.cli.serve import console_title
+    from tabletimer.hub.console import app as console_app
+
+    hall = tmp_path / "day"
+    event_folder.add_round(hall, "indiv", "czjpa-individuals", "A day of rounds")
+    event_folder.add_round(hall, "pairs", "czjpa-pairs")
+    ev = event_folder.load(hall, "pairs")
+    event = folder_event(ev.path, ev.files, ev.round if ev.several_rounds else None)   # as run_folder does
+    assert console_title(event, ev.format.title) == "A day of rounds - CZJPA - pairs (round pairs)"
+    one = event_folder.init(tmp_path / "one", "czjpa-individuals", "One Cup")
+    assert console_title(folder_event(one), "CZJPA - individuals") == "One Cup - CZJPA - individuals"
+    svc = HubService(EventStore(ev.db), BoardKeys(), Competition(ev.format, ev.entrants, ev.stations))
+    srv = start_hub_web(svc, event, console_token(hall), "127.0.0.1", 0)
+    titles: list[str] = []
+    monkeypatch.setattr(console_app, "run_console", lambda service, title, *a, **k: titles.append(title))
+    url = srv.url()
+    try:
+        assert cli.main(["console", url, "--token-file", str(console_api.token_path(hall))]) == 0
+    finally:
+        srv.stop()
+        svc.store.close()
+    assert titles == [f"TableTimer - CZJPA - pairs (remote: {url}, round pairs)"]

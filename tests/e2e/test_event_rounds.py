@@ -14,6 +14,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from brokers import free_port
 from hall import TT, Hub
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
@@ -54,7 +56,10 @@ def results(hall: Path, *round: str) -> list[dict]:
     return json.loads(r.stdout)["rows"]
 
 
-def test_two_rounds_on_one_board_one_after_another_without_touching_it(tmp_path):
+@pytest.mark.parametrize("reboot", [False, True], ids=["left-on", "rebooted-between"])
+def test_two_rounds_on_one_board_one_after_another_without_touching_it(tmp_path, reboot):
+    """The board left on between the rounds, or rebooted between them (it
+    boots with the first round's schedule in its flash)."""
     hall = make_day(tmp_path)
     port = free_port()
     key = BoardKeys(hall / "board-keys.json").key("T01")
@@ -65,6 +70,9 @@ def test_two_rounds_on_one_board_one_after_another_without_touching_it(tmp_path)
             r = tt("act", str(hall), "round_start", f"at={int(time.time() * 1000)}", "--round", name)
             assert r.returncode == 0, r.stderr
             hub = Hub(hall, None, "--port", str(port), "--broker-kind", "embedded", "--round", name)
+            if board is not None and reboot:
+                board.stop()
+                board = None
             if board is None:
                 board = SimBoard("T01", "127.0.0.1", port, tmp_path / "boards", key=key,
                                  broker_user="T01", broker_password=mqtt_password(key)).start()

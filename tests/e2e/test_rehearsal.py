@@ -16,6 +16,7 @@ from pathlib import Path
 from brokers import free_port
 from waiting import Output
 from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.store import EventStore
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 
@@ -73,3 +74,34 @@ def test_a_rehearsal_plays_a_table_from_the_command_line(tmp_path):
     assert json.loads((rehearsal / "board-keys.json").read_text()).keys() == {"T01"}
     # the event itself: no log, no keys, nothing of the rehearsal
     assert not (ev / "events.sqlite").exists() and not (ev / "board-keys.json").exists()
+
+
+def test_a_rehearsal_of_a_days_rounds_rehearses_the_round_named_each_with_a_log_of_its_own(tmp_path):
+    """Issue 31: `rehearse DIR --round NAME` copies that round's files; a
+    rehearsal of another round than the one its log holds starts a new log
+    (the last round's presses would have been this one's strays)."""
+    day = tmp_path / "day"
+    for name, preset, entrant in (("indiv", "czjpa-individuals", "1,Anna,yes"),
+                                  ("pairs", "czjpa-pairs", "P1,The Edges,yes")):
+        d = event_folder.add_round(day, name, preset)
+        (d / "entrants.csv").write_text("id,name,eligible\n" + entrant + "\n")
+        (d / "stations.csv").write_text(f"board,button,table,entrant\nT01,1,Table 1,{entrant.split(',')[0]}\n")
+    logs = []
+    for name in ("indiv", "pairs"):
+        hub = subprocess.Popen([TT, "rehearse", str(day), "--round", name, "--port", str(free_port()),
+                                "--console-listen", "off"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+        out = Output(hub.stdout)
+        try:
+            out.wait_for(lambda ln: ln.startswith("board T01 online"), f"round {name}'s simulated board online")
+        finally:
+            hub.terminate()
+            hub.wait(30)
+        text = out.wait_closed()
+        store = EventStore(day / "rehearsal" / "events.sqlite")
+        logs.append(store.event_id)          # each round's rehearsal an event of its own
+        store.close()
+        assert ((day / "rehearsal" / "entrants.csv").read_text()
+                == (day / "rounds" / name / "entrants.csv").read_text())
+    assert "rehearsing round pairs (the rehearsal held round indiv's log: a new one)" in text, text
+    assert logs[0] != logs[1]

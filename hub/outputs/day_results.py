@@ -47,7 +47,7 @@ from ..rules.formats import Format, FormatError, fmt_duration
 from ..rules.standings import StandingRow
 from .results import (EventResults, in_progress_text, iso_time, load_results, member_names, public_row,
                       status_text)
-from .sheet_style import CSS, esc, medal
+from .sheet_style import CSS, esc, medal, page_head
 
 FINAL, PROVISIONAL, IN_PROGRESS, NOT_STARTED, UNREADABLE = (
     "final", "provisional", "in progress", "not started", "cannot be read")
@@ -275,12 +275,7 @@ def day_html(day: DayResults, generated_at: datetime, title: str | None = None) 
     title = title or day.title
     starts = [r.results.start_ms for r in day.rounds if r.results and r.results.start_ms is not None]
     date = (datetime.fromtimestamp(min(starts) / 1000).astimezone() if starts else generated_at)
-    out = [
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<meta name="generator" content="TableTimer">',
-        f"<title>{esc(title)} - the day's results</title>", f"<style>{CSS}{DAY_CSS}</style>", "</head>",
-        "<body>", '<main class="sheet day">', "<header>", f"<h1>{esc(title)}</h1>",
+    out = page_head(title, f"{title} - the day's results", CSS + DAY_CSS, "sheet day") + [
         f'<p class="meta"><span>Every round\'s podium</span><span>{len(day.rounds)} round(s)</span>'
         f'<span>Date: {esc(date.strftime("%Y-%m-%d"))}</span></p>']
     pending = [r for r in day.rounds if r.state != FINAL]

@@ -93,7 +93,7 @@ from ..event.competition import Competition
 from ..event.csv_cells import csv_text
 from ..rules.formats import Format, fmt_duration
 from ..rules.standings import Entrant, StandingRow, row_dict
-from .sheet_style import CSS, esc, medal
+from .sheet_style import CSS, esc, medal, page_head
 
 RANKED = ("finished", "unfinished", "running")
 
@@ -291,12 +291,7 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
     head = ["Place", "Award", "Name"] + (["Members"] if show_members else []) + ["Status"]
     num_head = (["Pieces", "Deducted", "Last whole puzzle"] if pieces_first
                 else ["Time", "Penalty", "Net time", "Pieces"])
-    out = [
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<meta name="generator" content="TableTimer">',
-        f"<title>{esc(title)} - results</title>", f"<style>{CSS}</style>", "</head>",
-        "<body>", '<main class="sheet">', "<header>", f"<h1>{esc(title)}</h1>",
+    out = page_head(title, f"{title} - results", CSS) + [
         f'<p class="meta"><span>Format: {esc(fmt.title)}</span>'
         f"<span>{esc(fmt.puzzles_text())} pieces, limit {esc(fmt_duration(fmt.time_limit_ms))}</span>"
         f"<span>Date: {esc(date)}</span></p>",

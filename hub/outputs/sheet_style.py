@@ -65,3 +65,12 @@ def medal(award: int) -> str:
     """An award place's disc: gold, silver, bronze, then grey."""
     cls = f"medal m{award}" if award <= 3 else "medal"
     return f'<span class="{cls}" title="award place {award}">{award}</span>'
+
+
+def page_head(heading: str, page_title: str, css: str, main_class: str = "sheet") -> list[str]:
+    """A sheet's HTML up to its heading (the page's <header> left open)."""
+    return ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<meta name="generator" content="TableTimer">',
+            f"<title>{esc(page_title)}</title>", f"<style>{css}</style>", "</head>",
+            "<body>", f'<main class="{main_class}">', "<header>", f"<h1>{esc(heading)}</h1>"]

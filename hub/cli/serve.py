@@ -250,6 +250,8 @@ def _hall_process(args, service: HubService, data: Path, event: dict, web_listen
     # the projector's title: the event's (DIR/title, else the folder's name; the category is the
     # format's title)
     title = event.get("title") or event.get("name") or service.competition.format.title
+    if event.get("round"):                   # an event of several rounds: which one is live
+        title = f"{title} \u2014 {event['round']}"
     from ..web.screens import token_path
     try:
         return HallProcess(service.store.path, description, listen, title, data / "hall-pages.log",

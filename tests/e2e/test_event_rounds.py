@@ -158,3 +158,23 @@ def test_a_press_left_in_a_journal_from_the_round_before_is_stored_under_that_ro
             hub.stop()
         if board is not None:
             board.stop()
+
+
+def test_the_hall_pages_name_the_live_round(tmp_path):
+    """The projector and the spectators' pages of an event of several
+    rounds say which one runs: the event's title and the round's name (the
+    category: the round's format)."""
+    import urllib.request
+
+    hall = make_day(tmp_path)
+    hub = Hub(hall, None, "--port", str(free_port()), "--broker-kind", "embedded", "--round", "pairs",
+              web_port=free_port())
+    try:
+        base = hub.hall_url()
+        with urllib.request.urlopen(base + "/h/api/standings", timeout=10) as r:
+            view = json.loads(r.read())
+        assert view["title"] == "A day of rounds \u2014 pairs" and view["category"] == "CZJPA - pairs", view
+        with urllib.request.urlopen(base + "/results.json", timeout=10) as r:
+            assert json.loads(r.read())["title"] == "A day of rounds \u2014 pairs"
+    finally:
+        hub.stop()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from brokers import require_mosquitto
 from rig import synced
-from test_rounds_e2e import rotation, write_relay_round
+from test_rounds_e2e import rotation
 from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.store import EventStore
@@ -56,7 +56,13 @@ def make_day(tmp: Path) -> Path:
     (d / "entrants.csv").write_text("id,name,kind,members,eligible\nP1,Edges,pair,Anna|Ben,yes|yes\n"
                                     "P2,Corners,pair,Cleo|Dan,yes|yes\n")
     (d / "stations.csv").write_text("board,button,table,entrant\nA1,2,Table A,P1\nB1,2,Table B,P2\n")
-    write_relay_round(event_folder.add_round(hall, "relay", "cz-championship-teams"))
+    d = event_folder.add_round(hall, "relay", "cz-championship-teams")
+    fmt = (d / "format.toml").read_text()
+    (d / "format.toml").write_text(fmt.replace('rotation_interval = "8:00"', 'rotation_interval = "3s"')
+                                   .replace('time_limit = "5:00:00"', 'time_limit = "2:00"'))
+    (d / "entrants.csv").write_text("id,name,members\nA,Alfa,a1|a2|a3|a4\nB,Beta,b1|b2|b3|b4\n")
+    (d / "stations.csv").write_text("board,button,table,entrant,puzzle\n" + "".join(
+        f"{t}1,{n},Table {t},{t},{n}\n" for t in "AB" for n in range(1, 9)))
     return hall
 
 

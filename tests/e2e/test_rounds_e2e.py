@@ -53,21 +53,14 @@ def rotation(r: dict) -> bool:
     return r.get("signal") == "rotate" or r.get("late") == "rotate"
 
 
-def write_relay_round(d: Path) -> None:
-    """The championship's team relay (a folder made from its preset) as
-    these tests play it: rotations every 3 s, a 2-minute limit, teams A and
-    B on boards A1 and B1, a button per puzzle."""
-    fmt = (d / "format.toml").read_text()
-    (d / "format.toml").write_text(fmt.replace('rotation_interval = "8:00"', 'rotation_interval = "3s"')
-                                   .replace('time_limit = "5:00:00"', 'time_limit = "2:00"'))
-    (d / "entrants.csv").write_text("id,name,members\nA,Alfa,a1|a2|a3|a4\nB,Beta,b1|b2|b3|b4\n")
-    (d / "stations.csv").write_text("board,button,table,entrant,puzzle\n" + "".join(
-        f"{t}1,{n},Table {t},{t},{n}\n" for t in "AB" for n in range(1, 9)))
-
-
 def test_team_relay_rotations_stop_when_part_one_is_done(tmp_path, embedded_broker):
     ev = event_folder.init(tmp_path / "event", "cz-championship-teams")
-    write_relay_round(ev)
+    fmt = (ev / "format.toml").read_text()
+    (ev / "format.toml").write_text(fmt.replace('rotation_interval = "8:00"', 'rotation_interval = "3s"')
+                                    .replace('time_limit = "5:00:00"', 'time_limit = "2:00"'))
+    (ev / "entrants.csv").write_text("id,name,members\nA,Alfa,a1|a2|a3|a4\nB,Beta,b1|b2|b3|b4\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant,puzzle\n" + "".join(
+        f"{t}1,{n},Table {t},{t},{n}\n" for t in "AB" for n in range(1, 9)))
     port = embedded_broker.port
     a, b = sims = boards_for(ev, tmp_path, port, ["A1", "B1"], 8)
     hub = None

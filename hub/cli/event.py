@@ -67,13 +67,16 @@ def other_round_logs(ev) -> dict[int, Path]:
     return out
 
 
-def run_folder(args, ev, keys, start_sims=None, lock=None) -> int:
+def run_folder(args, ev, keys, start_sims=None, lock=None, stop=None, boards_stay=False) -> int:
     """The hub on an event folder, one per log (its lock: lock, when the
-    caller took it with claim_folder), until stopped; start_sims: simulated
-    boards for it (`tabletimer rehearse`)."""
+    caller took it with claim_folder and releases it; else taken here), until
+    stopped (stop, when given, also ends it); start_sims: simulated boards for
+    it (`tabletimer rehearse`), left running when boards_stay (a rehearsed
+    day's next round takes them over)."""
     from ..web.console_api import folder_event
 
     event = folder_event(ev.path, ev.files, ev.round if ev.several_rounds else None)  # for remote consoles
+    own = lock is None
     lock = lock or claim_folder(args, ev.db)
     if lock is None:
         return 2
@@ -86,11 +89,12 @@ def run_folder(args, ev, keys, start_sims=None, lock=None) -> int:
             rounds.set_live(ev.path, ev.round)      # what results, act, console ... mean from now on
             service.other_rounds = other_round_logs(ev)
         try:
-            return serve(args, service, ev.path, start_sims, event=event)
+            return serve(args, service, ev.path, start_sims, event=event, stop=stop, boards_stay=boards_stay)
         finally:
             store.close()
     finally:
-        lock.release()
+        if own:
+            lock.release()
 
 
 def cmd_console(args) -> int:

@@ -93,9 +93,13 @@ def main(argv: list[str] | None = None) -> int:
     rh = sub.add_parser("rehearse", help="run an event from its folder with a simulated board for each "
                                          "board of its stations.csv (a rehearsal without hardware)")
     rh.add_argument("dir", help="the event folder (the rehearsal runs on a copy of it in DIR/rehearsal)")
-    rh.add_argument("--fresh", action="store_true", help="start the rehearsal's log afresh")
+    rh.add_argument("--fresh", action="store_true", help="start the rehearsal's log (each rehearsed round's) "
+                                                         "afresh")
     _serve_options(rh)
-    rh.add_argument("--round", help=ROUND_HELP)
+    rh.add_argument("--round", help="the round to rehearse (default: an event of several rounds is "
+                                    "rehearsed as a day, its rounds in order on the same simulated boards)")
+    rh.add_argument("--next", action="store_true",
+                    help="move the running rehearsed day to its next round (from another terminal)")
     rh.set_defaults(func=cmd_rehearse, demo_referee=True)
 
     pr = sub.add_parser("press", help="press a button of a simulated board of a running rehearsal")

@@ -1,12 +1,21 @@
 """`tabletimer rehearse DIR` and `tabletimer press DIR BOARD BUTTON`: an event
 walked through before the day without hardware.  The rehearsal runs on a
-copy of the folder's definition (format.toml, entrants.csv, stations.csv) in
-DIR/rehearsal, an event folder of its own with its own log and keys: the
-event's log and keys are never touched.  The hub runs it as `tabletimer run`
-does, with one simulated board (the real firmware in a micropython process)
-for each board of its stations.csv, given a key and a login as `board flash`
-would give a real one; from another terminal `tabletimer press` presses
-their buttons, as competitors and referees would."""
+copy of the folder's definition (each round's format.toml, entrants.csv,
+stations.csv) in DIR/rehearsal, an event folder of its own laid out as the
+event is (a round added by `round add` in DIR/rehearsal/rounds/NAME), with
+its own logs and keys: the event's logs and keys are never touched.  The hub
+runs it as `tabletimer run` does, with one simulated board (the real
+firmware in a micropython process) for each board of its stations.csv,
+given a key and a login as `board flash` would give a real one; from
+another terminal `tabletimer press` presses their buttons, as competitors
+and referees would.
+
+An event of several rounds, rehearsed without --round, is a rehearsed day:
+its rounds in order on the same simulated boards, never restarted between
+rounds.  `tabletimer rehearse DIR --next` moves it to the next round as the
+organizer moves the hall: the hub of the round stops (its final standings
+printed) and the next round's hub starts on the same broker address; the
+boards reconnect and take the new round's schedule by themselves."""
 
 from __future__ import annotations
 
@@ -25,9 +34,10 @@ from .common import open_event
 
 FOLDER = "rehearsal"          # in the event folder: an event folder of its own, the boards' flash, the presses
 DEFINITION = ("format.toml", "entrants.csv", "stations.csv")
-PRESSES = "presses.jsonl"     # a line per press, from `tabletimer press`
-RUNNING = "running"           # the rehearsing hub's pid, while it runs
-ROUND = "round"               # which of the event's rounds the rehearsal's log is of
+LOG_FILES = ("events.sqlite", "events.sqlite-wal", "events.sqlite-shm")
+PRESSES = "presses.jsonl"     # a line per press (and per `--next`), from `tabletimer press` / `rehearse --next`
+RUNNING = "running"           # the rehearsing hub's pid, and "day" or "round", while it runs
+OLD_ROUND = "round"           # an earlier layout: which round the rehearsal's one log was of
 
 # the firmware's gestures, default timings (docs/firmware.md, "Station states and gestures")
 HOLD = {"call": 80, "confirm": 2500, "void": 6500}
@@ -44,8 +54,7 @@ def boards_of(stations) -> dict[str, int]:
 def rehearsal_folder(path: str | Path) -> Path:
     """DIR/rehearsal for an event folder DIR (DIR itself if it is one)."""
     p = Path(path)
-    return p if p.name == FOLDER and (p / "format.toml").exists() and rounds.names(p.parent) \
-        else p / FOLDER
+    return p if p.name == FOLDER and rounds.names(p) and rounds.names(p.parent) else p / FOLDER
 
 
 def cmd_rehearse(args) -> int:
@@ -54,21 +63,29 @@ def cmd_rehearse(args) -> int:
     from ..event.folder_lock import hub_running
     from .event import claim_folder
 
-    opened = open_event(args.dir, getattr(args, "round", None))   # the event's own files, checked as `run` checks them
-    if opened is None:
-        return 2
-    source, _ = opened
+    if getattr(args, "next", False):
+        return _ask_next(args)
+    asked = getattr(args, "round", None)
+    day = asked is None and len(rounds.names(args.dir)) > 1
+    sources = []
+    for name in (rounds.names(args.dir) if day else [asked]):
+        opened = open_event(args.dir, name)       # the event's own files, checked as `run` checks them
+        if opened is None:
+            return 2
+        sources.append(opened[0])
     folder = rehearsal_folder(args.dir)
     event_dir = folder.parent
-    if not boards_of(source.stations):
-        print(f"error: {source.files / 'stations.csv'} names no board: nothing to rehearse", file=sys.stderr)
-        return 2
+    for source in sources:
+        if not boards_of(source.stations):
+            print(f"error: {source.files / 'stations.csv'} names no board: nothing to rehearse",
+                  file=sys.stderr)
+            return 2
     try:
         BoardKeys(folder / "board-keys.json")        # the rehearsal's own keys, readable
     except KeyFileError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    lock = claim_folder(args, folder / "events.sqlite")     # it makes the folder
+    lock = claim_folder(args, folder / "events.sqlite")     # it makes the folder; one rehearsal at a time
     if lock is None:
         running = hub_running(folder / "events.sqlite")
         print(f"Nothing in {folder} was changed" + (
@@ -77,49 +94,88 @@ def cmd_rehearse(args) -> int:
               else "."), file=sys.stderr)
         return 2
     try:
-        return _rehearse(args, folder, lock, source)
+        _mirror(event_dir, folder, sources, args.fresh)
+        return _rehearse(args, folder, lock, sources, day)
     finally:
         lock.release()
 
 
-def _rehearse(args, folder: Path, lock, source) -> int:
+def _mirror(event_dir: Path, folder: Path, sources, fresh: bool) -> None:
+    """The rehearsal folder laid out as the event: its rounds (the same
+    names, in the same order), the files of the rounds rehearsed copied as
+    they are now; the logs of those rounds removed when fresh."""
+    old = folder / OLD_ROUND            # an earlier layout kept any round's log in the folder itself
+    if old.exists():
+        was = old.read_text().strip()
+        if was != rounds.MAIN:
+            for name in LOG_FILES:
+                (folder / name).unlink(missing_ok=True)
+            print(f"the rehearsal's log of round {was} was in {folder} itself, where round "
+                  f"{rounds.MAIN}'s belongs: removed", flush=True)
+        old.unlink()
+    have = rounds.names(event_dir)
+    if rounds.MAIN not in have:         # the event has no round in its folder itself: neither has the rehearsal
+        for name in DEFINITION:
+            (folder / name).unlink(missing_ok=True)
+    listed = [n for n in have if n != rounds.MAIN]
+    if listed:
+        (folder / rounds.ROUNDS).mkdir(exist_ok=True)
+        (folder / rounds.ROUNDS / rounds.ORDER).write_text("".join(n + "\n" for n in listed))
+    for source in sources:
+        into = rounds.round_dir(folder, source.round)
+        into.mkdir(parents=True, exist_ok=True)
+        if fresh:
+            for name in LOG_FILES:
+                (into / name).unlink(missing_ok=True)
+        for name in DEFINITION:               # the round as it is now
+            shutil.copyfile(source.files / name, into / name)
+
+
+def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
     from .event import run_folder
 
     event_dir = folder.parent
-    rehearsed = folder / ROUND                 # the round whose log the rehearsal holds
-    before = rehearsed.read_text().strip() if rehearsed.exists() else None
-    fresh = args.fresh or (before is not None and before != source.round)
-    if fresh:
-        for old in ("events.sqlite", "events.sqlite-wal", "events.sqlite-shm"):
-            (folder / old).unlink(missing_ok=True)
-        if not args.fresh:
-            print(f"rehearsing round {source.round} (the rehearsal held round {before}'s log: "
-                  f"a new one)", flush=True)
-    rehearsed.write_text(source.round + "\n")
-    for name in DEFINITION:                  # the event (the round) as it is now
-        shutil.copyfile(source.files / name, folder / name)
-    opened = open_event(str(folder))
-    if opened is None:
-        return 2
-    ev, keys = opened
-    boards = boards_of(ev.stations)
+    boards: dict[str, int] = {}
+    for source in sources:                   # the hall's boards: every round's, each with its most buttons
+        for b, n in boards_of(source.stations).items():
+            boards[b] = max(boards.get(b, 0), n)
+    keys = BoardKeys(folder / "board-keys.json")
     for b in boards:
         keys.ensure(b)           # as `board flash --keys` would, in the rehearsal's own keys file
+    names = [s.round for s in sources]
     print(f"rehearsing in {folder} (a copy of the event's format, entrants and stations, with a log of "
           f"its own: the event's is not touched); operator actions: tabletimer act {folder} ...", flush=True)
+    if day:
+        print(f"a rehearsed day: the rounds {', '.join(names)} in this order, on the same simulated "
+              f"boards; the next round: `tabletimer rehearse {event_dir} --next`", flush=True)
+    day_stop = threading.Event()      # the rehearsal's end: its boards and their presses stop
+    sims: list = []
+    now = {"stop": None, "next": False, "round": names[0]}
+
+    def next_round() -> None:
+        i = names.index(now["round"])
+        if i + 1 >= len(names):
+            print(f"rehearsal: round {now['round']} is the day's last: nothing after it", flush=True)
+            return
+        now["next"] = True
+        now["stop"].set()
 
     def start_sims(address: BrokerAddress, stop: threading.Event):
+        if sims:                         # a rehearsed day's next round: the same boards, still running
+            return sims
         from tabletimer.tools.simulator import SimBoard
 
-        sims = []
         for b, buttons in sorted(boards.items()):
             key = keys.key(b) or ""
             sims.append(SimBoard(b, address.host, address.port, folder / "boards", key=key, stations=buttons,
                                  broker_user=b, broker_password=mqtt_password(key)).start())
+        if not args.broker:
+            args.port = address.port     # every round's broker where the boards look for it
         presses, running = folder / PRESSES, folder / RUNNING
         start = presses.stat().st_size if presses.exists() else 0    # before `press` may write: none missed
-        running.write_text(str(os.getpid()))
-        threading.Thread(target=_follow_presses, args=(presses, start, sims, stop, running),
+        running.write_text(f"{os.getpid()}\n{'day' if day else 'round'}\n")
+        threading.Thread(target=_follow_presses, args=(presses, start, sims, day_stop, running,
+                                                       next_round if day else None),
                          name="rehearsal-presses", daemon=True).start()
         first = sorted(boards)[0]
         d = event_dir
@@ -130,12 +186,33 @@ def _rehearse(args, folder: Path, lock, source) -> int:
               f"  tabletimer press {d} {first} 1 --void       # or voids the call", flush=True)
         return sims
 
-    return run_folder(args, ev, keys, start_sims, lock)
+    try:
+        for i, name in enumerate(names):
+            opened = open_event(str(folder), name)
+            if opened is None:
+                return 2
+            ev, _ = opened
+            if day:
+                print(f"rehearsal: round {i + 1} of {len(names)}, {name}", flush=True)
+            now.update(stop=threading.Event(), next=False, round=name)
+            root = ev.db == folder / "events.sqlite"     # the lock taken is this log's
+            rc = run_folder(args, ev, keys, start_sims, lock if root else None,
+                            stop=now["stop"], boards_stay=day)
+            if rc != 0 or not now["next"]:
+                return rc                  # stopped (Ctrl-C, SIGTERM, --duration) or failed
+            args.demo_referee = False      # the phones signed in keep their sign-in for the next round
+        return 0
+    finally:
+        day_stop.set()
+        for sim in sims:
+            sim.stop()
 
 
-def _follow_presses(path: Path, pos: int, sims, stop: threading.Event, running: Path) -> None:
+def _follow_presses(path: Path, pos: int, sims, stop: threading.Event, running: Path,
+                    next_round=None) -> None:
     """Press what `tabletimer press` appends to path after byte pos (what
-    an earlier rehearsal appended is history), until stop.  Each button has
+    an earlier rehearsal appended is history), until stop; a `--next` line
+    calls next_round (None: not a day).  Each button has
     its own queue: its gestures one after another, as one hand makes them;
     the buttons of a board are other hands (a referee's 2.5 s hold at one
     station and a competitor's call at the next happen together: a board-wide
@@ -165,9 +242,13 @@ def _follow_presses(path: Path, pos: int, sims, stop: threading.Event, running: 
             for line in lines:
                 try:
                     p = json.loads(line)
+                    if p.get("next"):
+                        if next_round is not None:
+                            next_round()
+                        continue
                     queue_of(p["board"], int(p["button"])).put((int(p["button"]), int(p["hold"]),
                                                                 int(p.get("times", 1))))
-                except (ValueError, KeyError, TypeError) as e:
+                except (ValueError, KeyError, TypeError, AttributeError) as e:
                     print(f"rehearsal: a press line not understood ({e!r}): {line[:80]!r}", file=sys.stderr)
     finally:
         try:
@@ -188,19 +269,46 @@ def _presser(sim, q: queue.Queue, stop: threading.Event) -> None:
                 return
 
 
-def cmd_press(args) -> int:
+def _ask_next(args) -> int:
+    """`rehearse DIR --next`: the running rehearsed day to its next round."""
     folder = rehearsal_folder(args.dir)
-    if not _rehearsing(folder / RUNNING):
+    kind = _rehearsing(folder / RUNNING)
+    if kind is None:
         print(f"error: no rehearsal runs on {args.dir}: start one with `tabletimer rehearse {args.dir}`",
               file=sys.stderr)
         return 2
-    opened = open_event(str(folder))
+    live = rounds.live(folder)
+    if kind != "day":
+        print(f"error: the running rehearsal is of round {live} only (started with --round): stop it, "
+              f"then `tabletimer rehearse {folder.parent} --round NEXT`, or rehearse the whole day with "
+              f"`tabletimer rehearse {folder.parent}`", file=sys.stderr)
+        return 2
+    names = rounds.names(folder)
+    if live not in names or names.index(live) + 1 >= len(names):
+        print(f"error: round {live} is the day's last ({', '.join(names)}): there is no next one; "
+              "stop the rehearsal with Ctrl-C", file=sys.stderr)
+        return 2
+    after = names[names.index(live) + 1]
+    with open(folder / PRESSES, "a") as f:
+        f.write(json.dumps({"next": True}) + "\n")
+    print(f"the rehearsal moves from round {live} to round {after}: round {live}'s hub stops (its standings "
+          f"printed), round {after}'s starts; the simulated boards stay on and follow")
+    return 0
+
+
+def cmd_press(args) -> int:
+    folder = rehearsal_folder(args.dir)
+    if _rehearsing(folder / RUNNING) is None:
+        print(f"error: no rehearsal runs on {args.dir}: start one with `tabletimer rehearse {args.dir}`",
+              file=sys.stderr)
+        return 2
+    opened = open_event(str(folder))        # the round it rehearses now
     if opened is None:
         return 2
     ev, _keys = opened
     boards = boards_of(ev.stations)
     if args.board not in boards:
-        print(f"error: no board {args.board!r} in {ev.path / 'stations.csv'} (it has "
+        print(f"error: no board {args.board!r} in {ev.files / 'stations.csv'} (it has "
               f"{', '.join(sorted(boards)) or 'none'})", file=sys.stderr)
         return 2
     if not 1 <= args.button <= boards[args.board]:
@@ -223,10 +331,11 @@ def cmd_press(args) -> int:
     return 0
 
 
-def _rehearsing(running: Path) -> bool:
+def _rehearsing(running: Path) -> str | None:
+    """What the running rehearsal is ("day" or "round"), None if none runs."""
     try:
-        pid = int(running.read_text())
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        return False
-    return True
+        lines = running.read_text().split()
+        os.kill(int(lines[0]), 0)
+    except (OSError, ValueError, IndexError):
+        return None
+    return lines[1] if len(lines) > 1 else "round"

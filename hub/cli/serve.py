@@ -52,19 +52,21 @@ def console_title(event: dict | None, format_title: str) -> str:
     return title + (f" (round {event['round']})" if event and event.get("round") else "")
 
 
-def serve(args, service: HubService, data: Path, start_sims=None, event: dict | None = None) -> int:
+def serve(args, service: HubService, data: Path, start_sims=None, event: dict | None = None,
+          stop: threading.Event | None = None, boards_stay: bool = False) -> int:
     """Broker (brokers.py: Mosquitto as a child process when installed, else
     the embedded one; none with --broker), hub, the web server (--web-listen:
     the API for remote consoles; event: its /event), the console (or a line
     per event when not on a terminal), until Ctrl-C / SIGTERM / SIGHUP /
-    --duration."""
+    --duration, or stop set (a rehearsed day's next round).  start_sims(address,
+    stop): the simulated boards, stopped at the end unless boards_stay."""
     from rich.console import Console
 
     from ..web.server import parse_listen
 
     console = Console()
     room_for_connections(4096)    # the web server's 1024 connections, the broker's and the log's files
-    stop = threading.Event()
+    stop = stop or threading.Event()
     for sig in (signal.SIGTERM, signal.SIGHUP):      # kill, closed terminal: stop cleanly
         signal.signal(sig, lambda *a: stop.set())
     # Ctrl-C stops the hub even when it was started with SIGINT ignored (a script's background
@@ -81,7 +83,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         if not done.acquire(blocking=False):
             return False
         stop.set()
-        for sim in sims:
+        for sim in [] if boards_stay else sims:
             sim.stop()
         if remote:
             remote.stop()

@@ -72,7 +72,7 @@ def event_title(path: str | Path) -> str:
         t = ""
     if t:
         return t
-    if p.name == REHEARSAL and (p / "format.toml").exists() and rounds.names(p.parent):
+    if p.name == REHEARSAL and rounds.names(p) and rounds.names(p.parent):
         return f"{event_title(p.parent)} (rehearsal)"
     return p.name
 

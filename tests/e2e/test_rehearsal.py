@@ -77,9 +77,10 @@ def test_a_rehearsal_plays_a_table_from_the_command_line(tmp_path):
 
 
 def test_a_rehearsal_of_a_days_rounds_rehearses_the_round_named_each_with_a_log_of_its_own(tmp_path):
-    """Issue 31: `rehearse DIR --round NAME` copies that round's files; a
-    rehearsal of another round than the one its log holds starts a new log
-    (the last round's presses would have been this one's strays)."""
+    """Issue 31: `rehearse DIR --round NAME` copies that round's files into
+    the rehearsal laid out as the event (DIR/rehearsal/rounds/NAME); each
+    round rehearsed has a log of its own (the last round's presses would
+    have been this one's strays), and rehearsing one round keeps the other's."""
     day = tmp_path / "day"
     for name, preset, entrant in (("indiv", "czjpa-individuals", "1,Anna,yes"),
                                   ("pairs", "czjpa-pairs", "P1,The Edges,yes")):
@@ -97,11 +98,65 @@ def test_a_rehearsal_of_a_days_rounds_rehearses_the_round_named_each_with_a_log_
         finally:
             hub.terminate()
             hub.wait(30)
-        text = out.wait_closed()
-        store = EventStore(day / "rehearsal" / "events.sqlite")
+        out.wait_closed()
+        rehearsed = day / "rehearsal" / "rounds" / name
+        store = EventStore(rehearsed / "events.sqlite")
         logs.append(store.event_id)          # each round's rehearsal an event of its own
         store.close()
-        assert ((day / "rehearsal" / "entrants.csv").read_text()
-                == (day / "rounds" / name / "entrants.csv").read_text())
-    assert "rehearsing round pairs (the rehearsal held round indiv's log: a new one)" in text, text
+        assert (rehearsed / "entrants.csv").read_text() == (day / "rounds" / name / "entrants.csv").read_text()
     assert logs[0] != logs[1]
+    store = EventStore(day / "rehearsal" / "rounds" / "indiv" / "events.sqlite")   # kept by pairs' rehearsal
+    assert store.event_id == logs[0]
+    store.close()
+    assert not (day / "rehearsal" / "format.toml").exists()      # the event has no round "main": nor has its rehearsal
+
+
+def test_a_rehearsed_day_runs_its_rounds_in_order_on_the_same_simulated_boards(tmp_path):
+    """Issue 31, item 5: `rehearse DIR` on an event of several rounds
+    rehearses the day: the first round, then, at `rehearse DIR --next`, the
+    next on the same simulated board, never restarted (its boot stays 1):
+    it takes the new round's stations by itself, its finish there ranked in
+    that round's log, nothing carried over from the round before."""
+    day = tmp_path / "day"
+    for name, preset, entrant in (("indiv", "czjpa-individuals", "1,Anna,yes"),
+                                  ("pairs", "czjpa-pairs", "P1,The Edges,yes")):
+        d = event_folder.add_round(day, name, preset)
+        (d / "entrants.csv").write_text("id,name,eligible\n" + entrant + "\n")
+        (d / "stations.csv").write_text(f"board,button,table,entrant\nT01,1,Table 1,{entrant.split(',')[0]}\n")
+    rehearsal = day / "rehearsal"
+    nothing = subprocess.run([TT, "rehearse", str(day), "--next"], capture_output=True, text=True, timeout=30)
+    assert nothing.returncode == 2 and "no rehearsal runs on" in nothing.stderr
+    hub = subprocess.Popen([TT, "rehearse", str(day), "--port", str(free_port()), "--console-listen", "off"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    try:
+        out.wait_for(lambda ln: ln.startswith("a rehearsed day: the rounds indiv, pairs in this order"), "the day")
+        out.wait_for(lambda ln: ln.strip() == "rehearsal: round 1 of 2, indiv", "round 1")
+        out.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
+        subprocess.run([TT, "act", str(rehearsal), "round_start"], check=True, capture_output=True)
+        out.wait_for(lambda ln: "round_start" in ln, "round 1 started")
+        assert press(day, "T01", "1").returncode == 0
+        out.wait_for(lambda ln: ln.startswith("press 1 (boot 1 seq 1)"), "Anna's finish call stored in round 1")
+        moved = subprocess.run([TT, "rehearse", str(day), "--next"], capture_output=True, text=True, timeout=30)
+        assert moved.returncode == 0 and "from round indiv to round pairs" in moved.stdout, moved.stderr
+        second = out.lines.index(out.wait_for(lambda ln: ln.strip() == "rehearsal: round 2 of 2, pairs",
+                                              "round 2"))
+        out.wait_for(lambda ln: ln.startswith("board T01 online"), "the same board online in round 2", start=second)
+        subprocess.run([TT, "act", str(rehearsal), "round_start"], check=True, capture_output=True)
+        out.wait_for(lambda ln: "round_start" in ln, "round 2 started", start=second)
+        assert press(day, "T01", "1").returncode == 0
+        # boot 1: the board was not restarted; its station afresh in the new round (not "done")
+        out.wait_for(lambda ln: ln.startswith("press P1 (boot 1 seq "), "the pair's finish call stored in round 2",
+                     start=second)
+        last = subprocess.run([TT, "rehearse", str(day), "--next"], capture_output=True, text=True, timeout=30)
+        assert last.returncode == 2 and "round pairs is the day's last" in last.stderr
+    finally:
+        hub.terminate()
+        hub.wait(30)
+    text = out.wait_closed()
+    assert "stray" not in text, text
+    assert text.count("rehearsal: 1 simulated board(s) (T01)") == 1      # started once, for the day
+    for name, who in (("indiv", "1"), ("pairs", "P1")):
+        rows = json.loads(subprocess.run([TT, "replay", str(rehearsal), "--round", name, "--json"],
+                                         capture_output=True, text=True, check=True).stdout)["standings"]
+        assert [(r["entrant"], r["status"]) for r in rows] == [(who, "finished")], rows

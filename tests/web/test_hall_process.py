@@ -70,6 +70,27 @@ def test_a_follower_makes_no_log_and_migrates_none(tmp_path):
         assert db.execute("PRAGMA user_version").fetchone() == (1,)      # not migrated
 
 
+def test_a_round_without_a_log_yet_is_read_once_the_hub_has_made_it(tmp_path):
+    """FollowedLog(wait=True): a round not started (the hall's pages show any round)."""
+    path = tmp_path / "events.sqlite"
+    followed = FollowedLog(path, wait=True)
+    try:
+        assert not followed.there and followed.events() == [] and followed.event_id is None
+        assert not followed.look() and not path.exists()                  # nothing made
+        path.write_bytes(b"")                                             # being made this instant
+        assert not followed.look()
+        path.unlink()
+        store = EventStore(path)
+        store.append("operator", "round_start", {"at": 1000}, 1000)
+        assert followed.look() and followed.there and followed.event_id == store.event_id
+        assert [r["type"] for r in followed.events()] == ["round_start"]
+        with pytest.raises(ReadOnlyLog, match="only the hub writes it"):
+            followed.append("operator", "dq", {"entrant": "1"}, 3000)
+        store.close()
+    finally:
+        followed.close()
+
+
 # ------------------------------------------------------------ the process, with the hub
 
 def make_event(tmp: Path) -> Path:

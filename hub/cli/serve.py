@@ -38,6 +38,8 @@ def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | Non
         extra = f", {p['missing']} missing" if ev["type"] == "confirm" else ""
         return f"{ev['type']} {who} (boot {p['boot']} seq {p['seq']}{extra}){rank}"
     if ev["type"] == "stray":
+        if service.competition.in_hall_check(ev):
+            return f"hall check: {ev['board']} button {p['station']} pressed"
         return f"stray press {ev['board']}/{p['station']} while {p['state']}"
     if ev["type"] == "status":
         return f"board {ev['board']} {p['state']}"

@@ -17,6 +17,12 @@
                              (both: ?screen=TOKEN as /hall; a wrong token 403)
     GET  /h/static/{file}    the pages' scripts and styles
 
+Every page and its data take ?round=NAME: that round of the event
+(round_views.py: from its own log; a name that is not one of the event's
+rounds: 404, naming them); without it, the live round.  /standings and
+/results link each round when the event has several, and a page's
+scripts keep its ?round= on their calls.
+
 Nothing secret: hall_view.py shows names, places, times, tables; no board
 id, token, alert or log line.  A crowd cannot slow the boards: requests are
 limited per client address (rate_limit.py: 429), streams per address and
@@ -33,7 +39,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -45,9 +50,9 @@ from starlette.routing import Route
 
 from ..outputs.results import in_progress_text, results_csv, results_html, results_json
 from . import screens
-from .changes import ChangeFeed, SharedView, stream_views
-from .hall_view import hall_view
+from .changes import stream_views
 from .rate_limit import RateLimit
+from .round_views import EventRounds, RoundUnavailable, RoundView
 
 PAGES = Path(__file__).parent / "pages"
 STATIC = {"hall.css": "text/css", "hall.js": "text/javascript", "standings.js": "text/javascript",
@@ -60,31 +65,24 @@ PATHS = ("/hall", "/standings", "/rotate", "/results", "/results.csv", "/results
          "/h/api/standings", "/h/api/stream", "/h/static/{name}")
 
 
+_LINKS = re.compile(r'href="(/hall|/standings|/results)"')     # a page's links to the others
 _WRONG_SCREEN = ("this screen's token is not the event's (an old one?): open the projector's address "
                  "the hub prints (hall pages ... the projector: .../hall?screen=...); shown as a spectator's page")
 
 
 class HallPages:
     def __init__(self, service: Any, title: str = "", limit: RateLimit | None = None,
-                 clock=time.monotonic, screen_token: str | None = None) -> None:
-        """screen_token: the event's (screens.py); None: no screen has a place of its own."""
-        self.service = service
+                 clock=time.monotonic, screen_token: str | None = None,
+                 rounds: EventRounds | None = None) -> None:
+        """screen_token: the event's (screens.py); None: no screen has a place of its own.
+        rounds: the event's other rounds (?round=NAME); None: the live one only."""
+        self.live = RoundView(service, title)
+        self.service, self.title = service, self.live.title        # the live round's
+        self.rounds = rounds
         self.screen_token = screen_token
-        self.title = title or service.competition.format.title
-        self.limit = limit or RateLimit()
-        self.feed = ChangeFeed(service)
+        self.limit = limit or RateLimit()            # one for every round: a device's limits are its own
         self._clock = clock
         self._limit_lock = threading.Lock()
-        # one view for every page, made again at a change, or after 5 s for the
-        # clock-driven parts (running -> unfinished at time-up change without a row)
-        self.view = SharedView(self.feed, None, self._make, fresh_s=5.0)
-        with_tables = service.read(lambda comp, now: (
-            {s.entrant: s.table for s in reversed(comp.stations)},
-            {e.id: [m.name for m in e.members] for e in comp.entrants}, comp.last_row_id()))
-        self._tables, self._members, last = with_tables
-        if last:
-            rows = service.store.events(after=last - 1)
-            self.feed.last_ms = rows[-1]["received_ms"] if rows else None
 
     def routes(self) -> list[Route]:
         serve = {"/hall": self.page("hall.html"), "/standings": self.page("standings.html"),
@@ -96,7 +94,7 @@ class HallPages:
         return [Route(path, fn, methods=["GET"]) for path, fn in serve.items()]
 
     def close(self) -> None:
-        self.feed.close()
+        self.live.close()
 
     # ------------------------------------------------------------ limits
     def _client(self, request: Request) -> str:
@@ -131,12 +129,37 @@ class HallPages:
         return JSONResponse({"error": "too many requests from this device: wait a few seconds"},
                             status_code=429, headers={"Retry-After": "5"})
 
-    # ------------------------------------------------------------ the view
-    def _make(self) -> dict:
-        snap = self.service.snapshot()
-        last = self.service.read(lambda comp, now: comp.last_row_id())
-        return hall_view(snap, self.service.competition.format, self.title, self._tables, self._members,
-                         last, self.feed.last_ms)
+    # ------------------------------------------------------------ the round
+    async def _round(self, request: Request) -> RoundView | Response:
+        """The round asked for (?round=NAME; none: the live one), or the
+        answer refusing it: 404 for a name that is not one of the event's
+        rounds, 503 for one that cannot be shown now."""
+        name = request.query_params.get("round")
+        if name is None:
+            return self.live
+        rounds = self.rounds
+        if rounds is None:
+            return JSONResponse({"error": "the hall's pages here show one round: open them without ?round=",
+                                 "rounds": []}, status_code=404)
+        if not rounds.known(name):
+            return JSONResponse({"error": rounds.unknown(name), "rounds": rounds.names(), "live": rounds.live},
+                                status_code=404)
+        if name == rounds.live:
+            return self.live
+        try:
+            return await run_in_threadpool(rounds.view, name)
+        except RoundUnavailable as e:
+            return JSONResponse({"error": str(e)}, status_code=503, headers={"Retry-After": "5"})
+
+    def _keep(self, request: Request) -> str:
+        """The page's screen token as a query for its links ('' if none)."""
+        token = request.query_params.get(screens.PARAM)
+        return f"{screens.PARAM}={quote(token, safe='')}" if token is not None else ""
+
+    def _picker(self, request: Request, path: str) -> str:
+        if self.rounds is None:
+            return ""
+        return self.rounds.picker(path, request.query_params.get("round"), self._keep(request))
 
     # ------------------------------------------------------------ routes
     def page(self, name: str):
@@ -144,7 +167,13 @@ class HallPages:
             refused = self._allowed(request, wrong_screen_refused=False)
             if refused:
                 return refused
+            shown = await self._round(request)
+            if isinstance(shown, Response):
+                return shown
             text = (PAGES / name).read_text()
+            if "round" in request.query_params:         # its links to the other pages: the same round
+                text = _LINKS.sub(rf'href="\1?round={quote(request.query_params["round"], safe="")}"', text)
+            text = text.replace('<nav id="rounds"></nav>', self._picker(request, request.url.path), 1)
             if self._screen(request):
                 # a screen's scripts and styles with its token too: the reserve's connections
                 # serve them while a crowd takes the rest (a projector reloaded in a flood)
@@ -163,13 +192,19 @@ class HallPages:
         refused = self._allowed(request)
         if refused:
             return refused
-        _, text = await self.view.get()
+        shown = await self._round(request)
+        if isinstance(shown, Response):
+            return shown
+        _, text = await shown.view.get()
         return Response(text, media_type="application/json", headers=_NO_STORE)
 
     async def stream(self, request: Request) -> Response:
         refused = self._allowed(request)
         if refused:
             return refused
+        shown = await self._round(request)
+        if isinstance(shown, Response):
+            return shown
         client, screen = self._client(request), bool(self._screen(request))
         with self._limit_lock:
             why = self.limit.open_screen() if screen else self.limit.open_stream(client)
@@ -184,15 +219,16 @@ class HallPages:
                 else:
                     self.limit.close_stream(client)
         try:
-            seen = self.feed.version
-            _, text = await self.view.get()
+            seen = shown.feed.version
+            _, text = await shown.view.get()
         except BaseException:
             close()
             raise
 
         async def events():
             try:
-                async for event in stream_views(self.view, seen, text, self.service.clock.now_ms, MIN_INTERVAL_S):
+                async for event in stream_views(shown.view, seen, text, shown.service.clock.now_ms,
+                                                MIN_INTERVAL_S):
                     yield event
             finally:
                 close()
@@ -200,28 +236,25 @@ class HallPages:
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     # ------------------------------------------------------------ results
-    def _results(self) -> tuple:
-        svc = self.service
-        comp = svc.competition
-        row = svc.read(lambda comp, now: comp.last_row_id())   # before the snapshot: never newer than it
-        snap = svc.snapshot()
-        left = snap.end - snap.now if snap.start is not None and snap.end is not None and snap.now < snap.end else None
-        changed = self.feed.last_ms
-        when = datetime.fromtimestamp((changed or snap.now) / 1000, timezone.utc).astimezone()
-        return comp.format, snap.standings, when, comp.entrants, snap.start, left, row
-
     async def results_page(self, request: Request) -> Response:
         refused = self._allowed(request)
         if refused:
             return refused
-        fmt, rows, when, entrants, start, left, row = await run_in_threadpool(self._results)
-        html = results_html(self.title, fmt, rows, when, entrants, start, left)
+        shown = await self._round(request)
+        if isinstance(shown, Response):
+            return shown
+        fmt, rows, when, entrants, start, left, row = await run_in_threadpool(shown.results)
+        html = results_html(shown.title, fmt, rows, when, entrants, start, left)
         state = ("Provisional: " + in_progress_text(left)) if left is not None else (
             "Provisional: some results wait for a referee" if any(r.provisional for r in rows) else "Final")
+        asked = request.query_params.get("round")
+        query = "" if asked is None else f"?round={quote(asked, safe='')}"
+        picker = self._picker(request, "/results")
         bar = (f'<div class="live-bar" id="live-bar" style="font:14px system-ui;padding:6px 10px;'
                f'background:#eef" data-row="{row}"><b id="results-state">{state}</b> · last change '
-               f'{when.strftime("%H:%M:%S")} · <a href="/results.csv">CSV</a> · '
-               f'<a href="/results.json">JSON</a> · <span id="link">live</span></div>')
+               f'{when.strftime("%H:%M:%S")} · <a href="/results.csv{query}">CSV</a> · '
+               f'<a href="/results.json{query}">JSON</a> · <span id="link">live</span>'
+               + (f'<div style="margin-top:4px">{picker}</div>' if picker else "") + "</div>")
         html = html.replace("<body>", "<body>" + bar, 1).replace(
             "</body>", '<script src="/h/static/common.js"></script><script src="/h/static/results.js">'
                        "</script></body>", 1)
@@ -232,11 +265,16 @@ class HallPages:
             refused = self._allowed(request)
             if refused:
                 return refused
-            fmt, rows, when, entrants, start, left, _ = await run_in_threadpool(self._results)
+            shown = await self._round(request)
+            if isinstance(shown, Response):
+                return shown
+            fmt, rows, when, entrants, start, left, _ = await run_in_threadpool(shown.results)
+            asked = request.query_params.get("round")
+            name = "results" if asked is None else "results-" + re.sub(r"[^A-Za-z0-9_-]", "_", asked)
             if kind == "csv":
                 return Response(results_csv(rows, fmt, entrants), media_type="text/csv; charset=utf-8",
-                                headers={"Content-Disposition": 'attachment; filename="results.csv"', **_NO_STORE})
-            return Response(results_json(self.title, fmt, rows, when, entrants, start, left),
+                                headers={"Content-Disposition": f'attachment; filename="{name}.csv"', **_NO_STORE})
+            return Response(results_json(shown.title, fmt, rows, when, entrants, start, left),
                             media_type="application/json",
-                            headers={"Content-Disposition": 'attachment; filename="results.json"', **_NO_STORE})
+                            headers={"Content-Disposition": f'attachment; filename="{name}.json"', **_NO_STORE})
         return serve

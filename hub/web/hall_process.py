@@ -3,14 +3,17 @@ a crowd on them never costs the hub's process a cycle: the boards' acks and
 the referees' actions do not wait for 300 spectators' streams.
 
 The hub (`HallProcess`) starts `python -m tabletimer.hub.web.hall_process
---log EVENTS.sqlite --listen HOST:PORT --title T [--screen-token-file F]`
-(F: the event's screen token, web/screens.py: read from the file, never
-on the command line, which other users of the machine can see), writes it the event's
+--log EVENTS.sqlite --listen HOST:PORT --title T [--screen-token-file F]
+[--event DIR [--round NAME]]` (F: the event's screen token, web/screens.py:
+read from the file, never on the command line, which other users of the
+machine can see; DIR: the event folder, whose other rounds the pages show
+with ?round=, round_views.py; NAME: the live one's), writes it the event's
 description (event/description.py, as the console API's /event) as the
 first line of its stdin, and then a byte every HEARTBEAT_S.  The process
 builds the event's Competition from the description, follows the hub's log
 read-only (event/followed_log.py; new rows every FOLLOW_S), serves the
-pages on its own port (web/server.py's WebServer: the same limits), and
+pages on its own port (web/server.py's WebServer: the same limits; the
+other rounds a page asked for: their logs every round_views.OTHERS_S), and
 answers `ready HOST PORT` (or `error: WHY`) on its stdout.  It ends when
 its stdin closes (the hub stopped, however: SIGKILL too) or stays silent
 for HUB_SILENT_S (the hub hangs): its pages' streams end, and the pages say
@@ -85,6 +88,7 @@ def serve_hall(argv: list[str] | None = None) -> int:
     from ..event.followed_log import FollowedLog
     from .app import build_hall_app
     from .hall_pages import HallPages
+    from .round_views import OTHERS_S, EventRounds
     from .screens import read_token
     from .server import WebServer, parse_listen
 
@@ -94,17 +98,21 @@ def serve_hall(argv: list[str] | None = None) -> int:
     ap.add_argument("--listen", required=True, metavar="HOST:PORT")
     ap.add_argument("--title", default="")
     ap.add_argument("--screen-token-file", help="the event's screen token (screens.py): the projector's place")
+    ap.add_argument("--event", help="the event folder: its other rounds shown with ?round=NAME")
+    ap.add_argument("--round", help="the live round's name (an event of several)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     lowest_priority()
     line = sys.stdin.buffer.readline()
     if not line:
         return 0                                  # the hub went before it said what to serve
+    others = None
     try:
         host, port = parse_listen(args.listen) or ("127.0.0.1", 0)
         followed = FollowedLog(args.log)
         service = HubService(followed, BoardKeys(), competition_of(json.loads(line)))   # type: ignore[arg-type]
-        pages = HallPages(service, args.title, screen_token=read_token(args.screen_token_file))
+        others = EventRounds(args.event, args.round) if args.event else None
+        pages = HallPages(service, args.title, screen_token=read_token(args.screen_token_file), rounds=others)
         try:
             server = WebServer(build_hall_app(pages.routes()), host, port, privileged=pages.privileged).start()
         except OSError as e:
@@ -117,6 +125,7 @@ def serve_hall(argv: list[str] | None = None) -> int:
     heard, gone = [time.monotonic()], threading.Event()
     threading.Thread(target=_heard, args=(sys.stdin.fileno(), heard, gone), daemon=True).start()
     failing = ""                        # the read's error now (logged once, not 20 times a second)
+    others_at = time.monotonic()
     try:
         while not gone.wait(FOLLOW_S):
             if time.monotonic() - heard[0] > HUB_SILENT_S:
@@ -132,9 +141,14 @@ def serve_hall(argv: list[str] | None = None) -> int:
                 if repr(e) != failing:
                     log.exception("reading the hub's log")
                 failing = repr(e)
+            if others is not None and time.monotonic() - others_at >= OTHERS_S:
+                others.follow()         # the other rounds a page asked for (each logs its own errors)
+                others_at = time.monotonic()
     finally:
         server.stop()
         pages.close()
+        if others is not None:
+            others.close()
         followed.close()
     return 0
 
@@ -145,14 +159,17 @@ class HallProcess:
     """The hall's pages' process, as the hub starts, watches and stops it."""
 
     def __init__(self, log_path: Path, event: dict, listen: tuple[str, int], title: str,
-                 errors: Path, screen_token_file: Path | None = None) -> None:
+                 errors: Path, screen_token_file: Path | None = None, folder: Path | None = None) -> None:
         """event: the description (as /event); listen: (host, port; 0: a
         free one); errors: the file its stderr goes to; screen_token_file:
-        the event's screen token (web/screens.py)."""
+        the event's screen token (web/screens.py); folder: the event folder
+        (its other rounds on the pages; event's "round": the live one)."""
         self._args = [sys.executable, "-m", "tabletimer.hub.web.hall_process", "--log", str(log_path),
                       "--title", title]
         if screen_token_file is not None:
             self._args += ["--screen-token-file", str(screen_token_file)]
+        if folder is not None:
+            self._args += ["--event", str(folder)] + (["--round", event["round"]] if event.get("round") else [])
         self._event = (json.dumps(event) + "\n").encode()
         self.host, self.port = listen
         self._errors = errors

@@ -178,3 +178,127 @@ def test_the_hall_pages_name_the_live_round(tmp_path):
             assert json.loads(r.read())["title"] == "A day of rounds \u2014 pairs"
     finally:
         hub.stop()
+
+
+def hall_get(url: str) -> tuple[int, dict]:
+    """(status, JSON) of a hall page's answer, an error's too."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_the_hall_pages_show_any_round_of_the_event_from_its_own_log(tmp_path):
+    """With pairs live, ?round=indiv is the individuals' round: its title,
+    its category, its entrants; "not started" while it has no log, then its
+    own log followed as it changes (an operator's action written there),
+    while the live round's pages stay the live round's."""
+    hall = make_day(tmp_path)
+    hub = Hub(hall, None, "--port", str(free_port()), "--broker-kind", "embedded", "--round", "pairs",
+              web_port=free_port())
+    try:
+        base = hub.hall_url()
+        assert not (hall / "rounds" / "indiv" / "events.sqlite").exists()
+        status, view = hall_get(base + "/h/api/standings?round=indiv")
+        assert status == 200, view
+        assert view["title"] == "A day of rounds \u2014 indiv" and view["category"] == "CZJPA - individuals", view
+        assert view["state"] == "before" and view["start"] is None                      # no log: not started
+        assert [(r["entrant"], r["name"], r["status"]) for r in view["rows"]] == [("1", "Anna", "waiting")]
+        at = int(time.time() * 1000) - 60_000
+        assert tt("act", str(hall), "round_start", f"at={at}", "--round", "indiv").returncode == 0
+        assert tt("act", str(hall), "dns", "entrant=1", "--round", "indiv").returncode == 0
+        view = until(lambda: (lambda v: v if v["start"] == at and v["rows"][0]["status"] == "DNS" else None)(
+                         hall_get(base + "/h/api/standings?round=indiv")[1]),
+                     "indiv's own log, made since, followed", timeout=15, poll=0.5,    # (4 requests/s at most)
+                     seen=lambda: hall_get(base + "/h/api/standings?round=indiv"))
+        assert view["title"] == "A day of rounds \u2014 indiv"
+        status, sheet = hall_get(base + "/results.json?round=indiv")
+        assert status == 200 and sheet["title"] == "A day of rounds \u2014 indiv", sheet
+        assert [r["entrant"] for r in sheet["rows"]] == ["1"]
+        live = hall_get(base + "/h/api/standings")[1]                                  # the live round's, as before
+        assert live["title"] == "A day of rounds \u2014 pairs" and live["start"] is None, live
+        assert [r["entrant"] for r in live["rows"]] == ["P1"]
+        assert hall_get(base + "/h/api/standings?round=pairs")[1]["title"] == "A day of rounds \u2014 pairs"
+    finally:
+        hub.stop()
+
+
+def test_a_round_that_is_not_one_of_the_events_answers_404_naming_them_and_one_that_does_not_load_503(tmp_path):
+    import urllib.error
+    import urllib.request
+
+    hall = make_day(tmp_path)
+    hub = Hub(hall, None, "--port", str(free_port()), "--broker-kind", "embedded", "--round", "pairs",
+              web_port=free_port())
+    try:
+        base = hub.hall_url()
+        paths = ("/h/api/standings", "/h/api/stream", "/results.json", "/results.csv", "/standings", "/hall",
+                 "/results")
+        names = ("teams", "../indiv", "", "Indiv")
+        for i, path in enumerate(paths):                # (a device's requests are limited: a few of them)
+            for name in (names[i % len(names)], *(names[1:] if i == 0 else ())):
+                status, body = hall_get(f"{base}{path}?round={urllib.request.quote(name)}")
+                assert status == 404, (path, name, body)
+                assert "its rounds are indiv, pairs (the live one: pairs)" in body["error"], body
+                assert body["rounds"] == ["indiv", "pairs"] and body["live"] == "pairs"
+        with urllib.request.urlopen(base + "/standings", timeout=10) as r:      # no ?round=: the live one
+            page = r.read().decode()
+        assert 'href="/standings?round=indiv"' in page and 'aria-current="page">pairs</a>' in page
+        entrants = hall / "rounds" / "indiv" / "entrants.csv"
+        good = entrants.read_text()
+        entrants.write_text("who,what\n")                       # a round whose files do not load: 503
+        status, body = hall_get(base + "/h/api/standings?round=indiv")
+        assert status == 503 and "round 'indiv' cannot be shown now" in body["error"], body
+        assert str(tmp_path) not in body["error"]                 # a public page: no path of the laptop's
+        entrants.write_text(good)                                  # mended: shown (tried again a while after)
+        until(lambda: hall_get(base + "/h/api/standings?round=indiv")[0] == 200, "indiv shown once it loads",
+              timeout=20, poll=1.0)
+    finally:
+        hub.stop()
+    assert "unknown column(s) who, what" in (hall / "hall-pages.log").read_text()   # the why: the organizer's
+
+
+def test_a_phone_picks_another_round_and_stays_on_it(tmp_path):
+    """The spectators' page links the event's rounds (the live one
+    marked): a tap on indiv shows indiv's title and standings, live from
+    indiv's log, and its links to the other pages keep the round."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from rendering import chromium_or_skip
+
+    exe = chromium_or_skip()
+    hall = make_day(tmp_path)
+    hub = Hub(hall, None, "--port", str(free_port()), "--broker-kind", "embedded", "--round", "pairs",
+              web_port=free_port())
+    try:
+        base = hub.hall_url()
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+            try:
+                page = b.new_context(viewport={"width": 390, "height": 844}).new_page()
+                page.set_default_timeout(20_000)
+                page.goto(base + "/standings")
+                expect(page.locator("#title")).to_have_text("A day of rounds \u2014 pairs")
+                expect(page.locator("#rows li")).to_contain_text("The Edges")
+                expect(page.locator("#rounds")).to_contain_text("pairs (live)")
+                page.locator('#rounds a[data-round="indiv"]').click()
+                expect(page.locator("#title")).to_have_text("A day of rounds \u2014 indiv")
+                expect(page.locator("#category")).to_have_text("CZJPA - individuals")
+                expect(page.locator("#rows li")).to_contain_text("Anna")
+                expect(page.locator("#link")).to_have_text("live")
+                assert page.url == base + "/standings?round=indiv"
+                expect(page.locator('#rounds a[aria-current="page"]')).to_have_text("indiv")
+                assert tt("act", str(hall), "dns", "entrant=1", "--round", "indiv").returncode == 0
+                expect(page.locator('#rows li[data-entrant="1"] .res')).to_have_text("DNS", timeout=20_000)
+                assert page.locator("a", has_text="results sheet").get_attribute("href") == "/results?round=indiv"
+                page.locator('#rounds a[data-round="pairs"]').click()                 # back to the live one
+                expect(page.locator("#title")).to_have_text("A day of rounds \u2014 pairs")
+                assert page.url == base + "/standings"
+            finally:
+                b.close()
+    finally:
+        hub.stop()

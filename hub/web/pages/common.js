@@ -209,16 +209,19 @@ var TT = (function () {
     }, 1000);
   }
 
-  // the hall's screen token of this page's address (?screen=...), as a query to add
-  function screenQuery(sep) {
-    var t = new URLSearchParams(location.search).get("screen");
-    return t ? (sep || "?") + "screen=" + encodeURIComponent(t) : "";
+  // what of this page's address its calls to the hall's data carry, as a query to add: the
+  // screen token (?screen=...) and the round it shows (?round=NAME: a page stays on its round)
+  function hallQuery(sep) {
+    var q = new URLSearchParams(location.search), t = q.get("screen"), r = q.get("round"), out = [];
+    if (t) out.push("screen=" + encodeURIComponent(t));
+    if (r !== null) out.push("round=" + encodeURIComponent(r));
+    return out.length ? (sep || "?") + out.join("&") : "";
   }
 
   window.addEventListener("online", flush);
   setInterval(flush, 3000);
   document.addEventListener("DOMContentLoaded", showQueue);
 
-  return { now: now, fmt: fmt, el: el, act: act, flush: flush, stream: stream, queue: load, screenQuery: screenQuery,
+  return { now: now, fmt: fmt, el: el, act: act, flush: flush, stream: stream, queue: load, hallQuery: hallQuery,
            onAnswer: function (fn) { handlers.answer = fn; }, isLive: function () { return live; } };
 })();

@@ -70,9 +70,10 @@
     document.getElementById("changed").textContent = view.changed_ms ? "last change " + new Date(view.changed_ms - (view.now - TT.now())).toLocaleTimeString() : "";
   }
 
-  // with the screen token of its address (?screen=...): a stream of the screens' own, never the crowd's
-  TT.stream("/h/api/stream" + TT.screenQuery(), function (v) { view = v; draw(); clock(); },
-            "/h/api/standings" + TT.screenQuery());
+  // with the screen token of its address (?screen=...): a stream of the screens' own, never the crowd's;
+  // with its ?round=NAME: that round's
+  TT.stream("/h/api/stream" + TT.hallQuery(), function (v) { view = v; draw(); clock(); },
+            "/h/api/standings" + TT.hallQuery());
   setInterval(clock, 250);
   setInterval(function () { if (Date.now() - turned > PAGE_MS) draw(); }, 500);
 })();

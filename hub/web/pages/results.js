@@ -5,7 +5,7 @@
 // no change: the sheet is newer already.
 (function () {
   var made = Number(document.getElementById("live-bar").getAttribute("data-row"));
-  TT.stream("/h/api/stream" + TT.screenQuery(), function (v) {
+  TT.stream("/h/api/stream" + TT.hallQuery(), function (v) {
     if (v.row > made) location.reload();
-  }, "/h/api/standings" + TT.screenQuery());
+  }, "/h/api/standings" + TT.hallQuery());
 })();

@@ -55,7 +55,7 @@
   }
 
   search.addEventListener("input", draw);
-  TT.stream("/h/api/stream" + TT.screenQuery(), function (v) { view = v; draw(); clock(); },
-            "/h/api/standings" + TT.screenQuery());
+  TT.stream("/h/api/stream" + TT.hallQuery(), function (v) { view = v; draw(); clock(); },
+            "/h/api/standings" + TT.hallQuery());
   setInterval(clock, 500);
 })();

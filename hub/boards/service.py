@@ -24,6 +24,7 @@ from typing import Callable, TypeVar
 
 from .admission import REJECTED_LINE_EVERY_MS, SIGNED_PAYLOAD_MAX, Admission, Taken
 from .alerts import POOR_SYNC_MS, hub_alerts, network_alerts
+from .hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, HallCheck, check_hall
 from .answers import Answers
 from .board_commands import CTR_BLOCK, IDENTIFY_TTL_MS, BoardCommands
 from .hub_state import HubState, Outgoing
@@ -210,10 +211,30 @@ class HubService(HubState):
             return station_states(self.competition, self.clock.now_ms() if now_ms is None else now_ms)
 
     def alerts(self, sync_limit_ms: int = POOR_SYNC_MS) -> list[str]:
-        """What needs the head referee's attention, besides waiting calls."""
-        return hub_alerts(self.competition, self.registry, self.network_alerts(),
-                          write_failure=self.write_failure, rejected=self.rejected,
-                          sync_limit_ms=sync_limit_ms)
+        """What needs the head referee's attention, besides waiting calls
+        (and, while a hall check runs, what it still waits for)."""
+        return self._hall_check_lines() + hub_alerts(
+            self.competition, self.registry, self.network_alerts(), write_failure=self.write_failure,
+            rejected=self.rejected, sync_limit_ms=sync_limit_ms)
+
+    def _hall_check_lines(self) -> list[str]:
+        """A hall check begun and not given its verdict, before the round:
+        the hall's progress and each board not ready."""
+        with self.lock:
+            comp = self.competition
+            begun, start = comp.hall_check_row(), comp.start_ms
+            if begun is None or (start is not None and self.clock.now_ms() >= start):
+                return []
+            for row in reversed(comp.rows):
+                if row["id"] <= begun["id"]:
+                    break
+                if row["source"] == "operator" and row["type"] == "hall_check":
+                    return []                     # its verdict is given
+            check = self.hall_check()
+        pressed, total = check.stations
+        ready = sum(1 for b in check.boards if b.ready)
+        return [f"HALL CHECK: {ready}/{len(check.boards)} boards ready, {pressed}/{total} buttons pressed"] + [
+            f"hall check: {b.board} not ready: {'; '.join(b.reasons)}" for b in check.boards if not b.ready]
 
     def network_alerts(self) -> list[str]:
         """The alerts of what the hub sees on the network and the log does
@@ -248,6 +269,17 @@ class HubService(HubState):
         if notes:
             snap.alerts = snap.alerts + [f"NOTE {n}" for n in notes]
         return snap
+
+    def hall_check(self, hub_fw: str | None = None, clock_limit_ms: int = CLOCK_LIMIT_MS,
+                   rssi_min: int = RSSI_MIN_DBM) -> HallCheck:
+        """The latest hall check as the log and the boards make it now."""
+        with self.lock:
+            comp = self.competition
+            begun = comp.hall_check_row()
+            rows = [r for r in comp.rows if comp.in_hall_check(r)] if begun is not None else []
+            return check_hall(comp.stations, self.registry.boards, rows,
+                              begun["received_ms"] if begun is not None else None, hub_fw,
+                              clock_limit_ms, rssi_min)
 
     def standings(self, final: bool = False) -> list[StandingRow]:
         """The standings now (entrants still within their time are

@@ -16,6 +16,7 @@ from .brokers import KINDS
 from .boards import cmd_board_check, cmd_board_flash, cmd_broker_config
 from .demo import cmd_demo
 from .event import cmd_console, cmd_init, cmd_run
+from .hall_check import add_parser as add_hall_check
 from .rehearse import cmd_press, cmd_rehearse
 from .common import LOG_FAILED, ROUND_HELP
 from .log import cmd_act, cmd_log_check, cmd_log_recover, cmd_replay
@@ -113,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     how.add_argument("--void", action="store_true", help="a 6.5 s hold: the referee voids the call")
     how.add_argument("--hold", type=int, metavar="MS", help="a press this long (default 80 ms: a finish call)")
     pr.set_defaults(func=cmd_press)
+
+    add_hall_check(sub, ROUND_HELP)
 
     cs = sub.add_parser("console", help="open the organizer console on an event the hub is running "
                                         "(a second screen: the event folder on this machine, or the "

@@ -18,6 +18,8 @@ MAX_PIECES = 100_000          # no jigsaw puzzle of a speed competition comes ne
 MAX_WARNINGS = 10
 MAX_TEXT = 500                # entrant ids, press ids, reasons, who, why
 MAX_MS = 2 ** 53 - 1          # what JSON and a board's 64-bit arithmetic carry exactly
+MAX_REPORT = 60_000           # a hall check's checklist: a line per board of a 300-board hall
+HALL_CHECK_PHASES = ("begin", "verdict")
 
 # what every action may carry besides its fields: who took it, why, the
 # idempotency key of the request that made it (a phone's queued action, sent
@@ -46,6 +48,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "identify": ("board",),                                 # make a board buzz and blink (no fact)
     "reset_board": ("board",),                              # forget a board's boot counters (no fact)
     "resolve": ("conflict",),                               # a conflict looked at (why: what was decided)
+    # the hall check before the round (boards/hall_check.py): its beginning (from then on a press at
+    # a station not running is the check's, not a stray), and its verdict (ready 1/0, the checklist)
+    "hall_check": ("phase", "ready", "report"),
 }
 
 # actions that always name an entrant (confirm may name one instead of a press)
@@ -77,6 +82,9 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "packed": ("int", 1, 1000),
     "opened": ("int", 1, 1000),
     "conflict": ("int", 1, MAX_MS),
+    "phase": ("text", 1, 16),
+    "ready": ("int", 0, 1),
+    "report": ("text", 0, MAX_REPORT),
 }
 
 # fields without which the action means nothing
@@ -95,6 +103,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "identify": ("board",),
     "reset_board": ("board",),
     "resolve": ("conflict",),
+    "hall_check": ("phase",),
 }
 
 
@@ -161,6 +170,10 @@ def shape_problem(action: Any, payload: Any) -> str | None:
         return "count: give either placed or remaining"
     if action == "replace" and payload["absent"] == payload["entrant"]:
         return "replace: absent and entrant are the same entrant (entrant: who takes the station)"
+    if action == "hall_check" and (payload["phase"] not in HALL_CHECK_PHASES
+                                   or (payload["phase"] == "verdict") != (payload.get("ready") is not None)):
+        return (f"hall_check: phase is {' or '.join(HALL_CHECK_PHASES)} (a verdict with ready 0 or 1, "
+                f"a beginning without), not {payload['phase']!r}")
     if action == "swap" and payload["packed"] == payload["opened"]:
         return "swap: packed and opened must be two different puzzles"
     if action == "round_start" and payload.get("duration") is not None:

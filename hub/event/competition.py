@@ -69,6 +69,7 @@ class Competition:
         self._index = StationIndex(self.format, self.stations, self.entrants, self.auto_stations)
         self._by_station = self._index.by_station
         self._start_row: dict | None = None     # the latest round start
+        self._check_row: dict | None = None     # the latest hall check begun (boards/hall_check.py)
         self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
         self.flagged: dict[int, str] = {}       # row id -> why that stored row cannot apply
         self._window: tuple[int, int] | None = None   # plausible board press times (the round)
@@ -129,6 +130,9 @@ class Competition:
         if row["source"] == "operator":
             if row["type"] == "round_start" and (self._start_row is None or row["id"] > self._start_row["id"]):
                 self._start_row = row
+            elif row["type"] == "hall_check" and row["payload"]["phase"] == "begin" and (
+                    self._check_row is None or row["id"] > self._check_row["id"]):
+                self._check_row = row
             elif row["type"] == "start_offset" and self.format.start_offsets:
                 self._offsets[row["payload"]["entrant"]] = row["payload"]["offset_ms"]
             window = round_window(self._start_row, self._offsets, self.format.time_limit_ms)
@@ -404,6 +408,11 @@ class Competition:
         if action in ("replace", "reinstate"):
             check_replacement(self.format, self._index, self._replaced, action, p, self.start_ms,
                               self.time_up_of(p.get("absent") or ""), self._out, now_ms)
+        start = self.start_ms
+        if action == "hall_check" and p["phase"] == "begin" and start is not None and now_ms is not None \
+                and now_ms >= start:
+            raise ValueError("hall_check: the round has started: the hall is checked before it (its "
+                             "presses now are calls)")
         if action == "resolve" and p["conflict"] not in {c.row for c in self.open_conflicts()}:
             raise ValueError(f"resolve: log row #{p['conflict']} is no open conflict "
                              "(the console's alerts list them: CONFLICT ... log row #N)")
@@ -502,6 +511,16 @@ class Competition:
 
     def round_start_row(self) -> dict | None:
         return self._start_row
+
+    def hall_check_row(self) -> dict | None:
+        """The latest hall check's beginning (None: none begun)."""
+        return self._check_row
+
+    def in_hall_check(self, row: dict) -> bool:
+        """A board row of the hall check: stored after its beginning and
+        before the round's start (a press then is the check's, not a stray)."""
+        c, start = self._check_row, self.start_ms
+        return c is not None and row["id"] > c["id"] and (start is None or (row.get("received_ms") or 0) < start)
 
     def round_limit_ms(self) -> int | None:
         """The round's time limit: the start's own, else the format's."""

@@ -1,0 +1,138 @@
+"""The hall check before a round: is every table ready?  Pure: given the
+round's stations, what the hub knows of each board (registry.py: its birth
+message, its last clock error) and the board rows stored since the check
+began, a verdict per board and for the hall, with the reasons in words the
+person walking the tables acts on.
+
+A board is ready when it is online, every one of its stations in
+stations.csv has been pressed since the check began (a press at a station
+not running is the check's: no call, no stray), its clock error (the bound
+its last press carried) is within the limit, and its WiFi signal (from its
+birth message) is not below the limit.  Its firmware version, free heap and
+uptime are shown; an older firmware than the hub's is a note, not a
+reason (it still times correctly)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+CLOCK_LIMIT_MS = 50        # a board's clock error bound above this: not ready (docs/operations.md)
+RSSI_MIN_DBM = -80         # a WiFi signal below this: not ready
+LOW_HEAP = 8192            # free heap below this at birth: a note
+BOARD_EVENTS = ("press", "stray", "confirm", "void")
+
+
+@dataclass
+class BoardCheck:
+    board: str
+    stations: list[int]                       # its buttons in stations.csv
+    pressed: list[int]                        # those pressed since the check began
+    online: bool = False
+    fw: str | None = None
+    rssi: int | None = None
+    mem: int | None = None
+    clock_err_ms: int | None = None           # from its latest press of the check (None: untimed or none)
+    reasons: list[str] = field(default_factory=list)   # why it is not ready (empty: ready)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ready(self) -> bool:
+        return not self.reasons
+
+
+@dataclass
+class HallCheck:
+    began_ms: int | None                      # the check's beginning (hub ms); None: none begun
+    boards: list[BoardCheck]
+
+    @property
+    def ready(self) -> bool:
+        return self.began_ms is not None and all(b.ready for b in self.boards)
+
+    @property
+    def stations(self) -> tuple[int, int]:
+        """(pressed, all) over the hall."""
+        return (sum(len(b.pressed) for b in self.boards), sum(len(b.stations) for b in self.boards))
+
+
+def check_hall(stations: Iterable, boards: Mapping, rows: Iterable[dict], began_ms: int | None,
+               hub_fw: str | None = None, clock_limit_ms: int = CLOCK_LIMIT_MS,
+               rssi_min: int = RSSI_MIN_DBM) -> HallCheck:
+    """stations: the round's (board, button); boards: board id -> BoardInfo
+    (registry.py); rows: the board rows stored since the check began, in
+    order; hub_fw: the firmware version `board flash` writes."""
+    buttons: dict[str, set[int]] = {}
+    for s in stations:
+        buttons.setdefault(s.board, set()).add(s.button)
+    pressed: dict[str, set[int]] = {b: set() for b in buttons}
+    err: dict[str, int | None] = {}
+    for row in rows:
+        if row.get("source") != "board" or row.get("type") not in BOARD_EVENTS or row.get("board") not in buttons:
+            continue
+        p = row["payload"]
+        if p.get("station") in buttons[row["board"]]:
+            pressed[row["board"]].add(p["station"])
+        err[row["board"]] = p.get("err") if p.get("at") is not None else None
+    out = []
+    for b in sorted(buttons):
+        info = boards.get(b)
+        c = BoardCheck(b, sorted(buttons[b]), sorted(pressed[b]))
+        if info is not None:
+            c.online, c.fw, c.rssi, c.mem = info.online, info.fw, info.rssi, info.mem_free
+        c.clock_err_ms = err.get(b)
+        _judge(c, b in err, hub_fw, clock_limit_ms, rssi_min)
+        out.append(c)
+    return HallCheck(began_ms, out)
+
+
+def _judge(c: BoardCheck, heard: bool, hub_fw: str | None, clock_limit_ms: int, rssi_min: int) -> None:
+    if not c.online:
+        c.reasons.append("offline: power it on, check its WiFi (it has never been heard)" if c.fw is None
+                         else "offline: check its power and WiFi")
+    missing = [n for n in c.stations if n not in c.pressed]
+    if missing:
+        c.reasons.append(f"button{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} not "
+                         "pressed yet: press each once")
+    if heard and c.clock_err_ms is None:
+        c.reasons.append("no clock: its last press had no time (not synchronised with the hub yet)")
+    elif c.clock_err_ms is not None and c.clock_err_ms > clock_limit_ms:
+        c.reasons.append(f"clock error ±{c.clock_err_ms} ms, over ±{clock_limit_ms} ms: a slow or busy "
+                         "WiFi link; move the access point or the board, then press again")
+    if c.rssi is not None and c.rssi < rssi_min:
+        c.reasons.append(f"WiFi signal {c.rssi} dBm, below {rssi_min} dBm: move the board or the "
+                         "access point closer")
+    if c.fw is not None and hub_fw is not None and _version(c.fw) < _version(hub_fw):
+        c.notes.append(f"firmware {c.fw}, older than this hub's {hub_fw}: it works; "
+                       "`tabletimer board flash` brings it up to date")
+    if c.mem is not None and c.mem < LOW_HEAP:
+        c.notes.append(f"free heap {c.mem} bytes at its start, low")
+
+
+def _version(text: str) -> tuple:
+    parts = []
+    for x in text.split("."):
+        parts.append(int(x) if x.isdigit() else 0)
+    return tuple(parts)
+
+
+def checklist(check: HallCheck, title: str = "") -> str:
+    """The check as a checklist: the hall's verdict, then a line per board
+    (its reasons, its notes)."""
+    if check.began_ms is None:
+        return "no hall check begun"
+    pressed, total = check.stations
+    ready = sum(1 for b in check.boards if b.ready)
+    head = (f"{title + ': ' if title else ''}hall {'READY' if check.ready else 'NOT READY'}: "
+            f"{ready}/{len(check.boards)} boards ready, {pressed}/{total} buttons pressed")
+    lines = [head]
+    for b in check.boards:
+        facts = [f"fw {b.fw or '?'}", f"WiFi {b.rssi} dBm" if b.rssi is not None else "WiFi ?",
+                 f"clock ±{b.clock_err_ms} ms" if b.clock_err_ms is not None else "clock ?",
+                 f"heap {b.mem // 1024} KB" if b.mem is not None else "heap ?",
+                 f"buttons {len(b.pressed)}/{len(b.stations)}"]
+        lines.append(f"[{'x' if b.ready else ' '}] {b.board}: {'ready' if b.ready else 'NOT READY'} "
+                     f"({', '.join(facts)})")
+        lines += [f"      - {r}" for r in b.reasons]
+        lines += [f"      note: {n}" for n in b.notes]
+    return "\n".join(lines)

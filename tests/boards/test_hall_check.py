@@ -1,0 +1,133 @@
+"""The hall check's verdicts (hub/boards/hall_check.py), directly: pure
+logic on stations, what the registry knows of each board and the rows of
+the check; and the check's log rows through a real HubService on a real
+SQLite log (the action's shape, the round started, a check press not a
+stray, the console's lines while it runs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tabletimer.hub.boards.hall_check import BoardCheck, HallCheck, check_hall, checklist
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.boards.registry import BoardInfo
+from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.event.actions import shape_problem
+from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.rules.facts import Entrant
+
+STATIONS = [Station("A1", 1, "Table A", "1", None), Station("A1", 2, "Table A", "2", None),
+            Station("B1", 1, "Table B", "3", None)]
+
+
+def row(board: str, station: int, typ: str = "stray", err: int | None = 3, at: int | None = 1000) -> dict:
+    p = {"station": station, "at": at, "boot": 1, "seq": 1}
+    if err is not None:
+        p["err"] = err
+    return {"source": "board", "type": typ, "board": board, "payload": p}
+
+
+def online(board: str, **kw) -> BoardInfo:
+    return BoardInfo(board, online=True, fw=kw.pop("fw", "0.3.0"), rssi=kw.pop("rssi", -55),
+                     mem_free=kw.pop("mem", 40_000))
+
+
+def test_a_board_is_ready_when_online_every_button_pressed_and_its_clock_and_wifi_good():
+    check = check_hall(STATIONS, {"A1": online("A1"), "B1": online("B1")},
+                       [row("A1", 1), row("A1", 2), row("B1", 1)], began_ms=1)
+    assert check.ready and [b.ready for b in check.boards] == [True, True]
+    assert check.stations == (3, 3)
+
+
+@pytest.mark.parametrize("info, rows, reason", [
+    (None, [], "offline: power it on"),
+    (BoardInfo("B1", online=False, fw="0.3.0"), [row("B1", 1)], "offline: check its power and WiFi"),
+    (online("B1"), [], "button 1 not pressed yet"),
+    (online("B1"), [row("B1", 1, at=None, err=None)], "no clock"),
+    (online("B1"), [row("B1", 1, err=51)], "clock error ±51 ms, over ±50 ms"),
+    (online("B1", rssi=-81), [row("B1", 1)], "WiFi signal -81 dBm, below -80 dBm"),
+], ids=["never-heard", "offline", "not-pressed", "no-clock", "bad-clock", "weak-wifi"])
+def test_each_reason_a_board_is_not_ready(info, rows, reason):
+    boards = {"A1": online("A1")} | ({"B1": info} if info is not None else {})
+    check = check_hall(STATIONS, boards, [row("A1", 1), row("A1", 2)] + rows, began_ms=1)
+    b1 = check.boards[1]
+    assert not b1.ready and not check.ready and check.boards[0].ready
+    assert any(r.startswith(reason) for r in b1.reasons), b1.reasons
+
+
+def test_the_limits_are_the_callers_and_an_older_firmware_is_a_note_not_a_reason():
+    check = check_hall(STATIONS[2:], {"B1": online("B1", fw="0.2.0", rssi=-85, mem=4000)},
+                       [row("B1", 1, err=80)], began_ms=1, hub_fw="0.3.0", clock_limit_ms=100, rssi_min=-90)
+    (b1,) = check.boards
+    assert b1.ready, b1.reasons
+    assert any("firmware 0.2.0, older than this hub's 0.3.0" in n for n in b1.notes)
+    assert any("free heap 4000 bytes" in n for n in b1.notes)
+    assert check_hall(STATIONS[2:], {"B1": online("B1", fw="0.10.0")}, [row("B1", 1)], 1,
+                      hub_fw="0.3.0").boards[0].notes == []          # 0.10 is newer than 0.3
+
+
+def test_a_press_of_another_board_or_a_button_not_in_stations_counts_for_nothing():
+    check = check_hall(STATIONS[2:], {"B1": online("B1")}, [row("B1", 2), row("Z9", 1)], began_ms=1)
+    assert check.boards[0].pressed == [] and not check.ready
+
+
+def test_the_checklist_says_the_verdict_then_a_line_per_board():
+    check = HallCheck(5, [BoardCheck("A1", [1, 2], [1, 2], True, "0.3.0", -60, 30_000, 4),
+                          BoardCheck("B1", [1], [], True, "0.3.0", None, None, None, ["button 1 not pressed yet"])])
+    text = checklist(check, "Cup")
+    assert text.splitlines()[0] == "Cup: hall NOT READY: 1/2 boards ready, 2/3 buttons pressed"
+    assert "[x] A1: ready (fw 0.3.0, WiFi -60 dBm, clock ±4 ms, heap 29 KB, buttons 2/2)" in text
+    assert "[ ] B1: NOT READY (fw 0.3.0, WiFi ?, clock ?, heap ?, buttons 0/1)\n      - button 1 not pressed yet" in text
+    assert checklist(HallCheck(None, [])) == "no hall check begun"
+    assert not HallCheck(None, []).ready                  # no check: not ready
+
+
+def test_the_hall_check_action_takes_a_beginning_or_a_verdict():
+    assert shape_problem("hall_check", {"phase": "begin"}) is None
+    assert shape_problem("hall_check", {"phase": "verdict", "ready": 1, "report": "ok"}) is None
+    assert "phase is begin or verdict" in shape_problem("hall_check", {"phase": "later"})
+    assert "phase is begin or verdict" in shape_problem("hall_check", {"phase": "verdict"})   # no ready
+    assert "phase is begin or verdict" in shape_problem("hall_check", {"phase": "begin", "ready": 1})
+    assert "outside 0..1" in shape_problem("hall_check", {"phase": "verdict", "ready": 2})
+    assert "phase is needed" in shape_problem("hall_check", {})
+
+
+def _service(tmp_path) -> HubService:
+    fmt = load_format("czjpa-individuals")
+    entrants = [Entrant(id=s.entrant, name=f"E{s.entrant}") for s in STATIONS]
+    keys = BoardKeys(tmp_path / "keys.json")
+    return HubService(EventStore(tmp_path / "events.sqlite"), keys, Competition(fmt, entrants, STATIONS))
+
+
+def _board_row(svc: HubService, board: str, station: int, seq: int) -> dict:
+    now = svc.clock.now_ms()
+    msg = {"v": 1, "type": "stray", "boot": 1, "seq": seq, "station": station, "at": now, "err": 2, "state": "idle"}
+    return svc.store.append_board_event(board, msg, now)[1]
+
+
+def test_a_press_of_the_check_is_no_stray_and_the_console_shows_what_the_check_waits_for(tmp_path):
+    svc = _service(tmp_path)
+    try:
+        svc.catch_up()
+        early = _board_row(svc, "A1", 1, 1)                     # before the check: a stray
+        svc.catch_up()
+        assert any(a.startswith("stray press A1 button 1") for a in svc.alerts())
+        svc.act("hall_check", {"phase": "begin"}, who="desk")
+        late = _board_row(svc, "A1", 2, 2)
+        svc.catch_up()
+        comp = svc.competition
+        assert not comp.in_hall_check(early) and comp.in_hall_check(late)
+        alerts = svc.alerts()
+        assert alerts[0] == "HALL CHECK: 0/2 boards ready, 1/3 buttons pressed", alerts
+        assert any(a.startswith("hall check: A1 not ready: offline") for a in alerts)
+        assert not any("stray press A1 button 2" in a for a in alerts)     # the check's press
+        svc.act("hall_check", {"phase": "verdict", "ready": 0, "report": "..."}, who="desk")
+        assert not any(a.startswith("HALL CHECK") for a in svc.alerts())   # its verdict given
+        svc.start_round()
+        with pytest.raises(ValueError, match="the round has started"):
+            svc.check_action("hall_check", {"phase": "begin"})
+    finally:
+        svc.store.close()

@@ -251,15 +251,14 @@ def _hall_process(args, service: HubService, data: Path, event: dict, web_listen
     if listen is None:
         return None
     description = dict(event, auto_stations=service.competition.auto_stations)   # as the console API's /event
-    # the projector's title: the event's (DIR/title, else the folder's name; the category is the
-    # format's title)
-    title = event.get("title") or event.get("name") or service.competition.format.title
-    if event.get("round"):                   # an event of several rounds: which one is live
-        title = f"{title} \u2014 {event['round']}"
+    from ..web.round_views import hall_title
     from ..web.screens import token_path
+    # the projector's title: the event's, and in an event of several rounds which one is live
+    title = hall_title(event, service.competition.format.title)
+    folder = None if event.get("demo") else data          # the event folder: its other rounds (?round=)
     try:
         return HallProcess(service.store.path, description, listen, title, data / "hall-pages.log",
-                           token_path(data)).start()
+                           token_path(data), folder).start()
     except (RuntimeError, OSError) as e:
         say(f"warning: no hall pages: {e}")
         return None

@@ -40,6 +40,18 @@ class BoardCheck:
     def ready(self) -> bool:
         return not self.reasons
 
+    @property
+    def missing(self) -> list[int]:
+        """Its buttons not pressed yet."""
+        return [n for n in self.stations if n not in self.pressed]
+
+    @property
+    def board_reasons(self) -> list[str]:
+        """Why it is not ready but its buttons not pressed (those: missing):
+        offline, its clock, its WiFi."""
+        buttons = buttons_reason(self.missing) if self.missing else None
+        return [r for r in self.reasons if r != buttons]
+
 
 @dataclass
 class HallCheck:
@@ -54,6 +66,15 @@ class HallCheck:
     def stations(self) -> tuple[int, int]:
         """(pressed, all) over the hall."""
         return (sum(len(b.pressed) for b in self.boards), sum(len(b.stations) for b in self.boards))
+
+    @property
+    def boards_ready(self) -> int:
+        return sum(1 for b in self.boards if b.ready)
+
+    def progress(self) -> str:
+        """"3/5 boards ready, 7/9 buttons pressed"."""
+        pressed, total = self.stations
+        return f"{self.boards_ready}/{len(self.boards)} boards ready, {pressed}/{total} buttons pressed"
 
 
 def check_hall(stations: Iterable, boards: Mapping, rows: Iterable[dict], began_ms: int | None,
@@ -90,10 +111,8 @@ def _judge(c: BoardCheck, heard: bool, hub_fw: str | None, clock_limit_ms: int, 
     if not c.online:
         c.reasons.append("offline: power it on, check its WiFi (it has never been heard)" if c.fw is None
                          else "offline: check its power and WiFi")
-    missing = [n for n in c.stations if n not in c.pressed]
-    if missing:
-        c.reasons.append(f"button{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} not "
-                         "pressed yet: press each once")
+    if c.missing:
+        c.reasons.append(buttons_reason(c.missing))
     if heard and c.clock_err_ms is None:
         c.reasons.append("no clock: its last press had no time (not synchronised with the hub yet)")
     elif c.clock_err_ms is not None and c.clock_err_ms > clock_limit_ms:
@@ -109,6 +128,11 @@ def _judge(c: BoardCheck, heard: bool, hub_fw: str | None, clock_limit_ms: int, 
         c.notes.append(f"free heap {c.mem} bytes at its start, low")
 
 
+def buttons_reason(missing: list[int]) -> str:
+    """The reason a board is not ready while these buttons are not pressed."""
+    return f"button{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} not pressed yet: press each once"
+
+
 def _version(text: str) -> tuple:
     parts = []
     for x in text.split("."):
@@ -121,10 +145,7 @@ def checklist(check: HallCheck, title: str = "") -> str:
     (its reasons, its notes)."""
     if check.began_ms is None:
         return "no hall check begun"
-    pressed, total = check.stations
-    ready = sum(1 for b in check.boards if b.ready)
-    head = (f"{title + ': ' if title else ''}hall {'READY' if check.ready else 'NOT READY'}: "
-            f"{ready}/{len(check.boards)} boards ready, {pressed}/{total} buttons pressed")
+    head = f"{title + ': ' if title else ''}hall {'READY' if check.ready else 'NOT READY'}: {check.progress()}"
     lines = [head]
     for b in check.boards:
         facts = [f"fw {b.fw or '?'}", f"WiFi {b.rssi} dBm" if b.rssi is not None else "WiFi ?",

@@ -218,22 +218,11 @@ class HubService(HubState):
             rejected=self.rejected, sync_limit_ms=sync_limit_ms)
 
     def _hall_check_lines(self) -> list[str]:
-        """A hall check begun and not given its verdict, before the round:
-        the hall's progress and each board not ready."""
-        with self.lock:
-            comp = self.competition
-            begun, start = comp.hall_check_row(), comp.start_ms
-            if begun is None or (start is not None and self.clock.now_ms() >= start):
-                return []
-            for row in reversed(comp.rows):
-                if row["id"] <= begun["id"]:
-                    break
-                if row["source"] == "operator" and row["type"] == "hall_check":
-                    return []                     # its verdict is given
-            check = self.hall_check()
-        pressed, total = check.stations
-        ready = sum(1 for b in check.boards if b.ready)
-        return [f"HALL CHECK: {ready}/{len(check.boards)} boards ready, {pressed}/{total} buttons pressed"] + [
+        """While a hall check runs: the hall's progress and each board not ready."""
+        check = self.hall_check_running()
+        if check is None:
+            return []
+        return [f"HALL CHECK: {check.progress()}"] + [
             f"hall check: {b.board} not ready: {'; '.join(b.reasons)}" for b in check.boards if not b.ready]
 
     def network_alerts(self) -> list[str]:
@@ -274,12 +263,41 @@ class HubService(HubState):
                    rssi_min: int = RSSI_MIN_DBM) -> HallCheck:
         """The latest hall check as the log and the boards make it now."""
         with self.lock:
+            begun = self.competition.hall_check_row()
+            rows = self._rows_after(begun["id"]) if begun is not None else []
+            return self._checked(begun, rows, hub_fw, clock_limit_ms, rssi_min)
+
+    def hall_check_running(self, hub_fw: str | None = None, clock_limit_ms: int = CLOCK_LIMIT_MS,
+                           rssi_min: int = RSSI_MIN_DBM) -> HallCheck | None:
+        """The hall check while it runs (begun, its verdict not given, the
+        round not started), as hall_check(); None when none runs.  Cheap
+        when none does: the fold knows the latest beginning and the start,
+        and only the rows after the beginning are read (from the last)."""
+        with self.lock:
             comp = self.competition
-            begun = comp.hall_check_row()
-            rows = [r for r in comp.rows if comp.in_hall_check(r)] if begun is not None else []
-            return check_hall(comp.stations, self.registry.boards, rows,
-                              begun["received_ms"] if begun is not None else None, hub_fw,
-                              clock_limit_ms, rssi_min)
+            begun, start = comp.hall_check_row(), comp.start_ms
+            if begun is None or (start is not None and self.clock.now_ms() >= start):
+                return None
+            rows = self._rows_after(begun["id"])
+            if any(r["source"] == "operator" and r["type"] == "hall_check" for r in rows):
+                return None                       # its verdict is given (a later beginning would be the latest)
+            return self._checked(begun, rows, hub_fw, clock_limit_ms, rssi_min)
+
+    def _rows_after(self, row_id: int) -> list[dict]:
+        """The folded rows after row_id, in log order (read from the last)."""
+        out = []
+        for row in reversed(self.competition.rows):
+            if row["id"] <= row_id:
+                break
+            out.append(row)
+        out.reverse()
+        return out
+
+    def _checked(self, begun: dict | None, rows: list[dict], hub_fw: str | None, clock_limit_ms: int,
+                 rssi_min: int) -> HallCheck:
+        comp = self.competition
+        return check_hall(comp.stations, self.registry.boards, [r for r in rows if comp.in_hall_check(r)],
+                          begun["received_ms"] if begun is not None else None, hub_fw, clock_limit_ms, rssi_min)
 
     def standings(self, final: bool = False) -> list[StandingRow]:
         """The standings now (entrants still within their time are

@@ -131,3 +131,39 @@ def test_a_press_of_the_check_is_no_stray_and_the_console_shows_what_the_check_w
             svc.check_action("hall_check", {"phase": "begin"})
     finally:
         svc.store.close()
+
+
+class FakeClock:
+    def __init__(self, t: int) -> None:
+        self.t = t
+
+    def now_ms(self) -> int:
+        return self.t
+
+
+def test_a_check_runs_from_its_beginning_to_its_verdict_or_the_rounds_start(tmp_path):
+    clock = FakeClock(1_800_000_000_000)
+    fmt = load_format("czjpa-individuals")
+    entrants = [Entrant(id=s.entrant, name=f"E{s.entrant}") for s in STATIONS]
+    svc = HubService(EventStore(tmp_path / "events.sqlite"), BoardKeys(tmp_path / "keys.json"),
+                     Competition(fmt, entrants, STATIONS), clock)
+    try:
+        assert svc.hall_check_running() is None and svc.hall_check().began_ms is None     # none begun
+        begun = svc.act("hall_check", {"phase": "begin"}, who="desk")
+        _board_row(svc, "B1", 1, 1)
+        svc.catch_up()
+        running = svc.hall_check_running()
+        assert running is not None and running.began_ms == begun["received_ms"]
+        assert running.stations == (1, 3) and running.progress() == svc.hall_check().progress()
+        svc.act("hall_check", {"phase": "verdict", "ready": 0, "report": "..."}, who="desk")
+        assert svc.hall_check_running() is None                     # its verdict given
+        assert svc.hall_check().stations == (1, 3)                   # the latest check, as it ended
+        svc.act("hall_check", {"phase": "begin"}, who="desk")       # checked again: its own presses
+        assert svc.hall_check_running().stations == (0, 3)
+        svc.start_round(at_ms=clock.t + 60_000)                     # a start in a minute: still before it
+        assert svc.hall_check_running() is not None
+        clock.t += 60_000
+        assert svc.hall_check_running() is None                     # the round has started
+        assert not any(a.startswith("HALL CHECK") for a in svc.alerts())
+    finally:
+        svc.store.close()

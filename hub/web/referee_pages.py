@@ -3,7 +3,9 @@
     GET  /signin?token=T     a badge's QR code: signs the phone in (a cookie)
                              and opens the hall's calls
     GET  /t/{table}          a table's page (a table card's QR code)
-    GET  /calls              every call waiting in the hall, oldest first
+    GET  /calls              every call waiting in the hall, oldest first (and
+                             while a hall check runs, what it still waits for:
+                             hall_check_view.py)
     GET  /r/static/{file}    the pages' scripts and styles
     GET  /r/api/me           who is signed in
     GET  /r/api/table/{table}, GET /r/api/calls
@@ -57,6 +59,7 @@ from ..boards.service import AlreadyRecorded, RequestConflict
 from ..event.log_health import LogWriteFailed
 from . import intents
 from .changes import ChangeFeed, SharedView, stream_views
+from .hall_check_view import hall_check_view
 from .request_body import BodyDropped, BodyRefused, parse_json, read_body
 from .table_view import calls_view, table_view, tables
 
@@ -199,8 +202,17 @@ class RefereePages:
     # ------------------------------------------------------------ data
     def _view(self, table: str | None) -> dict | None:
         if table is None:
-            return self.service.read(calls_view)
+            return self.service.read(self._calls)
         return self.service.read(lambda comp, now: table_view(comp, table, now))
+
+    def _calls(self, comp, now: int) -> dict:
+        """The hall's calls, and while a hall check runs what it still waits
+        for (no `hall_check` at all when none runs: the page as without one)."""
+        view = calls_view(comp, now)
+        check = self.service.hall_check_running()          # (the service's lock is held: read)
+        if check is not None:
+            view["hall_check"] = hall_check_view(check, comp.stations, comp.entrants)
+        return view
 
     def _shared(self, table: str | None) -> SharedView:
         """The view of a table (None: the calls), shared by every page open on it."""

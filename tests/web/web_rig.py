@@ -86,11 +86,12 @@ class WebHub:
         self.store.close()
 
     # ------------------------------------------------------------ boards
-    def board(self, board: str, msg: dict) -> list:
-        """A board's signed event, as the MQTT adapter hands it over."""
+    def board(self, board: str, msg: dict, kind: str = P.EVENT) -> list:
+        """A board's signed event (kind P.STATUS: its status), as the MQTT
+        adapter hands it over."""
         ctr = self._ctr[board] = self._ctr.get(board, 0) + 1
         P.stamp(msg, ctr, 1)
-        topic = P.board_topic(board, P.EVENT)
+        topic = P.board_topic(board, kind)
         return self.svc.handle(topic, Signer(self.keys[board]).sign(topic, P.encode(msg)), self.svc.clock.now_ms())
 
     def press(self, board: str, station: int, at: int | None = None) -> None:

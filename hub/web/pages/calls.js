@@ -2,8 +2,30 @@
 (function () {
   var view = null;
   function tablePath(t) { return "/t/" + encodeURIComponent(t); }
+  // while a hall check runs (none: no hall_check, the section hidden): what the
+  // person walking the tables still has to do, table by table
+  function drawCheck(hc) {
+    document.getElementById("hallcheck").hidden = !hc;
+    if (!hc) return;
+    document.getElementById("hallcheck-progress").textContent = hc.text;
+    var ul = document.getElementById("hallcheck-todo");
+    ul.replaceChildren();
+    hc.todo.forEach(function (t) {
+      var items = t.buttons.map(function (b) {
+        return TT.el("li", { "class": "button", "data-button": t.board + ":" + b.button,
+                             text: "button " + b.button + " (" + b.name + "): not pressed yet" });
+      }).concat(t.problems.map(function (p) {
+        return TT.el("li", { "class": "problem", text: "board " + t.board + ": " + p });
+      }));
+      ul.appendChild(TT.el("li", { "data-table": t.table, "data-board": t.board }, [
+        TT.el("b", { text: t.table }), " ", TT.el("span", { "class": "board", text: "board " + t.board }),
+        TT.el("ul", {}, items)]));
+    });
+    document.getElementById("hallcheck-done").hidden = hc.todo.length > 0;
+  }
   function draw() {
     if (!view) return;
+    drawCheck(view.hall_check);
     var ol = document.getElementById("calls");
     ol.replaceChildren();
     view.calls.forEach(function (c) {

@@ -86,13 +86,14 @@ def writable_log(path: Path, make_service):
     return None
 
 
-def hub_lock(log: Path):
+def hub_lock(log: Path, role: str | None = None):
     """One hub per event log: the lock held for the process's lifetime
-    (None after saying who holds it)."""
+    (None after saying who holds it); role: what it says of its holder
+    ("standby URL")."""
     from ..event.folder_lock import FolderLocked, HubLock
 
     try:
-        lock = HubLock(log).acquire()
+        lock = HubLock(log, role).acquire()
     except FolderLocked as e:
         print(f"error: {e}", file=sys.stderr)
         return None
@@ -103,6 +104,14 @@ def hub_lock(log: Path):
 
 
 def service_for(ev, keys: BoardKeys, store: EventStore) -> HubService:
+    """The service on an event's log; on a log a running standby copies
+    into, one that records nothing (console/follower.py's StandbyLog)."""
+    from ..console.follower import StandbyLog
+    from ..event.folder_lock import standby_of
+
+    primary = standby_of(store.path) if isinstance(store, EventStore) else None
+    if primary is not None:
+        store = StandbyLog(store, primary)      # type: ignore[assignment]
     return HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations))
 
 

@@ -40,8 +40,9 @@ def lock_path(log: Path) -> Path:
 class HubLock:
     """The lock beside one event log; `acquire()` or FolderLocked."""
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, role: str | None = None) -> None:
         self.log = Path(log)
+        self.role = role          # written for others to read: "standby URL" (a standby's copy)
         self.path = lock_path(self.log)
         self._fd: int | None = None
 
@@ -73,6 +74,8 @@ class HubLock:
         me = {"pid": os.getpid(), "host": socket.gethostname(),
               "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
               "command": " ".join(["tabletimer", *sys.argv[1:]])[:300]}
+        if self.role:
+            me["role"] = self.role
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
@@ -116,6 +119,17 @@ def hub_running(log: Path) -> bool | None:
     if not holder.get("pid") or holder.get("host") != socket.gethostname():
         return None
     return _alive(holder["pid"])
+
+
+def standby_of(log: Path) -> str | None:
+    """The primary a standby running on this log follows (its lock's role
+    "standby URL"), else None: a standby's log is a copy, written by the
+    standby alone."""
+    holder = read_holder(lock_path(Path(log)))
+    role = holder.get("role")
+    if isinstance(role, str) and role.startswith("standby ") and hub_running(log):
+        return role.split(" ", 1)[1]
+    return None
 
 
 def read_holder(lock: Path) -> dict:

@@ -220,6 +220,33 @@ class EventStore:
                 (received_ms, source, type_, board, json.dumps(payload)))
             return self._row(cur.lastrowid, received_ms, source, type_, board, payload)
 
+    def last_id(self) -> int:
+        """The id of the log's last row (0: none)."""
+        with self._lock:
+            (last,) = self._db.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()
+        return int(last)
+
+    def copy_rows(self, rows: list[dict], event_id: int) -> int:
+        """A standby's write (replica.py): rows of the primary's log, stored
+        as they are there (their ids, times and payloads), after the last one
+        here, in one transaction; the log takes the primary's event id while
+        it has no row.  ValueError (nothing stored) when they do not follow on
+        from this log (replica.continuation_problem says why)."""
+        from .replica import continuation_problem, stored_columns
+
+        with self._lock:
+            problem = continuation_problem(self.last_id(), self.event_id, event_id, rows)
+            if problem:
+                raise ValueError(problem)
+            with self.transaction():
+                if self.last_id() == 0 and self.event_id != event_id:
+                    self._db.execute("UPDATE meta SET value = ? WHERE key = 'event_id'", (str(event_id),))
+                    self.event_id = event_id
+                self._db.executemany(
+                    "INSERT INTO events (id, received_ms, source, type, board, install, boot, seq, payload)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [stored_columns(r) for r in rows])
+        return len(rows)
+
     def events(self, after: int = 0) -> list[dict]:
         """Stored rows in log order (those with id > after)."""
         with self._lock:

@@ -4,7 +4,8 @@ as routes of the hub's web server (web/server.py):
     GET  /event          what the remote needs to build the same Competition:
                          the event folder's files as text (or the demo's recipe)
     GET  /rows?after=N   stored rows with id > N, at most MAX_ROWS at a time
-                         ({"rows", "more", "now", "rejected", "duplicates"})
+                         ({"rows", "more", "now", "last": the log's last row id,
+                         "event_id", "rejected", "duplicates"}; a standby copies them)
     POST /act            {action, payload, who, why}: the hub's own
                          `HubService.act`; returns the stored row
 
@@ -149,7 +150,9 @@ class ConsoleApi:
             i = bisect.bisect_right(self._rows, after, key=lambda r: r["id"])
             rows = self._rows[i:i + MAX_ROWS]
             more = i + MAX_ROWS < len(self._rows)
+            last = self._rows[-1]["id"] if self._rows else 0
         return {"rows": rows, "more": more, "now": self.service.clock.now_ms(),
+                "last": last, "event_id": self.service.store.event_id,
                 "rejected": dict(self.service.rejected), "duplicates": self.service.duplicates,
                 "write_failure": dict(f) if (f := self.service.write_failure) else None,
                 "network_alerts": self.service.network_alerts()}

@@ -1,0 +1,188 @@
+"""`tabletimer standby DIR --primary URL --token-file F`: a second laptop
+that follows the primary hub live (console/follower.py): the primary's log
+copied row for row into DIR's events.sqlite as it is written, the event's
+broker started here and left idle (the same logins: the boards' second
+address), and a console on the copy with the copy's lag and the primary's
+silence.  It never acks a board and records nothing of its own.
+
+DIR is a copy of the event folder (its format, entrants, stations, board
+keys, logins): the standby refuses a folder whose definition is not the
+primary's, and a log that is not a copy of the primary's."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from ..console.client import HubClient, RemoteError
+from ..console.follower import SILENT_S, Follower, StandbyLog
+from ..boards.keys import BoardKeys
+from ..event.log_health import STORE_ERRORS, DamagedLog
+from ..event.replica import FOLDER_FILES, differing_files
+from ..event.store import EventStore
+from .brokers import KINDS
+from .common import hub_lock, open_event, service_for
+
+
+def cmd_standby(args) -> int:
+    opened = open_event(args.dir, getattr(args, "round", None))
+    if opened is None:
+        return 2
+    ev, keys = opened
+    token = _token(args)
+    if token is None:
+        return 2
+    client = HubClient(args.primary, token)
+    try:
+        event = client.request("GET", "/event")
+    except RemoteError as e:
+        print(f"error: {e}. The standby needs the primary running: start it, check the address "
+              "and the token file", file=sys.stderr)
+        return 2
+    problem = _not_a_copy(ev, event)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    lock = hub_lock(ev.db, f"standby {client.url}")      # one hub (or standby) per log; act, console: read only
+    if lock is None:
+        return 2
+    try:
+        try:
+            store = EventStore(ev.db)
+        except (DamagedLog, *STORE_ERRORS) as e:
+            print(f"error: {e}. The standby did not start.", file=sys.stderr)
+            return 3
+        try:
+            return _follow(args, ev, keys, client, store, event)
+        finally:
+            store.close()
+    finally:
+        lock.release()
+
+
+def _token(args) -> str | None:
+    if args.token_file:
+        try:
+            token = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"error: cannot read the console token from {args.token_file}: "
+                  f"{getattr(e, 'strerror', None) or e}", file=sys.stderr)
+            return None
+        if token:
+            return token
+    if args.token:
+        return args.token
+    print("error: give the primary's console token: --token-file PATH (a copy of the primary's event "
+          "folder's console-token; the hub prints its path when it starts)", file=sys.stderr)
+    return None
+
+
+def _not_a_copy(ev, event: dict) -> str | None:
+    """Why this folder is not a copy of the primary's event (None: it is)."""
+    files = event.get("files") if isinstance(event, dict) else None
+    if not isinstance(files, dict) or "demo" in event:
+        return "the primary runs no event folder (a demo?): a standby follows `tabletimer run DIR`"
+    if (event.get("round") or None) != (ev.round if ev.several_rounds else None):
+        return (f"the primary runs round {event.get('round') or 'main'}, this folder's is {ev.round}: "
+                f"give --round {event.get('round') or 'main'}")
+    here = {n: (ev.files / n).read_bytes().decode("utf-8-sig", errors="replace") for n in FOLDER_FILES}
+    differ = differing_files(here, files)
+    if differ:
+        return (f"{', '.join(str(ev.files / n) for n in differ)} differ from the primary's: copy the "
+                "event folder from the primary again (docs/operations.md, 'The hub laptop died')")
+    return None
+
+
+def _follow(args, ev, keys: BoardKeys, client: HubClient, store: EventStore, event: dict) -> int:
+    from rich.console import Console
+
+    from .brokers import start_broker
+
+    console = Console()
+    follower = Follower(client, store, args.silent_after)
+    try:
+        n = follower.fetch()                    # the log so far, before anything is shown
+    except RemoteError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"error: {e}. Nothing was copied.", file=sys.stderr)
+        return 2
+    say = lambda text: console.print(text, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
+    say(f"standby of {client.url}: {n} row(s) copied into {store.path}, up to row #{follower.copied}")
+    try:
+        broker = start_broker(args, keys, ev.path)       # idle: the boards' second address
+    except (RuntimeError, OSError) as e:
+        print(f"error: {e}. The standby did not start.", file=sys.stderr)
+        return 2
+    say(broker.line + " (idle: the boards are the primary's)")
+    service = service_for(ev, BoardKeys(), StandbyLog(store, client.url))   # type: ignore[arg-type]  (no keys: it signs nothing)
+    service.alert_sources.append(follower.alerts)
+    service.blind_sources.append(lambda: "a standby: the boards are the primary's")
+    follower.start()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *a: stop.set())
+    if args.duration:
+        timer = threading.Timer(args.duration, stop.set)
+        timer.daemon = True
+        timer.start()
+    try:
+        if console.is_terminal:
+            from ..console.app import run_console
+
+            run_console(service, f"STANDBY of {client.url} - {event.get('title') or ev.format.title}",
+                        stop, service.catch_up)
+        else:
+            _lines(service, follower, stop, say)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        follower.stop()
+        broker.stop()
+    say(f"standby stopped: copied up to row #{follower.copied} in {store.path}")
+    return 0
+
+
+def _lines(service, follower: Follower, stop: threading.Event, say) -> None:
+    """Not on a terminal: a line when the copy moves on, when the primary
+    falls silent and when it answers again, when copying stops."""
+    copied, silent, refused = follower.copied, False, False
+    while not stop.wait(0.25):
+        service.catch_up()
+        if follower.copied != copied:
+            copied = follower.copied
+            say(f"copied up to row #{copied}")
+        alerts = follower.alerts()
+        now_silent = any(a.startswith("PRIMARY SILENT") for a in alerts)
+        if now_silent and not silent:
+            say(next(a for a in alerts if a.startswith("PRIMARY SILENT")))
+        elif silent and not now_silent:
+            say(f"the primary answers again: {follower.status()}")
+        silent = now_silent
+        if follower.refused and not refused:
+            refused = True
+            say(f"STANDBY STOPPED COPYING: {follower.refused}")
+
+
+def add_parser(sub, round_help: str) -> None:
+    sb = sub.add_parser("standby", help="follow a running hub from a second laptop: its log copied live, "
+                                        "a broker idle, never acking a board (the hub laptop may die)")
+    sb.add_argument("dir", help="this laptop's copy of the event folder")
+    sb.add_argument("--primary", required=True, metavar="URL",
+                    help="the primary hub's web server, e.g. http://192.168.1.10:8765")
+    sb.add_argument("--token-file", metavar="PATH", help="a copy of the primary's console-token")
+    sb.add_argument("--token", help=argparse.SUPPRESS)
+    sb.add_argument("--silent-after", type=float, default=SILENT_S, metavar="S",
+                    help=f"the primary silent this long: the alert turns red (default {SILENT_S:g})")
+    sb.add_argument("--round", help=round_help)
+    sb.add_argument("--broker-kind", choices=KINDS, default="auto",
+                    help="the idle broker started here (default auto: Mosquitto if installed)")
+    sb.add_argument("--listen", default="127.0.0.1",
+                    help="address it binds (default 127.0.0.1; 0.0.0.0: reachable by the boards)")
+    sb.add_argument("--port", type=int, default=1883, help="its port (default 1883)")
+    sb.add_argument("--duration", type=float, default=None, help="stop by itself after this many seconds")
+    sb.set_defaults(func=cmd_standby, broker=None)

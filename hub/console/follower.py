@@ -1,0 +1,153 @@
+"""A standby's follower (`tabletimer standby`): the primary hub's log copied
+row for row into this laptop's events.sqlite as the primary writes it, over
+the primary's console API (GET /rows, console/client.py's HubClient), and
+what the standby's console says of it: how far behind it is, how long the
+primary has been silent, this laptop's clock against the primary's.
+
+The copy's rules (the same event, rows that follow on) are event/replica.py's;
+a batch that breaks them is not stored, the follower stops copying and says
+why (it never writes a row of its own).  `StandbyLog` is the copy as the
+standby's HubService sees it: read, never written (an operator action on a
+standby is refused: the primary's log is the one truth)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from ..event.store import EventStore
+from .client import HubClient, RemoteError
+
+POLL_S = 0.1            # the primary is asked for new rows this often
+RETRY_S = 1.0           # ... and, while it does not answer, this often
+SILENT_S = 5.0          # the primary silent this long: the standby's alert turns red (--silent-after)
+
+
+class StandbyRefusal(ValueError):
+    """An operator action on a standby: the text says where to act."""
+
+
+class StandbyLog:
+    """The copy, for the standby's HubService: its rows and event id; every
+    write refused (the follower alone writes it, with copy_rows)."""
+
+    def __init__(self, store: EventStore, primary: str) -> None:
+        self.store, self.path, self.primary = store, store.path, primary
+
+    @property
+    def event_id(self) -> int:
+        return self.store.event_id
+
+    def events(self, after: int = 0) -> list[dict]:
+        return self.store.events(after)
+
+    def _refuse(self, *args, **kwargs):
+        raise StandbyRefusal(f"this laptop is a standby: it records nothing (its log is a copy of "
+                             f"{self.primary}'s); act on the primary: its console, or `tabletimer console "
+                             f"{self.primary} --token-file ...`")
+
+    append = append_board_event = reserve = _refuse
+
+
+class Follower:
+    """Copies the primary's new rows every POLL_S in a thread of its own
+    (start), until stop()."""
+
+    def __init__(self, client: HubClient, store: EventStore, silent_s: float = SILENT_S) -> None:
+        self.client, self.store, self.silent_s = client, store, silent_s
+        self.copied = store.last_id()          # the copy's last row id
+        self.primary_last: int | None = None   # the primary's last row id, at its last answer
+        self.heard: float | None = None        # time.monotonic() of the primary's last answer
+        self.down: str | None = None           # why it does not answer, while it does not
+        self.refused: str | None = None        # why a batch was not stored (copying stopped)
+        self._tail_checked = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def fetch(self) -> int:
+        """Copy what the primary has after the copy's last row (RemoteError:
+        it did not answer, or refused); how many rows were copied."""
+        n = 0
+        if not self._tail_checked:
+            self._check_tail()
+        while True:
+            rows, reply = self._rows_after(self.copied)
+            n += self.store.copy_rows(rows, reply.get("event_id"))   # ValueError: nothing stored
+            if rows:
+                self.copied = rows[-1]["id"]
+            self.primary_last = reply.get("last") if type(reply.get("last")) is int else self.copied
+            self.heard, self.down = time.monotonic(), None
+            if not reply.get("more"):
+                return n
+
+    def _rows_after(self, after: int) -> tuple[list, dict]:
+        reply = self.client.request("GET", f"/rows?after={after}")
+        rows = reply.get("rows") if isinstance(reply, dict) else None
+        if not isinstance(rows, list):
+            raise RemoteError(f"{self.client.url}/rows did not answer with rows: is it a TableTimer hub?")
+        return rows, reply
+
+    def _check_tail(self) -> None:
+        """The copy's last row is the primary's (ValueError: it is not: a log
+        written here, or by another hub)."""
+        if self.copied:
+            rows, reply = self._rows_after(self.copied - 1)
+            self.store.copy_rows([], reply.get("event_id"))      # ValueError: another event's log
+            mine = self.store.events(after=self.copied - 1)
+            if not rows or not mine or rows[0] != mine[0]:
+                raise ValueError(f"row #{self.copied} of this log is not the primary's: this log was "
+                                 "written by another hub; move this events.sqlite away and start the "
+                                 "standby again")
+        self._tail_checked = True
+
+    def start(self) -> "Follower":
+        self._thread = threading.Thread(target=self._run, name="standby-follower", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(RETRY_S if self.down else POLL_S):
+            try:
+                self.fetch()
+            except RemoteError as e:
+                self.down = str(e)
+            except ValueError as e:             # rows that do not follow on: stop, say why
+                self.refused = str(e)
+                return
+            except Exception as e:              # the copy cannot be written (a full disk): stop, say why
+                self.refused = f"the copy {self.store.path} could not be written ({e}): nothing more is copied"
+                return
+
+    # ------------------------------------------------------------ what it says
+    def silent_for(self) -> float | None:
+        """Seconds since the primary last answered (None: it never has)."""
+        return None if self.heard is None else time.monotonic() - self.heard
+
+    def status(self) -> str:
+        """One line: how far the copy is, the primary heard, the clocks."""
+        behind = max(0, (self.primary_last or self.copied) - self.copied)
+        silent = self.silent_for()
+        heard = "never answered" if silent is None else f"heard {silent:.1f} s ago"
+        offset = self.client.clock.offset_ms
+        clock = (f"this laptop's clock {abs(offset) / 1000:.1f} s {'behind' if offset > 0 else 'ahead of'} "
+                 "the primary's" if abs(offset) >= 1000 else "the clocks agree within 1 s")
+        return (f"STANDBY of {self.client.url}: copied up to row #{self.copied}, {behind} row(s) behind, "
+                f"{heard}; {clock}; it acks no board")
+
+    def alerts(self) -> list[str]:
+        """The standby's lines for its console: the status, and what is
+        wrong (red: the primary silent for silent_s, copying stopped)."""
+        out = [self.status()]
+        if self.refused:
+            out.append(f"STANDBY STOPPED COPYING: {self.refused}")
+        silent = self.silent_for()
+        if silent is None or silent > self.silent_s:
+            since = "since the standby started" if silent is None else f"for {silent:.0f} s"
+            out.append(f"PRIMARY SILENT {since} ({self.down or 'no answer'}): if its laptop is dead, "
+                       "docs/operations.md 'The hub laptop died' says how this laptop carries on")
+        return out

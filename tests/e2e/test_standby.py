@@ -1,0 +1,126 @@
+"""Issue 28, item 1: a standby laptop follows the primary live.  The primary
+is `tabletimer run` with a simulated board (the real firmware) through its
+broker; the standby is `tabletimer standby COPY --primary URL` on a copy of
+the event folder, with a broker of its own, idle.  Its log becomes the
+primary's row for row (ids, times, payloads, the event id) as the round
+goes; it records nothing of its own (`act` on its folder is refused); a
+folder that is not a copy, or a log of another event, is refused before
+anything is written; when the primary dies, the standby says so."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sqlite3
+
+from brokers import free_port
+from hall import TT, Hub, act
+from rig import synced
+from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.store import EventStore
+from tabletimer.tools.simulator import SimBoard
+from waiting import Output, until
+
+
+def rows_of(log) -> list[tuple]:
+    db = sqlite3.connect(f"file:{log}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT id, received_ms, source, type, board, install, boot, seq, payload "
+                          "FROM events ORDER BY id").fetchall()
+    finally:
+        db.close()
+
+
+def event_id(log) -> int:
+    store = EventStore(log)
+    try:
+        return store.event_id
+    finally:
+        store.close()
+
+
+def test_a_standby_copies_the_primarys_log_row_for_row_and_records_nothing_of_its_own(tmp_path):
+    ev = event_folder.init(tmp_path / "primary", "czjpa-individuals", "Standby cup")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nS1,1,Table 1,1\nS1,2,Table 1,2\n")
+    key = BoardKeys(ev / "board-keys.json").ensure("S1")
+    copy = tmp_path / "standby"
+    shutil.copytree(ev, copy)                      # the folder as the docs copy it, before the event
+    web, port = free_port(), free_port()
+    hub = Hub(ev, None, "--broker-kind", "embedded", "--port", str(port), web_port=web)
+    sim = standby = None
+    try:
+        until(lambda: any("tabletimer console http" in ln for ln in hub.lines), "the primary's web server")
+        url = f"http://127.0.0.1:{web}"
+        wrong = copy.parent / "wrong"
+        shutil.copytree(copy, wrong)
+        (wrong / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Benedikt,yes\n")
+        refused = subprocess.run([TT, "standby", str(wrong), "--primary", url, "--token-file",
+                                  str(ev / "console-token"), "--broker-kind", "embedded", "--port",
+                                  str(free_port())], capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and "entrants.csv differ from the primary's" in refused.stderr
+        assert not (wrong / "events.sqlite").exists()          # refused before anything was written
+        act(ev, "round_start")
+        standby = subprocess.Popen([TT, "standby", str(copy), "--primary", url, "--token-file",
+                                    str(ev / "console-token"), "--broker-kind", "embedded", "--port",
+                                    str(free_port()), "--silent-after", "2"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out = Output(standby.stdout)
+        out.wait_for(lambda ln: ln.startswith("standby of http://127.0.0.1:"), "the standby's first copy")
+        out.wait_for(lambda ln: "(idle: the boards are the primary's)" in ln, "its idle broker")
+        sim = SimBoard("S1", "127.0.0.1", port, tmp_path / "boards", key=key, stations=2, broker_user="S1",
+                       broker_password=mqtt_password(key)).start()
+        synced(sim)
+        sim.press(1)
+        sim.wait_for(lambda r: "acked" in r, timeout=30)
+        act(ev, "confirm", press_id="S1-1", missing_found=0)
+        primary_log, copy_log = ev / "events.sqlite", copy / "events.sqlite"
+        until(lambda: (lambda p: len(p) >= 4 and rows_of(copy_log) == p)(rows_of(primary_log)),
+              "the standby's log the primary's, row for row", timeout=20,
+              seen=lambda: (len(rows_of(primary_log)), len(rows_of(copy_log))))
+        assert event_id(copy_log) == event_id(primary_log)
+        # nothing of its own: an action on the standby's folder is refused, the copy unchanged
+        before = rows_of(copy_log)
+        mine = subprocess.run([TT, "act", str(copy), "dns", "entrant=2"], capture_output=True, text=True,
+                              timeout=60)
+        assert mine.returncode == 2 and "this laptop is a standby: it records nothing" in mine.stderr, mine.stderr
+        assert rows_of(copy_log)[:len(before)] == before and len(rows_of(copy_log)) >= len(before)
+        standings = subprocess.run([TT, "replay", str(copy), "--json"], capture_output=True, text=True,
+                                   check=True).stdout
+        assert '"entrant": "1"' in standings and '"status": "finished"' in standings
+        hub.kill()                                     # the primary's laptop dies
+        out.wait_for(lambda ln: ln.startswith("PRIMARY SILENT for"), "the standby's alert", timeout=20)
+        # a second standby on the same copy: refused (one per log)
+        again = subprocess.run([TT, "standby", str(copy), "--primary", url, "--token-file",
+                                str(ev / "console-token")], capture_output=True, text=True, timeout=60)
+        assert again.returncode == 2
+    finally:
+        if sim is not None:
+            sim.stop()
+        if standby is not None:
+            standby.terminate()
+            standby.wait(30)
+        hub.stop()
+    assert "STANDBY STOPPED COPYING" not in out.wait_closed()
+
+
+def test_a_standby_refuses_a_log_of_another_event(tmp_path):
+    ev = event_folder.init(tmp_path / "primary", "czjpa-individuals")
+    copy = tmp_path / "standby"
+    shutil.copytree(ev, copy)
+    other = EventStore(copy / "events.sqlite")        # a log of its own: another event id
+    other.append("operator", "round_start", {"at": 1}, 1)
+    other.close()
+    web = free_port()
+    hub = Hub(ev, None, "--broker-kind", "embedded", "--port", str(free_port()), web_port=web)
+    try:
+        until(lambda: any("tabletimer console http" in ln for ln in hub.lines), "the primary's web server")
+        act(ev, "round_start")
+        r = subprocess.run([TT, "standby", str(copy), "--primary", f"http://127.0.0.1:{web}", "--token-file",
+                            str(ev / "console-token"), "--broker-kind", "embedded", "--port", str(free_port())],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "this log holds rows of another event" in r.stderr, r.stderr
+        assert len(rows_of(copy / "events.sqlite")) == 1          # nothing copied
+    finally:
+        hub.stop()

@@ -296,6 +296,9 @@ class HubService(HubState):
     def _checked(self, begun: dict | None, rows: list[dict], hub_fw: str | None, clock_limit_ms: int,
                  rssi_min: int) -> HallCheck:
         comp = self.competition
+        if begun is not None:           # the limits the check began with (check-hall's), for every view of it
+            clock_limit_ms = begun["payload"].get("clock_limit", clock_limit_ms)
+            rssi_min = begun["payload"].get("rssi_min", rssi_min)
         return check_hall(comp.stations, self.registry.boards, [r for r in rows if comp.in_hall_check(r)],
                           begun["received_ms"] if begun is not None else None, hub_fw, clock_limit_ms, rssi_min)
 

@@ -72,7 +72,8 @@ def _check(args, ev, keys, store, fw) -> int:
     svc = service_for(ev, keys, store)
     svc.catch_up()
     try:
-        row = svc.act("hall_check", {"phase": "begin"}, who=args.who)
+        row = svc.act("hall_check", {"phase": "begin", "clock_limit": args.clock_limit, "rssi_min": args.rssi_min},
+                      who=args.who)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -50,7 +50,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "resolve": ("conflict",),                               # a conflict looked at (why: what was decided)
     # the hall check before the round (boards/hall_check.py): its beginning (from then on a press at
     # a station not running is the check's, not a stray), and its verdict (ready 1/0, the checklist)
-    "hall_check": ("phase", "ready", "report"),
+    "hall_check": ("phase", "ready", "report", "clock_limit", "rssi_min"),
 }
 
 # actions that always name an entrant (confirm may name one instead of a press)
@@ -85,6 +85,8 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "phase": ("text", 1, 16),
     "ready": ("int", 0, 1),
     "report": ("text", 0, MAX_REPORT),
+    "clock_limit": ("int", 1, 60_000),         # the hall check's limits (ms, dBm), at its beginning
+    "rssi_min": ("int", -120, 0),
 }
 
 # fields without which the action means nothing

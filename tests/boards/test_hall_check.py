@@ -167,3 +167,16 @@ def test_a_check_runs_from_its_beginning_to_its_verdict_or_the_rounds_start(tmp_
         assert not any(a.startswith("HALL CHECK") for a in svc.alerts())
     finally:
         svc.store.close()
+
+
+def test_every_view_of_a_check_judges_by_the_limits_it_began_with(tmp_path):
+    svc = _service(tmp_path)
+    try:
+        svc.catch_up()
+        svc.act("hall_check", {"phase": "begin", "clock_limit": 1}, who="desk")    # ±1 ms: the stray's ±2 is over
+        _board_row(svc, "A1", 1, 1)
+        svc.catch_up()
+        check = svc.hall_check_running()          # the defaults asked for, the recorded limit used
+        assert any("clock error ±2 ms, over ±1 ms" in r for r in check.boards[0].reasons), check.boards[0].reasons
+    finally:
+        svc.store.close()

@@ -37,7 +37,7 @@ def phone(browser, hub):
 
 def stray(hub: WebHub, board: str, button: int) -> None:
     """A button pressed at a station not running, as the board sends it."""
-    seq = hub._ctr.get(board, 0) + 1
+    seq = hub.ctr.get(board, 0) + 1
     hub.board(board, P.event("stray", 1, seq, button, hub.svc.clock.now_ms(), err=2, state="idle"))
 
 

@@ -77,7 +77,7 @@ class WebHub:
         self.server = serve(self.svc, self.pages.routes() + self.hall.routes(), folder,
                             [self.pages.signed_in, self.hall.privileged], **(web or {}))
         self.url = self.server.url()
-        self._ctr: dict[str, int] = {}
+        self.ctr: dict[str, int] = {}
 
     def close(self) -> None:
         self.server.stop()
@@ -89,17 +89,17 @@ class WebHub:
     def board(self, board: str, msg: dict, kind: str = P.EVENT) -> list:
         """A board's signed event (kind P.STATUS: its status), as the MQTT
         adapter hands it over."""
-        ctr = self._ctr[board] = self._ctr.get(board, 0) + 1
+        ctr = self.ctr[board] = self.ctr.get(board, 0) + 1
         P.stamp(msg, ctr, 1)
         topic = P.board_topic(board, kind)
         return self.svc.handle(topic, Signer(self.keys[board]).sign(topic, P.encode(msg)), self.svc.clock.now_ms())
 
     def press(self, board: str, station: int, at: int | None = None) -> None:
-        seq = self._ctr.get(board, 0) + 1
+        seq = self.ctr.get(board, 0) + 1
         self.board(board, H.press(1, seq, station, self.svc.clock.now_ms() if at is None else at))
 
     def board_confirm(self, board: str, station: int, call_seq: int, missing: int = 0) -> None:
-        seq = self._ctr.get(board, 0) + 1
+        seq = self.ctr.get(board, 0) + 1
         self.board(board, P.event("confirm", 1, seq, station, self.svc.clock.now_ms(), call=[1, call_seq],
                                   missing=missing))
 

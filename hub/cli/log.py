@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ..boards.service import HubService, with_defaults
+from ..console.follower import StandbyLog
 from ..event.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
 from ..event.store import EventStore
 from ..rules.formats import fmt_duration
@@ -33,6 +34,8 @@ def cmd_act(args) -> int:
         store = EventStore(ev.db)
         try:
             svc = service_for(ev, keys, store)
+            if isinstance(svc.store, StandbyLog):     # a standby's copy: said before anything else
+                svc.store.refuse()
             payload = _act_payload(args.action, args.fields, svc)
             svc.check_action(args.action, payload, who=args.who, why=args.why)
             print(f"about to record: {args.action} {_described(payload, svc)} (who: {args.who}"

@@ -41,12 +41,13 @@ class StandbyLog:
     def events(self, after: int = 0) -> list[dict]:
         return self.store.events(after)
 
-    def _refuse(self, *args, **kwargs):
+    def refuse(self, *args, **kwargs):
+        """StandbyRefusal: every write, and `act` before it says what it would record."""
         raise StandbyRefusal(f"this laptop is a standby: it records nothing (its log is a copy of "
                              f"{self.primary}'s); act on the primary: its console, or `tabletimer console "
                              f"{self.primary} --token-file ...`")
 
-    append = append_board_event = reserve = _refuse
+    append = append_board_event = reserve = refuse
 
 
 class Follower:

@@ -85,6 +85,7 @@ def test_a_standby_copies_the_primarys_log_row_for_row_and_records_nothing_of_it
         mine = subprocess.run([TT, "act", str(copy), "dns", "entrant=2"], capture_output=True, text=True,
                               timeout=60)
         assert mine.returncode == 2 and "this laptop is a standby: it records nothing" in mine.stderr, mine.stderr
+        assert "about to record" not in mine.stdout          # refused before it says what it would record
         assert rows_of(copy_log)[:len(before)] == before and len(rows_of(copy_log)) >= len(before)
         standings = subprocess.run([TT, "replay", str(copy), "--json"], capture_output=True, text=True,
                                    check=True).stdout

@@ -254,3 +254,46 @@ def test_a_broker_that_comes_up_while_the_hub_starts_is_the_one_it_subscribes_to
         store.close()
         for b in started:
             b.stop()
+
+
+def test_a_broker_lost_right_after_the_hubs_subscription_does_not_stop_the_hub_starting(tmp_path):
+    """The hunt's flake (run 4 of 2026-12-03): the hub's SUBACK came, then
+    its Mosquitto died (its watchdog killed) before start() looked, and
+    start() took the lost connection for a failure to start: `tabletimer
+    run` exited instead of saying the broker stopped and starting it again.
+    Here the broker is stopped the moment start() sees the subscription,
+    and the connection is gone before start() goes on: start() returns (the
+    hub has started; reconnecting is the running hub's), and the hub is
+    subscribed again to the broker started on the same port."""
+    import threading
+
+    from tabletimer.hub.boards.broker import EmbeddedBroker, free_port
+    from tabletimer.hub.boards.keys import BoardKeys
+    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
+    from tabletimer.hub.boards.service import HubService
+    from tabletimer.hub.event.store import EventStore
+
+    port = free_port()
+    brokers = [EmbeddedBroker(tmp_path / "broker", port=port).start()]
+    store = EventStore(tmp_path / "events.sqlite")
+    hub = HubMqtt(HubService(store, BoardKeys(tmp_path / "keys.json"), Rig.competition()), "127.0.0.1", port)
+
+    class BrokerDiesOnSight(threading.Event):
+        def wait(self, timeout=None) -> bool:
+            seen = super().wait(timeout)
+            if seen and len(brokers) == 1:
+                brokers[0].stop()                  # dies right after the SUBACK, before start() goes on
+                until(lambda: not hub.connected.is_set(), "the hub to see its broker gone")
+            return seen
+
+    hub.listening = BrokerDiesOnSight()
+    try:
+        hub.start(timeout=30)                # returns: no ConnectionError
+        assert not hub.connected.is_set()    # (the race as it was: the connection gone when start() looks)
+        brokers.append(EmbeddedBroker(tmp_path / "broker2", port=port).start())    # the tick's restart
+        until(lambda: hub.listening.is_set(), "the hub subscribed to the broker started again", timeout=30)
+    finally:
+        hub.stop()
+        store.close()
+        for b in brokers:
+            b.stop()

@@ -141,3 +141,27 @@ def room_for_connections(want: int) -> int | None:
     the soft limit now (None: no such limit here, Windows).  What does not
     fit is refused where it is opened (the web server answers 503)."""
     return room_for(want)
+
+
+def hub_token(args, hub: str = "hub") -> str | None:
+    """The hub's console token from --token-file (a copy of the event
+    folder's console-token) or --token / $TABLETIMER_CONSOLE_TOKEN; None
+    after saying what is wrong (hub: what the command calls the hub)."""
+    token = getattr(args, "token", None)
+    if args.token_file:
+        try:
+            token = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"error: cannot read the console token from {args.token_file}: "
+                  f"{getattr(e, 'strerror', None) or e}", file=sys.stderr)
+            return None
+        if not token:
+            print(f"error: {args.token_file} is empty: the console token is in the {hub}'s event "
+                  "folder, console-token", file=sys.stderr)
+            return None
+    if not token:
+        print(f"error: give the {hub}'s console token: --token-file PATH (the event folder's "
+              "console-token, or a copy of it; the hub prints its path when it starts), or "
+              "--token TOKEN, or $TABLETIMER_CONSOLE_TOKEN", file=sys.stderr)
+        return None
+    return token

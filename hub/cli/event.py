@@ -9,7 +9,7 @@ from ..event.store import EventStore
 from ..rules.formats import FormatError
 from ..rules.timetext import fmt_clock
 from .brokers import broker_problem
-from .common import LOG_FAILED, hub_lock, open_event, service_for, writable_log
+from .common import LOG_FAILED, hub_lock, hub_token, open_event, service_for, writable_log
 from .serve import serve
 from tabletimer.hub.event import event_folder, rounds
 
@@ -153,22 +153,8 @@ def _remote_console(args) -> int:
     from ..console.app import run_console
     from ..console.client import connect
 
-    token = args.token
-    if args.token_file:
-        try:
-            token = Path(args.token_file).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as e:
-            print(f"error: cannot read the console token from {args.token_file}: "
-                  f"{getattr(e, 'strerror', None) or e}", file=sys.stderr)
-            return 2
-        if not token:
-            print(f"error: {args.token_file} is empty: the console token is in the hub's event "
-                  "folder, console-token", file=sys.stderr)
-            return 2
-    if not token:
-        print("error: give the hub's console token: --token-file PATH (the event folder's "
-              "console-token, or a copy of it; the hub prints its path when it starts), or "
-              "--token TOKEN, or $TABLETIMER_CONSOLE_TOKEN", file=sys.stderr)
+    token = hub_token(args)
+    if token is None:
         return 2
     try:
         service = connect(args.dir, token)

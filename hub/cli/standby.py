@@ -12,10 +12,10 @@ primary's, and a log that is not a copy of the primary's."""
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
-from pathlib import Path
 
 from ..console.client import HubClient, RemoteError
 from ..console.follower import SILENT_S, Follower, StandbyLog
@@ -24,7 +24,7 @@ from ..event.log_health import STORE_ERRORS, DamagedLog
 from ..event.replica import FOLDER_FILES, differing_files
 from ..event.store import EventStore
 from .brokers import KINDS
-from .common import hub_lock, open_event, service_for
+from .common import hub_lock, hub_token, open_event, service_for
 
 
 def cmd_standby(args) -> int:
@@ -32,7 +32,7 @@ def cmd_standby(args) -> int:
     if opened is None:
         return 2
     ev, keys = opened
-    token = _token(args)
+    token = hub_token(args, "primary")
     if token is None:
         return 2
     client = HubClient(args.primary, token)
@@ -61,23 +61,6 @@ def cmd_standby(args) -> int:
             store.close()
     finally:
         lock.release()
-
-
-def _token(args) -> str | None:
-    if args.token_file:
-        try:
-            token = Path(args.token_file).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as e:
-            print(f"error: cannot read the console token from {args.token_file}: "
-                  f"{getattr(e, 'strerror', None) or e}", file=sys.stderr)
-            return None
-        if token:
-            return token
-    if args.token:
-        return args.token
-    print("error: give the primary's console token: --token-file PATH (a copy of the primary's event "
-          "folder's console-token; the hub prints its path when it starts)", file=sys.stderr)
-    return None
 
 
 def _not_a_copy(ev, event: dict) -> str | None:
@@ -175,7 +158,7 @@ def add_parser(sub, round_help: str) -> None:
     sb.add_argument("--primary", required=True, metavar="URL",
                     help="the primary hub's web server, e.g. http://192.168.1.10:8765")
     sb.add_argument("--token-file", metavar="PATH", help="a copy of the primary's console-token")
-    sb.add_argument("--token", help=argparse.SUPPRESS)
+    sb.add_argument("--token", default=os.environ.get("TABLETIMER_CONSOLE_TOKEN"), help=argparse.SUPPRESS)
     sb.add_argument("--silent-after", type=float, default=SILENT_S, metavar="S",
                     help=f"the primary silent this long: the alert turns red (default {SILENT_S:g})")
     sb.add_argument("--round", help=round_help)

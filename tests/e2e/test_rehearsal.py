@@ -76,17 +76,23 @@ def test_a_rehearsal_plays_a_table_from_the_command_line(tmp_path):
     assert not (ev / "events.sqlite").exists() and not (ev / "board-keys.json").exists()
 
 
-def test_a_rehearsal_of_a_days_rounds_rehearses_the_round_named_each_with_a_log_of_its_own(tmp_path):
-    """Issue 31: `rehearse DIR --round NAME` copies that round's files into
-    the rehearsal laid out as the event (DIR/rehearsal/rounds/NAME); each
-    round rehearsed has a log of its own (the last round's presses would
-    have been this one's strays), and rehearsing one round keeps the other's."""
+def two_rounds(tmp_path: Path) -> Path:
+    """An event of two rounds, indiv then pairs, each one entrant at board T01's button 1."""
     day = tmp_path / "day"
     for name, preset, entrant in (("indiv", "czjpa-individuals", "1,Anna,yes"),
                                   ("pairs", "czjpa-pairs", "P1,The Edges,yes")):
         d = event_folder.add_round(day, name, preset)
         (d / "entrants.csv").write_text("id,name,eligible\n" + entrant + "\n")
         (d / "stations.csv").write_text(f"board,button,table,entrant\nT01,1,Table 1,{entrant.split(',')[0]}\n")
+    return day
+
+
+def test_a_rehearsal_of_a_days_rounds_rehearses_the_round_named_each_with_a_log_of_its_own(tmp_path):
+    """Issue 31: `rehearse DIR --round NAME` copies that round's files into
+    the rehearsal laid out as the event (DIR/rehearsal/rounds/NAME); each
+    round rehearsed has a log of its own (the last round's presses would
+    have been this one's strays), and rehearsing one round keeps the other's."""
+    day = two_rounds(tmp_path)
     logs = []
     for name in ("indiv", "pairs"):
         hub = subprocess.Popen([TT, "rehearse", str(day), "--round", name, "--port", str(free_port()),
@@ -117,12 +123,7 @@ def test_a_rehearsed_day_runs_its_rounds_in_order_on_the_same_simulated_boards(t
     next on the same simulated board, never restarted (its boot stays 1):
     it takes the new round's stations by itself, its finish there ranked in
     that round's log, nothing carried over from the round before."""
-    day = tmp_path / "day"
-    for name, preset, entrant in (("indiv", "czjpa-individuals", "1,Anna,yes"),
-                                  ("pairs", "czjpa-pairs", "P1,The Edges,yes")):
-        d = event_folder.add_round(day, name, preset)
-        (d / "entrants.csv").write_text("id,name,eligible\n" + entrant + "\n")
-        (d / "stations.csv").write_text(f"board,button,table,entrant\nT01,1,Table 1,{entrant.split(',')[0]}\n")
+    day = two_rounds(tmp_path)
     rehearsal = day / "rehearsal"
     nothing = subprocess.run([TT, "rehearse", str(day), "--next"], capture_output=True, text=True, timeout=30)
     assert nothing.returncode == 2 and "no rehearsal runs on" in nothing.stderr

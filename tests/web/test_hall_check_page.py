@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tabletimer.shared import protocol as P
-from web_rig import EVIL, PHONE, WebHub, browser  # noqa: F401  (browser: a fixture)
+from web_rig import EVIL, WebHub, browser, calls_page  # noqa: F401  (browser: a fixture)
 
 
 @pytest.fixture
@@ -25,11 +25,7 @@ def hub(tmp_path):
 
 @pytest.fixture
 def phone(browser, hub):
-    ctx = browser.new_context(**PHONE)
-    ctx.set_default_timeout(10_000)
-    page = ctx.new_page()
-    page.goto(f"{hub.url}/signin?token={hub.anna}")
-    expect(page.locator("h1")).to_have_text("Calls waiting")
+    ctx, page = calls_page(browser, hub)
     expect(page.locator("#link")).to_have_class("link live")       # the stream is open
     yield page
     ctx.close()

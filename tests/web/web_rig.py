@@ -51,6 +51,18 @@ def browser():
         b.close()
 
 
+def calls_page(browser, hub: "WebHub"):
+    """(context, page): a phone signed in as Anna on the calls page."""
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(**PHONE)
+    ctx.set_default_timeout(10_000)
+    page = ctx.new_page()
+    page.goto(f"{hub.url}/signin?token={hub.anna}")
+    expect(page.locator("h1")).to_have_text("Calls waiting")
+    return ctx, page
+
+
 class WebHub:
     def __init__(self, tmp_path: Path, preset: str = "czjpa-individuals", entrants: str | None = None,
                  stations: str | None = None, hall: dict | None = None, web: dict | None = None) -> None:

@@ -138,7 +138,10 @@ def _lines(service, follower: Follower, stop: threading.Event, say) -> None:
         service.catch_up()
         if follower.copied != copied:
             copied = follower.copied
-            say(f"copied up to row #{copied}")
+            lag = follower.lag_ms()
+            say(f"copied up to row #{copied}" + (f", {lag[0] / 1000:.2f} s after it was written at the primary "
+                                                  f"(p99 of the last {lag[1]} rows: {lag[2] / 1000:.2f} s)"
+                                                  if lag else ""))
         alerts = follower.alerts()
         now_silent = any(a.startswith("PRIMARY SILENT") for a in alerts)
         if now_silent and not silent:

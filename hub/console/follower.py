@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 
 from ..event.store import EventStore
 from .client import HubClient, RemoteError
 
 POLL_S = 0.1            # the primary is asked for new rows this often
 RETRY_S = 1.0           # ... and, while it does not answer, this often
+LAGS_KEPT = 1000        # rows whose copy lag the status line's percentile is of
 SILENT_S = 5.0          # the primary silent this long: the standby's alert turns red (--silent-after)
 
 
@@ -62,6 +64,10 @@ class Follower:
         self.down: str | None = None           # why it does not answer, while it does not
         self.refused: str | None = None        # why a batch was not stored (copying stopped)
         self._tail_checked = False
+        # ms from a row's arrival at the primary to its copy here, the last LAGS_KEPT rows copied
+        # live (not those of the first fetch: the log so far)
+        self.lags: deque[int] = deque(maxlen=LAGS_KEPT)
+        self.live = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -76,9 +82,13 @@ class Follower:
             n += self.store.copy_rows(rows, reply.get("event_id"))   # ValueError: nothing stored
             if rows:
                 self.copied = rows[-1]["id"]
+                now = self.client.clock.now_ms()              # the primary's time, on this laptop
+                if self.live:
+                    self.lags.extend(max(0, now - r["received_ms"]) for r in rows)
             self.primary_last = reply.get("last") if type(reply.get("last")) is int else self.copied
             self.heard, self.down = time.monotonic(), None
             if not reply.get("more"):
+                self.live = True          # from now on each row is copied as it is written
                 return n
 
     def _rows_after(self, after: int) -> tuple[list, dict]:
@@ -137,8 +147,19 @@ class Follower:
         offset = self.client.clock.offset_ms
         clock = (f"this laptop's clock {abs(offset) / 1000:.1f} s {'behind' if offset > 0 else 'ahead of'} "
                  "the primary's" if abs(offset) >= 1000 else "the clocks agree within 1 s")
-        return (f"STANDBY of {self.client.url}: copied up to row #{self.copied}, {behind} row(s) behind, "
+        lag = self.lag_ms()
+        copied = (f", each within {lag[0] / 1000:.2f} s of being written (p99 of the last {lag[1]}: "
+                  f"{lag[2] / 1000:.2f} s)") if lag else ""
+        return (f"STANDBY of {self.client.url}: copied up to row #{self.copied}{copied}, {behind} row(s) behind, "
                 f"{heard}; {clock}; it acks no board")
+
+    def lag_ms(self) -> tuple[int, int, int] | None:
+        """(the last row's, how many rows, their 99th percentile): ms from a
+        row's arrival at the primary to its copy here; None before any."""
+        if not self.lags:
+            return None
+        ordered = sorted(self.lags)
+        return self.lags[-1], len(ordered), ordered[min(len(ordered) - 1, (len(ordered) * 99) // 100)]
 
     def alerts(self) -> list[str]:
         """The standby's lines for its console: the status, and what is

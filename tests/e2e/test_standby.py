@@ -80,6 +80,10 @@ def test_a_standby_copies_the_primarys_log_row_for_row_and_records_nothing_of_it
               "the standby's log the primary's, row for row", timeout=20,
               seen=lambda: (len(rows_of(primary_log)), len(rows_of(copy_log))))
         assert event_id(copy_log) == event_id(primary_log)
+        # how long after the primary wrote it each row was copied: measured, and said
+        line = out.wait_for(lambda ln: ln.startswith(f"copied up to row #{rows_of(primary_log)[-1][0]},"),
+                            "the copy's lag said")
+        assert float(line.split(", ")[1].split(" s after")[0]) >= 0, line
         # nothing of its own: an action on the standby's folder is refused, the copy unchanged
         before = rows_of(copy_log)
         mine = subprocess.run([TT, "act", str(copy), "dns", "entrant=2"], capture_output=True, text=True,

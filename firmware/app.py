@@ -119,7 +119,7 @@ class App:
         self.mqtt = MQTTClient(
             "tt-" + bid, b["host"], b.get("port", 1883), ssl=tls,
             keepalive=b.get("keepalive", 30), user=b.get("user"), password=b.get("password"),
-            will=self.will,
+            will=self.will, failover=b.get("failover", 30) * 1000,
             subs=(self.topic + protocol.CMD, self.topic + protocol.SCHED),
             on_message=self.on_message, on_connect=self.on_connect, log=hw.log)
         self.kick = Wake()                 # something to send

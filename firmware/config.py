@@ -52,8 +52,17 @@ def check(cfg, path="config", kind=None):
         if not ok:
             raise ConfigError(path + ": 'install' must be 1..16 lowercase hex digits")
     b = cfg.get("broker")
-    if not isinstance(b, dict) or not isinstance(b.get("host"), str) or not b["host"]:
-        raise ConfigError(path + ": 'broker' must be an object with a 'host'")
+    if not isinstance(b, dict):
+        b = {}
+    h = b.get("host")
+    ok = isinstance(h, list) and 0 < len(h) <= 4 or isinstance(h, str)
+    for a in (h if isinstance(h, list) else [h]) if ok else ():
+        ok = ok and isinstance(a, str) and a != ""
+    if not ok:
+        raise ConfigError(path + ": 'broker' must be an object with a 'host' (or a list of 1..4: the hub, "
+                          "its standby)")
+    if type(b.get("failover", 30)) is not int or not 5 <= b.get("failover", 30) <= 3600:
+        raise ConfigError(path + ": 'broker.failover' must be 5..3600 s")
     port = b.get("port", 1883)
     if type(port) is not int or not 0 < port < 65536:
         raise ConfigError(path + ": 'broker.port' must be 1..65535")

@@ -22,6 +22,7 @@
 # asyncio.lock, which then stay in the board's RAM.
 import asyncio
 import random
+import time
 
 try:
     from micropython import const
@@ -72,11 +73,15 @@ class MQTTClient:
     # the host name or address dialled) or None (plain TCP).
     def __init__(self, client_id, host, port=1883, keepalive=30, user=None, password=None,
                  will=None, subs=(), on_message=None, on_connect=None,
-                 backoff_min_ms=250, backoff_max_ms=10000, log=print, ssl=None):
+                 backoff_min_ms=250, backoff_max_ms=10000, log=print, ssl=None, failover=30000):
         # attributes named as the parameters: on the board each new name
-        # takes RAM (a qstr)
+        # takes RAM (a qstr).  host: a name, or a list of them (the hub, its
+        # standby): the first is dialled; after failover ms without a
+        # connection, the next (the list turned: it stays on the one that
+        # answers, and comes back to the first only when that one fails too)
         self.client_id = client_id
-        self.host = host
+        self.host = host if isinstance(host, list) else [host]
+        self.failover = failover
         self.port = port
         self.ssl = ssl
         self.keepalive = keepalive
@@ -136,11 +141,13 @@ class MQTTClient:
 
     async def run(self):
         delay = self.backoff_min_ms
+        since = time.time()     # s: since when this host has not answered (0: it does)
         while not self._stop:
             pinger = err = None
             try:
                 rd = await self._timed(self._open(), 5)
                 delay = self.backoff_min_ms
+                since = 0
                 if not self._stop:      # stop() while connecting: tear down at once
                     self.connected = True
                     self.log("mqtt: connected")
@@ -162,6 +169,13 @@ class MQTTClient:
             # not all come back in the same instant, again and again
             wait = delay // 2 + random.getrandbits(16) % (delay // 2 + 1)
             delay = min(delay * 2, self.backoff_max_ms)
+            h = self.host
+            if not since:
+                since = time.time()         # the connection just lost
+            elif len(h) > 1 and (time.time() - since) * 1000 >= self.failover:
+                h.append(h.pop(0))          # the next broker (the standby's), tried at once
+                since, wait, delay = time.time(), 0, self.backoff_min_ms
+                self.log("mqtt: no broker for a while: trying " + h[0])
             try:
                 if err is not None:
                     self.log("mqtt: %r" % (err,))
@@ -198,7 +212,7 @@ class MQTTClient:
                     pass
 
     async def _open(self):
-        r, w = await asyncio.open_connection(self.host, self.port, ssl=self.ssl)
+        r, w = await asyncio.open_connection(self.host[0], self.port, ssl=self.ssl)
         self._w, self.idle = w, 0
         try:   # MicroPython's stream: its socket; CPython's streams set TCP_NODELAY themselves
             getattr(w, "s").setsockopt(6, 1, 1)   # IPPROTO_TCP, TCP_NODELAY

@@ -86,24 +86,14 @@ def check_board_id(board):
 
 # ---------------------------------------------------------------- validation
 
-def _is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def check_int(msg, key, start=-_MAX_INT, end=_MAX_INT, optional=False):
     x = msg.get(key)
     if x is None and optional:
         return
-    if not _is_int(x):
+    if type(x) is not int:
         raise ProtocolError("'%s' must be an integer" % key)
     if not start <= x <= end:
         raise ProtocolError("'%s' out of range: %d" % (key, x))
-
-
-def check_call(msg):
-    c = msg.get("call")
-    if not isinstance(c, list) or len(c) != 2 or not _is_int(c[0]) or not _is_int(c[1]):
-        raise ProtocolError("'call' must be [boot, seq]")
 
 
 def validate(msg):
@@ -118,7 +108,7 @@ def validate(msg):
         raise ProtocolError("message must be a JSON object")
     m, t = msg, msg.get("type")
     v = m.get("v")
-    if not _is_int(v) or v != VERSION:
+    if type(v) is not int or v != VERSION:
         raise ProtocolError("unsupported version %r (not %d)" % (v, VERSION))
     if t in _BOARD_TYPES:
         pass
@@ -141,19 +131,19 @@ def validate(msg):
         if not isinstance(sig, list) or len(sig) > 64:
             raise ProtocolError("'signals': up to 64 [at, name]")
         for s in sig:
-            if not isinstance(s, list) or len(s) != 2 or not _is_int(s[0]) or s[1] not in _SIGNALS:
+            if not isinstance(s, list) or len(s) != 2 or type(s[0]) is not int or s[1] not in _SIGNALS:
                 raise ProtocolError("a signal must be [at, name] with name one of " + ", ".join(_SIGNALS))
         calls = m.get("calls")
         if calls is not None:
             bad = not isinstance(calls, list) or not 0 < len(calls) <= 64
             for c in () if bad else calls:
-                bad = bad or not _is_int(c) or not 1 <= c <= 99
+                bad = bad or type(c) is not int or not 1 <= c <= 99
             if bad:
                 raise ProtocolError("'calls': 1..99 per button")
         rot = m.get("rot")
         if rot is not None:
-            if (not isinstance(rot, list) or len(rot) != 3 or not _is_int(rot[0]) or not _is_int(rot[1])
-                    or not _is_int(rot[2]) or rot[1] < 1000 or rot[2] < rot[0]
+            if (not isinstance(rot, list) or len(rot) != 3 or type(rot[0]) is not int or type(rot[1]) is not int
+                    or type(rot[2]) is not int or rot[1] < 1000 or rot[2] < rot[0]
                     or (rot[2] - rot[0]) // rot[1] > _MAX_ROTATIONS):
                 raise ProtocolError("'rot' must be [first, interval >= 1000, until], at most %d"
                                     % _MAX_ROTATIONS)
@@ -171,7 +161,9 @@ def validate(msg):
         if not isinstance(r, dict):
             raise ProtocolError("'recorded' must be an object")
         check_int(r, "station", 1, 64)
-        check_call(r)
+        c = r.get("call")                 # [boot, seq] (hub_protocol.check_call: the board's own)
+        if not isinstance(c, list) or len(c) != 2 or type(c[0]) is not int or type(c[1]) is not int:
+            raise ProtocolError("'call' must be [boot, seq]")
         check_int(r, "time", 0, optional=True)
         if not isinstance(r.get("confirmed"), bool):
             raise ProtocolError("'confirmed' must be a boolean")
@@ -184,9 +176,9 @@ def validate(msg):
         st = m.get("st")
         ok = isinstance(st, list) and len(st) <= 64
         for e in (st if ok and isinstance(st, list) else ()):
-            ok = (isinstance(e, list) and len(e) == 4 and e[0] in (0, 1, 2, 3, 4) and _is_int(e[3])
+            ok = (isinstance(e, list) and len(e) == 4 and e[0] in (0, 1, 2, 3, 4) and type(e[3]) is int
                   and (e[1] is None or (isinstance(e[1], list) and len(e[1]) == 2))
-                  and (e[2] is None or _is_int(e[2])))
+                  and (e[2] is None or type(e[2]) is int))
             if not ok:
                 break
         if not ok:

@@ -61,11 +61,11 @@ def new_install() -> str:
 
 
 def make_config(template: Path, key: str, board: str | None = None, wifi_ssid: str | None = None,
-                wifi_password: str | None = None, broker_host: str | None = None,
+                wifi_password: str | None = None, broker_host: str | list[str] | None = None,
                 broker_port: int | None = None, buttons: list[int] | None = None,
                 buzzer_pin: int | None = None, buzzer_kind: str | None = None,
                 led: int | None = None, install: str | None = None,
-                broker_ca: str | None = None) -> dict:
+                broker_ca: str | None = None, failover: int | None = None) -> dict:
     """The template with the given fields replaced and an install id (a new
     random one unless given), validated by the firmware's own checker
     (DeployError names the problem)."""
@@ -85,6 +85,8 @@ def make_config(template: Path, key: str, board: str | None = None, wifi_ssid: s
         cfg.setdefault("broker", {})["host"] = broker_host
     if broker_port is not None:
         cfg.setdefault("broker", {})["port"] = broker_port
+    if failover is not None:                 # s without its broker before the next host (the standby's)
+        cfg.setdefault("broker", {})["failover"] = failover
     if broker_ca is not None:                # TLS: the CA the broker's certificate must be signed by
         cfg.setdefault("broker", {})["ca"] = broker_ca
     if buttons is not None:

@@ -14,8 +14,16 @@ from __future__ import annotations
 from tabletimer.shared.protocol import (CMD, EVENT, OFFLINE, ONLINE, PREFIX, SCHED, STATUS, SYNC,
                                         T_ACK, T_CONFIRM, T_HUB, T_IDENTIFY, T_PRESS, T_RECORDED,
                                         T_SCHED, T_STATIONS, T_STATUS, T_STRAY, T_SYNC, T_VOID, VERSION,
-                                        ProtocolError, check_board_id, check_call, check_int, decode, event,
+                                        ProtocolError, check_board_id, check_int, decode, event,
                                         validate)
+
+
+def check_call(msg: dict) -> None:
+    """A board's confirm or void names its call: [boot, seq] (ProtocolError otherwise)."""
+    c = msg.get("call")
+    if not isinstance(c, list) or len(c) != 2 or type(c[0]) is not int or type(c[1]) is not int:
+        raise ProtocolError("'call' must be [boot, seq]")
+
 
 # the types of journaled board events (on the board's evt topic)
 EVENT_TYPES = (T_PRESS, T_CONFIRM, T_VOID, T_STRAY)

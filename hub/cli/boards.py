@@ -27,7 +27,9 @@ def cmd_board_flash(args) -> int:
         cfg = deploy.make_config(
             Path(args.template) if args.template else firmware_dir() / "config.example.json",
             key=keys.key(board) or "00" * 32, board=board, wifi_ssid=args.wifi_ssid,
-            wifi_password=args.wifi_password, broker_host=args.broker_host,
+            wifi_password=args.wifi_password,
+            broker_host=(args.broker_host[0] if len(args.broker_host) == 1 else args.broker_host)
+            if args.broker_host else None, failover=getattr(args, "failover", None),
             broker_port=args.broker_port, broker_ca=_board_ca(args.broker_ca),
             buttons=[int(p) for p in args.buttons.split(",")] if args.buttons else None,
             buzzer_pin=args.buzzer_pin, buzzer_kind=args.buzzer_kind, led=args.led)

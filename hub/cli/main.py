@@ -185,7 +185,12 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--template", help="configuration to start from (default: firmware/config.example.json)")
     f.add_argument("--wifi-ssid")
     f.add_argument("--wifi-password")
-    f.add_argument("--broker-host", help="the hub laptop's address on the hall network")
+    f.add_argument("--broker-host", action="append",
+                   help="the hub laptop's address on the hall network; again for the standby laptop's "
+                        "(the board tries it after --failover S without the first)")
+    f.add_argument("--failover", type=int, metavar="S",
+                   help="seconds without its broker before the board tries the next --broker-host "
+                        "(default 30)")
     f.add_argument("--broker-port", type=int)
     f.add_argument("--broker-ca", help="TLS to the broker: the event's CA certificate "
                                        "(DIR/mosquitto/ca.crt from `broker config --tls`); the board "

@@ -129,3 +129,30 @@ def test_a_standby_refuses_a_log_of_another_event(tmp_path):
         assert len(rows_of(copy / "events.sqlite")) == 1          # nothing copied
     finally:
         hub.stop()
+
+
+def test_a_standby_started_again_goes_on_from_its_copy(tmp_path):
+    """The standby laptop restarted (or the standby stopped a while): it
+    checks that its copy's last row is the primary's and copies the rest,
+    row for row, nothing twice."""
+    ev = event_folder.init(tmp_path / "primary", "czjpa-individuals")
+    copy = tmp_path / "standby"
+    shutil.copytree(ev, copy)
+    web = free_port()
+    hub = Hub(ev, None, "--broker-kind", "embedded", "--port", str(free_port()), web_port=web)
+    args = [TT, "standby", str(copy), "--primary", f"http://127.0.0.1:{web}", "--token-file",
+            str(ev / "console-token"), "--broker-kind", "embedded", "--port", str(free_port())]
+    primary_log, copy_log = ev / "events.sqlite", copy / "events.sqlite"
+    try:
+        until(lambda: any("tabletimer console http" in ln for ln in hub.lines), "the primary's web server")
+        act(ev, "round_start")
+        first = subprocess.run(args + ["--duration", "1"], capture_output=True, text=True, timeout=60)
+        assert first.returncode == 0 and rows_of(copy_log) == rows_of(primary_log), first.stdout + first.stderr
+        act(ev, "dns", entrant="2")                       # while the standby is away
+        act(ev, "reinstate", entrant="2")
+        again = subprocess.run(args + ["--duration", "1"], capture_output=True, text=True, timeout=60)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "2 row(s) copied" in again.stdout, again.stdout
+        assert rows_of(copy_log) == rows_of(primary_log)
+    finally:
+        hub.stop()

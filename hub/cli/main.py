@@ -19,6 +19,7 @@ from .event import cmd_console, cmd_init, cmd_run
 from .hall_check import add_parser as add_hall_check
 from .rehearse import cmd_press, cmd_rehearse
 from .standby import add_parser as add_standby
+from .takeover import add_parser as add_takeover
 from .common import LOG_FAILED, ROUND_HELP
 from .log import cmd_act, cmd_log_check, cmd_log_recover, cmd_replay
 from ..event.log_health import DamagedLog
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
 
     add_hall_check(sub, ROUND_HELP)
     add_standby(sub, ROUND_HELP)
+    add_takeover(sub, _serve_options, ROUND_HELP)
 
     cs = sub.add_parser("console", help="open the organizer console on an event the hub is running "
                                         "(a second screen: the event folder on this machine, or the "

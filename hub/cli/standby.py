@@ -85,7 +85,8 @@ def _follow(args, ev, keys: BoardKeys, client: HubClient, store: EventStore, eve
     from .brokers import start_broker
 
     console = Console()
-    follower = Follower(client, store, args.silent_after)
+    follower = Follower(client, store, args.silent_after, f"tabletimer takeover {ev.path} --primary {client.url}"
+                        + (f" --round {ev.round}" if ev.several_rounds else ""))
     try:
         n = follower.fetch()                    # the log so far, before anything is shown
     except RemoteError as e:

@@ -17,6 +17,7 @@ import time
 from collections import deque
 
 from ..event.store import EventStore
+from ..rules.timetext import fmt_clock
 from .client import HubClient, RemoteError
 
 POLL_S = 0.1            # the primary is asked for new rows this often
@@ -56,9 +57,15 @@ class Follower:
     """Copies the primary's new rows every POLL_S in a thread of its own
     (start), until stop()."""
 
-    def __init__(self, client: HubClient, store: EventStore, silent_s: float = SILENT_S) -> None:
+    def __init__(self, client: HubClient, store: EventStore, silent_s: float = SILENT_S,
+                 takeover: str | None = None) -> None:
+        """takeover: the command that makes this laptop the hub (said when the primary is silent)."""
         self.client, self.store, self.silent_s = client, store, silent_s
+        self.takeover = takeover or f"tabletimer takeover {store.path.parent} --primary {client.url}"
         self.copied = store.last_id()          # the copy's last row id
+        # the copy's last desk action (what the desk did after it on the primary is not here)
+        self.last_desk: dict | None = next((r for r in reversed(store.events()) if r["source"] == "operator"),
+                                           None)
         self.primary_last: int | None = None   # the primary's last row id, at its last answer
         self.heard: float | None = None        # time.monotonic() of the primary's last answer
         self.down: str | None = None           # why it does not answer, while it does not
@@ -82,6 +89,7 @@ class Follower:
             n += self.store.copy_rows(rows, reply.get("event_id"))   # ValueError: nothing stored
             if rows:
                 self.copied = rows[-1]["id"]
+                self.last_desk = next((r for r in reversed(rows) if r["source"] == "operator"), self.last_desk)
                 now = self.client.clock.now_ms()              # the primary's time, on this laptop
                 if self.live:
                     self.lags.extend(max(0, now - r["received_ms"]) for r in rows)
@@ -150,8 +158,11 @@ class Follower:
         lag = self.lag_ms()
         copied = (f", each within {lag[0] / 1000:.2f} s of being written (p99 of the last {lag[1]}: "
                   f"{lag[2] / 1000:.2f} s)") if lag else ""
+        desk = self.last_desk
+        said = (f"; the last desk action copied: #{desk['id']} {desk['type']} at {fmt_clock(desk['received_ms'])}"
+                if desk else "")
         return (f"STANDBY of {self.client.url}: copied up to row #{self.copied}{copied}, {behind} row(s) behind, "
-                f"{heard}; {clock}; it acks no board")
+                f"{heard}; {clock}{said}; it acks no board")
 
     def lag_ms(self) -> tuple[int, int, int] | None:
         """(the last row's, how many rows, their 99th percentile): ms from a
@@ -170,6 +181,6 @@ class Follower:
         silent = self.silent_for()
         if silent is None or silent > self.silent_s:
             since = "since the standby started" if silent is None else f"for {silent:.0f} s"
-            out.append(f"PRIMARY SILENT {since} ({self.down or 'no answer'}): if its laptop is dead, "
-                       "docs/operations.md 'The hub laptop died' says how this laptop carries on")
+            out.append(f"PRIMARY SILENT {since} ({self.down or 'no answer'}): if its laptop is dead, stop "
+                       f"this standby and `{self.takeover}` (docs/operations.md, 'The hub laptop died')")
         return out

@@ -94,16 +94,30 @@ def test_a_standby_copies_the_primarys_log_row_for_row_and_records_nothing_of_it
         standings = subprocess.run([TT, "replay", str(copy), "--json"], capture_output=True, text=True,
                                    check=True).stdout
         assert '"entrant": "1"' in standings and '"status": "finished"' in standings
+        takeover = [TT, "takeover", str(copy), "--primary", url, "--broker-kind", "embedded", "--port",
+                    str(free_port()), "--web-listen", "off", "--duration", "2"]
+        alive = subprocess.run(takeover, capture_output=True, text=True, timeout=60)
+        assert alive.returncode == 2 and "answers" in alive.stderr and "Stop it first" in alive.stderr
         hub.kill()                                     # the primary's laptop dies
-        out.wait_for(lambda ln: ln.startswith("PRIMARY SILENT for"), "the standby's alert", timeout=20)
+        out.wait_for(lambda ln: ln.startswith("PRIMARY SILENT for") and f"tabletimer takeover {copy}" in ln,
+                     "the standby's alert, naming the takeover", timeout=20)
         # a second standby on the same copy: refused (one per log)
         again = subprocess.run([TT, "standby", str(copy), "--primary", url, "--token-file",
                                 str(ev / "console-token")], capture_output=True, text=True, timeout=60)
         assert again.returncode == 2
+        standby.terminate()
+        standby.wait(30)
+        copied = rows_of(copy_log)
+        took = subprocess.run(takeover, capture_output=True, text=True, timeout=90)
+        assert took.returncode == 0, took.stdout + took.stderr
+        assert f"on its copy up to row #{copied[-1][0]}" in took.stdout, took.stdout
+        assert "the last desk action copied: #" in took.stdout and " confirm " in took.stdout, took.stdout
+        after = rows_of(copy_log)
+        assert after[:len(copied)] == copied and after[len(copied)][3] == "takeover"   # the copy kept, then the takeover
     finally:
         if sim is not None:
             sim.stop()
-        if standby is not None:
+        if standby is not None and standby.poll() is None:
             standby.terminate()
             standby.wait(30)
         hub.stop()

@@ -1,0 +1,97 @@
+"""`tabletimer takeover DIR --primary URL`: the standby laptop carries on as
+the hub, on its copy of the primary's log (`tabletimer standby`), once the
+primary is dead.  Refused while the primary still answers (two hubs would
+both ack the boards; --force when it is known not to reach them); it names
+the last desk action the copy holds (what the desk did after it on the
+primary is not here: redo it), records the takeover in the log, and runs the
+hub as `tabletimer run` does.  Boards flashed with both addresses come to it
+after their failover time; others when this laptop takes the primary's
+address.  Not yet: terms that fence an old primary started again (issue 28)."""
+
+from __future__ import annotations
+
+import sys
+
+from ..console.client import HubClient, RemoteError, Unreachable
+from ..event.log_health import STORE_ERRORS, DamagedLog
+from ..event.store import EventStore
+from ..rules.timetext import fmt_clock
+from .common import hub_token, open_event
+
+
+def last_desk_action(rows: list[dict]) -> dict | None:
+    """The log's last operator action (None: none)."""
+    return next((r for r in reversed(rows) if r["source"] == "operator"), None)
+
+
+def cmd_takeover(args) -> int:
+    from .event import run_folder
+
+    opened = open_event(args.dir, getattr(args, "round", None))
+    if opened is None:
+        return 2
+    ev, keys = opened
+    if not ev.db.exists():
+        print(f"error: {ev.db} does not exist: this folder holds no copy of a primary's log (`tabletimer "
+              "standby` makes one); to start an event here, `tabletimer run`", file=sys.stderr)
+        return 2
+    # whether the primary answers at all: with its token (the copied folder's), what its log holds;
+    # without, its refusal of the request says it is alive as well
+    if args.token_file is None and (ev.path / "console-token").exists():
+        args.token_file = str(ev.path / "console-token")
+    token = (hub_token(args, "primary") or "") if args.token_file else ""
+    try:
+        reply = HubClient(args.primary, token or "-").request("GET", "/rows?after=0")
+        answers = f"answers (its log up to row #{reply.get('last')})"
+    except Unreachable:
+        answers = None
+    except RemoteError as e:
+        answers = f"answers, refusing: {e}"
+    if answers and not args.force:
+        print(f"error: the primary at {args.primary} {answers}: two hubs would both ack the boards. Stop "
+              "it first (or, if it certainly cannot reach the boards, --force)", file=sys.stderr)
+        return 2
+    try:
+        store = EventStore(ev.db)
+    except (DamagedLog, *STORE_ERRORS) as e:
+        print(f"error: {e}. Nothing was changed.", file=sys.stderr)
+        return 3
+    try:
+        rows = store.events()
+        desk = last_desk_action(rows)
+        last = rows[-1]["id"] if rows else 0
+        now = store_now()
+        store.append("hub", "takeover", {"primary": args.primary, "copied_up_to": last, "who": args.who,
+                                         "primary_answered": bool(answers)}, now)
+    finally:
+        store.close()
+    print(f"takeover: this laptop is the hub now, on its copy up to row #{last} of {args.primary}'s log",
+          flush=True)
+    if desk is None:
+        print("the copy holds no desk action", flush=True)
+    else:
+        fields = {k: v for k, v in desk["payload"].items() if k not in ("who", "why", "request", "seen")}
+        print(f"the last desk action copied: #{desk['id']} {desk['type']} {fields} by "
+              f"{desk['payload'].get('who', 'operator')} at {fmt_clock(desk['received_ms'])}; any made on the "
+              "primary after it is not here: redo it at the desk", flush=True)
+    return run_folder(args, ev, keys)
+
+
+def store_now() -> int:
+    from ..event.clock import HubClock
+    return HubClock().now_ms()
+
+
+def add_parser(sub, serve_options, round_help: str) -> None:
+    t = sub.add_parser("takeover", help="the standby laptop carries on as the hub, on its copy of the dead "
+                                        "primary's log (after `tabletimer standby`)")
+    t.add_argument("dir", help="the standby's copy of the event folder")
+    t.add_argument("--primary", required=True, metavar="URL", help="the primary's web server, as the standby had it")
+    t.add_argument("--token-file", metavar="PATH", default=None,
+                   help="the primary's console token (default: DIR/console-token, the copied folder's)")
+    t.add_argument("--force", action="store_true",
+                   help="take over even though the primary answers (it certainly cannot reach the boards)")
+    t.add_argument("--who", default="operator", help="who takes over (in the log)")
+    t.add_argument("--round", help=round_help)
+    serve_options(t)
+    t.set_defaults(func=cmd_takeover, token=None)

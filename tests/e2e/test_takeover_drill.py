@@ -1,0 +1,108 @@
+"""Issue 28's drill, end to end on one machine: the primary hub (`tabletimer
+run`, its broker on 127.0.0.2, the hub laptop) and a standby (`tabletimer
+standby`, its idle broker on 127.0.0.1, the second laptop, the same port)
+of one event; two boards (the real firmware) flashed with both addresses.
+A round runs, the primary is SIGKILLed, the boards go on pressing (their
+journals keep the presses), the standby is stopped and `tabletimer
+takeover` runs the hub on its copy: the boards come to it by themselves,
+and every press of the round is in the new hub's log exactly once, with
+its time as the board stamped it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from hall import TT, Hub, act
+from rig import synced, within_stated_error
+from tabletimer.hub.boards.broker import free_port
+from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.store import EventStore
+from tabletimer.tools.simulator import SimBoard
+from waiting import Output, until
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="two loopback addresses (127.0.0.2): Linux has the whole 127/8")
+
+
+def presses(log) -> list[dict]:
+    store = EventStore(log)
+    try:
+        return [e for e in store.events() if e["source"] == "board" and e["type"] == "press"]
+    finally:
+        store.close()
+
+
+def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(tmp_path):
+    ev = event_folder.init(tmp_path / "primary", "czjpa-individuals", "Drill")
+    (ev / "entrants.csv").write_text("id,name,eligible\n" + "".join(f"{n},E{n},yes\n" for n in range(1, 5)))
+    (ev / "stations.csv").write_text("board,button,table,entrant\nD1,1,T1,1\nD1,2,T1,2\nD2,1,T2,3\nD2,2,T2,4\n")
+    keys = BoardKeys(ev / "board-keys.json")
+    for b in ("D1", "D2"):
+        keys.ensure(b)
+    copy = tmp_path / "standby"
+    shutil.copytree(ev, copy)
+    port, web = free_port(), free_port()
+    primary = Hub(ev, None, "--broker-kind", "embedded", "--listen", "127.0.0.2", "--port", str(port),
+                  web_port=web)
+    url = f"http://127.0.0.1:{web}"
+    standby = took = None
+    sims = []
+    try:
+        until(lambda: any("tabletimer console http" in ln for ln in primary.lines), "the primary's web server")
+        standby = subprocess.Popen([TT, "standby", str(copy), "--primary", url, "--token-file",
+                                    str(ev / "console-token"), "--broker-kind", "embedded", "--port", str(port)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out = Output(standby.stdout)
+        out.wait_for(lambda ln: "(idle: the boards are the primary's)" in ln, "the standby's idle broker")
+        for b in ("D1", "D2"):
+            s = SimBoard(b, "127.0.0.2", port, tmp_path / "boards", key=keys.key(b), stations=2,
+                         broker_user=b, broker_password=mqtt_password(keys.key(b)))
+            s.config["broker"].update(host=["127.0.0.2", "127.0.0.1"], failover=5)
+            sims.append(s.start())
+        act(ev, "round_start")
+        for s in sims:
+            s.wait_for(lambda r: "sched" in r, timeout=30)
+            synced(s)
+            s.press(1)
+        for s in sims:
+            s.wait_for(lambda r: "acked" in r, timeout=30)
+        until(lambda: len(presses(copy / "events.sqlite")) == 2, "the two presses copied", timeout=20)
+        primary.kill()                                         # the hub laptop dies, its broker with it
+        marks = [len(s.records) for s in sims]
+        for s in sims:
+            s.press(2)                                         # journaled: no hub to ack them
+        out.wait_for(lambda ln: ln.startswith("PRIMARY SILENT"), "the standby's alert", timeout=30)
+        standby.terminate()
+        standby.wait(30)
+        took = subprocess.Popen([TT, "takeover", str(copy), "--primary", url, "--broker-kind", "embedded",
+                                 "--listen", "127.0.0.1", "--port", str(port), "--web-listen", "off"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        new = Output(took.stdout)
+        new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now"), "the takeover")
+        for s, m in zip(sims, marks):
+            s.wait_for(lambda r: "acked" in r, timeout=60, start=m)   # the journaled press, acked by the new hub
+        got = until(lambda: (lambda p: p if len(p) >= 4 else None)(presses(copy / "events.sqlite")),
+                    "every press in the new log", timeout=30, seen=lambda: presses(copy / "events.sqlite"))
+    finally:
+        for s in sims:
+            s.stop()
+        if took is not None:
+            took.terminate()
+            took.wait(30)
+        if standby is not None and standby.poll() is None:
+            standby.terminate()
+            standby.wait(30)
+        primary.stop()
+    ids = [(e["board"], e["payload"]["boot"], e["payload"]["seq"]) for e in got]
+    assert len(ids) == len(set(ids)) == 4, ids                   # each once
+    assert sorted((b, seq) for b, _, seq in ids) == [("D1", 1), ("D1", 2), ("D2", 1), ("D2", 2)]
+    for s in sims:                                               # with the time the board stamped
+        for station in (1, 2):
+            (true,) = [r["true"] for r in s.records if r.get("sim") == "press" and r["station"] == station]
+            (row,) = [e for e in got if e["board"] == s.board_id and e["payload"]["station"] == station]
+            assert within_stated_error(row, true)

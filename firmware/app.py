@@ -104,7 +104,10 @@ class App:
         # the hub's counters: [the highest taken, the first taken this boot
         # less the local time it came (None: none yet), one refused as a
         # jump that the next sync request reports (0: none)] -- one name
-        self.hub_ctr = [0, None, 0]
+        # ... and the highest hub term it has seen (a standby that took over: a higher one; kept
+        # across reboots in the schedule it came with): a command of a lower term is an old
+        # primary's, refused
+        self.hub_ctr = [0, None, 0, (self.board.sched or {}).get("term", 1)]
         bid = cfg["board"]
         self.topic = protocol.board_topic(bid, "")   # + protocol.STATUS etc.: the board's topics
         b = cfg["broker"]
@@ -166,7 +169,7 @@ class App:
         gc.collect()
         msg = protocol.status_online(self.board.boot, _FW_VERSION, self.board.stations,
                                      mem=gc.mem_free(), up=self.clock.now() // 1000,
-                                     rssi=self.hw.rssi(), fault=self.fault)
+                                     rssi=self.hw.rssi(), fault=self.fault, term=self.hub_ctr[3])
         await self.send(self.topic + protocol.STATUS, msg, qos=1, retain=True)
         self.sync_burst = _SYNC_BURST
         self.sync_now.set()
@@ -176,9 +179,16 @@ class App:
         now = self.clock.now()            # t4 of a sync reply: read first
         try:
             msg = protocol.decode(self.signer.open(topic, payload))
+            h = self.hub_ctr
+            t = msg.get("term", 1)
+            if msg["type"] == protocol.T_SCHED and msg.get("ev") != (self.board.sched or {}).get("ev"):
+                h[3] = t                  # another event's hub (a board reused): its terms, not the last event's
+            if t < h[3]:
+                raise AuthError("an old hub's (term %d, not %d)" % (t, h[3]))
+            if t > h[3]:                  # a hub that took over: its counters afresh
+                h[0], h[1], h[3] = 0, None, t
             if msg["type"] != protocol.T_SCHED:   # schedules are ordered by id
                 ctr = msg.get("ctr")
-                h = self.hub_ctr
                 if ctr is None or ctr <= h[0]:
                     raise AuthError("replayed or unnumbered")
                 # a counter far ahead (someone with the key) would make every

@@ -189,6 +189,7 @@ def validate(msg):
     # the receiver's authentication layer
     check_int(m, "ctr", 0, optional=True)
     check_int(m, "bt", 0, optional=True)
+    check_int(m, "term", 1, optional=True)   # a hub's term (1 when absent): higher after a takeover
     return msg
 
 
@@ -230,7 +231,7 @@ def decode(payload):
 
 # ------------------------------------------------ what a board sends
 
-def status_online(boot, fw, stations, mem=None, up=None, rssi=None, fault=None):
+def status_online(boot, fw, stations, mem=None, up=None, rssi=None, fault=None, term=1):
     # ack 2: this board takes an event's answers in its ack ('recorded',
     # 'st'): one command per event, not three (docs/protocol.md, ack)
     m = {"v": VERSION, "type": T_STATUS, "state": ONLINE, "boot": boot,
@@ -243,6 +244,8 @@ def status_online(boot, fw, stations, mem=None, up=None, rssi=None, fault=None):
         m["rssi"] = rssi
     if fault is not None:
         m["fault"] = fault        # what reset the board at the end of its last boot
+    if term > 1:
+        m["term"] = term          # the highest hub term it has seen (a standby took over)
     return m
 
 

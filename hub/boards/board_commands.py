@@ -39,6 +39,8 @@ class BoardCommands:
         signer = self.state.keys.signer(board)
         assert signer is not None
         with self.state.lock:
+            if self.state.term > 1:
+                msg["term"] = self.state.term        # after a takeover: the boards refuse a lower one
             protocol.stamp(msg, self.next_ctr())
         topic = protocol.board_topic(board, kind)
         return Outgoing(topic, signer.sign(topic, protocol.encode(msg)), qos, retain)

@@ -133,6 +133,23 @@ class HubState:
         # another process that checks it itself (a remote console: the hub's own act)
         self.checks_seen = True
         self.caught_up = 0       # every row with an id up to this one is applied
+        # the hub's term: 1, and one more at each takeover recorded in the log (a standby that
+        # carried on: cli/takeover.py); every command carries it, and a board refuses a lower one
+        self.term = 1
+        # the highest term a board's birth said it has seen, and that board: above this hub's,
+        # another hub took over from this log's (fenced)
+        self.seen_term: tuple[int, str] = (1, "")
+
+    @property
+    def fenced(self) -> str | None:
+        """Why this hub must not act (None: it may): a board has seen a
+        higher term than its own, another hub took over from this log's.
+        Nothing is sent to the boards while it is so (mqtt_adapter)."""
+        term, board = self.seen_term
+        if term <= self.term:
+            return None
+        return (f"board {board} has seen hub term {term}, this hub's is {self.term}: another hub took over "
+                "from this log (tabletimer takeover). This hub sends nothing to the boards: stop it")
 
     # ------------------------------------------------------------ rows
     def apply(self, ev: dict) -> None:
@@ -142,8 +159,12 @@ class HubState:
         p = ev["payload"]
         if row_problem(ev) is not None:
             pass                     # the fold flags it (below): nothing of it is read here
+        elif ev["source"] == "hub" and ev["type"] == "takeover":
+            self.term = max(self.term, p.get("term", 2) if type(p.get("term", 2)) is int else 2)
         elif ev["source"] == "board" and ev["type"] == "status":
             self.registry.status(ev["board"], p, ev["received_ms"])
+            if (p.get("term") or 1) > self.seen_term[0]:
+                self.seen_term = (p["term"], ev["board"])
             self.activity.append(f"board {ev['board']} {p['state']}")
             if p.get("fault"):
                 self.activity.append(f"board {ev['board']} RESET after a fault (boot {p['boot'] - 1}): {p['fault']}")

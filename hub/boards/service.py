@@ -213,7 +213,8 @@ class HubService(HubState):
     def alerts(self, sync_limit_ms: int = POOR_SYNC_MS) -> list[str]:
         """What needs the head referee's attention, besides waiting calls
         (and, while a hall check runs, what it still waits for)."""
-        return self._hall_check_lines() + hub_alerts(
+        fenced = [f"FENCED: {self.fenced}"] if self.fenced else []
+        return fenced + self._hall_check_lines() + hub_alerts(
             self.competition, self.registry, self.network_alerts(), write_failure=self.write_failure,
             rejected=self.rejected, sync_limit_ms=sync_limit_ms)
 

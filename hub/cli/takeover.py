@@ -6,7 +6,10 @@ the last desk action the copy holds (what the desk did after it on the
 primary is not here: redo it), records the takeover in the log, and runs the
 hub as `tabletimer run` does.  Boards flashed with both addresses come to it
 after their failover time; others when this laptop takes the primary's
-address.  Not yet: terms that fence an old primary started again (issue 28)."""
+address.  The takeover's term (one more than the log's) goes into every
+command: a board that has heard this hub refuses the old primary's, and
+the old primary, started again, fences itself when a board's birth says
+it has seen a higher term (hub_state.fenced: it sends nothing)."""
 
 from __future__ import annotations
 
@@ -61,11 +64,14 @@ def cmd_takeover(args) -> int:
         desk = last_desk_action(rows)
         last = rows[-1]["id"] if rows else 0
         now = store_now()
+        term = 1 + max([r["payload"].get("term", 2) for r in rows if r["source"] == "hub"
+                        and r["type"] == "takeover" and type(r["payload"].get("term", 2)) is int] or [1])
         store.append("hub", "takeover", {"primary": args.primary, "copied_up_to": last, "who": args.who,
-                                         "primary_answered": bool(answers)}, now)
+                                         "primary_answered": bool(answers), "term": term}, now)
     finally:
         store.close()
-    print(f"takeover: this laptop is the hub now, on its copy up to row #{last} of {args.primary}'s log",
+    print(f"takeover: this laptop is the hub now (term {term}: the boards refuse the old primary's "
+          f"commands once they hear this hub), on its copy up to row #{last} of {args.primary}'s log",
           flush=True)
     if desk is None:
         print("the copy holds no desk action", flush=True)

@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     pr.set_defaults(func=cmd_press)
 
     add_hall_check(sub, ROUND_HELP)
-    add_standby(sub, ROUND_HELP)
+    add_standby(sub, _serve_options, ROUND_HELP)
     add_takeover(sub, _serve_options, ROUND_HELP)
 
     cs = sub.add_parser("console", help="open the organizer console on an event the hub is running "

@@ -23,7 +23,6 @@ from ..boards.keys import BoardKeys
 from ..event.log_health import STORE_ERRORS, DamagedLog
 from ..event.replica import FOLDER_FILES, differing_files
 from ..event.store import EventStore
-from .brokers import KINDS
 from .common import hub_lock, hub_token, open_event, service_for
 
 
@@ -56,11 +55,32 @@ def cmd_standby(args) -> int:
             print(f"error: {e}. The standby did not start.", file=sys.stderr)
             return 3
         try:
-            return _follow(args, ev, keys, client, store, event)
+            rc = _follow(args, ev, keys, client, store, event)
         finally:
             store.close()
     finally:
         lock.release()
+    if rc != AUTO_TAKEOVER:
+        return rc
+    from .main import main                  # the takeover, as `tabletimer takeover` runs it
+    return main(takeover_argv(args, client.url))
+
+
+AUTO_TAKEOVER = -1           # _follow's answer: the primary was silent for --auto-after
+
+
+def takeover_argv(args, url: str) -> list[str]:
+    """`tabletimer takeover` with this standby's folder, primary and hub options."""
+    argv = ["takeover", str(args.dir), "--primary", url, "--who", "standby (--auto-after)",
+            "--broker-kind", args.broker_kind, "--listen", args.listen, "--port", str(args.port),
+            "--web-listen", args.web_listen, "--hall-pages", args.hall_pages]
+    if args.broker:
+        argv += ["--broker", args.broker]
+    if args.hall_listen:
+        argv += ["--hall-listen", args.hall_listen]
+    if getattr(args, "round", None):
+        argv += ["--round", args.round]
+    return argv
 
 
 def _not_a_copy(ev, event: dict) -> str | None:
@@ -110,6 +130,15 @@ def _follow(args, ev, keys: BoardKeys, client: HubClient, store: EventStore, eve
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *a: stop.set())
+    auto = []                           # the primary silent for --auto-after: take over
+
+    def watch() -> None:
+        while args.auto_after and not stop.wait(0.25):
+            silent = follower.silent_for()
+            if silent is not None and silent >= args.auto_after and not follower.refused:
+                auto.append(silent)
+                stop.set()
+    threading.Thread(target=watch, name="standby-auto-after", daemon=True).start()
     if args.duration:
         timer = threading.Timer(args.duration, stop.set)
         timer.daemon = True
@@ -127,6 +156,10 @@ def _follow(args, ev, keys: BoardKeys, client: HubClient, store: EventStore, eve
     finally:
         follower.stop()
         broker.stop()
+    if auto:
+        say(f"the primary silent for {auto[0]:.0f} s (--auto-after {args.auto_after:g}): this laptop takes "
+            f"over, copied up to row #{follower.copied}")
+        return AUTO_TAKEOVER
     say(f"standby stopped: copied up to row #{follower.copied} in {store.path}")
     return 0
 
@@ -155,7 +188,7 @@ def _lines(service, follower: Follower, stop: threading.Event, say) -> None:
             say(f"STANDBY STOPPED COPYING: {follower.refused}")
 
 
-def add_parser(sub, round_help: str) -> None:
+def add_parser(sub, serve_options, round_help: str) -> None:
     sb = sub.add_parser("standby", help="follow a running hub from a second laptop: its log copied live, "
                                         "a broker idle, never acking a board (the hub laptop may die)")
     sb.add_argument("dir", help="this laptop's copy of the event folder")
@@ -165,11 +198,10 @@ def add_parser(sub, round_help: str) -> None:
     sb.add_argument("--token", default=os.environ.get("TABLETIMER_CONSOLE_TOKEN"), help=argparse.SUPPRESS)
     sb.add_argument("--silent-after", type=float, default=SILENT_S, metavar="S",
                     help=f"the primary silent this long: the alert turns red (default {SILENT_S:g})")
+    sb.add_argument("--auto-after", type=float, default=None, metavar="S",
+                    help="take over by itself once the primary has been silent this long (default: never; "
+                         "the risk: a primary cut off from this laptop but not from the boards is not dead, "
+                         "and two hubs then ack the boards: docs/operations.md)")
     sb.add_argument("--round", help=round_help)
-    sb.add_argument("--broker-kind", choices=KINDS, default="auto",
-                    help="the idle broker started here (default auto: Mosquitto if installed)")
-    sb.add_argument("--listen", default="127.0.0.1",
-                    help="address it binds (default 127.0.0.1; 0.0.0.0: reachable by the boards)")
-    sb.add_argument("--port", type=int, default=1883, help="its port (default 1883)")
-    sb.add_argument("--duration", type=float, default=None, help="stop by itself after this many seconds")
-    sb.set_defaults(func=cmd_standby, broker=None)
+    serve_options(sb)           # the idle broker here, and the hub's options after a takeover
+    sb.set_defaults(func=cmd_standby)

@@ -37,7 +37,10 @@ def presses(log) -> list[dict]:
         store.close()
 
 
-def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(tmp_path):
+@pytest.mark.parametrize("auto", [False, True], ids=["takeover", "auto-after"])
+def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(tmp_path, auto):
+    """By hand (`tabletimer takeover` once the standby says PRIMARY SILENT),
+    or by the standby itself (`--auto-after 4`)."""
     ev = event_folder.init(tmp_path / "primary", "czjpa-individuals", "Drill")
     (ev / "entrants.csv").write_text("id,name,eligible\n" + "".join(f"{n},E{n},yes\n" for n in range(1, 5)))
     (ev / "stations.csv").write_text("board,button,table,entrant\nD1,1,T1,1\nD1,2,T1,2\nD2,1,T2,3\nD2,2,T2,4\n")
@@ -55,7 +58,8 @@ def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(t
     try:
         until(lambda: any("tabletimer console http" in ln for ln in primary.lines), "the primary's web server")
         standby = subprocess.Popen([TT, "standby", str(copy), "--primary", url, "--token-file",
-                                    str(ev / "console-token"), "--broker-kind", "embedded", "--port", str(port)],
+                                    str(ev / "console-token"), "--broker-kind", "embedded", "--port", str(port),
+                                    "--web-listen", "off", *(["--auto-after", "4"] if auto else [])],
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         out = Output(standby.stdout)
         out.wait_for(lambda ln: "(idle: the boards are the primary's)" in ln, "the standby's idle broker")
@@ -76,14 +80,18 @@ def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(t
         marks = [len(s.records) for s in sims]
         for s in sims:
             s.press(2)                                         # journaled: no hub to ack them
-        out.wait_for(lambda ln: ln.startswith("PRIMARY SILENT"), "the standby's alert", timeout=30)
-        standby.terminate()
-        standby.wait(30)
-        took = subprocess.Popen([TT, "takeover", str(copy), "--primary", url, "--broker-kind", "embedded",
-                                 "--listen", "127.0.0.1", "--port", str(port), "--web-listen", "off"],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        new = Output(took.stdout)
-        new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now"), "the takeover")
+        if auto:                                               # the standby takes over by itself
+            out.wait_for(lambda ln: "(--auto-after 4): this laptop takes over" in ln, "the standby's decision")
+            new = out
+        else:
+            out.wait_for(lambda ln: ln.startswith("PRIMARY SILENT"), "the standby's alert", timeout=30)
+            standby.terminate()
+            standby.wait(30)
+            took = subprocess.Popen([TT, "takeover", str(copy), "--primary", url, "--broker-kind", "embedded",
+                                     "--listen", "127.0.0.1", "--port", str(port), "--web-listen", "off"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            new = Output(took.stdout)
+        new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now (term 2"), "the takeover")
         for s, m in zip(sims, marks):
             s.wait_for(lambda r: "acked" in r, timeout=60, start=m)   # the journaled press, acked by the new hub
         got = until(lambda: (lambda p: p if len(p) >= 4 else None)(presses(copy / "events.sqlite")),

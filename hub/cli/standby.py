@@ -62,25 +62,12 @@ def cmd_standby(args) -> int:
         lock.release()
     if rc != AUTO_TAKEOVER:
         return rc
-    from .main import main                  # the takeover, as `tabletimer takeover` runs it
-    return main(takeover_argv(args, client.url))
+    from .takeover import cmd_takeover      # as `tabletimer takeover DIR --primary URL` runs it, with these options
+    args.force, args.who = False, "standby (--auto-after)"
+    return cmd_takeover(args)
 
 
 AUTO_TAKEOVER = -1           # _follow's answer: the primary was silent for --auto-after
-
-
-def takeover_argv(args, url: str) -> list[str]:
-    """`tabletimer takeover` with this standby's folder, primary and hub options."""
-    argv = ["takeover", str(args.dir), "--primary", url, "--who", "standby (--auto-after)",
-            "--broker-kind", args.broker_kind, "--listen", args.listen, "--port", str(args.port),
-            "--web-listen", args.web_listen, "--hall-pages", args.hall_pages]
-    if args.broker:
-        argv += ["--broker", args.broker]
-    if args.hall_listen:
-        argv += ["--hall-listen", args.hall_listen]
-    if getattr(args, "round", None):
-        argv += ["--round", args.round]
-    return argv
 
 
 def _not_a_copy(ev, event: dict) -> str | None:

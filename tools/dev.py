@@ -104,6 +104,31 @@ def parallel(pytest_args: list[str]) -> list[str]:
     return ["-n", str(n), "--dist", "loadgroup", *pytest_args]
 
 
+def whole_suite_with_slow(pytest_args: list[str]) -> bool:
+    """The whole suite with its slow tests (CI=true or TT_SLOW=1, no test
+    chosen by path, -m or -k), in parallel: run slow_alone_then_parallel."""
+    slow = os.environ.get("CI", "").lower() == "true" or os.environ.get("TT_SLOW") == "1"
+    chosen = any(a in ("-m", "-k") or a.startswith(("-m", "-k")) or not a.startswith("-")
+                 for a in pytest_args)
+    return slow and not chosen and workers() > 1 and not chose_workers(pytest_args)
+
+
+def slow_alone_then_parallel(pytest_args: list[str]) -> int:
+    """The hall-scale chaos rehearsal (`slow`: 300 stations of real firmware,
+    which keeps both cores busy by itself) alone first, then every other test
+    in parallel.  Beside the parallel suite its boards were starved until
+    their watchdogs reset them (2026-12-03: 2 fresh-clone CI runs of 2 failed
+    so, once the suite had grown to 904 tests)."""
+    py = [str(BIN / "python"), "-m", "pytest"]
+    os.chdir(ROOT)
+    print("tools/dev.py: the slow tests alone first (-m slow), then the rest in parallel", flush=True)
+    first = subprocess.run(py + ["-m", "slow", "-p", "no:xdist", *pytest_args]).returncode
+    second = subprocess.run(py + parallel(["-m", "not slow", *pytest_args])).returncode
+    if first or second:
+        print(f"tools/dev.py: pytest exit {first} (slow tests), {second} (the rest)", file=sys.stderr)
+    return first or second
+
+
 def outcomes(junit_xml: Path) -> dict[str, tuple[str, str]]:
     """test id -> (outcome, first line of the failure) from pytest's JUnit XML."""
     got: dict[str, tuple[str, str]] = {}
@@ -192,6 +217,8 @@ def main(argv: list[str]) -> int:
         repeat, load = take_int(rest, "--repeat"), take_int(rest, "--load")
         if load is not None and repeat is None:
             die("--load goes with --repeat N (a flake hunt)")
+        if repeat is None and whole_suite_with_slow(rest):
+            return slow_alone_then_parallel(rest)
         rest = parallel(rest)
         if repeat is not None:
             return flake_hunt(rest, repeat, load or 0)

@@ -113,19 +113,22 @@ def whole_suite_with_slow(pytest_args: list[str]) -> bool:
     return slow and not chosen and workers() > 1 and not chose_workers(pytest_args)
 
 
+ALONE = "tests/e2e/test_chaos.py::test_chaos_hall"
+
+
 def slow_alone_then_parallel(pytest_args: list[str]) -> int:
-    """The hall-scale chaos rehearsal (`slow`: 300 stations of real firmware,
+    """The hall-scale chaos rehearsal (ALONE: 300 stations of real firmware,
     which keeps both cores busy by itself) alone first, then every other test
-    in parallel.  Beside the parallel suite its boards were starved until
+    (the other slow ones too) in parallel.  Beside the parallel suite its boards were starved until
     their watchdogs reset them (2026-12-03: 2 fresh-clone CI runs of 2 failed
     so, once the suite had grown to 904 tests)."""
     py = [str(BIN / "python"), "-m", "pytest"]
     os.chdir(ROOT)
-    print("tools/dev.py: the slow tests alone first (-m slow), then the rest in parallel", flush=True)
-    first = subprocess.run(py + ["-m", "slow", "-p", "no:xdist", *pytest_args]).returncode
-    second = subprocess.run(py + parallel(["-m", "not slow", *pytest_args])).returncode
+    print(f"tools/dev.py: {ALONE} alone first, then the rest in parallel", flush=True)
+    first = subprocess.run(py + [ALONE, "-p", "no:xdist", *pytest_args]).returncode
+    second = subprocess.run(py + parallel(["--deselect", ALONE, *pytest_args])).returncode
     if first or second:
-        print(f"tools/dev.py: pytest exit {first} (slow tests), {second} (the rest)", file=sys.stderr)
+        print(f"tools/dev.py: pytest exit {first} ({ALONE}), {second} (the rest)", file=sys.stderr)
     return first or second
 
 

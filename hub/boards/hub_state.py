@@ -29,6 +29,7 @@ from ..event.actions import META
 from ..event.clock import HubClock
 from ..event.competition import Competition
 from ..event.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
+from ..event.replica import takeover_term
 from ..event.row_checks import row_problem
 from ..event.store import EventStore
 from ..rules.durations import fmt_duration
@@ -160,7 +161,7 @@ class HubState:
         if row_problem(ev) is not None:
             pass                     # the fold flags it (below): nothing of it is read here
         elif ev["source"] == "hub" and ev["type"] == "takeover":
-            self.term = max(self.term, p.get("term", 2) if type(p.get("term", 2)) is int else 2)
+            self.term = max(self.term, takeover_term(p))
         elif ev["source"] == "board" and ev["type"] == "status":
             self.registry.status(ev["board"], p, ev["received_ms"])
             if (p.get("term") or 1) > self.seen_term[0]:

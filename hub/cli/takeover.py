@@ -17,6 +17,7 @@ import sys
 
 from ..console.client import HubClient, RemoteError, Unreachable
 from ..event.log_health import STORE_ERRORS, DamagedLog
+from ..event.replica import log_term
 from ..event.store import EventStore
 from ..rules.timetext import fmt_clock
 from .common import hub_token, open_event
@@ -64,8 +65,7 @@ def cmd_takeover(args) -> int:
         desk = last_desk_action(rows)
         last = rows[-1]["id"] if rows else 0
         now = store_now()
-        term = 1 + max([r["payload"].get("term", 2) for r in rows if r["source"] == "hub"
-                        and r["type"] == "takeover" and type(r["payload"].get("term", 2)) is int] or [1])
+        term = 1 + log_term(rows)
         store.append("hub", "takeover", {"primary": args.primary, "copied_up_to": last, "who": args.who,
                                          "primary_answered": bool(answers), "term": term}, now)
     finally:

@@ -8,7 +8,10 @@ from another's by it).  So a row is taken only when it follows on from the
 copy (its id above the copy's last), has the shape every stored row has,
 and the copy is of the same event; else nothing is stored and the standby
 says why (a folder copied from another event, a log that was written here,
-a primary whose log was replaced)."""
+a primary whose log was replaced).
+
+What a takeover (`tabletimer takeover`) reads of a log is here too: its
+hub's term."""
 
 from __future__ import annotations
 
@@ -74,3 +77,19 @@ def differing_files(here: dict[str, str], primary: dict[str, str]) -> list[str]:
     """The definition files (format, entrants, stations) whose text is not
     the primary's: the standby's folder must be a copy of the event's."""
     return [n for n in FOLDER_FILES if n in primary and here.get(n) != primary[n]]
+
+
+def takeover_term(payload: dict) -> int:
+    """The hub term a `hub` row `takeover` records (its payload): its
+    "term"; one recorded before takeovers had terms (no "term"), or with
+    one that is not a whole number, counts as the first takeover: 2."""
+    term = payload.get("term", 2)
+    return term if type(term) is int else 2
+
+
+def log_term(rows: list[dict]) -> int:
+    """The term of the hub on a log: 1, or the highest term a takeover in
+    it records (hub_state's term once the rows are applied); a takeover
+    on the log is one more."""
+    return max([1] + [takeover_term(r["payload"]) for r in rows
+                      if r["source"] == "hub" and r["type"] == "takeover"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tabletimer.hub.event.replica import continuation_problem, differing_files, row_problem
+from tabletimer.hub.event.replica import continuation_problem, differing_files, log_term, row_problem
 from tabletimer.hub.event.store import EventStore
 
 
@@ -73,3 +73,13 @@ def test_the_primary_must_say_its_event_and_the_folder_must_be_a_copy():
     here = {"format.toml": "a", "entrants.csv": "b", "stations.csv": "c"}
     assert differing_files(here, dict(here)) == []
     assert differing_files(here, dict(here, **{"entrants.csv": "B"})) == ["entrants.csv"]
+
+
+def test_a_logs_term_is_1_or_its_highest_takeovers():
+    def takeover(**p):
+        return {"source": "hub", "type": "takeover", "payload": p}
+    assert log_term([]) == 1
+    assert log_term([{"source": "operator", "type": "takeover", "payload": {"term": 7}}]) == 1
+    assert log_term([takeover(term=3), takeover(term=2)]) == 3
+    # a takeover recorded before terms were, or with a term that is not a whole number: the first
+    assert log_term([takeover()]) == 2 and log_term([takeover(term="9")]) == 2 and log_term([takeover(term=True)]) == 2

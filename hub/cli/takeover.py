@@ -17,15 +17,10 @@ import sys
 
 from ..console.client import HubClient, RemoteError, Unreachable
 from ..event.log_health import STORE_ERRORS, DamagedLog
-from ..event.replica import log_term
+from ..event.replica import last_desk_action, log_term
 from ..event.store import EventStore
 from ..rules.timetext import fmt_clock
 from .common import hub_token, open_event
-
-
-def last_desk_action(rows: list[dict]) -> dict | None:
-    """The log's last operator action (None: none)."""
-    return next((r for r in reversed(rows) if r["source"] == "operator"), None)
 
 
 def cmd_takeover(args) -> int:

@@ -16,6 +16,7 @@ import threading
 import time
 from collections import deque
 
+from ..event.replica import last_desk_action
 from ..event.store import EventStore
 from ..rules.timetext import fmt_clock
 from .client import HubClient, RemoteError
@@ -64,8 +65,7 @@ class Follower:
         self.takeover = takeover or f"tabletimer takeover {store.path.parent} --primary {client.url}"
         self.copied = store.last_id()          # the copy's last row id
         # the copy's last desk action (what the desk did after it on the primary is not here)
-        self.last_desk: dict | None = next((r for r in reversed(store.events()) if r["source"] == "operator"),
-                                           None)
+        self.last_desk: dict | None = last_desk_action(store.events())
         self.primary_last: int | None = None   # the primary's last row id, at its last answer
         self.heard: float | None = None        # time.monotonic() of the primary's last answer
         self.down: str | None = None           # why it does not answer, while it does not
@@ -89,7 +89,7 @@ class Follower:
             n += self.store.copy_rows(rows, reply.get("event_id"))   # ValueError: nothing stored
             if rows:
                 self.copied = rows[-1]["id"]
-                self.last_desk = next((r for r in reversed(rows) if r["source"] == "operator"), self.last_desk)
+                self.last_desk = last_desk_action(rows) or self.last_desk
                 now = self.client.clock.now_ms()              # the primary's time, on this laptop
                 if self.live:
                     self.lags.extend(max(0, now - r["received_ms"]) for r in rows)

@@ -10,8 +10,8 @@ and the copy is of the same event; else nothing is stored and the standby
 says why (a folder copied from another event, a log that was written here,
 a primary whose log was replaced).
 
-What a takeover (`tabletimer takeover`) reads of a log is here too: its
-hub's term."""
+What a standby and a takeover (`tabletimer takeover`) read of a log is
+here too: its last desk action, its hub's term."""
 
 from __future__ import annotations
 
@@ -93,3 +93,9 @@ def log_term(rows: list[dict]) -> int:
     on the log is one more."""
     return max([1] + [takeover_term(r["payload"]) for r in rows
                       if r["source"] == "hub" and r["type"] == "takeover"])
+
+
+def last_desk_action(rows: list[dict]) -> dict | None:
+    """The last operator action of rows (None: none): on a standby's copy,
+    what the desk did after it on the primary is not here."""
+    return next((r for r in reversed(rows) if r["source"] == "operator"), None)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 
 from ..console.client import HubClient, RemoteError, Unreachable
+from ..event.clock import HubClock
 from ..event.log_health import STORE_ERRORS, DamagedLog
 from ..event.replica import last_desk_action, log_term
 from ..event.store import EventStore
@@ -59,7 +60,7 @@ def cmd_takeover(args) -> int:
         rows = store.events()
         desk = last_desk_action(rows)
         last = rows[-1]["id"] if rows else 0
-        now = store_now()
+        now = HubClock().now_ms()
         term = 1 + log_term(rows)
         store.append("hub", "takeover", {"primary": args.primary, "copied_up_to": last, "who": args.who,
                                          "primary_answered": bool(answers), "term": term}, now)
@@ -76,11 +77,6 @@ def cmd_takeover(args) -> int:
               f"{desk['payload'].get('who', 'operator')} at {fmt_clock(desk['received_ms'])}; any made on the "
               "primary after it is not here: redo it at the desk", flush=True)
     return run_folder(args, ev, keys)
-
-
-def store_now() -> int:
-    from ..event.clock import HubClock
-    return HubClock().now_ms()
 
 
 def add_parser(sub, serve_options, round_help: str) -> None:

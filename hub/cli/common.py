@@ -60,6 +60,17 @@ def open_event(path: str, round: str | None = None):
 LOG_FAILED = 3        # exit code: the event log could not be opened or written
 
 
+def open_log(path: Path, then: str) -> EventStore | None:
+    """The event log at path; None after saying why it cannot be opened
+    (damaged, or refused by the system) and then what that means for the
+    command ("Nothing was changed."), which exits LOG_FAILED."""
+    try:
+        return EventStore(path)
+    except (DamagedLog, *STORE_ERRORS) as e:
+        print(f"error: {e}. {then}", file=sys.stderr)
+        return None
+
+
 def writable_log(path: Path, make_service):
     """(store, service) on the log at path, once it has taken a committed
     write; else None, after saying what is wrong and what to do."""

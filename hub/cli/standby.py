@@ -20,10 +20,9 @@ import threading
 from ..console.client import HubClient, RemoteError
 from ..console.follower import SILENT_S, Follower, StandbyLog
 from ..boards.keys import BoardKeys
-from ..event.log_health import STORE_ERRORS, DamagedLog
 from ..event.replica import FOLDER_FILES, differing_files
 from ..event.store import EventStore
-from .common import hub_lock, hub_token, open_event, service_for
+from .common import LOG_FAILED, hub_lock, hub_token, open_event, open_log, service_for
 
 
 def cmd_standby(args) -> int:
@@ -49,11 +48,9 @@ def cmd_standby(args) -> int:
     if lock is None:
         return 2
     try:
-        try:
-            store = EventStore(ev.db)
-        except (DamagedLog, *STORE_ERRORS) as e:
-            print(f"error: {e}. The standby did not start.", file=sys.stderr)
-            return 3
+        store = open_log(ev.db, "The standby did not start.")
+        if store is None:
+            return LOG_FAILED
         try:
             rc = _follow(args, ev, keys, client, store, event)
         finally:

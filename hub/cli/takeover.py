@@ -17,11 +17,9 @@ import sys
 
 from ..console.client import HubClient, RemoteError, Unreachable
 from ..event.clock import HubClock
-from ..event.log_health import STORE_ERRORS, DamagedLog
 from ..event.replica import last_desk_action, log_term
-from ..event.store import EventStore
 from ..rules.timetext import fmt_clock
-from .common import hub_token, open_event
+from .common import LOG_FAILED, hub_token, open_event, open_log
 
 
 def cmd_takeover(args) -> int:
@@ -51,11 +49,9 @@ def cmd_takeover(args) -> int:
         print(f"error: the primary at {args.primary} {answers}: two hubs would both ack the boards. Stop "
               "it first (or, if it certainly cannot reach the boards, --force)", file=sys.stderr)
         return 2
-    try:
-        store = EventStore(ev.db)
-    except (DamagedLog, *STORE_ERRORS) as e:
-        print(f"error: {e}. Nothing was changed.", file=sys.stderr)
-        return 3
+    store = open_log(ev.db, "Nothing was changed.")
+    if store is None:
+        return LOG_FAILED
     try:
         rows = store.events()
         desk = last_desk_action(rows)

@@ -228,6 +228,11 @@ class App:
             hub_now = self.board.sync.to_hub(now)
             if hub_now is None or hub_now <= msg["exp"]:
                 self.play("identify")
+        elif typ == "config":
+            # the hub's settings: checked, staged, answered, then a restart
+            # on them (update.py: loaded only now, its names out of RAM)
+            import update
+            update.check(self, msg)
         elif typ == protocol.T_HUB and msg["state"] == protocol.ONLINE:
             # the hub (re)connected, signed and numbered on this board's own
             # topic (an unsigned broadcast let anyone start sync storms):
@@ -466,6 +471,9 @@ class App:
         for coro in (self.mqtt.run(), self.edges(), self.inputs(), self.sender(), self.syncer(),
                      self.scheduled_signals(), self.player()):
             asyncio.create_task(coro)
+        u = sys.modules.get("update")     # new settings on trial this boot (config.boot)
+        if u:
+            asyncio.create_task(u.run(self))
         hw.emit({"booted": self.board.boot, "fw": _FW_VERSION})
         await hw.run()                    # the simulator returns on stdin EOF
         g = self.gone                     # a clean stop: no station's timing to spare

@@ -116,13 +116,14 @@ def check(cfg, path="config", kind=None):
         if not isinstance(s, dict):
             raise ConfigError(path + ": 'sim' must be an object")
         for k in s:
+            # access_point: the hall's WiFi the simulator models (hardware_sim.py)
             if (k not in ("root", "clock_offset_ms", "drift_ppm", "flash_write_ms", "flash_erase_ms",
-                          "flash_erase_every", "gc_collect_ms")
-                    or type(s[k]) is not (str if k == "root" else int)):
+                          "flash_erase_every", "gc_collect_ms", "access_point")
+                    or type(s[k]) is not (str if k == "root" else dict if k == "access_point" else int)):
                 raise ConfigError("%s: 'sim.%s': not a known key, or not %s" % (
                     path, k, "a folder name" if k == "root" else "a whole number"))
-    elif kind is not None:      # a board: it needs WiFi
-        w = cfg.get("wifi")
+    w = cfg.get("wifi")
+    if w is not None or kind not in (None, "sim"):      # a board needs WiFi (the simulator: if it says)
         if not isinstance(w, dict) or not isinstance(w.get("ssid"), str) or not w["ssid"]:
             raise ConfigError(path + ": 'wifi' must be an object with an 'ssid'")
         if not isinstance(w.get("password", ""), str):
@@ -136,7 +137,17 @@ def boot(hardware, path):
     (a fatal error's last traceback lines, "watchdog reset", or None).  Without a usable configuration -- a ConfigError, or a pin
     the chip refuses -- the board plays the configuration error forever and
     does nothing else.  Runs before the rest of the firmware is loaded: this
-    module is unloaded after it (the entry scripts)."""
+    module is unloaded after it (the entry scripts).  The previous
+    configuration kept beside it: a boot of a settings trial (update.py,
+    loaded only then)."""
+    import os
+    try:
+        os.stat(path[:-5] + "-previous.json")    # update.names()
+    except OSError:
+        pass
+    else:
+        import update
+        return update.boot(hardware, path)
     try:
         cfg = load(path, hardware.Hardware.kind)
         hw = hardware.Hardware(cfg)
@@ -155,6 +166,7 @@ def boot(hardware, path):
                     hw.led(freq > 0)
                     await asyncio.sleep_ms(ms)
         asyncio.run(play())
+    hw.config = path            # where a settings change goes (update.py)
     return [hw, cfg, fault(hw)]
 
 

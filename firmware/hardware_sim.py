@@ -37,6 +37,9 @@
 #   simulator's code, not the board's, and stays out of its heap otherwise).
 #   Config "sim" keys, whole ms, 0 (the default) for none; ESTIMATES, not
 #   measured on a chip (docs/firmware.md, "Soft interrupts").
+# - WiFi: the hall's access point, if the "sim" keys name one
+#   ("access_point": {"ssid", "password"}): a board whose "wifi" does not match
+#   joins no network (network_ok() False, no socket reaches anything).
 # The board's clock is the host clock shifted by clock_offset_ms and running
 # drift_ppm fast or slow, so clock sync has real work to do; an offset just
 # below 2**30 makes the ticks wrap soon after boot.
@@ -72,6 +75,17 @@ class Hardware:
         if self.sim[0] or self.sim[1] or self.sim[3]:
             import sim_blocking          # only then: its code is the simulator's, not the chip's
             sim_blocking.install(self)
+        # the hall's access point (sim "access_point": {"ssid", "password"}):
+        # a board whose "wifi" names another network or password joins none,
+        # and then no socket reaches anything, as on the chip with no IP
+        # address; without one, the network is always there
+        ap = sim.get("access_point")
+        w = cfg.get("wifi") or {}
+        self.wifi = ap is None or (ap.get("ssid") == w.get("ssid")
+                                   and ap.get("password", "") == w.get("password", ""))
+        if not self.wifi:
+            import sim_blocking          # its model of no network (the simulator's code, not the chip's)
+            sim_blocking.wifi()
         self.stations = len(cfg["buttons"])
         self._t0 = _host_ms()
         self.edges = []                     # (station, level, ticks) not yet handled
@@ -127,13 +141,15 @@ class Hardware:
 
     # -- network -------------------------------------------------------
     async def connect_network(self, cfg):
-        return True
+        if not self.wifi:
+            await asyncio.sleep_ms(2000)    # the chip tries, then gives up (hardware_esp32: 20 s)
+        return self.wifi
 
     def network_ok(self):
-        return True
+        return self.wifi
 
     def rssi(self):
-        return -55
+        return -55 if self.wifi else None
 
     # -- inputs ---------------------------------------------------------
     async def run(self):

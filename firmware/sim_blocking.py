@@ -5,6 +5,8 @@
 # block the VM -- nothing runs meanwhile, not a pin interrupt's handler
 # either.  Installed in sys.modules before the firmware imports them, so
 # the firmware has no code for it.  Host only (tools/firmware_build.py).
+# Also the model of a board that joined no WiFi (wifi(): the hall's access
+# point refused its ssid or password, hardware_sim.py), loaded only then.
 
 import gc
 import os
@@ -40,3 +42,24 @@ def install(hw):
         w = _Blocking()
         w.m, w.hw = m, hw
         sys.modules[m.__name__] = w
+
+
+class _NoRoute:
+    # the socket module of a board that joined no WiFi: no name resolves (the
+    # chip's lwIP has no interface up, every connection fails), the rest is socket's
+    def __getattr__(self, name):
+        if name == "getaddrinfo":
+            def none(*a):
+                raise OSError(113)          # EHOSTUNREACH
+            return none
+        return getattr(self.m, name)
+
+
+def wifi():
+    # installed before the firmware's network code imports socket (the
+    # hardware layer is built first, in config.boot; asyncio's stream
+    # module, which opens the connections, is loaded at the first one)
+    import socket
+    w = _NoRoute()
+    w.m = socket
+    sys.modules["socket"] = w

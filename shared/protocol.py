@@ -152,6 +152,13 @@ def validate(msg):
     elif t == T_HUB:
         if m.get("state") not in (ONLINE, OFFLINE):
             raise ProtocolError("'state': 'online' or 'offline'")
+    elif t == "config":
+        # the hub's settings ("set": {"part.key": value}, checked by the
+        # board as its configuration file: firmware/update.py), or a
+        # board's answer ("state"); "config" is a name the board has already
+        if not isinstance(m.get("set", {}), dict):
+            raise ProtocolError("'set' must be an object of settings")
+        check_int(m, "id", 0, optional=True)     # (its "trial", s: update.py checks it)
     elif t != T_STATIONS and t != T_RECORDED:
         raise ProtocolError("unknown message type: %r" % (t,))
     # a recorded time: a message of its own, or the fields of one in the ack

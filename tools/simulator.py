@@ -153,6 +153,10 @@ class SimBoard:
         self._stdin = threading.Lock()          # the tests' thread and _CHIP's write to it
         self._fed = 0                           # host ms the watchdog was last fed
         self.watchdog_ms = 0                    # its timeout once the firmware started it
+        # the chip boots again after machine.reset() (a settings change, a
+        # fatal error): the process started again on its flash as it is (the
+        # configuration the firmware wrote, not this one); False: it stays down
+        self.reboots = False
 
     def spare(self, workdir: str | Path, install: str | None = None) -> "SimBoard":
         """Another board flashed with this one's id and configuration (key,
@@ -172,10 +176,13 @@ class SimBoard:
         return spare
 
     # ------------------------------------------------------------ life
-    def start(self) -> "SimBoard":
+    def start(self, flash: bool = True) -> "SimBoard":
+        """Power on; flash: write this configuration to its flash first (a
+        (re)flash), else boot what its flash holds (a reboot)."""
         self.dir.mkdir(parents=True, exist_ok=True)
         cfg = self.dir / "config.json"
-        write_private(cfg, json.dumps(self.config))      # its key, as in a board's flash: the owner's only
+        if flash or not cfg.exists():
+            write_private(cfg, json.dumps(self.config))      # its key, as in a board's flash: the owner's only
         env = dict(os.environ, MICROPYPATH=micropython_path(self.code_dir))
         heap = ["-X", f"heapsize={self.heap_bytes}"] if self.heap_bytes else []
         main = (self.code_dir or firmware_dir()) / "sim_main.py"
@@ -210,6 +217,11 @@ class SimBoard:
                 self._cond.notify_all()
             if self.on_record:
                 self.on_record(self, rec)
+        proc = self.proc
+        if self.reboots and proc is not None and proc.wait() == RESET_EXIT:
+            with self._cond:
+                self.records.append({"sim": "reboot", "t": _now_ms()})
+            self.start(flash=False)             # the chip boots again (its reader: a new thread)
         with self._cond:
             self._cond.notify_all()
 
@@ -221,6 +233,7 @@ class SimBoard:
     def stop(self, timeout: float = 5.0) -> None:
         """Clean shutdown: stdin EOF makes the board publish 'offline' and
         disconnect."""
+        self.reboots = False
         p = self.proc
         if p is None or p.poll() is not None:
             return
@@ -236,6 +249,7 @@ class SimBoard:
 
     def kill(self) -> None:
         """Power loss: no goodbye, the broker sends the last will."""
+        self.reboots = False
         p = self.proc
         if p is not None and p.poll() is None:
             p.kill()
@@ -243,7 +257,8 @@ class SimBoard:
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        p = self.proc                 # (booting again after a reset counts: it comes back)
+        return p is not None and (p.poll() is None or self.reboots and p.returncode == RESET_EXIT)
 
     # ------------------------------------------------------------ use
     def command(self, line: str) -> None:

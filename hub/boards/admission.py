@@ -20,7 +20,8 @@ from ..event.log_health import LogWriteFailed
 from ..rules.timetext import fmt_clock
 
 # (topic kind, message type) a board may send; events are checked separately
-ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STATUS)}
+ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STATUS),
+            (protocol.STATUS, hub_protocol.T_CONFIG)}     # a board's answer to a settings command
 REJECTED_LINE_EVERY_MS = 1000     # the event log's lines for rejected messages, per category
 # the longest signed message a board takes: its body (protocol.MAX_PAYLOAD), "\n" and the MAC
 SIGNED_PAYLOAD_MAX = protocol.MAX_PAYLOAD + 1 + 64

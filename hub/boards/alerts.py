@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
+from .hub_protocol import ROLLED_BACK
 from .hub_state import Jump, Refused
 from .registry import BoardRegistry
 from ..event.competition import Competition
@@ -43,7 +44,12 @@ def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *
         elif info.sync_err_ms is not None and info.sync_err_ms > sync_limit_ms:
             out.append(f"board {b}: clock sync ±{info.sync_err_ms} ms (poor WiFi?)")
     for b, info in sorted(reg.items()):
-        if info.fault and info.online:
+        if info.fault and info.online and info.fault.startswith(ROLLED_BACK):
+            out.append(f"board {b} went back to its previous settings by itself: "
+                       f"{info.fault[len(ROLLED_BACK):].lstrip(': ')} (the new ones did not reach the hub: "
+                       "check the WiFi name and password, or the broker's address and port, then "
+                       "`tabletimer boards set` again)")
+        elif info.fault and info.online:
             out.append(f"board {b} RESET after a fault in boot {info.boot - 1}: {info.fault} "
                        f"(it runs again from its flash; tell the developers if it repeats)")
     known = {s.board for s in comp.stations}

@@ -70,8 +70,8 @@ class Answers:
     def _store(self, t: Taken) -> tuple[str, dict | None]:
         """Append a message inside the open transaction."""
         store = self.state.store
-        if t.kind == protocol.STATUS:
-            return STORED, store.append("board", "status", t.msg, t.received_ms, t.board)
+        if t.kind == protocol.STATUS:         # a birth or will; or an answer to settings (its type: config)
+            return STORED, store.append("board", t.msg["type"], t.msg, t.received_ms, t.board)
         other = self.state.other_rounds.get(t.msg.get("ev"))   # (None: this round's, or an unknown event's)
         if other is not None:
             # its own commit in its own log, before this transaction's: an
@@ -94,6 +94,8 @@ class Answers:
         board, msg = t.board, t.msg
         typ = msg["type"]
         if t.kind == protocol.STATUS:
+            if typ == hub_protocol.T_CONFIG:
+                return []
             if msg["state"] == protocol.ONLINE:
                 # a board flashed after the round began has no retained
                 # schedule yet; a rebooted one gets the current one again,

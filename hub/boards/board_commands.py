@@ -16,6 +16,7 @@ from ..event.schedule import board_schedule
 from ..event.station_state import StationState, station_states
 
 IDENTIFY_TTL_MS = 10_000
+SEND_WITHIN_MS = 60_000       # a settings request applied later than this (a hub restarted) is not sent
 # the hub's command counter (each command's 'ctr', which a board requires to
 # grow, and to follow the hub's clock: a jump is refused) is reserved in the
 # log this many numbers at a time: one write per block, not per message (at
@@ -172,6 +173,26 @@ class BoardCommands:
         st = self.state
         if ev["type"] == "identify" and st.live and st.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
             self._identify_now(ev["payload"]["board"])
+        elif ev["type"] == "settings" and st.live and st.clock.now_ms() - ev["received_ms"] < SEND_WITHIN_MS:
+            self._settings_now(ev)
+
+    def _settings_now(self, ev: dict) -> None:
+        """A settings request applied live: sent to its board, its secrets
+        unsealed (not an old one read back at a restart: the operator asks
+        again).  Not sent (the activity line says) without the key, or
+        when the log gives no counter."""
+        from .board_settings import unseal
+
+        st = self.state
+        p = ev["payload"]
+        key = st.keys.key(p["board"])
+        if key is None or st.keys.signer(p["board"]) is None:
+            return
+        try:
+            msg = hub_protocol.settings(ev["id"], unseal(p["set"], key), p.get("trial"))
+            st.publish([self.to_board(p["board"], protocol.CMD, msg, 1)])
+        except (LogWriteFailed, ValueError) as e:
+            st.activity.append(f"settings for board {p['board']} (log row #{ev['id']}) not sent: {e}")
 
     def _identify_now(self, board: str) -> None:
         st = self.state

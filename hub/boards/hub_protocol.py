@@ -28,6 +28,13 @@ def check_call(msg: dict) -> None:
 # the types of journaled board events (on the board's evt topic)
 EVENT_TYPES = (T_PRESS, T_CONFIRM, T_VOID, T_STRAY)
 STATION_STATES = ("idle", "running", "called", "done", "stopped")
+# settings over the air (docs/protocol.md, "config"): the hub's command and a
+# board's answers, on its status topic (not retained): staged (it restarts
+# on them), refused (why), committed (its hub heard on them); a roll-back is
+# said in the next birth's fault ("settings rolled back: ...")
+T_CONFIG = "config"
+SETTINGS_ANSWERS = ("staged", "refused", "committed")
+ROLLED_BACK = "settings rolled back"
 MAX_INSTALL = 16
 # the largest MQTT packet the brokers take (Mosquitto's max_packet_size, the
 # embedded broker's limit): a message is 1 KB at most (MAX_PAYLOAD), with its
@@ -99,6 +106,14 @@ def check_board_message(m: dict) -> dict:
             check_int(m, "missing", 0, 999)
         elif t == T_STRAY and m.get("state") not in STATION_STATES:
             raise ProtocolError("'state' must be one of " + ", ".join(STATION_STATES))
+    elif t == T_CONFIG:
+        # a board's answer to a settings command (firmware/update.py)
+        if m.get("state") not in SETTINGS_ANSWERS:
+            raise ProtocolError("'state' must be one of " + ", ".join(SETTINGS_ANSWERS))
+        check_int(m, "id", 0, optional=True)
+        w = m.get("why")
+        if w is not None and (not isinstance(w, str) or not 0 < len(w) <= 200):
+            raise ProtocolError("'why' must be a string of 1..200 characters")
     elif t == T_STATUS:
         if m.get("state") not in (ONLINE, OFFLINE):
             raise ProtocolError("'state' must be 'online' or 'offline'")
@@ -216,6 +231,16 @@ def stations(entries: list[list]) -> dict:
 def probe(run: str, n: int) -> dict:
     """The hub's probe number n of this run (run: its random nonce)."""
     return {"v": VERSION, "type": T_PROBE, "run": run, "n": n}
+
+
+def settings(request: int, changes: dict, trial_s: int | None = None) -> dict:
+    """A settings command (request: the log row that asked for it, which
+    the board's answers name): changes {"part.key": value}, firmware/update.py's
+    KEYS; trial_s: how long the board tries them before it goes back."""
+    m = {"v": VERSION, "type": T_CONFIG, "id": request, "set": changes}
+    if trial_s is not None:
+        m["trial"] = trial_s
+    return m
 
 
 def hub_status(state: str) -> dict:

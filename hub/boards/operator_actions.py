@@ -82,6 +82,24 @@ class OperatorActions:
                 b = payload["board"]
                 if b not in st.keys.boards() and b not in st.registry.boards:
                     raise ValueError(f"{action}: no board {b!r}")
+            if action == "settings":
+                self._check_settings(payload)
+
+    def _check_settings(self, payload: dict) -> None:
+        """A settings request (boards/board_settings.py): a board with a key,
+        no round running on it (nor a call of it waiting for the referee),
+        and changes the board's own checks take.  Under the lock."""
+        from . import board_settings
+
+        st = self.state
+        b = payload["board"]
+        key = st.keys.key(b)
+        if key is None:
+            raise ValueError(f"settings: no board {b!r} in the keys file (flashed with `tabletimer board flash`?)")
+        busy = board_settings.round_on(st.competition, b, st.clock.now_ms())
+        if busy:
+            raise ValueError(f"settings: board {b}: {busy}")
+        board_settings.check(board_settings.unseal(payload["set"], key))
 
     def consequences(self, action: str, payload: dict) -> list[str]:
         """What recorded results an action (already checked) would replace

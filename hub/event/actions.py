@@ -51,6 +51,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     # the hall check before the round (boards/hall_check.py): its beginning (from then on a press at
     # a station not running is the check's, not a stray), and its verdict (ready 1/0, the checklist)
     "hall_check": ("phase", "ready", "report", "clock_limit", "rssi_min"),
+    # settings over the air (boards/board_settings.py): one board's changes {"part.key": value} (its
+    # passwords sealed with its key), how long it tries them (s) before it goes back by itself
+    "settings": ("board", "set", "trial"),
 }
 
 # actions that always name an entrant (confirm may name one instead of a press)
@@ -87,6 +90,8 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "report": ("text", 0, MAX_REPORT),
     "clock_limit": ("int", 1, 60_000),         # the hall check's limits (ms, dBm), at its beginning
     "rssi_min": ("int", -120, 0),
+    "set": ("object", 1, 16),                  # settings: 1..16 "part.key": value
+    "trial": ("int", 10, 3600),
 }
 
 # fields without which the action means nothing
@@ -106,6 +111,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "reset_board": ("board",),
     "resolve": ("conflict",),
     "hall_check": ("phase",),
+    "settings": ("board", "set"),
 }
 
 
@@ -126,6 +132,9 @@ def _field_problem(action: str, k: str, v: Any) -> str | None:
         if not lo <= len(v.strip()) <= hi:
             return (f"{action}: {k} is needed" if not v.strip()
                     else f"{action}: {k} is longer than {hi} characters")
+    elif kind == "object":
+        if not isinstance(v, dict) or not lo <= len(v) <= hi or not all(isinstance(x, str) for x in v):
+            return f"{action}: {k} must be an object of {lo}..{hi} named values, not {v!r}"
     else:
         if not isinstance(v, list) or len(v) > MAX_WARNINGS or not all(_is_int(w) for w in v):
             return (f"{action}: {k} must be a list of at most {MAX_WARNINGS} whole numbers "

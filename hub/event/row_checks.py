@@ -56,7 +56,10 @@ def _whole(v) -> bool:
 def _board_row_problem(type_: str, p: dict) -> str | None:
     """A stored board message's frame, as the hub reads it back at start
     (the replay guard, the registry) and folds it."""
-    if type_ == "status":
+    if type_ == "config":          # an answer to a settings command (hub_protocol.SETTINGS_ANSWERS)
+        if p.get("state") not in ("staged", "refused", "committed"):
+            return "board config: its state must be staged, refused or committed"
+    elif type_ == "status":
         if p.get("state") not in ("online", "offline") or not _whole(p.get("boot")):
             return "board status: its state must be online or offline, its boot a whole number"
         if p["state"] == "online" and not ("fw" in p and _whole(p.get("stations"))):

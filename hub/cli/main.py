@@ -16,6 +16,7 @@ from .brokers import KINDS
 from .boards import cmd_board_check, cmd_board_flash, cmd_broker_config
 from .demo import cmd_demo
 from .event import cmd_console, cmd_init, cmd_run
+from .board_settings import add_parser as add_boards
 from .hall_check import add_parser as add_hall_check
 from .rehearse import cmd_press, cmd_rehearse
 from .standby import add_parser as add_standby
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     pr.set_defaults(func=cmd_press)
 
     add_hall_check(sub, ROUND_HELP)
+    add_boards(sub)
     add_standby(sub, _serve_options, ROUND_HELP)
     add_takeover(sub, _serve_options, ROUND_HELP)
 

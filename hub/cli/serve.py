@@ -42,7 +42,15 @@ def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | Non
             return f"hall check: {ev['board']} button {p['station']} pressed"
         return f"stray press {ev['board']}/{p['station']} while {p['state']}"
     if ev["type"] == "status":
-        return f"board {ev['board']} {p['state']}"
+        # a roll-back of new settings, or what reset it (its birth's fault)
+        return f"board {ev['board']} {p['state']}" + (f": {p['fault']}" if p.get("fault") else "")
+    if ev["source"] == "board" and ev["type"] == "config":
+        return (f"board {ev['board']}: settings (log row #{p.get('id')}) {p.get('state')}"
+                + (f": {p['why']}" if p.get("why") else ""))
+    if ev["type"] == "settings" and isinstance(p.get("set"), dict):
+        from ..boards.board_settings import shown
+
+        return f"{ev['source']} settings for board {p.get('board')}: {shown(p['set'])}"   # no password shown
     return f"{ev['source']} {ev['type']} {json.dumps(p)}"
 
 

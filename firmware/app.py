@@ -471,7 +471,7 @@ class App:
         for coro in (self.mqtt.run(), self.edges(), self.inputs(), self.sender(), self.syncer(),
                      self.scheduled_signals(), self.player()):
             asyncio.create_task(coro)
-        u = sys.modules.get("update")     # new settings on trial this boot (config.boot)
+        u = sys.modules.get("update")     # new settings on trial this boot (update.boot)
         if u:
             asyncio.create_task(u.run(self))
         hw.emit({"booted": self.board.boot, "fw": _FW_VERSION})

@@ -137,17 +137,10 @@ def boot(hardware, path):
     (a fatal error's last traceback lines, "watchdog reset", or None).  Without a usable configuration -- a ConfigError, or a pin
     the chip refuses -- the board plays the configuration error forever and
     does nothing else.  Runs before the rest of the firmware is loaded: this
-    module is unloaded after it (the entry scripts).  The previous
-    configuration kept beside it: a boot of a settings trial (update.py,
-    loaded only then)."""
-    import os
-    try:
-        os.stat(path[:-5] + "-previous.json")    # update.names()
-    except OSError:
-        pass
-    else:
-        import update
-        return update.boot(hardware, path)
+    module is unloaded after it (the entry scripts).  With the previous
+    configuration kept beside it, the entry scripts call update.boot
+    instead: a boot of a settings trial (update.py, loaded only then; it
+    imports this module, not this module it)."""
     try:
         cfg = load(path, hardware.Hardware.kind)
         hw = hardware.Hardware(cfg)

@@ -2,12 +2,20 @@
 # configuration is checked first, alone (config.py is unloaded before the rest
 # of the firmware is loaded: the two never share the heap).
 import gc
+import os
 import sys
 
 import hardware_esp32
 
 import config
-b = config.boot(hardware_esp32, "/config.json")   # a bad one: the configuration error, forever
+path = "/config.json"
+try:
+    os.stat(path[:-5] + "-previous.json")    # update.names(): a settings trial
+except OSError:
+    b = config.boot(hardware_esp32, path)   # a bad one: the configuration error, forever
+else:
+    import update                             # loaded only for a trial
+    b = update.boot(hardware_esp32, path)
 del config
 sys.modules.pop("config")
 gc.collect()     # its code and the configuration's text: gone before the rest loads

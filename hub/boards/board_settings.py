@@ -14,8 +14,6 @@ birth whose fault says "settings rolled back: ..."."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import secrets
 import sys
@@ -108,40 +106,45 @@ def check(changes: dict) -> None:
 # ------------------------------------------------------------ secrets
 # A password in the log is sealed with the board's key (its hub has it, and
 # so has a standby with the keys file; a copy of the log alone does not
-# open it): {"sealed": "<nonce hex>:<ciphertext hex>"}, the text XORed with
-# HMAC-SHA256(key, "tt-settings" nonce counter) blocks.
+# open it): {"sealed": "<nonce hex>:<ciphertext hex>"}, AES-GCM (the
+# cryptography package) under a key derived from the board's (HKDF-SHA256),
+# the setting's name as associated data: a sealed value moved to another
+# setting, or altered, does not open.
 
-def _stream(key_hex: str, nonce: bytes, n: int) -> bytes:
-    key = bytes.fromhex(key_hex)
-    out = b""
-    i = 0
-    while len(out) < n:
-        out += hmac.new(key, b"tt-settings" + nonce + i.to_bytes(4, "big"), hashlib.sha256).digest()
-        i += 1
-    return out[:n]
+def _aead(key_hex: str):
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
+               info=b"tabletimer settings sealed in the log").derive(bytes.fromhex(key_hex))
+    return AESGCM(key)
 
 
 def seal(changes: dict, key_hex: str) -> dict:
     out = dict(changes)
     for k in SECRET_KEYS:
         if isinstance(out.get(k), str):
-            text = out[k].encode()
-            nonce = secrets.token_bytes(8)
-            ct = bytes(a ^ b for a, b in zip(text, _stream(key_hex, nonce, len(text))))
+            nonce = secrets.token_bytes(12)
+            ct = _aead(key_hex).encrypt(nonce, out[k].encode(), k.encode())
             out[k] = {"sealed": nonce.hex() + ":" + ct.hex()}
     return out
 
 
 def unseal(changes: dict, key_hex: str) -> dict:
+    """The changes with their secrets opened; ValueError if one is neither
+    text nor sealed with this board's key for this setting."""
+    from cryptography.exceptions import InvalidTag
+
     out = dict(changes)
     for k in SECRET_KEYS:
         v = out.get(k)
         if isinstance(v, dict):
             try:
                 nonce, ct = (bytes.fromhex(x) for x in v["sealed"].split(":"))
-            except (KeyError, ValueError, AttributeError):
-                raise ValueError(f"settings: '{k}' is neither text nor sealed") from None
-            out[k] = bytes(a ^ b for a, b in zip(ct, _stream(key_hex, nonce, len(ct)))).decode(errors="replace")
+                out[k] = _aead(key_hex).decrypt(nonce, ct, k.encode()).decode()
+            except (KeyError, ValueError, AttributeError, InvalidTag, UnicodeDecodeError):
+                raise ValueError(f"settings: '{k}' is neither text nor sealed with this board's key") from None
     return out
 
 

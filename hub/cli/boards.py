@@ -13,6 +13,50 @@ from .common import HUB_USER, ensure_hub_password, load_event
 from tabletimer.hub.event import event_folder
 
 
+def add_config_options(p, template_default: str = "firmware/config.example.json") -> None:
+    """The options of a board's configuration: `board flash`'s, and `boards
+    provision`'s (the same names, the same meanings)."""
+    p.add_argument("--template", help=f"configuration to start from (default: {template_default})")
+    p.add_argument("--wifi-ssid")
+    p.add_argument("--wifi-password")
+    p.add_argument("--broker-host", action="append",
+                   help="the hub laptop's address on the hall network; again for the standby laptop's "
+                        "(the board tries it after --failover S without the first)")
+    p.add_argument("--failover", type=int, metavar="S",
+                   help="seconds without its broker before the board tries the next --broker-host "
+                        "(default 30)")
+    p.add_argument("--broker-port", type=int)
+    p.add_argument("--broker-ca", help="TLS to the broker: the event's CA certificate "
+                                       "(DIR/mosquitto/ca.crt from `broker config --tls`); the board "
+                                       "accepts only a broker it signed (give --broker-port 8883)")
+    p.add_argument("--buttons", help="GPIO pins of the stations' buttons, comma-separated, e.g. 4,5")
+    p.add_argument("--buzzer-pin", type=int)
+    p.add_argument("--buzzer-kind", choices=("passive", "active"))
+    p.add_argument("--led", type=int, help="GPIO pin of the status LED")
+
+
+def board_config(args, keys: BoardKeys, board: str, template: Path, store_key: bool) -> dict:
+    """The configuration of board `board` from the template and the options
+    of add_config_options (a new install id; the board's key from the keys
+    file, generated and stored there first if store_key; its broker login).
+    DeployError, KeyFileError, ValueError, OSError name what is wrong."""
+    from tabletimer.tools import deploy
+
+    cfg = deploy.make_config(
+        template, key=keys.key(board) or "00" * 32, board=board, wifi_ssid=args.wifi_ssid,
+        wifi_password=args.wifi_password,
+        broker_host=(args.broker_host[0] if len(args.broker_host) == 1 else args.broker_host)
+        if args.broker_host else None, failover=getattr(args, "failover", None),
+        broker_port=args.broker_port, broker_ca=_board_ca(args.broker_ca),
+        buttons=[int(p) for p in args.buttons.split(",")] if args.buttons else None,
+        buzzer_pin=args.buzzer_pin, buzzer_kind=args.buzzer_kind, led=args.led)
+    if store_key:
+        cfg["key"] = keys.ensure(board)          # stored for the hub before flashing
+    # the board's broker login (used by a broker from `tabletimer broker config`)
+    cfg["broker"]["user"], cfg["broker"]["password"] = board, mqtt_password(cfg["key"])
+    return cfg
+
+
 def cmd_board_flash(args) -> int:
     from tabletimer import firmware_dir
     from tabletimer.tools import deploy
@@ -24,20 +68,8 @@ def cmd_board_flash(args) -> int:
             board = json.loads(Path(args.template).read_text()).get("board") if args.template else None
         if not board:
             raise deploy.DeployError("give the board's id with --id (e.g. --id T07)")
-        cfg = deploy.make_config(
-            Path(args.template) if args.template else firmware_dir() / "config.example.json",
-            key=keys.key(board) or "00" * 32, board=board, wifi_ssid=args.wifi_ssid,
-            wifi_password=args.wifi_password,
-            broker_host=(args.broker_host[0] if len(args.broker_host) == 1 else args.broker_host)
-            if args.broker_host else None, failover=getattr(args, "failover", None),
-            broker_port=args.broker_port, broker_ca=_board_ca(args.broker_ca),
-            buttons=[int(p) for p in args.buttons.split(",")] if args.buttons else None,
-            buzzer_pin=args.buzzer_pin, buzzer_kind=args.buzzer_kind, led=args.led)
-        if not args.dry_run:
-            cfg["key"] = keys.ensure(board)          # stored for the hub before flashing
-        # the board's broker login (used by a broker from `tabletimer broker config`)
-        cfg["broker"]["user"], cfg["broker"]["password"] = board, mqtt_password(cfg["key"])
-
+        template = Path(args.template) if args.template else firmware_dir() / "config.example.json"
+        cfg = board_config(args, keys, board, template, store_key=not args.dry_run)
         cmd = deploy.deploy(args.device, cfg, dry_run=args.dry_run)
     except (deploy.DeployError, KeyFileError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -45,7 +77,7 @@ def cmd_board_flash(args) -> int:
     except subprocess.CalledProcessError as e:
         print(f"error: mpremote failed ({e.returncode}); is the board on {args.device}?", file=sys.stderr)
         return 1
-    print(json.dumps(_shown(cfg), indent=2))
+    print(json.dumps(shown_config(cfg), indent=2))
     if args.dry_run:
         print(" ".join(cmd))          # the configuration in it is a temporary file's name
     else:
@@ -65,7 +97,7 @@ def _board_ca(path: str | None) -> str | None:
         raise ValueError(f"--broker-ca {path}: {e}") from e
 
 
-def _shown(cfg: dict) -> dict:
+def shown_config(cfg: dict) -> dict:
     """The configuration as printed: its secrets (the board's key, its
     broker login's and the WiFi's passwords) hidden."""
     shown = dict(cfg, key="<secret>")

@@ -13,7 +13,7 @@ from . import outputs as cli_outputs
 from . import referees as cli_referees
 from . import rounds as cli_rounds
 from .brokers import KINDS
-from .boards import cmd_board_check, cmd_board_flash, cmd_broker_config
+from .boards import add_config_options, cmd_board_check, cmd_board_flash, cmd_broker_config
 from .demo import cmd_demo
 from .event import cmd_console, cmd_init, cmd_run
 from .board_settings import add_parser as add_boards
@@ -186,23 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     f = bsub.add_parser("flash", help="copy the firmware and a generated configuration to a board (mpremote)")
     f.add_argument("device", help="serial port of the board, e.g. /dev/ttyUSB0")
     f.add_argument("--id", help="the board's id, e.g. T07 (letters, digits, - and _)")
-    f.add_argument("--template", help="configuration to start from (default: firmware/config.example.json)")
-    f.add_argument("--wifi-ssid")
-    f.add_argument("--wifi-password")
-    f.add_argument("--broker-host", action="append",
-                   help="the hub laptop's address on the hall network; again for the standby laptop's "
-                        "(the board tries it after --failover S without the first)")
-    f.add_argument("--failover", type=int, metavar="S",
-                   help="seconds without its broker before the board tries the next --broker-host "
-                        "(default 30)")
-    f.add_argument("--broker-port", type=int)
-    f.add_argument("--broker-ca", help="TLS to the broker: the event's CA certificate "
-                                       "(DIR/mosquitto/ca.crt from `broker config --tls`); the board "
-                                       "accepts only a broker it signed (give --broker-port 8883)")
-    f.add_argument("--buttons", help="GPIO pins of the stations' buttons, comma-separated, e.g. 4,5")
-    f.add_argument("--buzzer-pin", type=int)
-    f.add_argument("--buzzer-kind", choices=("passive", "active"))
-    f.add_argument("--led", type=int, help="GPIO pin of the status LED")
+    add_config_options(f)
     f.add_argument("--keys", default="data/board-keys.json",
                    help="the hub's board keys file (an event's: DIR/board-keys.json)")
     f.add_argument("--dry-run", action="store_true",

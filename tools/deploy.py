@@ -107,23 +107,51 @@ def make_config(template: Path, key: str, board: str | None = None, wifi_ssid: s
     return cfg
 
 
-def deploy_commands(device: str, files: list[Path], config: Path) -> list[str]:
+def deploy_commands(device: str, files: list[Path], config: Path, then: list[str] | None = None) -> list[str]:
     """One chained mpremote invocation: copy every file, the config as
-    /config.json, make /data (journal, boot counter), then reset."""
+    /config.json, make /data (journal, boot counter), run `then` (mpremote
+    commands, each ending with "+"), then reset."""
     cmd = [mpremote(), "connect", device]
     for f in files:
         cmd += ["fs", "cp", str(f), ":" + f.name, "+"]
     cmd += ["fs", "cp", str(config), ":config.json", "+",
-            "exec", "import os\ntry:\n os.mkdir('/data')\nexcept OSError:\n pass", "+", "reset"]
+            "exec", "import os\ntry:\n os.mkdir('/data')\nexcept OSError:\n pass", "+", *(then or []), "reset"]
     return cmd
 
 
-def deploy(device: str, cfg: dict, dry_run: bool = False) -> list[str]:
+# The board plays its identify pattern (firmware/signals.py, what the hub's
+# identify and `check-hall --buzz` play) on the buzzer and LED of the
+# configuration just written: the board's own signals module, so a firmware
+# that does not import on this MicroPython fails here, not at the table.
+PLAY_IDENTIFY = """import json, time, machine, signals
+c = json.load(open('/config.json'))
+z = c.get('buzzer') or {}
+L = machine.Pin(c['led'], machine.Pin.OUT) if c.get('led') is not None else None
+P = machine.Pin(z['pin'], machine.Pin.OUT, value=0) if 'pin' in z else None
+W = machine.PWM(P, freq=2000, duty_u16=0) if P and z.get('kind', 'passive') == 'passive' else None
+for f, ms in signals.steps('identify'):
+    if W:
+        if f:
+            W.freq(f)
+        W.duty_u16(32768 if f else 0)
+    elif P:
+        P.value(1 if f else 0)
+    if L:
+        L.value(1 if f else 0)
+    time.sleep_ms(ms)
+"""
+
+
+def deploy(device: str, cfg: dict, dry_run: bool = False, files: list[Path] | None = None,
+           then: list[str] | None = None, run=None) -> list[str]:
+    """Copy the firmware (files: built already, else built now) and cfg to
+    the board on device with run(cmd) (default: subprocess.run, its output
+    on the terminal; CalledProcessError if mpremote fails)."""
     with tempfile.TemporaryDirectory() as tmp:
-        files = firmware_build.build(Path(tmp) / "board")
+        files = files if files is not None else firmware_build.build(Path(tmp) / "board")
         conf = Path(tmp) / "config.json"
         write_private(conf, json.dumps(cfg))      # the board's key and WiFi password
-        cmd = deploy_commands(device, files, conf)
+        cmd = deploy_commands(device, files, conf, then)
         if not dry_run:
-            subprocess.run(cmd, check=True)
+            (run or (lambda c: subprocess.run(c, check=True)))(cmd)
     return cmd

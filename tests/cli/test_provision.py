@@ -231,10 +231,37 @@ def test_two_provisionings_of_one_folder_are_refused(tmp_path, capsys, monkeypat
         os.close(fd)
 
 
-def test_a_port_list_entry_is_a_usb_port():
-    """The real lister: this machine's USB serial ports (none here), each
-    with its device name."""
-    assert all(p.device for p in usb_boards.list_ports())
+def test_the_port_list_is_the_usb_serial_ports_as_mpremote_lists_them(monkeypatch):
+    """pyserial's list, as `mpremote connect list` and `connect auto` read
+    it: a port without a USB vendor id (the machine's own ttyS0) is no board."""
+    from serial.tools import list_ports
+    from serial.tools.list_ports_common import ListPortInfo
+
+    def info(device, vid, serial):
+        p = ListPortInfo(device, skip_link_detection=True)
+        p.vid, p.pid, p.serial_number = vid, vid, serial
+        return p
+
+    monkeypatch.setattr(list_ports, "comports", lambda: [info("/dev/ttyUSB1", 0x10C4, "0002"),
+                                                         info("/dev/ttyS0", None, None),
+                                                         info("/dev/ttyUSB0", 0x1A86, None)])
+    assert usb_boards.list_ports() == [usb_boards.Port("/dev/ttyUSB0", None), usb_boards.Port("/dev/ttyUSB1", "0002")]
+
+
+def test_the_settings_come_from_the_folders_board_template(tmp_path, capsys):
+    """DIR/board-template.json (the organizer's, the night before): the
+    volunteer gives no option."""
+    from tabletimer import firmware_dir
+
+    ev = event(tmp_path / "hall")
+    cfg = json.loads((firmware_dir() / "config.example.json").read_text())
+    cfg["wifi"] = {"ssid": "cup-2027", "password": "x"}
+    cfg["broker"]["host"] = ["10.0.0.5", "10.0.0.6"]
+    (ev / "board-template.json").write_text(json.dumps(cfg))
+    assert cli.main(["boards", "provision", str(ev), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"(from {ev / 'board-template.json'} and the options" in out
+    assert "WiFi:    'cup-2027' (password set)" in out and "broker:  10.0.0.5, 10.0.0.6 port 1883" in out
 
 
 @pytest.mark.parametrize("kind", ["passive", "active"])

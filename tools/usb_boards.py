@@ -100,14 +100,21 @@ def image_commands(tool: list[str], device: str, image: Path) -> list[list[str]]
     return [base + ["erase_flash"], base + ["write_flash", "0x1000", str(image)]]
 
 
+MIN_IMAGE_BYTES = 256 * 1024        # MicroPython's ESP32_GENERIC images are about 1.7 MB
+
+
 def image_problem(image: Path) -> str | None:
-    """What is wrong with the image file, or None: it must be there and
-    begin as an ESP32 image does (the byte 0xE9)."""
+    """What is wrong with the image file, or None: it must be there, begin
+    as an ESP32 image does (the byte 0xE9) and not be cut short."""
     try:
         with open(image, "rb") as f:
             head = f.read(1)
+            size = f.seek(0, 2)
     except OSError as e:
         return f"--image {image}: {e.strerror or e}"
+    if head == b"\xe9" and size < MIN_IMAGE_BYTES:
+        return (f"--image {image}: {size} bytes, too small for a MicroPython image (about 1.7 MB): "
+                f"was its download cut short? Download it again")
     if head != b"\xe9":
         return (f"--image {image}: not an ESP32 image (it does not begin with 0xE9): give the .bin of "
                 f"the ESP32_GENERIC port from micropython.org/download/ESP32_GENERIC/")

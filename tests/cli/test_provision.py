@@ -181,7 +181,7 @@ def test_a_failing_esptool_uses_up_no_id_and_nothing_else_is_written(tmp_path, c
     ran for the write."""
     ev = event(tmp_path / "hall")
     image = tmp_path / "ESP32_GENERIC-v1.28.0.bin"
-    image.write_bytes(b"\xe9" + bytes(1000))
+    image.write_bytes(b"\xe9" + bytes(usb_boards.MIN_IMAGE_BYTES))
     fails = [sys.executable, "-c", "import sys; sys.exit('A fatal error occurred: Failed to connect to ESP32')"]
     monkeypatch.setattr(usb_boards, "esptool", lambda: fails)
     monkeypatch.setattr(usb_boards, "list_ports", Plugs([], [port]))
@@ -197,6 +197,7 @@ def test_a_failing_esptool_uses_up_no_id_and_nothing_else_is_written(tmp_path, c
 @pytest.mark.parametrize("args,message", [
     (["--image", "{tmp}/missing.bin"], "missing.bin: No such file or directory"),
     (["--image", "{tmp}/notes.txt"], "not an ESP32 image (it does not begin with 0xE9)"),
+    (["--image", "{tmp}/cut.bin"], "cut.bin: 1001 bytes, too small for a MicroPython image"),
     (["--image", "{tmp}/good.bin"], "esptool is not installed. It writes the MicroPython image and is needed "
                                     "only with --image"),
     (["--buttons", "4,x"], "invalid literal"),
@@ -205,7 +206,8 @@ def test_a_failing_esptool_uses_up_no_id_and_nothing_else_is_written(tmp_path, c
 def test_the_commands_error_messages(tmp_path, capsys, monkeypatch, args, message):
     ev = event(tmp_path / "hall")
     (tmp_path / "notes.txt").write_text("not an image")
-    (tmp_path / "good.bin").write_bytes(b"\xe9" + bytes(100))
+    (tmp_path / "good.bin").write_bytes(b"\xe9" + bytes(usb_boards.MIN_IMAGE_BYTES))
+    (tmp_path / "cut.bin").write_bytes(b"\xe9" + bytes(1000))
     monkeypatch.setattr(usb_boards, "esptool", lambda: None)      # as on this machine
     monkeypatch.setattr(usb_boards, "list_ports", Plugs())        # never reached
     assert provision(ev, *[a.replace("{tmp}", str(tmp_path)) for a in args]) == 2

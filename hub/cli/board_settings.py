@@ -115,7 +115,9 @@ def _set(args, ev, keys, store, names, changes) -> int:
     return 0 if done == len(states) else 1
 
 
-def add_parser(sub) -> None:
+def add_parser(sub):
+    """The `boards` group with its `set`; the group's subcommands returned,
+    for the other `boards` commands (provision.py's)."""
     bs = sub.add_parser("boards", help="the boards of a running event, over the air")
     bsub = bs.add_subparsers(dest="boards_cmd", required=True)
     s = bsub.add_parser("set", help="change boards' settings (WiFi, brokers, buzzer, LED): each board "
@@ -135,3 +137,4 @@ def add_parser(sub) -> None:
     s.add_argument("--who", default="operator", help="who asks (in the log)")
     s.add_argument("--why", default="", help="why (in the log)")
     s.set_defaults(func=cmd_boards_set)
+    return bsub

@@ -58,30 +58,6 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
                         "the web server's host and its port + 1 (127.0.0.1:8766); port 0: any free port")
 
 
-def _boards_group(sub) -> None:
-    """The `boards` group: board_settings.py's subcommands, and provision.py's
-    beside them.  argparse gives no public way back to a group's subcommands
-    once another module has made them, so they are kept as it makes them."""
-    made = []
-
-    class Group:
-        @staticmethod
-        def add_parser(name, **kw):
-            parser = sub.add_parser(name, **kw)
-            if name != "boards":
-                return parser
-            make = parser.add_subparsers
-
-            def add_subparsers(**options):
-                made.append(make(**options))
-                return made[-1]
-            parser.add_subparsers = add_subparsers
-            return parser
-
-    add_boards(Group())
-    add_provision(made[0])
-
-
 def _bench(argv: list[str]) -> int:
     from tabletimer.tools.bench import hall as bench
     return bench.main(argv)
@@ -144,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     pr.set_defaults(func=cmd_press)
 
     add_hall_check(sub, ROUND_HELP)
-    _boards_group(sub)
+    add_provision(add_boards(sub))
     add_standby(sub, _serve_options, ROUND_HELP)
     add_takeover(sub, _serve_options, ROUND_HELP)
 

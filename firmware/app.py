@@ -228,9 +228,10 @@ class App:
             hub_now = self.board.sync.to_hub(now)
             if hub_now is None or hub_now <= msg["exp"]:
                 self.play("identify")
-        elif typ == "config":
-            # the hub's settings: checked, staged, answered, then a restart
-            # on them (update.py: loaded only now, its names out of RAM)
+        elif typ == "config" or typ == "fw":
+            # the hub's settings, or a firmware update's part: checked,
+            # staged, answered, then a restart on them (update.py, and
+            # fwupdate.py for a firmware: loaded only now, their names out of RAM)
             import update
             update.check(self, msg)
         elif typ == protocol.T_HUB and msg["state"] == protocol.ONLINE:

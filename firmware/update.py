@@ -38,6 +38,18 @@ _BOOTS = 3            # boots of a trial before the previous configuration comes
 _LIMIT_S = 120        # a trial's time within a boot, unless the command says (10..3600 s)
 
 _trial: list = []     # this boot's trial: [P, [boots, limit s, id]]; empty: none
+# this boot's firmware trial: the pointer fw/boot.json (docs/firmware.md,
+# "Firmware over the air") when it says one, [the new version's folder, the
+# previous one's, [boots, limit s, the request's id, version]]; empty: none.
+# Read as this module loads: the entry scripts import it at a trial's boot.
+_fw: list = []
+try:
+    with open("fw/boot.json") as f:
+        _fw[:] = json.load(f)
+    if not _fw[2]:
+        _fw.clear()
+except (OSError, ValueError, TypeError, IndexError):
+    _fw.clear()
 
 
 def names(path):
@@ -111,20 +123,37 @@ def boot(hardware, path):
     return b
 
 
+def busy(app):
+    """Why nothing may change now (None: it may): a station runs, or a
+    change (settings, a firmware) is on trial."""
+    b = app.board
+    now = b.sync.to_hub(app.clock.now())
+    for n in range(1, b.stations + 1):
+        if b.state(n, now) == "running":
+            return "a round runs on this board: after the round"
+    if _trial:
+        return "the previous settings are still on trial: again in a few seconds"
+    if _fw:
+        return "the new firmware is still on trial: again in a few seconds"
+
+
 def check(app, msg):
     """The hub's settings command (signed and numbered: App.on_message):
     checked as the configuration file is at boot, staged, answered; the
     board restarts on it.  Refused (with the reason) while a station runs,
     or a trial waits for the hub."""
-    hw, b = app.hw, app.board
+    if msg["type"] == "fw":        # a firmware update's part (fwupdate.py, loaded only for one)
+        import fwupdate
+        end = fwupdate.take(app, msg, busy)
+        if end:                        # refused, or staged: answered, then a restart on it
+            import asyncio
+            asyncio.create_task(answer(app, msg.get("id"), end[0], "fw"))
+        elif not _trial and not _fw and "fwupdate" not in sys.modules:   # (kept while it goes on)
+            sys.modules.pop("update", None)
+        return
+    hw = app.hw
     path = getattr(hw, "config", "/config.json")
-    why = None
-    now = b.sync.to_hub(app.clock.now())
-    for n in range(1, b.stations + 1):
-        if b.state(n, now) == "running":
-            why = "a round runs on this board: after the round"
-    if _trial:
-        why = "the previous settings are still on trial: again in a few seconds"
+    why = busy(app)
     if why is None:
         import config
         try:
@@ -149,36 +178,45 @@ def check(app, msg):
     asyncio.create_task(answer(app, msg.get("id"), why))
 
 
-async def answer(app, rid, why):
+async def answer(app, rid, why, typ="config"):
+    """The answer to a settings command (typ "config") or a firmware
+    update (typ "fw", fwupdate.py): refused (why), or staged, and then a
+    restart on it."""
     import asyncio
     import protocol
-    m = {"v": protocol.VERSION, "type": "config", "id": rid, "state": "refused" if why else "staged"}
+    m = {"v": protocol.VERSION, "type": typ, "id": rid, "state": "refused" if why else "staged"}
     if why:
         m["why"] = why[:160]
     for _ in range(10):
         if await app.send(app.topic + protocol.STATUS, m, qos=1):
             break
         await asyncio.sleep_ms(500)
-    if not _trial:                    # (a trial boot's module stays: run() uses it)
+    if not _trial and not _fw:        # (a trial boot's module stays: run() uses it)
         sys.modules.pop("update", None)
     if why:
         return
     g = app.gone                      # no station runs: the acknowledged entries go now
     while g:
         app.journal.remove(g.pop(0), g.pop(0))
-    app.hw.log("settings staged: restarting")
+    app.hw.log(("settings" if typ == "config" else "firmware") + " staged: restarting")
     await asyncio.sleep_ms(100)
     app.hw.reset()
 
 
 async def run(app):
-    """This boot's trial: committed once the hub's signed, numbered message
-    is taken (App.on_message: hub_ctr[0] set), else back to the previous
-    configuration within the limit, and a restart."""
+    """This boot's trial (new settings, or a new firmware: main.py):
+    committed once the hub's signed, numbered message is taken
+    (App.on_message: hub_ctr[0] set), else back to the previous
+    configuration (or version) within the limit, and a restart."""
     import asyncio
     import protocol
-    path, n = _trial
     hw = app.hw
+    if _trial:
+        path, n = _trial
+        what = "settings"
+    else:
+        n = _fw[2]
+        what = "firmware " + n[3]
     while not app.hub_ctr[0]:
         if app.clock.now() > n[1] * 1000:
             if not hw.network_ok():
@@ -187,22 +225,30 @@ async def run(app):
                 why = "no broker answered"
             else:
                 why = "no word from the hub"
-            why = "settings rolled back: %s within %d s (boot %d)" % (why, n[1], n[0])
-            back(path)
+            why = "%s rolled back: %s within %d s (boot %d)" % (what, why, n[1], n[0])
+            if _trial:
+                back(path)
+            else:
+                write_atomic("fw/boot.json", [_fw[1], _fw[0], None])
             with open(hw.root + "/fault", "w") as f:
                 f.write(why)
             hw.log(why)
             hw.reset()
         await asyncio.sleep_ms(500)
-    p, t = names(path)
-    os.remove(p)
-    try:
-        os.remove(t)
-    except OSError:
-        pass
+    if _trial:
+        p, t = names(path)
+        os.remove(p)
+        try:
+            os.remove(t)
+        except OSError:
+            pass
+        m = {"v": protocol.VERSION, "type": "config", "id": n[2], "state": "committed"}
+    else:
+        write_atomic("fw/boot.json", [_fw[0], _fw[1], None])
+        m = {"v": protocol.VERSION, "type": "fw", "id": n[2], "state": "committed", "fw": n[3]}
     _trial.clear()
-    hw.log("settings committed")
-    m = {"v": protocol.VERSION, "type": "config", "id": n[2], "state": "committed"}
+    _fw.clear()
+    hw.log(what + " committed")
     while not await app.send(app.topic + protocol.STATUS, m, qos=1):
         await asyncio.sleep_ms(1000)
     sys.modules.pop("update", None)

@@ -159,7 +159,8 @@ def validate(msg):
         if not isinstance(m.get("set", {}), dict):
             raise ProtocolError("'set' must be an object of settings")
         check_int(m, "id", 0, optional=True)     # (its "trial", s: update.py checks it)
-    elif t != T_STATIONS and t != T_RECORDED:
+    elif t != T_STATIONS and t != T_RECORDED and t != "fw":
+        # ("fw": a firmware update's part, or a board's answer: firmware/fwupdate.py checks it)
         raise ProtocolError("unknown message type: %r" % (t,))
     # a recorded time: a message of its own, or the fields of one in the ack
     # of the event it answers (to a board whose birth says "ack": 2)

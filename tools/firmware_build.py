@@ -6,9 +6,12 @@ see compile_file)."""
 from __future__ import annotations
 
 import os
+import hashlib
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from tabletimer import firmware_dir, repo_root
@@ -69,3 +72,60 @@ def build(out_dir: Path, include_host_only: bool = False, arch: str | None = "xt
         else:
             built.append(compile_file(src, out_dir, arch))
     return built
+
+
+# ------------------------------------------------------------ over the air
+# A version sent over the air (tabletimer boards update; docs/firmware.md,
+# "Firmware over the air"): the board's modules compiled for a family of
+# boards, without the file that never changes over the air (STABLE: the entry
+# script, which picks the version it boots; flashed over USB only), and a
+# manifest with each file's size and sha256.
+STABLE = ("main.py",)
+FAMILIES = {"esp32": "xtensawin", "sim": None}     # the board's Hardware.kind -> mpy-cross -march
+MANIFEST = "manifest.txt"
+_VERSION = re.compile(r'^_FW_VERSION = const\("([^"]*)"\)', re.M)
+
+
+def firmware_version(app_source: str | None = None) -> str:
+    """The version the firmware says in its birth (app.py's _FW_VERSION)."""
+    text = app_source if app_source is not None else (firmware_dir() / "app.py").read_text()
+    m = _VERSION.search(text)
+    if not m:
+        raise RuntimeError("app.py has no _FW_VERSION")
+    return m.group(1)
+
+
+def write_manifest(out_dir: Path, version: str, family: str) -> Path:
+    """out_dir's manifest (every file but the manifest, by name): the
+    version, the family, then a line per file: name, size, sha256."""
+    if not re.fullmatch(r"[A-Za-z0-9._+-]{1,16}", version):
+        raise ValueError(f"version {version!r}: 1..16 letters, digits, '.', '_', '+' or '-'")
+    lines = [f"tabletimer-firmware {version} {family}"]
+    for p in sorted(out_dir.iterdir()):
+        if p.name != MANIFEST:
+            data = p.read_bytes()
+            lines.append(f"{p.name} {len(data)} {hashlib.sha256(data).hexdigest()}")
+    path = out_dir / MANIFEST
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def package(out_dir: Path, family: str = "esp32", version: str | None = None) -> Path:
+    """A version to send over the air, in out_dir (emptied): the modules
+    compiled for the family, and the manifest.  version: the version it
+    says in its birth (default app.py's; another is compiled into app.py)."""
+    if family not in FAMILIES:
+        raise ValueError(f"board family {family!r}: one of {', '.join(FAMILIES)}")
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    src = [p for p in board_sources() if p.name not in STABLE]
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in src:
+            if p.name == "app.py" and version is not None:
+                text = p.read_text()
+                firmware_version(text)
+                p = Path(tmp) / "app.py"
+                p.write_text(_VERSION.sub(f'_FW_VERSION = const("{version}")', text, count=1))
+            compile_file(p, out_dir, FAMILIES[family])
+    return write_manifest(out_dir, version or firmware_version(), family).parent

@@ -21,7 +21,8 @@ from ..rules.timetext import fmt_clock
 
 # (topic kind, message type) a board may send; events are checked separately
 ACCEPTED = {(protocol.SYNC, protocol.T_SYNC), (protocol.STATUS, protocol.T_STATUS),
-            (protocol.STATUS, hub_protocol.T_CONFIG)}     # a board's answer to a settings command
+            (protocol.STATUS, hub_protocol.T_CONFIG),     # a board's answer to a settings command
+            (protocol.STATUS, hub_protocol.T_FW)}         # ... to a firmware update
 REJECTED_LINE_EVERY_MS = 1000     # the event log's lines for rejected messages, per category
 # the longest signed message a board takes: its body (protocol.MAX_PAYLOAD), "\n" and the MAC
 SIGNED_PAYLOAD_MAX = protocol.MAX_PAYLOAD + 1 + 64
@@ -103,6 +104,10 @@ class Admission:
                 jump.heard = True              # it is heard again: not locked out
             self.heard(board, msg)
             st.registry.seen(board, received_ms)
+            if typ == protocol.T_STATUS and msg["state"] == protocol.ONLINE:
+                st.firmware.born(board)       # restarted in the middle of an update: it begins again
+            if typ == hub_protocol.T_FW and not st.firmware.heard(board, msg, received_ms):
+                return []              # a chunk's answer: the update's, not the log's
             if kind != protocol.SYNC:
                 return Taken(board, kind, msg, received_ms)
             if "hub_ctr" in msg:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
-from .hub_protocol import ROLLED_BACK
+from .hub_protocol import FW_ROLLED_BACK, ROLLED_BACK
 from .hub_state import Jump, Refused
 from .registry import BoardRegistry
 from ..event.competition import Competition
@@ -49,6 +49,11 @@ def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *
                        f"{info.fault[len(ROLLED_BACK):].lstrip(': ')} (the new ones did not reach the hub: "
                        "check the WiFi name and password, or the broker's address and port, then "
                        "`tabletimer boards set` again)")
+        elif info.fault and info.online and FW_ROLLED_BACK.match(info.fault):
+            m = FW_ROLLED_BACK.match(info.fault)
+            out.append(f"board {b} went back to its previous firmware by itself: firmware {m.group(1)} "
+                       f"{info.fault[m.end():]} (it runs the version before it; tell the developers, "
+                       "and do not send that version again)")
         elif info.fault and info.online:
             out.append(f"board {b} RESET after a fault in boot {info.boot - 1}: {info.fault} "
                        f"(it runs again from its flash; tell the developers if it repeats)")

@@ -94,7 +94,7 @@ class Answers:
         board, msg = t.board, t.msg
         typ = msg["type"]
         if t.kind == protocol.STATUS:
-            if typ == hub_protocol.T_CONFIG:
+            if typ in (hub_protocol.T_CONFIG, hub_protocol.T_FW):
                 return []
             if msg["state"] == protocol.ONLINE:
                 # a board flashed after the round began has no retained

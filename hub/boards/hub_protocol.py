@@ -11,6 +11,8 @@ for the messages."""
 
 from __future__ import annotations
 
+import re
+
 from tabletimer.shared.protocol import (CMD, EVENT, OFFLINE, ONLINE, PREFIX, SCHED, STATUS, SYNC,
                                         T_ACK, T_CONFIRM, T_HUB, T_IDENTIFY, T_PRESS, T_RECORDED,
                                         T_SCHED, T_STATIONS, T_STATUS, T_STRAY, T_SYNC, T_VOID, VERSION,
@@ -35,6 +37,14 @@ STATION_STATES = ("idle", "running", "called", "done", "stopped")
 T_CONFIG = "config"
 SETTINGS_ANSWERS = ("staged", "refused", "committed")
 ROLLED_BACK = "settings rolled back"
+# firmware over the air (docs/protocol.md, "fw"): the hub's begin and chunks,
+# a board's answers on its status topic: receiving (the begin taken), at
+# (a chunk's answer: the place it waits for), staged (checked, switched: it
+# restarts on it), refused (why), committed (its hub heard on it); a
+# roll-back is said in the next birth's fault ("firmware V rolled back: ...")
+T_FW = "fw"
+FW_ANSWERS = ("receiving", "at", "staged", "refused", "committed")
+FW_ROLLED_BACK = re.compile(r"firmware (\S+) rolled back: ")
 MAX_INSTALL = 16
 # the largest MQTT packet the brokers take (Mosquitto's max_packet_size, the
 # embedded broker's limit): a message is 1 KB at most (MAX_PAYLOAD), with its
@@ -106,6 +116,22 @@ def check_board_message(m: dict) -> dict:
             check_int(m, "missing", 0, 999)
         elif t == T_STRAY and m.get("state") not in STATION_STATES:
             raise ProtocolError("'state' must be one of " + ", ".join(STATION_STATES))
+    elif t == T_FW:
+        # a board's answer to a firmware update (firmware/fwupdate.py, update.py)
+        if m.get("state") not in FW_ANSWERS:
+            raise ProtocolError("'state' must be one of " + ", ".join(FW_ANSWERS))
+        check_int(m, "id", 0, optional=True)
+        check_int(m, "got", 0, optional=True)
+        check_int(m, "of", 0, optional=True)
+        n = m.get("next")
+        if n is not None and (not isinstance(n, list) or len(n) != 2 or not all(type(x) is int for x in n)):
+            raise ProtocolError("'next' must be [file, offset]")
+        w = m.get("why")
+        if w is not None and (not isinstance(w, str) or not 0 < len(w) <= 200):
+            raise ProtocolError("'why' must be a string of 1..200 characters")
+        f = m.get("fw")
+        if f is not None and (not isinstance(f, str) or not 0 < len(f) <= 16):
+            raise ProtocolError("'fw' must be a version of 1..16 characters")
     elif t == T_CONFIG:
         # a board's answer to a settings command (firmware/update.py)
         if m.get("state") not in SETTINGS_ANSWERS:
@@ -241,6 +267,21 @@ def settings(request: int, changes: dict, trial_s: int | None = None) -> dict:
     if trial_s is not None:
         m["trial"] = trial_s
     return m
+
+
+def fw_begin(request: int, size: int, sig: str, trial_s: int | None = None) -> dict:
+    """A firmware update's first message (request: the log row that asked
+    for it, which the board's answers name): the manifest's size and its
+    HMAC under the board's key (hex)."""
+    m = {"v": VERSION, "type": T_FW, "id": request, "n": size, "sig": sig}
+    if trial_s is not None:
+        m["trial"] = trial_s
+    return m
+
+
+def fw_chunk(request: int, f: int, o: int, data: str) -> dict:
+    """A chunk of file f (0: the manifest) at offset o, data in base64."""
+    return {"v": VERSION, "type": T_FW, "id": request, "f": f, "o": o, "d": data}
 
 
 def hub_status(state: str) -> dict:

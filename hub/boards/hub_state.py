@@ -167,10 +167,13 @@ class HubState:
             if (p.get("term") or 1) > self.seen_term[0]:
                 self.seen_term = (p["term"], ev["board"])
             self.activity.append(f"board {ev['board']} {p['state']}")
-            if p.get("fault", "").startswith("settings rolled back"):
+            if p.get("fault", "").startswith("settings rolled back") or " rolled back: " in p.get("fault", ""):
                 self.activity.append(f"board {ev['board']}: {p['fault']}")
             elif p.get("fault"):
                 self.activity.append(f"board {ev['board']} RESET after a fault (boot {p['boot'] - 1}): {p['fault']}")
+        elif ev["type"] == "fw" and ev["source"] in ("board", "hub"):
+            self.activity.append(f"board {ev['board']}: firmware (log row #{p.get('id')}) {p['state']}"
+                                 + (f" {p['fw']}" if p.get("fw") else "") + (f": {p['why']}" if p.get("why") else ""))
         elif ev["source"] == "board" and ev["type"] == "config":
             self.activity.append(f"board {ev['board']}: settings (log row #{p.get('id')}) {p['state']}"
                                  + (f": {p['why']}" if p.get("why") else ""))

@@ -84,6 +84,22 @@ class OperatorActions:
                     raise ValueError(f"{action}: no board {b!r}")
             if action == "settings":
                 self._check_settings(payload)
+            if action == "firmware":
+                self._check_firmware(payload)
+
+    def _check_firmware(self, payload: dict) -> None:
+        """A firmware request (boards/firmware_update.py): a board with a
+        key, no round running on it (nor a call of it waiting for the
+        referee), no other update of it under way.  Under the lock."""
+        from . import board_settings
+
+        st = self.state
+        b = payload["board"]
+        if st.keys.key(b) is None:
+            raise ValueError(f"firmware: no board {b!r} in the keys file (flashed with `tabletimer board flash`?)")
+        busy = board_settings.round_on(st.competition, b, st.clock.now_ms())
+        if busy:
+            raise ValueError(f"firmware: board {b}: {busy.replace('change the settings', 'update it')}")
 
     def _check_settings(self, payload: dict) -> None:
         """A settings request (boards/board_settings.py): a board with a key,

@@ -26,6 +26,7 @@ from .admission import REJECTED_LINE_EVERY_MS, SIGNED_PAYLOAD_MAX, Admission, Ta
 from .alerts import POOR_SYNC_MS, hub_alerts, network_alerts
 from .hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, HallCheck, check_hall
 from .answers import Answers
+from .firmware_update import FirmwareUpdates
 from .board_commands import CTR_BLOCK, IDENTIFY_TTL_MS, BoardCommands
 from .hub_state import HubState, Outgoing
 from .keys import BoardKeys
@@ -63,6 +64,7 @@ class HubService(HubState):
                  clock: HubClock | None = None) -> None:
         super().__init__(store, keys, competition, clock)
         self.commands = BoardCommands(self)
+        self.firmware = FirmwareUpdates(self, self.commands)     # updates under way (firmware_update.py)
         self.admission = Admission(self, self.commands)
         self.answers = Answers(self, self.admission, self.commands)
         self.actions = OperatorActions(self, self.commands)

@@ -47,6 +47,10 @@ def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | Non
     if ev["source"] == "board" and ev["type"] == "config":
         return (f"board {ev['board']}: settings (log row #{p.get('id')}) {p.get('state')}"
                 + (f": {p['why']}" if p.get("why") else ""))
+    if ev["source"] in ("board", "hub") and ev["type"] == "fw":
+        got = f" {100 * p['got'] // p['of']}%" if p.get("of") and isinstance(p.get("got"), int) else ""
+        return (f"board {ev['board']}: firmware (log row #{p.get('id')}) {p.get('state')}{got}"
+                + (f" {p['fw']}" if p.get("fw") else "") + (f": {p['why']}" if p.get("why") else ""))
     if ev["type"] == "settings" and isinstance(p.get("set"), dict):
         from ..boards.board_settings import shown
 

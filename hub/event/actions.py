@@ -54,6 +54,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     # settings over the air (boards/board_settings.py): one board's changes {"part.key": value} (its
     # passwords sealed with its key), how long it tries them (s) before it goes back by itself
     "settings": ("board", "set", "trial"),
+    # firmware over the air (boards/firmware_update.py): one board's new version, the package's
+    # folder (under the log's firmware/) and its manifest's sha256, the trial (s) before it goes back
+    "firmware": ("board", "fw", "pkg", "sha", "trial"),
 }
 
 # actions that always name an entrant (confirm may name one instead of a press)
@@ -92,6 +95,9 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "rssi_min": ("int", -120, 0),
     "set": ("object", 1, 16),                  # settings: 1..16 "part.key": value
     "trial": ("int", 10, 3600),
+    "fw": ("text", 1, 16),                     # firmware: the version
+    "pkg": ("text", 1, 80),                    # ... its package's folder
+    "sha": ("text", 64, 64),                   # ... its manifest's sha256
 }
 
 # fields without which the action means nothing
@@ -112,6 +118,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "resolve": ("conflict",),
     "hall_check": ("phase",),
     "settings": ("board", "set"),
+    "firmware": ("board", "fw", "pkg", "sha"),
 }
 
 

@@ -40,7 +40,7 @@ def install_press_id(installs: dict[str, list[str]], board: str, install: str, b
 def event_key(row: dict) -> tuple[int, int] | None:
     """(boot, seq) of a board event, the order the board (the install
     of it: maker) made them in."""
-    if row["source"] != "board" or row["type"] in ("status", "config"):
+    if row["source"] != "board" or row["type"] in ("status", "config", "fw"):
         return None
     p = row["payload"]
     return (p["boot"], p["seq"])

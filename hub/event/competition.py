@@ -285,7 +285,7 @@ class Competition:
                 for n in range(1, p["stations"] + 1):
                     self._index.add_auto(row["board"], n)
             return
-        if typ == "config":           # a board's answer to a settings command: no fact
+        if typ in ("config", "fw"):   # a board's answer to a settings command, a firmware update: no fact
             return
         st = self._index.at(row["board"], p["station"])
         if st is None:

@@ -56,7 +56,10 @@ def _whole(v) -> bool:
 def _board_row_problem(type_: str, p: dict) -> str | None:
     """A stored board message's frame, as the hub reads it back at start
     (the replay guard, the registry) and folds it."""
-    if type_ == "config":          # an answer to a settings command (hub_protocol.SETTINGS_ANSWERS)
+    if type_ == "fw":              # an answer to a firmware update (hub_protocol.FW_ANSWERS)
+        if p.get("state") not in ("receiving", "at", "staged", "refused", "committed"):
+            return "board fw: its state must be receiving, at, staged, refused or committed"
+    elif type_ == "config":          # an answer to a settings command (hub_protocol.SETTINGS_ANSWERS)
         if p.get("state") not in ("staged", "refused", "committed"):
             return "board config: its state must be staged, refused or committed"
     elif type_ == "status":

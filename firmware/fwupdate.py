@@ -1,0 +1,215 @@
+# Firmware over the air: a new version received, checked and switched to
+# (docs/firmware.md, "Firmware over the air"; docs/protocol.md, "fw").
+# Loaded only for an update (update.check, for the hub's "fw" messages),
+# unloaded when it ends: nothing of it is in RAM otherwise, nor its names.
+#
+# The hub's messages, each signed and numbered as every command (App.on_message):
+#   {"n": bytes, "sig": hex, "trial": s}   begin: the manifest's size and its
+#       HMAC under this board's key (auth.Signer.mac, no topic)
+#   {"f": i, "o": offset, "d": base64}     a chunk of file i at offset
+#       (file 0: the manifest; 1..: the files it lists, in its order)
+# The manifest, text: "tabletimer-firmware <version> <family>", then a line
+# "<name> <size> <sha256 hex>" per file.
+# Each file is appended to the staging folder (the version folder not booted:
+# fw/a or fw/b, emptied first) a chunk at a time, its hash (the manifest's
+# HMAC) fed as it comes: never a file in RAM.  A chunk not at the place the
+# board waits for (lost, duplicated, out of order) is not written; every
+# chunk is answered with the place the board waits for ("next"), and the
+# hub sends from there.  A file whose hash differs, a manifest whose HMAC
+# differs, one for another board family, a file name that is not a module's:
+# refused with the reason, the update ended (the staging folder is junk the
+# next update empties).  The last file in, every file is hashed again from
+# flash and the manifest's HMAC checked again ("checking"); then the switch:
+# the pointer fw/boot.json (main.py) rewritten in one rename to the new
+# folder on trial, the previous one kept; "staged"; a restart.  Power lost
+# before the rename: the old version boots; after it: the new one, on trial.
+
+import binascii
+import hashlib
+import os
+import sys
+
+import protocol
+from auth import equal
+from journal import write_atomic
+
+_LIMIT_S = 120          # the trial's time in a boot, unless the hub says (10..3600 s)
+_BLOCK = 512            # read back in pieces this long
+
+_job = []               # the update under way: one Job
+
+
+class Job:
+    def __init__(self, app, msg, slot, run):
+        self.id = msg.get("id")
+        self.sig = binascii.unhexlify(msg["sig"])
+        t = msg.get("trial")
+        self.lim = t if type(t) is int and 10 <= t <= 3600 else _LIMIT_S
+        self.slot = slot + "/"
+        self.run = run           # the folder booted now ("": the first flash's files)
+        self.name = "manifest.txt"
+        self.size = msg["n"]
+        if type(self.size) is not int or not 0 < self.size <= 4096:
+            raise ValueError("a manifest of %r bytes" % (self.size,))
+        self.want = None         # the file's sha256 (the manifest's: its HMAC, self.sig)
+        self.h = hashlib.sha256(app.signer._ipad)       # HMAC's inner hash, fed as it comes
+        self.f = self.o = self.got = self.total = 0
+        self.fw = None           # the version, once the manifest is in
+
+    def line(self, i):
+        # the manifest's line i (1..): [name, size, sha256 hex], or None past its end
+        with open(self.slot + "manifest.txt") as m:
+            for n, text in enumerate(m):
+                if n == i:
+                    return text.split()
+
+    def file(self, app):
+        # the file just received checked; on to the next (True: it was the last)
+        if self.f == 0:
+            out = hashlib.sha256(app.signer._opad)
+            out.update(self.h.digest())
+            if not equal(out.digest(), self.sig):
+                raise ValueError("the manifest's signature is not this board's hub's")
+            w = self.line(0)
+            if len(w) != 3 or w[0] != "tabletimer-firmware" or not 0 < len(w[1]) <= 16:
+                raise ValueError("not a firmware manifest")
+            if w[2] != app.hw.kind:
+                raise ValueError("a firmware for %s boards: this board is %s" % (w[2], app.hw.kind))
+            self.fw = w[1]
+            n = 1
+            w = self.line(1)
+            while w:
+                if (len(w) != 3 or "/" in w[0] or not (w[0].endswith(".mpy") or w[0].endswith(".py"))
+                        or w[0] == "main.py" or len(w[2]) != 64):
+                    raise ValueError("manifest line %d: not a module's name, size and sha256" % n)
+                self.total += int(w[1])
+                n += 1
+                w = self.line(n)
+            if n < 2:
+                raise ValueError("a manifest without files")
+            try:
+                s = os.statvfs("fw")
+                free = s[0] * s[4]
+            except (OSError, AttributeError):
+                free = self.total
+            if free < self.total:
+                raise ValueError("%d bytes of flash free, %d needed" % (free, self.total))
+        elif binascii.hexlify(self.h.digest()).decode() != self.want:
+            raise ValueError(self.name + ": wrong sha256 (a corrupted chunk?)")
+        self.f += 1
+        self.o = 0
+        w = self.line(self.f)
+        if not w:
+            return True
+        self.name, self.size, self.want = w[0], int(w[1]), w[2]
+        self.h = hashlib.sha256()
+        open(self.slot + self.name, "wb").close()
+        if self.size == 0:
+            return self.file(app)
+        return False
+
+    def chunk(self, app, msg):
+        # a chunk; True once the last file is in
+        if msg.get("f") != self.f or msg.get("o") != self.o:
+            return False        # not the one waited for: not written; the answer says where it is
+        d = binascii.a2b_base64(msg["d"])
+        if self.o + len(d) > self.size:
+            raise ValueError("%s: more than its %d bytes" % (self.name, self.size))
+        with open(self.slot + self.name, "ab") as f:
+            f.write(d)
+        self.h.update(d)
+        self.o += len(d)
+        if self.f:
+            self.got += len(d)
+        if self.o == self.size:
+            return self.file(app)
+        return False
+
+    def verify(self, app):
+        # every file hashed again from flash, the manifest's HMAC checked again
+        buf = bytearray(_BLOCK)
+        n = 0
+        while True:
+            w = self.line(n) if n else ["manifest.txt"]
+            if not w:
+                return
+            h = hashlib.sha256(app.signer._ipad) if n == 0 else hashlib.sha256()
+            with open(self.slot + w[0], "rb") as f:
+                while True:
+                    k = f.readinto(buf)
+                    if not k:
+                        break
+                    h.update(memoryview(buf)[:k])
+            if n == 0:
+                out = hashlib.sha256(app.signer._opad)
+                out.update(h.digest())
+                if not equal(out.digest(), self.sig):
+                    raise ValueError("the manifest changed in flash")
+            elif binascii.hexlify(h.digest()).decode() != w[2]:
+                raise ValueError(w[0] + ": changed in flash (its sha256 read back differs)")
+            n += 1
+
+
+def begin(app, msg, busy):
+    why = busy(app)
+    if why:
+        raise ValueError(why)
+    try:
+        with open("fw/boot.json") as f:
+            import json
+            run = json.load(f)[0]
+    except (OSError, ValueError, TypeError, IndexError):
+        run = ""
+    slot = "fw/b" if run == "fw/a" else "fw/a"
+    for d in ("fw", slot):
+        try:
+            os.mkdir(d)
+        except OSError:
+            pass
+    for name in os.listdir(slot):      # the version kept before the one booted: replaced
+        os.remove(slot + "/" + name)
+    j = Job(app, msg, slot, run)
+    open(j.slot + j.name, "wb").close()
+    _job[:] = [j]
+    app.hw.log("firmware: receiving into " + j.slot)
+
+
+def take(app, msg, busy):
+    """One of the hub's "fw" messages (busy: update.busy, why nothing may
+    change now); None while the update goes on (the chunk answered) or for
+    a chunk of none, [why] once it ended: refused (why), or staged (None),
+    which update.check answers (update.answer: then the restart)."""
+    rid = msg.get("id")
+    why = None
+    last = False
+    try:
+        if "n" in msg:
+            begin(app, msg, busy)
+        elif not _job or _job[0].id != rid:
+            # a chunk of no update under way here (one that ended; the board
+            # restarted: its birth makes the hub begin again): not answered
+            if not _job:
+                sys.modules.pop("fwupdate", None)
+            return None
+        j = _job[0]
+        if "n" not in msg:
+            last = j.chunk(app, msg)
+        if last:
+            app.hw.log("firmware %s: checking" % j.fw)
+            j.verify(app)
+            why = busy(app)
+            if why is None:
+                write_atomic("fw/boot.json", [j.slot[:-1], j.run, [0, j.lim, rid, j.fw]])
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+        why = str(e) or repr(e)
+    if why or last:
+        _job.clear()
+        sys.modules.pop("fwupdate", None)
+        return [why]
+    import asyncio
+    m = {"v": protocol.VERSION, "type": "fw", "id": rid, "state": "receiving" if "n" in msg else "at",
+         "next": [j.f, j.o], "got": j.got}
+    if j.total:
+        m["of"] = j.total
+    asyncio.create_task(app.send(app.topic + protocol.STATUS, m, qos=1 if "n" in msg else 0))
+    return None

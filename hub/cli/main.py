@@ -16,6 +16,7 @@ from .brokers import KINDS
 from .boards import add_config_options, cmd_board_check, cmd_board_flash, cmd_broker_config
 from .demo import cmd_demo
 from .event import cmd_console, cmd_init, cmd_run
+from .board_firmware import add_parser as add_boards_update
 from .board_settings import add_parser as add_boards
 from .hall_check import add_parser as add_hall_check
 from .provision import add_parser as add_provision
@@ -120,7 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     pr.set_defaults(func=cmd_press)
 
     add_hall_check(sub, ROUND_HELP)
-    add_provision(add_boards(sub))
+    boards = add_boards(sub)
+    add_provision(boards)
+    add_boards_update(boards)
     add_standby(sub, _serve_options, ROUND_HELP)
     add_takeover(sub, _serve_options, ROUND_HELP)
 

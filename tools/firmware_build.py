@@ -5,8 +5,8 @@ see compile_file)."""
 
 from __future__ import annotations
 
-import os
 import hashlib
+import os
 import re
 import shutil
 import subprocess

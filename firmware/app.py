@@ -232,8 +232,17 @@ class App:
             # the hub's settings, or a firmware update's part: checked,
             # staged, answered, then a restart on them (update.py, and
             # fwupdate.py for a firmware: loaded only now, their names out of RAM)
-            import update
-            update.check(self, msg)
+            try:
+                import update
+                update.check(self, msg)
+            except MemoryError as e:
+                # no RAM for the update's modules: a half-loaded module's
+                # names are never freed, so the board restarts with its RAM
+                # whole, on its version; the next birth's fault says why
+                # (MemoryError: the hub ends the update there)
+                with open(self.hw.root + "/fault", "w") as f:
+                    f.write(repr(e))
+                self.hw.reset()
         elif typ == protocol.T_HUB and msg["state"] == protocol.ONLINE:
             # the hub (re)connected, signed and numbered on this board's own
             # topic (an unsigned broadcast let anyone start sync storms):

@@ -105,7 +105,7 @@ class Admission:
             self.heard(board, msg)
             st.registry.seen(board, received_ms)
             if typ == protocol.T_STATUS and msg["state"] == protocol.ONLINE:
-                st.firmware.born(board)       # restarted in the middle of an update: it begins again
+                st.firmware.born(board, msg.get("fault"))   # restarted in an update: it begins again
             if typ == hub_protocol.T_FW and not st.firmware.heard(board, msg, received_ms):
                 return []              # a chunk's answer: the update's, not the log's
             if kind != protocol.SYNC:

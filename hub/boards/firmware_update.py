@@ -46,6 +46,8 @@ TRIES = 8              # ... this many times: the update failed
 RESTARTS = 3           # the board restarted in the middle this many times: failed
 SEND_WITHIN_MS = 60_000   # a request row applied later than this (a hub restarted) is not started
 MANIFEST = "manifest.txt"
+NO_RAM = ("the board has not the RAM free for an update: it restarted, on the version it had "
+          "(docs/firmware.md, 'Firmware over the air')")
 
 
 @dataclass
@@ -198,14 +200,20 @@ class FirmwareUpdates:
             self._lock.notify_all()
         return store
 
-    def born(self, board: str) -> None:
+    def born(self, board: str, fault: str | None = None) -> None:
         """A board's birth (admission): one that restarted in the middle of
-        its update begins again (a power loss, a watchdog)."""
+        its update begins again (a power loss, a watchdog), unless it
+        restarted for want of RAM for the update (its birth's fault a
+        MemoryError, firmware/app.py): that fails at once, saying so."""
         with self._lock:
             job = self.jobs.get(board)
             if job is None or job.state not in ("begun", "sending"):
                 return
             job.restarts += 1
+            if str(fault or "").startswith("MemoryError"):
+                del self.jobs[board]
+                self._failed(board, job.request, NO_RAM)
+                return
             if job.restarts <= RESTARTS:
                 job.state, job.tries, job.last_ms = "waiting", 0, 0.0
                 self._lock.notify_all()

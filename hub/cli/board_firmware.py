@@ -23,9 +23,7 @@ from typing import Iterable
 
 from ..boards.firmware_update import TRIES, load_package
 from ..boards.hub_protocol import FW_ROLLED_BACK
-from ..event.log_health import STORE_ERRORS, DamagedLog, LogWriteFailed
-from ..event.store import EventStore
-from .common import LOG_FAILED, open_event, service_for
+from .common import every_board_checked, on_log, open_event, service_for
 
 POLL_S = 0.25
 TRIAL_S = 120          # the board's default (fwupdate._LIMIT_S)
@@ -108,18 +106,7 @@ def cmd_boards_update(args) -> int:
         src = Path(args.package) if args.package else ev.files / "firmware" / ".building"
         shutil.copytree(src, folder)
     shutil.rmtree(ev.files / "firmware" / ".building", ignore_errors=True)
-    try:
-        store = EventStore(ev.db)
-        try:
-            return _update(args, ev, keys, store, pkg, name)
-        finally:
-            store.close()
-    except (LogWriteFailed, DamagedLog) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return LOG_FAILED
-    except STORE_ERRORS as e:
-        print(f"error: the event log {ev.db}: {e}", file=sys.stderr)
-        return LOG_FAILED
+    return on_log(ev, lambda store: _update(args, ev, keys, store, pkg, name))
 
 
 def _update(args, ev, keys, store, pkg, name: str) -> int:
@@ -130,20 +117,12 @@ def _update(args, ev, keys, store, pkg, name: str) -> int:
     if not boards:
         print("error: no board with a key in this event", file=sys.stderr)
         return 2
-    payloads, problems = {}, []
-    for b in boards:             # every one checked before anything is stored
-        p = {"board": b, "fw": pkg.version, "pkg": name, "sha": pkg.sha}
+    payloads = {}
+    for b in boards:
+        payloads[b] = {"board": b, "fw": pkg.version, "pkg": name, "sha": pkg.sha}
         if args.trial is not None:
-            p["trial"] = args.trial
-        try:
-            svc.check_action("firmware", dict(p, who=args.who), who=args.who)
-        except ValueError as e:
-            problems.append(str(e))
-        payloads[b] = p
-    if problems:
-        for line in problems:
-            print(f"error: {line}", file=sys.stderr)
-        print("nothing was sent to any board", file=sys.stderr)
+            payloads[b]["trial"] = args.trial
+    if not every_board_checked(svc, "firmware", payloads, args.who):   # before anything is stored
         return 2
     print(f"firmware {pkg.version} for {pkg.family} boards: {len(pkg.files)} files, {pkg.size} bytes "
           f"(log folder firmware/{name})", flush=True)

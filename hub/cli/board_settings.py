@@ -16,9 +16,7 @@ import sys
 import time
 
 from ..boards import board_settings
-from ..event.log_health import STORE_ERRORS, DamagedLog, LogWriteFailed
-from ..event.store import EventStore
-from .common import LOG_FAILED, open_event, service_for
+from .common import every_board_checked, on_log, open_event, service_for
 
 POLL_S = 0.25
 
@@ -48,18 +46,7 @@ def cmd_boards_set(args) -> int:
         print(f"error: no hub runs on {ev.files}: the boards get their settings from it; start it with "
               f"`tabletimer run {ev.path}`, then ask again", file=sys.stderr)
         return 2
-    try:
-        store = EventStore(ev.db)
-        try:
-            return _set(args, ev, keys, store, names, changes)
-        finally:
-            store.close()
-    except (LogWriteFailed, DamagedLog) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return LOG_FAILED
-    except STORE_ERRORS as e:
-        print(f"error: the event log {ev.db}: {e}", file=sys.stderr)
-        return LOG_FAILED
+    return on_log(ev, lambda store: _set(args, ev, keys, store, names, changes))
 
 
 def _set(args, ev, keys, store, names, changes) -> int:
@@ -71,21 +58,12 @@ def _set(args, ev, keys, store, names, changes) -> int:
         print("error: no board with a key in this event", file=sys.stderr)
         return 2
     payloads = {}
-    problems = []
-    for b in boards:             # every one checked before anything is stored
+    for b in boards:
         key = keys.key(b)
-        p = {"board": b, "set": board_settings.seal(changes, key) if key else changes}
+        payloads[b] = {"board": b, "set": board_settings.seal(changes, key) if key else changes}
         if args.trial is not None:
-            p["trial"] = args.trial
-        try:
-            svc.check_action("settings", dict(p, who=args.who), who=args.who)
-        except ValueError as e:
-            problems.append(str(e))
-        payloads[b] = p
-    if problems:
-        for line in problems:
-            print(f"error: {line}", file=sys.stderr)
-        print("nothing was sent to any board", file=sys.stderr)
+            payloads[b]["trial"] = args.trial
+    if not every_board_checked(svc, "settings", payloads, args.who):   # before anything is stored
         return 2
     states: dict[str, board_settings.BoardState] = {}
     first = None

@@ -71,6 +71,42 @@ def open_log(path: Path, then: str) -> EventStore | None:
         return None
 
 
+def on_log(ev, work) -> int:
+    """work(store)'s exit code, with the event's log open (closed after);
+    LOG_FAILED after saying what failed: the log damaged, a write that
+    failed, or the system refusing it."""
+    try:
+        store = EventStore(ev.db)
+        try:
+            return work(store)
+        finally:
+            store.close()
+    except (LogWriteFailed, DamagedLog) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return LOG_FAILED
+    except STORE_ERRORS as e:
+        print(f"error: the event log {ev.db}: {e}", file=sys.stderr)
+        return LOG_FAILED
+
+
+def every_board_checked(svc, action: str, payloads: dict, who: str) -> bool:
+    """True if the operator action's request for every board (payloads:
+    board -> payload) passes the hub's checks; else False, after printing
+    each problem and that nothing was sent (a request to many boards is
+    stored for all of them or for none)."""
+    problems = []
+    for p in payloads.values():
+        try:
+            svc.check_action(action, dict(p, who=who), who=who)
+        except ValueError as e:
+            problems.append(str(e))
+    for line in problems:
+        print(f"error: {line}", file=sys.stderr)
+    if problems:
+        print("nothing was sent to any board", file=sys.stderr)
+    return not problems
+
+
 def writable_log(path: Path, make_service):
     """(store, service) on the log at path, once it has taken a committed
     write; else None, after saying what is wrong and what to do."""

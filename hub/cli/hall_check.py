@@ -15,10 +15,8 @@ import sys
 import time
 
 from ..boards.hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, checklist
-from ..event.log_health import STORE_ERRORS, DamagedLog, LogWriteFailed
 from ..event import event_folder
-from ..event.store import EventStore
-from .common import LOG_FAILED, open_event, service_for
+from .common import on_log, open_event, service_for
 
 POLL_S = 0.25               # the log is read this often (a running hub applies actions as often)
 
@@ -50,18 +48,7 @@ def cmd_check_hall(args) -> int:
     fw = firmware_version()
     signal.signal(signal.SIGTERM, _interrupt)      # kill, a closed terminal: the verdict as it stands, as Ctrl-C
     signal.signal(signal.SIGHUP, _interrupt)
-    try:
-        store = EventStore(ev.db)
-        try:
-            return _check(args, ev, keys, store, fw)
-        finally:
-            store.close()
-    except (LogWriteFailed, DamagedLog) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return LOG_FAILED
-    except STORE_ERRORS as e:
-        print(f"error: the event log {ev.db}: {e}", file=sys.stderr)
-        return LOG_FAILED
+    return on_log(ev, lambda store: _check(args, ev, keys, store, fw))
 
 
 def _interrupt(*_) -> None:

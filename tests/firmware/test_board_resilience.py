@@ -51,8 +51,8 @@ def faulty_code(tmp: Path, fault: str) -> Path:
     for n in ("protocol.py", "clocksync.py", "auth.py"):
         shutil.copy(repo_root() / "shared" / n, code / n)
     entry = (code / "sim_main.py").read_text()
-    assert "\nimport app\n" in entry
-    (code / "sim_main.py").write_text(entry.replace("\nimport app\n", "\nimport app\nimport asyncio\n" + fault + "\n"))
+    assert entry.endswith("\napp.main(b)\n")          # after `import app` (and its try), as the board starts
+    (code / "sim_main.py").write_text(entry[:-len("app.main(b)\n")] + "import asyncio\n" + fault + "\napp.main(b)\n")
     return code
 
 

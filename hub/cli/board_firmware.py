@@ -140,14 +140,17 @@ def _update(args, ev, keys, store, pkg, name: str) -> int:
     quarter = {b: 0 for b in states}
     t0 = time.monotonic()
     try:
+        seen = first
         while not all(s.final for s in states.values()) and time.monotonic() < deadline:
             time.sleep(POLL_S)
-            follow(states, store.events(after=first))
-            for b, s in states.items():
-                # a line per change of state, and of quarter while it receives
-                if shown[b] != (s.state, s.why) or s.state == "receiving" and s.pct // 25 > quarter[b]:
-                    shown[b], quarter[b] = (s.state, s.why), s.pct // 25
-                    print(s.line(), flush=True)
+            for row in store.events(after=seen):
+                seen = row["id"]
+                follow(states, [row])        # row by row: every change a line, however fast they came
+                for b, s in states.items():
+                    # a line per change of state, and of quarter while it receives
+                    if shown[b] != (s.state, s.why) or s.state == "receiving" and s.pct // 25 > quarter[b]:
+                        shown[b], quarter[b] = (s.state, s.why), s.pct // 25
+                        print(s.line(), flush=True)
             done = sum(s.final for s in states.values())
             if sys.stdout.isatty():
                 print(f"\r{done}/{len(states)} done", end="", flush=True)

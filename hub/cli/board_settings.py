@@ -76,13 +76,16 @@ def _set(args, ev, keys, store, names, changes) -> int:
     deadline = time.monotonic() + (args.timeout if args.timeout is not None else trial + 60)
     shown = {b: s.line() for b, s in states.items()}
     try:
+        seen = first
         while not all(s.final for s in states.values()) and time.monotonic() < deadline:
             time.sleep(POLL_S)
-            board_settings.follow(states, store.events(after=first))
-            for b, s in states.items():
-                if shown[b] != s.line():
-                    shown[b] = s.line()
-                    print(shown[b], flush=True)
+            for row in store.events(after=seen):
+                seen = row["id"]
+                board_settings.follow(states, [row])     # row by row: every change a line
+                for b, s in states.items():
+                    if shown[b] != s.line():
+                        shown[b] = s.line()
+                        print(shown[b], flush=True)
     except KeyboardInterrupt:
         print("stopped: the boards go on by themselves (a board not heard on its new settings goes back)")
     done = sum(s.state == "committed" for s in states.values())

@@ -23,7 +23,7 @@ from typing import Iterable
 
 from ..boards.firmware_update import TRIES, load_package
 from ..boards.hub_protocol import FW_ROLLED_BACK
-from .common import every_board_checked, on_log, open_event, service_for
+from .common import boards_of_a_running_hub, every_board_checked, on_log, open_event, service_for
 
 POLL_S = 0.25
 TRIAL_S = 120          # the board's default (fwupdate._LIMIT_S)
@@ -77,19 +77,13 @@ def follow(states: dict[str, BoardUpdate], rows: Iterable[dict]) -> None:
 
 
 def cmd_boards_update(args) -> int:
-    from ..event.folder_lock import hub_running
     from ...tools import firmware_build
 
     opened = open_event(args.dir, getattr(args, "round", None))
     if opened is None:
         return 2
     ev, keys = opened
-    if bool(args.boards) == bool(args.all):
-        print("error: name the boards (T01 T02 ...) or give --all", file=sys.stderr)
-        return 2
-    if not ev.db.exists() or not hub_running(ev.db):
-        print(f"error: no hub runs on {ev.files}: the boards get their firmware from it; start it with "
-              f"`tabletimer run {ev.path}`, then ask again", file=sys.stderr)
+    if not boards_of_a_running_hub(ev, args.boards, args.all, "firmware"):
         return 2
     try:
         if args.package:

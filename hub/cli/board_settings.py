@@ -16,14 +16,12 @@ import sys
 import time
 
 from ..boards import board_settings
-from .common import every_board_checked, on_log, open_event, service_for
+from .common import boards_of_a_running_hub, every_board_checked, on_log, open_event, service_for
 
 POLL_S = 0.25
 
 
 def cmd_boards_set(args) -> int:
-    from ..event.folder_lock import hub_running
-
     opened = open_event(args.dir, getattr(args, "round", None))
     if opened is None:
         return 2
@@ -39,12 +37,7 @@ def cmd_boards_set(args) -> int:
         print("error: give the settings to change as KEY=VALUE (keys: "
               + ", ".join(board_settings.keys()) + ")", file=sys.stderr)
         return 2
-    if bool(names) == bool(args.all):
-        print("error: name the boards (T01 T02 ...) or give --all", file=sys.stderr)
-        return 2
-    if not ev.db.exists() or not hub_running(ev.db):
-        print(f"error: no hub runs on {ev.files}: the boards get their settings from it; start it with "
-              f"`tabletimer run {ev.path}`, then ask again", file=sys.stderr)
+    if not boards_of_a_running_hub(ev, names, args.all, "settings"):
         return 2
     return on_log(ev, lambda store: _set(args, ev, keys, store, names, changes))
 

@@ -89,6 +89,22 @@ def on_log(ev, work) -> int:
         return LOG_FAILED
 
 
+def boards_of_a_running_hub(ev, named: list, every: bool, what: str) -> bool:
+    """True if the command names its boards or says --all (not both) and a
+    hub runs on the event (the boards get `what` from it); else False,
+    after saying what to do."""
+    from ..event.folder_lock import hub_running
+
+    if bool(named) == bool(every):
+        print("error: name the boards (T01 T02 ...) or give --all", file=sys.stderr)
+        return False
+    if not ev.db.exists() or not hub_running(ev.db):
+        print(f"error: no hub runs on {ev.files}: the boards get their {what} from it; start it with "
+              f"`tabletimer run {ev.path}`, then ask again", file=sys.stderr)
+        return False
+    return True
+
+
 def every_board_checked(svc, action: str, payloads: dict, who: str) -> bool:
     """True if the operator action's request for every board (payloads:
     board -> payload) passes the hub's checks; else False, after printing

@@ -89,14 +89,16 @@ def take_int(args: list[str], flag: str) -> int | None:
 
 
 def workers() -> int:
-    """How many test workers: TT_TEST_WORKERS, else twice the cores (the
-    tests mostly wait), at least 4 and at most 8."""
+    """How many test workers: TT_TEST_WORKERS, else four per core (the
+    tests mostly wait), at most 8.  On 2 cores (2026-12-04, a quiet machine):
+    4 workers kept the cores 55 % busy, the default suite 246 s; 8 workers 86 %,
+    181 s."""
     wanted = os.environ.get("TT_TEST_WORKERS", "")
     if wanted:
         if not wanted.isdigit() or int(wanted) < 1:
             die(f"TT_TEST_WORKERS needs a whole number of at least 1, not {wanted!r}")
         return int(wanted)
-    return max(4, min(8, 2 * (os.cpu_count() or 2)))
+    return min(8, 4 * (os.cpu_count() or 2))
 
 
 def chose_workers(pytest_args: list[str]) -> bool:

@@ -219,7 +219,9 @@ def test_a_takeover_from_another_address_is_named_in_the_alerts(tmp_path, embedd
             c.disconnect()
             c.loop_stop()
         assert len(line) == 1 and "127.0.0.1 and 127.0.0.2" in line[0], line
-        assert any("taken over from 127.0.0.1 by 127.0.0.2" in a for a in svc.activity), svc.activity
+        # the activity line comes right after the alert's notice is counted (the MQTT thread)
+        until(lambda: any("taken over from 127.0.0.1 by 127.0.0.2" in a for a in svc.activity),
+              "the activity line of the takeover", timeout=10, seen=lambda: list(svc.activity))
         b3.press(1)
         acked_all(b3, 1)            # and the board is back
     finally:

@@ -178,6 +178,13 @@ def round_trip(s: socket.socket, payload: bytes = b"ping") -> float:
     return time.monotonic() - t0
 
 
+def fastest_round_trip(s: socket.socket, tries: int = 3) -> float:
+    """The fastest of a few round trips: what the link can do.  One alone,
+    on a loaded machine, now and then waits for the scheduler (0.8 s seen
+    beside two CPU burners); a stalled or delayed link makes every one slow."""
+    return min(round_trip(s) for _ in range(tries))
+
+
 def is_cut(s: socket.socket) -> bool:
     """True once the peer has closed or reset the connection (blocks until it
     does, up to the socket timeout)."""
@@ -241,21 +248,21 @@ def test_jittered_stream_arrives_intact(net: NetImpair) -> None:
 
 def test_stall_on_demand_holds_one_direction(net: NetImpair) -> None:
     with connect(net) as s:
-        assert round_trip(s) < SLACK
+        assert fastest_round_trip(s) < SLACK
         asked = time.monotonic()
         net.stall("B1", 1000, "down")        # 1000 ms from when the proxy takes it: after `asked`
         round_trip(s)                        # (a round trip begun after the call returns is shorter)
         assert time.monotonic() - asked >= 1.000
-        assert round_trip(s) < SLACK                              # and is over
+        assert fastest_round_trip(s) < SLACK                      # and is over
 
 
 def test_live_settings_apply_to_an_open_connection(net: NetImpair) -> None:
     with connect(net) as s:
-        assert round_trip(s) < SLACK
+        assert fastest_round_trip(s) < SLACK
         assert net.set("B1", down_ms=600).down_ms == 600
         assert round_trip(s) >= 0.600
         net.set("B1", down_ms=0)
-        assert round_trip(s) < SLACK
+        assert fastest_round_trip(s) < SLACK
 
 
 def test_stats_count_bytes_and_connections(net: NetImpair) -> None:

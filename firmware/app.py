@@ -230,16 +230,21 @@ class App:
                 self.play("identify")
         elif typ == "config" or typ == "fw":
             # the hub's settings, or a firmware update's part: checked,
-            # staged, answered, then a restart on them (update.py, and
-            # fwupdate.py for a firmware: loaded only now, their names out of RAM)
+            # staged, answered, then a restart on them (update.py for the
+            # settings, fwupdate.py alone for a firmware: each loaded only
+            # now, its names out of RAM otherwise)
             try:
-                import update
-                update.check(self, msg)
+                if typ == "fw":
+                    import fwupdate
+                    fwupdate.check(self, msg)    # (check: a name app.py has already)
+                else:
+                    import update
+                    update.check(self, msg)
             except MemoryError as e:
-                # no RAM for the update's modules: a half-loaded module's
-                # names are never freed, so the board restarts with its RAM
-                # whole, on its version; the next birth's fault says why
-                # (MemoryError: the hub ends the update there)
+                # no RAM for the module (a half-loaded module's names are
+                # never freed): the board restarts with its RAM whole, on
+                # its version; the next birth's fault says why (MemoryError:
+                # the hub ends the update there)
                 with open(self.hw.root + "/fault", "w") as f:
                     f.write(repr(e))
                 self.hw.reset()
@@ -416,6 +421,16 @@ class App:
     def save_state(self):
         write_atomic(self.state_path, self.board.snapshot())
 
+    def running(self):
+        # a round runs on a station now: nothing may change the board
+        # (update.busy, fwupdate.busy), its acknowledged entries stay (sender)
+        b = self.board
+        now = b.sync.to_hub(self.clock.now())
+        for n in range(1, b.stations + 1):
+            if b.state(n, now) == "running":
+                return True
+        return False
+
     async def sender(self):
         while True:
             await self.kick.wait(_SEND_POLL_MS)
@@ -430,15 +445,10 @@ class App:
                                                qos=1):
                             break
                 g = self.gone
-                if g:
-                    now = b.sync.to_hub(self.clock.now())
-                    for n in range(1, b.stations + 1):
-                        if b.state(n, now) == "running":
-                            break
-                    else:
-                        for _ in range(4):       # a few at a time: a signal may be due
-                            if g:
-                                self.journal.remove(g.pop(0), g.pop(0))
+                if g and not self.running():
+                    for _ in range(4):       # a few at a time: a signal may be due
+                        if g:
+                            self.journal.remove(g.pop(0), g.pop(0))
             except Exception as e:    # a MemoryError on a fragmented heap, above all:
                 survive(self.hw, e)  # the event is sent again at its next retry
 

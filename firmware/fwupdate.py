@@ -150,7 +150,19 @@ class Job:
             n += 1
 
 
-def begin(app, msg, busy):
+def busy(app):
+    # why nothing may change now (None: it may).  A trial (settings or a
+    # firmware) is on only while update.py is loaded (the entry scripts load
+    # it for a trial's boot, update.run unloads it once committed): its
+    # busy() then; else only a round running on a station stops an update.
+    u = sys.modules.get("update")
+    if u:
+        return u.busy(app)
+    if app.running():
+        return "a round runs on this board: after the round"
+
+
+def begin(app, msg):
     why = busy(app)
     if why:
         raise ValueError(why)
@@ -174,23 +186,23 @@ def begin(app, msg, busy):
     app.hw.log("firmware: receiving into " + j.slot)
 
 
-def take(app, msg, busy):
-    """One of the hub's "fw" messages (busy: update.busy, why nothing may
-    change now); None while the update goes on (the chunk answered) or for
-    a chunk of none, [why] once it ended: refused (why), or staged (None),
-    which update.check answers (update.answer: then the restart)."""
+def check(app, msg):
+    """One of the hub's "fw" messages (App.on_message, signed and
+    numbered): begun, or a chunk written, and answered with the place the
+    board waits for; once it ended, refused (why) or staged, answered by
+    end() (then the restart).  A chunk of no update under way: not answered."""
     rid = msg.get("id")
     why = None
     last = False
     try:
         if "n" in msg:
-            begin(app, msg, busy)
+            begin(app, msg)
         elif not _job or _job[0].id != rid:
             # a chunk of no update under way here (one that ended; the board
             # restarted: its birth makes the hub begin again): not answered
             if not _job:
                 sys.modules.pop("fwupdate", None)
-            return None
+            return
         j = _job[0]
         if "n" not in msg:
             last = j.chunk(app, msg)
@@ -202,14 +214,35 @@ def take(app, msg, busy):
                 write_atomic("fw/boot.json", [j.slot[:-1], j.run, [0, j.lim, rid, j.fw]])
     except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
         why = str(e) or repr(e)
+    import asyncio
     if why or last:
         _job.clear()
-        sys.modules.pop("fwupdate", None)
-        return [why]
-    import asyncio
+        sys.modules.pop("fwupdate", None)      # (end's task keeps what it needs)
+        asyncio.create_task(end(app, rid, why))
+        return
     m = {"v": protocol.VERSION, "type": "fw", "id": rid, "state": "receiving" if "n" in msg else "at",
          "next": [j.f, j.o], "got": j.got}
     if j.total:
         m["of"] = j.total
     asyncio.create_task(app.send(app.topic + protocol.STATUS, m, qos=1 if "n" in msg else 0))
-    return None
+
+
+async def end(app, rid, why):
+    # the update's end answered: refused (why), or staged, and then the
+    # restart on it (update.answer's steps for the settings: not loaded here)
+    import asyncio
+    m = {"v": protocol.VERSION, "type": "fw", "id": rid, "state": "refused" if why else "staged"}
+    if why:
+        m["why"] = why[:160]
+    for _ in range(10):
+        if await app.send(app.topic + protocol.STATUS, m, qos=1):
+            break
+        await asyncio.sleep_ms(500)
+    if why:
+        return
+    g = app.gone                      # no station runs: the acknowledged entries go now
+    while g:
+        app.journal.remove(g.pop(0), g.pop(0))
+    app.hw.log("firmware staged: restarting")
+    await asyncio.sleep_ms(100)
+    app.hw.reset()

@@ -240,7 +240,7 @@ class MQTTClient:
         rd = self._rd = asyncio.create_task(self._reader(r, w))
         if self.subs:
             if not await self._req(0x82, b"", (self.subs,)):
-                raise OSError("no SUBACK")
+                raise OSError("no SUBACK came")    # (over 10 characters: not a qstr)
         return rd
 
     async def _timed(self, coro, s):

@@ -125,12 +125,10 @@ def boot(hardware, path):
 
 def busy(app):
     """Why nothing may change now (None: it may): a station runs, or a
-    change (settings, a firmware) is on trial."""
-    b = app.board
-    now = b.sync.to_hub(app.clock.now())
-    for n in range(1, b.stations + 1):
-        if b.state(n, now) == "running":
-            return "a round runs on this board: after the round"
+    change (settings, a firmware) is on trial.  (fwupdate.busy asks this
+    one while this module is loaded: it is, all through a trial's boot.)"""
+    if app.running():
+        return "a round runs on this board: after the round"
     if _trial:
         return "the previous settings are still on trial: again in a few seconds"
     if _fw:
@@ -142,15 +140,6 @@ def check(app, msg):
     checked as the configuration file is at boot, staged, answered; the
     board restarts on it.  Refused (with the reason) while a station runs,
     or a trial waits for the hub."""
-    if msg["type"] == "fw":        # a firmware update's part (fwupdate.py, loaded only for one)
-        import fwupdate
-        end = fwupdate.take(app, msg, busy)
-        if end:                        # refused, or staged: answered, then a restart on it
-            import asyncio
-            asyncio.create_task(answer(app, msg.get("id"), end[0], "fw"))
-        elif not _trial and not _fw and "fwupdate" not in sys.modules:   # (kept while it goes on)
-            sys.modules.pop("update", None)
-        return
     hw = app.hw
     path = getattr(hw, "config", "/config.json")
     why = busy(app)
@@ -178,13 +167,13 @@ def check(app, msg):
     asyncio.create_task(answer(app, msg.get("id"), why))
 
 
-async def answer(app, rid, why, typ="config"):
-    """The answer to a settings command (typ "config") or a firmware
-    update (typ "fw", fwupdate.py): refused (why), or staged, and then a
-    restart on it."""
+async def answer(app, rid, why):
+    """The answer to a settings command: refused (why), or staged, and then
+    a restart on it.  (A firmware update's: fwupdate.end, the same steps,
+    so that an update loads fwupdate.py alone.)"""
     import asyncio
     import protocol
-    m = {"v": protocol.VERSION, "type": typ, "id": rid, "state": "refused" if why else "staged"}
+    m = {"v": protocol.VERSION, "type": "config", "id": rid, "state": "refused" if why else "staged"}
     if why:
         m["why"] = why[:160]
     for _ in range(10):
@@ -198,7 +187,7 @@ async def answer(app, rid, why, typ="config"):
     g = app.gone                      # no station runs: the acknowledged entries go now
     while g:
         app.journal.remove(g.pop(0), g.pop(0))
-    app.hw.log(("settings" if typ == "config" else "firmware") + " staged: restarting")
+    app.hw.log("settings staged: restarting")
     await asyncio.sleep_ms(100)
     app.hw.reset()
 

@@ -3,7 +3,9 @@ hub per log), its service, the final standings."""
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from ..boards.open_files import room_for
@@ -228,3 +230,18 @@ def hub_token(args, hub: str = "hub") -> str | None:
               "--token TOKEN, or $TABLETIMER_CONSOLE_TOKEN", file=sys.stderr)
         return None
     return token
+
+
+def stop_on_signals(stop: threading.Event) -> None:
+    """SIGTERM (kill) and SIGHUP (a closed terminal) set stop, from a thread
+    of their own.  A handler runs on the main thread between two of its
+    bytecodes, and the main thread spends its time in stop.wait(): there it
+    may hold the Event's lock (re-taken as a wait times out), and a
+    stop.set() in the handler would wait for that lock forever.  A hub did
+    so once in a test under load (2026-12-04: SIGTERM ignored for an hour;
+    py-spy showed the handler's Event.set inside Condition.wait)."""
+    def handler(signum, frame) -> None:
+        if not stop.is_set():                 # (is_set takes no lock)
+            threading.Thread(target=stop.set, name="stop-on-signal", daemon=True).start()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)

@@ -16,7 +16,7 @@ from ..boards.service import HubService
 from ..rules.formats import fmt_duration
 from ..rules.standings import StandingRow
 from .brokers import dead_broker_alert, follow_keys, restart_child, start_broker
-from .common import print_final, room_for_connections
+from .common import print_final, room_for_connections, stop_on_signals
 
 
 def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | None = None) -> str:
@@ -81,8 +81,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     console = Console()
     room_for_connections(4096)    # the web server's 1024 connections, the broker's and the log's files
     stop = stop or threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGHUP):      # kill, closed terminal: stop cleanly
-        signal.signal(sig, lambda *a: stop.set())
+    stop_on_signals(stop)                            # kill, closed terminal: stop cleanly
     # Ctrl-C stops the hub even when it was started with SIGINT ignored (a script's background
     # job, nohup): Python leaves an inherited ignore as it is, and the hub then ran on
     signal.signal(signal.SIGINT, signal.default_int_handler)

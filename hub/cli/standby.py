@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 import threading
 
@@ -22,7 +21,7 @@ from ..console.follower import SILENT_S, Follower, StandbyLog
 from ..boards.keys import BoardKeys
 from ..event.replica import FOLDER_FILES, differing_files
 from ..event.store import EventStore
-from .common import LOG_FAILED, hub_lock, hub_token, open_event, open_log, service_for
+from .common import LOG_FAILED, hub_lock, hub_token, open_event, open_log, service_for, stop_on_signals
 
 
 def cmd_standby(args) -> int:
@@ -112,8 +111,7 @@ def _follow(args, ev, keys: BoardKeys, client: HubClient, store: EventStore, eve
     service.blind_sources.append(lambda: "a standby: the boards are the primary's")
     follower.start()
     stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, lambda *a: stop.set())
+    stop_on_signals(stop)                            # kill, closed terminal: stop cleanly
     auto = []                           # the primary silent for --auto-after: take over
 
     def watch() -> None:

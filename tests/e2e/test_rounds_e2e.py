@@ -29,11 +29,21 @@ class Hub:
         self.proc = subprocess.Popen([TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}"],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.out = Output(self.proc.stdout)       # read as it comes: the pipe never fills
-        self.out.wait_for(lambda line: line.startswith("broker:"), "the hub's broker line")
+        try:
+            self.out.wait_for(lambda line: line.startswith("broker:"), "the hub's broker line")
+        except AssertionError:                    # not left running
+            self.proc.kill()
+            self.proc.wait()
+            raise
 
     def stop(self) -> str:
         self.proc.terminate()
-        self.proc.wait(timeout=30)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:      # killed, not left running: then the failure
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("the hub did not stop within 30 s of SIGTERM:\n" + self.out.wait_closed())
         return self.out.wait_closed()
 
 

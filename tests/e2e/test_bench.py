@@ -46,6 +46,22 @@ def test_phones_bench_prints_its_figures_and_loses_nothing() -> None:
     assert "events lost in this run: 0" in out.stdout
 
 
+def test_ota_bench_updates_a_small_hall_and_leaves_no_board_broken() -> None:
+    """Firmware over the air for a hall (tools/bench/ota.py), tiny: 3 boards
+    of the real firmware through Mosquitto, one alone first (the floor)."""
+    from brokers import require_mosquitto
+    require_mosquitto()
+    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.ota", "--boards", "3"],
+                         capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    table = out.stdout[out.stdout.index("figure"):]
+    for figure in ("one board alone (floor)", "the hall, 3 boards (--all)", "x the floor",
+                   "-- 3/3 board(s) on firmware 0.9.1-hall", "3 boards committed"):
+        assert figure in table, table
+    assert [ln.split()[-3:] for ln in table.splitlines() if ln.startswith("boards not on the new version")] \
+        == [["0", "target", "0"]], table
+
+
 def test_spectators_bench_prints_its_figures_and_loses_nothing() -> None:
     """The hall's pages during a press burst (tools/bench/spectators), tiny:
     10 boards, 12 pages (from three source addresses)."""

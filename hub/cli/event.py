@@ -10,6 +10,7 @@ from ..rules.formats import FormatError
 from ..rules.timetext import fmt_clock
 from .brokers import broker_problem
 from .common import LOG_FAILED, hub_lock, hub_token, open_event, service_for, writable_log
+from .hall_check import firmware_version
 from .serve import serve
 from tabletimer.hub.event import event_folder, rounds
 
@@ -120,7 +121,7 @@ def cmd_console(args) -> int:
         watch_the_hub(service, ev.db)
         run_console(service, f"TableTimer - {ev.format.title} (watching {ev.path.name}"
                     + (f", round {ev.round})" if ev.several_rounds else ")"),
-                    tick=service.catch_up)
+                    tick=service.catch_up, hub_fw=firmware_version())
     finally:
         store.close()
     return 0
@@ -163,7 +164,8 @@ def _remote_console(args) -> int:
         return 2
     try:
         run_console(service, f"TableTimer - {service.competition.format.title} (remote: {service.log.path}"
-                    + (f", round {service.round})" if service.round else ")"), tick=service.catch_up)
+                    + (f", round {service.round})" if service.round else ")"), tick=service.catch_up,
+                    hub_fw=firmware_version())
     finally:
         service.log.close()
     return 0

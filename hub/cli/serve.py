@@ -17,6 +17,7 @@ from ..rules.formats import fmt_duration
 from ..rules.standings import StandingRow
 from .brokers import dead_broker_alert, follow_keys, restart_child, start_broker
 from .common import print_final, room_for_connections, stop_on_signals
+from .hall_check import firmware_version
 
 
 def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | None = None) -> str:
@@ -178,7 +179,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
                 timer.daemon = True
                 timer.start()
             threading.Thread(target=watchdog, daemon=True).start()
-            run_console(service, title, stop, tick)
+            run_console(service, title, stop, tick, hub_fw=firmware_version())
         else:   # a log, not a screen: one line per stored event
             # printed here, not by the thread that stores it (a ranking per
             # line cost the commit thread half its time in a burst): the

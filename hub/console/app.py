@@ -31,6 +31,7 @@ from .forms import ActionForm, action_forms
 from .screens import ConfirmScreen, FormScreen, MainScreen, NameScreen
 from .table import LiveTable
 from .view import MainView
+from ..boards.hall_check import checklist
 from ..boards.service import HubService
 from ..boards.snapshot import Snapshot
 
@@ -75,9 +76,10 @@ class ConsoleApp(App):
         """A stored event (from any thread)."""
 
     def __init__(self, service: HubService, title: str, stop_event: threading.Event | None = None,
-                 tick: Callable[[], None] | None = None, who: str = DEFAULT_WHO) -> None:
+                 tick: Callable[[], None] | None = None, who: str = DEFAULT_WHO, hub_fw: str | None = None) -> None:
         super().__init__()
         self.service = service
+        self.hub_fw = hub_fw                    # the firmware this hub flashes: older boards are not ready
         self.event_title = title
         self.stop_event = stop_event
         self.tick_fn = tick
@@ -243,12 +245,24 @@ class ConsoleApp(App):
     def forms(self) -> dict[str, ActionForm]:
         return action_forms(self)
 
+    def hall_check_text(self) -> str:
+        """The latest hall check as its checklist (judged by the limits it
+        began with), or how to begin one."""
+        check = self.service.hall_check(self.hub_fw)
+        if check.began_ms is None:
+            return ("No hall check begun. `tabletimer check-hall DIR` begins one (on any laptop with the "
+                    "event folder, the hub running): then press every button of every table once.")
+        return checklist(check, self.event_title)
+
+
 def run_console(service: HubService, title: str, stop_event: threading.Event | None = None,
-                tick: Callable[[], None] | None = None, *, headless: bool = False) -> None:
+                tick: Callable[[], None] | None = None, *, headless: bool = False,
+                hub_fw: str | None = None) -> None:
     """Run the console in the foreground until the operator quits (q,
     Ctrl-C) or stop_event is set; tick() is called every 250 ms.
-    headless: no terminal (tests)."""
-    app = ConsoleApp(service, title, stop_event, tick)
+    headless: no terminal (tests).  hub_fw: the firmware version the hub
+    flashes (the hall check's screen judges the boards' against it)."""
+    app = ConsoleApp(service, title, stop_event, tick, hub_fw=hub_fw)
     try:
         app.run(headless=headless)
     finally:

@@ -1,6 +1,6 @@
 """The console's screens: the main screen (its widgets and keys; what it
 shows is view.py), the form of an operator action, the question before a
-destructive one is recorded, and the operator's name."""
+destructive one is recorded, the operator's name, and the hall check."""
 
 from __future__ import annotations
 
@@ -159,6 +159,7 @@ class MainScreen(Screen):
         Binding("t", "correct", "correct time"),
         Binding("o", "resolve", "resolve conflict"),
         Binding("w", "who", "operator"),
+        Binding("h", "hall_check", "hall check"),
         Binding("slash", "filter", "filter log"),
         Binding("escape", "unfilter", "back", show=False),
         Binding("q", "app.quit", "quit"),
@@ -206,6 +207,7 @@ class MainScreen(Screen):
     def action_correct(self) -> None: self.app.open_form("correct")        # type: ignore[attr-defined]
     def action_resolve(self) -> None: self.app.open_form("resolve")        # type: ignore[attr-defined]
     def action_who(self) -> None: self.app.ask_who()                       # type: ignore[attr-defined]
+    def action_hall_check(self) -> None: self.app.push_screen(HallCheckScreen())
 
     def action_filter(self) -> None:
         self.query_one("#filter", Input).focus()
@@ -220,3 +222,31 @@ class MainScreen(Screen):
     @on(Input.Submitted, "#filter")
     def filter_done(self) -> None:
         self.query_one("#calls", LiveTable).focus()
+
+
+# ------------------------------------------------------------------ the hall check
+
+CHECK_REDRAW_S = 0.5      # the check is read from the log's rows since it began: not every frame
+
+class HallCheckScreen(Screen):
+    """The latest hall check (`tabletimer check-hall`, boards/hall_check.py)
+    as its checklist: the hall's verdict, a line per board with what is
+    still missing; redrawn as the boards answer (every CHECK_REDRAW_S).  The
+    desk watches it while volunteers press the buttons."""
+    BINDINGS = [Binding("escape", "back", "back"), Binding("h", "back", "back", show=False),
+                Binding("q", "app.quit", "quit")]
+
+    def compose(self) -> ComposeResult:
+        yield Label("Hall check (h or Escape: back)", classes="title")
+        yield VerticalScroll(Static(id="checklist"), id="checklist-box")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.redraw()
+        self.set_interval(CHECK_REDRAW_S, self.redraw)
+
+    def redraw(self) -> None:
+        self.query_one("#checklist", Static).update(Text(self.app.hall_check_text()))   # type: ignore[attr-defined]
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -602,3 +602,32 @@ def test_a_conflict_is_resolved_from_the_console(hub):
     e = ops(hub)[-1]
     assert (e["type"], e["payload"]["conflict"], e["payload"]["who"]) == ("resolve", row["id"], "head referee")
     assert not any(a.startswith("CONFLICT") for a in hub.alerts())
+
+
+# ------------------------------------------------------------------ the hall check
+
+def test_the_hall_check_screen_shows_the_checklist_as_the_buttons_are_pressed(hub, tmp_path):
+    """h: the hall check's screen.  None begun: how to begin one.  Begun
+    (as `tabletimer check-hall` does): the hall not ready, a line per board
+    with the buttons still to press; a press of the check's counts as it
+    comes; Escape: back to the main screen."""
+    def check_press(board: str, station: int) -> None:
+        svc.seq += 1
+        svc.sender.send(svc, board, P.EVENT, {"v": 1, "type": "stray", "boot": 1, "seq": svc.seq,
+                                              "station": station, "at": svc.clock.t, "err": 2, "state": "idle"})
+    svc = hub
+
+    async def script(app, pilot):
+        await pilot.press("h")
+        await settle(pilot, lambda: type(app.screen).__name__ == "HallCheckScreen", "the hall check's screen")
+        await shown(app, pilot, tmp_path, "none", "No hall check begun", "tabletimer check-hall DIR")
+        svc.act("hall_check", {"phase": "begin"}, who="desk")
+        await shown(app, pilot, tmp_path, "begun", "Test Cup: hall NOT READY", "b1: NOT READY",
+                    "buttons 0/2", "b2: NOT READY", "buttons 0/1")
+        check_press("b2", 1)
+        text = await shown(app, pilot, tmp_path, "pressed", "b2: ready", "buttons 1/1")
+        assert "b1: NOT READY" in text and "buttons 0/2" in text, text
+        await pilot.press("escape")
+        await settle(pilot, lambda: type(app.screen).__name__ == "MainScreen", "back on the main screen",
+                     seen=lambda: app.screen)
+    drive(svc, script)

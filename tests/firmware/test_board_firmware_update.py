@@ -11,6 +11,7 @@ loss at each phase: a whole version boots, the journal untouched."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import threading
@@ -257,6 +258,25 @@ def test_a_package_holds_every_module_but_the_entry_script(packages):
     assert len(Signer("00" * 32).sign("tt/v1/b/" + "B" * 32 + "/cmd", body)) <= 1280 - 40
 
 
+@contextlib.contextmanager
+def _small_heap_board(tmp_path, embedded_broker, name: str):
+    """A hub and one board of the files as flashed (.mpy, near the root: a
+    board's paths, not pytest's long ones, are qstrs) in the heap test's
+    heap (64 KB on 32 bits, 72 KB on 64): (svc, sim, rig)."""
+    import tempfile
+
+    from test_firmware_heap import HEAP_KB
+    code = Path(tempfile.mkdtemp(prefix="tt"))
+    firmware_build.build(code, include_host_only=True, arch=None)
+    rig = Rig(tmp_path, embedded_broker)
+    try:
+        svc = rig.start_hub()
+        yield svc, _board(rig, name, heap_bytes=HEAP_KB * 1024, code_dir=code), rig
+    finally:
+        rig.close()
+        shutil.rmtree(code, ignore_errors=True)
+
+
 def test_an_update_commits_in_the_64_kb_heap_on_32_bits(tmp_path, embedded_broker, packages):
     """The board's files as flashed (.mpy) in a 64 KB heap on a 32-bit
     MicroPython (the ESP32's word size: $TT_MICROPYTHON built by
@@ -265,18 +285,11 @@ def test_an_update_commits_in_the_64_kb_heap_on_32_bits(tmp_path, embedded_broke
     birth says a fault, nothing logged a MemoryError or a traceback).  Only
     with such an interpreter: its sources come from GitHub, which CI cannot
     reach (on the suite's 64-bit one, the test below)."""
-    import tempfile
-
     from test_firmware_heap import HEAP_KB
     if HEAP_KB != 64:
         pytest.skip("needs a 32-bit MicroPython in $TT_MICROPYTHON (tools/micropython32.py, "
                     "from MicroPython's sources: not reachable from CI)")
-    code = Path(tempfile.mkdtemp(prefix="tt"))
-    firmware_build.build(code, include_host_only=True, arch=None)
-    rig = Rig(tmp_path, embedded_broker)
-    try:
-        svc = rig.start_hub()
-        sim = _board(rig, "F6", heap_bytes=HEAP_KB * 1024, code_dir=code)
+    with _small_heap_board(tmp_path, embedded_broker, "F6") as (svc, sim, rig):
         svc.firmware.start("F6", 601, packages["0.9.0-ota"], trial=30)
         committed = _fw_row(rig, "F6", "committed", 601, timeout=120)
         assert committed["payload"]["fw"] == "0.9.0-ota"
@@ -288,9 +301,6 @@ def test_an_update_commits_in_the_64_kb_heap_on_32_bits(tmp_path, embedded_broke
         free = [f for _, f in (r["heap"] for r in sim.records if "heap" in r)]
         print(f"{HEAP_KB} KB heap, 32 bits: heap free at the clock syncs during the update and after: "
               f"min {min(free)} bytes, last {free[-1]}")
-    finally:
-        rig.close()
-        shutil.rmtree(code, ignore_errors=True)
 
 
 def test_an_update_in_a_small_heap_restarts_the_board_on_its_version_and_fails_saying_why(
@@ -306,17 +316,10 @@ def test_an_update_in_a_small_heap_restarts_the_board_on_its_version_and_fails_s
     birth's fault says MemoryError, and the hub ends the update at once
     saying why (not three restarts) (docs/firmware.md, 'Firmware over the
     air')."""
-    import tempfile
-
     from test_firmware_heap import HEAP_KB
     if HEAP_KB == 64:
         pytest.skip("a 32-bit interpreter: the update fits there (the test above)")
-    code = Path(tempfile.mkdtemp(prefix="tt"))
-    firmware_build.build(code, include_host_only=True, arch=None)
-    rig = Rig(tmp_path, embedded_broker)
-    try:
-        svc = rig.start_hub()
-        sim = _board(rig, "F5", heap_bytes=HEAP_KB * 1024, code_dir=code)
+    with _small_heap_board(tmp_path, embedded_broker, "F5") as (svc, sim, rig):
         before = _births(svc, "F5")[-1]["fw"]
         svc.firmware.start("F5", 501, packages["0.9.0-ota"], trial=30)
         failed = _fw_row(rig, "F5", "failed", 501)
@@ -329,6 +332,3 @@ def test_an_update_in_a_small_heap_restarts_the_board_on_its_version_and_fails_s
         free = [f for u, f in (r["heap"] for r in sim.records if "heap" in r)]
         print("heap free at the last sync after the restart", free[-1], "of", HEAP_KB * 1024)
         assert free[-1] > 8 * 1024                 # its RAM whole again, not the 3 KB a failed import leaves
-    finally:
-        rig.close()
-        shutil.rmtree(code, ignore_errors=True)

@@ -52,6 +52,10 @@ _GC_EVERY = const(4096)           # bytes allocated between two collections
 # board's clock by at most this much (and 1 ms a second, drift) more than
 # when the board first heard the hub this boot (docs/protocol.md)
 _HUB_JUMP_MS = const(300000)
+# acknowledged entries stay in flash until this long after the round's end:
+# a hub that takes over (a higher term) gets them again (on_message), the
+# ones its copy of the log missed included (docs/protocol.md, "Terms")
+_KEEP_MS = const(600000)
 
 
 class Wake:
@@ -135,11 +139,14 @@ class App:
         # 1, 2, 4: the scheduled signals, the sound player, the sender looped
         # since the watchdog was last fed (by the inputs task)
         self.flags = 0
-        # acknowledged entries still in flash, flat (boot, seq, boot, ...):
-        # a remove blocks the VM (and a finish call's stamp) for a flash
-        # write, now and then a sector erase, so it waits until no station
-        # runs, or a clean stop (a power loss meanwhile: the next boot sends
-        # them again, and the hub acks the copy)
+        # acknowledged entries still in flash, runs of keys flat (boot,
+        # first seq, last seq, boot, ...: Journal.forget):
+        # kept for a hub that takes over (_KEEP_MS after the round's end:
+        # on_message sends them to it again), and a remove blocks the VM (and
+        # a finish call's stamp) for a flash write, now and then a sector
+        # erase, so it waits until no station runs, or a clean stop (a power
+        # loss meanwhile: the next boot sends them again, and the hub acks
+        # the copy)
         self.gone = []
 
     # -- signing -------------------------------------------------------
@@ -185,8 +192,14 @@ class App:
                 h[3] = t                  # another event's hub (a board reused): its terms, not the last event's
             if t < h[3]:
                 raise AuthError("an old hub's (term %d, not %d)" % (t, h[3]))
-            if t > h[3]:                  # a hub that took over: its counters afresh
+            if t > h[3]:                  # a hub that took over: its counters afresh,
                 h[0], h[1], h[3] = 0, None, t
+                # and every entry still in flash goes to it again: the old
+                # hub acknowledged some perhaps after its last row reached
+                # the one taking over (the new hub stores each once)
+                self.gone = []
+                self.board.backlog = (0, 0)
+                self.kick.set()
             if msg["type"] != protocol.T_SCHED:   # schedules are ordered by id
                 ctr = msg.get("ctr")
                 if ctr is None or ctr <= h[0]:
@@ -215,7 +228,11 @@ class App:
                 self.sched_changed.set()   # the signal instants moved a little
         elif typ == protocol.T_ACK:
             if self.board.ack(msg["boot"], msg["seq"], msg.get("in")):
-                self.gone += (msg["boot"], msg["seq"])    # out of flash later (sender)
+                g = self.gone                              # out of flash later (sender)
+                if g and g[-3] == msg["boot"] and g[-1] + 1 == msg["seq"]:
+                    g[-1] += 1                             # the run goes on: nothing allocated
+                else:
+                    g += (msg["boot"], msg["seq"], msg["seq"])
                 self.kick.set()                            # room for one from the journal
                 self.hw.emit({"acked": [msg["boot"], msg["seq"]]})
                 self.play("acked")
@@ -445,10 +462,10 @@ class App:
                                                qos=1):
                             break
                 g = self.gone
-                if g and not self.running():
-                    for _ in range(4):       # a few at a time: a signal may be due
-                        if g:
-                            self.journal.remove(g.pop(0), g.pop(0))
+                sc = b.sched
+                now = b.sync.to_hub(self.clock.now())
+                if g and not self.running() and not (sc and sc["end"] and now and now < sc["end"] + _KEEP_MS):
+                    self.journal.forget(g, 4)    # a few at a time: a signal may be due
             except Exception as e:    # a MemoryError on a fragmented heap, above all:
                 survive(self.hw, e)  # the event is sent again at its next retry
 
@@ -496,9 +513,7 @@ class App:
             asyncio.create_task(u.run(self))
         hw.emit({"booted": self.board.boot, "fw": _FW_VERSION})
         await hw.run()                    # the simulator returns on stdin EOF
-        g = self.gone                     # a clean stop: no station's timing to spare
-        while g:
-            self.journal.remove(g.pop(0), g.pop(0))
+        self.journal.forget(self.gone, 1 << 30)   # a clean stop: no station's timing to spare
         if self.mqtt.connected:
             await self.send(self.topic + protocol.STATUS, protocol.status_offline(self.board.boot), qos=1,
                             retain=True)

@@ -240,9 +240,7 @@ async def end(app, rid, why):
         await asyncio.sleep_ms(500)
     if why:
         return
-    g = app.gone                      # no station runs: the acknowledged entries go now
-    while g:
-        app.journal.remove(g.pop(0), g.pop(0))
+    app.journal.forget(app.gone, 1 << 30)   # no station runs: the acknowledged entries go now
     app.hw.log("firmware staged: restarting")
     await asyncio.sleep_ms(100)
     app.hw.reset()

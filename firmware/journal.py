@@ -51,6 +51,18 @@ class Journal:
         except OSError:
             return False
 
+    def forget(self, gone, n):
+        # up to n acknowledged entries out of flash, oldest first, from the
+        # front of gone (app.gone): runs of keys, flat (boot, first seq, last
+        # seq, ...), a few small ints however many entries a run spans
+        while gone and n > 0:
+            self.remove(gone[0], gone[1])
+            if gone[1] >= gone[2]:
+                del gone[:3]
+            else:
+                gone[1] += 1
+            n -= 1
+
     def load(self, key=(0, 0), n=4):
         """The n oldest journaled entries after key (boot, seq), oldest
         first, and whether there are others after them.  The directory is

@@ -178,7 +178,7 @@ class MQTTClient:
                 self.log("mqtt: no broker for a while: trying " + h[0])
             try:
                 if err is not None:
-                    self.log("mqtt: %r" % (err,))
+                    self.log("mqtt: error %r" % (err,))
                 if w:
                     w.close()
                     await self._timed(w.wait_closed(), 1)
@@ -358,7 +358,7 @@ class MQTTClient:
             left -= k
         self.idle = 0
         try:
-            self.log("mqtt: %r" % (OSError("packet too long", n),))
+            self.log("mqtt: error %r" % (OSError("packet too long", n),))
         except MemoryError:
             pass
         return ack

@@ -184,9 +184,7 @@ async def answer(app, rid, why):
         sys.modules.pop("update", None)
     if why:
         return
-    g = app.gone                      # no station runs: the acknowledged entries go now
-    while g:
-        app.journal.remove(g.pop(0), g.pop(0))
+    app.journal.forget(app.gone, 1 << 30)   # no station runs: the acknowledged entries go now
     app.hw.log("settings staged: restarting")
     await asyncio.sleep_ms(100)
     app.hw.reset()

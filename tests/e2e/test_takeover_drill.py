@@ -37,10 +37,9 @@ def presses(log) -> list[dict]:
         store.close()
 
 
-@pytest.mark.parametrize("auto", [False, True], ids=["takeover", "auto-after"])
-def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(tmp_path, auto):
-    """By hand (`tabletimer takeover` once the standby says PRIMARY SILENT),
-    or by the standby itself (`--auto-after 4`)."""
+def _event(tmp_path):
+    """The primary's event folder (two boards of two stations) and the
+    standby's copy of it: (primary folder, copy, keys)."""
     ev = event_folder.init(tmp_path / "primary", "czjpa-individuals", "Drill")
     (ev / "entrants.csv").write_text("id,name,eligible\n" + "".join(f"{n},E{n},yes\n" for n in range(1, 5)))
     (ev / "stations.csv").write_text("board,button,table,entrant\nD1,1,T1,1\nD1,2,T1,2\nD2,1,T2,3\nD2,2,T2,4\n")
@@ -49,25 +48,59 @@ def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(t
         keys.ensure(b)
     copy = tmp_path / "standby"
     shutil.copytree(ev, copy)
-    port, web = free_port(), free_port()
+    return ev, copy, keys
+
+
+def _primary(ev, port: int, web: int) -> Hub:
+    """The hub laptop: its broker on 127.0.0.2, its web server up."""
     primary = Hub(ev, None, "--broker-kind", "embedded", "--listen", "127.0.0.2", "--port", str(port),
                   web_port=web)
+    until(lambda: any("tabletimer console http" in ln for ln in primary.lines), "the primary's web server")
+    return primary
+
+
+def _standby(copy, ev, url: str, port: int, *extra: str) -> tuple[subprocess.Popen, Output]:
+    """The second laptop: `tabletimer standby`, its idle broker on 127.0.0.1."""
+    standby = subprocess.Popen([TT, "standby", str(copy), "--primary", url, "--token-file",
+                                str(ev / "console-token"), "--broker-kind", "embedded", "--port", str(port),
+                                "--web-listen", "off", *extra],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(standby.stdout)
+    out.wait_for(lambda ln: "(idle: the boards are the primary's)" in ln, "the standby's idle broker")
+    return standby, out
+
+
+def _boards(tmp_path, keys, port: int, names) -> list[SimBoard]:
+    """Boards flashed with both addresses (the primary's first), the next after 5 s without one."""
+    sims = []
+    for b in names:
+        s = SimBoard(b, "127.0.0.2", port, tmp_path / "boards", key=keys.key(b), stations=2,
+                     broker_user=b, broker_password=mqtt_password(keys.key(b)))
+        s.config["broker"].update(host=["127.0.0.2", "127.0.0.1"], failover=5)
+        sims.append(s.start())
+    return sims
+
+
+def _takeover(copy, url: str, port: int) -> tuple[subprocess.Popen, Output]:
+    took = subprocess.Popen([TT, "takeover", str(copy), "--primary", url, "--broker-kind", "embedded",
+                             "--listen", "127.0.0.1", "--port", str(port), "--web-listen", "off"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return took, Output(took.stdout)
+
+
+@pytest.mark.parametrize("auto", [False, True], ids=["takeover", "auto-after"])
+def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(tmp_path, auto):
+    """By hand (`tabletimer takeover` once the standby says PRIMARY SILENT),
+    or by the standby itself (`--auto-after 4`)."""
+    ev, copy, keys = _event(tmp_path)
+    port, web = free_port(), free_port()
+    primary = _primary(ev, port, web)
     url = f"http://127.0.0.1:{web}"
     standby = took = None
     sims = []
     try:
-        until(lambda: any("tabletimer console http" in ln for ln in primary.lines), "the primary's web server")
-        standby = subprocess.Popen([TT, "standby", str(copy), "--primary", url, "--token-file",
-                                    str(ev / "console-token"), "--broker-kind", "embedded", "--port", str(port),
-                                    "--web-listen", "off", *(["--auto-after", "4"] if auto else [])],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        out = Output(standby.stdout)
-        out.wait_for(lambda ln: "(idle: the boards are the primary's)" in ln, "the standby's idle broker")
-        for b in ("D1", "D2"):
-            s = SimBoard(b, "127.0.0.2", port, tmp_path / "boards", key=keys.key(b), stations=2,
-                         broker_user=b, broker_password=mqtt_password(keys.key(b)))
-            s.config["broker"].update(host=["127.0.0.2", "127.0.0.1"], failover=5)
-            sims.append(s.start())
+        standby, out = _standby(copy, ev, url, port, *(["--auto-after", "4"] if auto else []))
+        sims = _boards(tmp_path, keys, port, ("D1", "D2"))
         act(ev, "round_start")
         for s in sims:
             s.wait_for(lambda r: "sched" in r, timeout=30)
@@ -87,10 +120,7 @@ def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(t
             out.wait_for(lambda ln: ln.startswith("PRIMARY SILENT"), "the standby's alert", timeout=30)
             standby.terminate()
             standby.wait(30)
-            took = subprocess.Popen([TT, "takeover", str(copy), "--primary", url, "--broker-kind", "embedded",
-                                     "--listen", "127.0.0.1", "--port", str(port), "--web-listen", "off"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            new = Output(took.stdout)
+            took, new = _takeover(copy, url, port)
         new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now (term 2"), "the takeover")
         for s, m in zip(sims, marks):
             s.wait_for(lambda r: "acked" in r, timeout=60, start=m)   # the journaled press, acked by the new hub
@@ -114,3 +144,66 @@ def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(t
             (true,) = [r["true"] for r in s.records if r.get("sim") == "press" and r["station"] == station]
             (row,) = [e for e in got if e["board"] == s.board_id and e["payload"]["station"] == station]
             assert within_stated_error(row, true)
+
+
+def test_a_press_acknowledged_but_not_copied_reaches_the_new_log_from_the_boards_flash(tmp_path):
+    """The replication window (issue 28, item 4): the standby copies the
+    primary's rows as they are written, and a press the primary acknowledged
+    just before it died may not have reached the copy.  Made so here: the
+    standby is stopped (SIGSTOP: its copy stands still), D1 presses and the
+    primary acknowledges it, the primary is SIGKILLed, the standby goes on
+    (SIGCONT) without the press and hands over to `tabletimer takeover`.  The
+    board, hearing a hub of a higher term, sends it what it keeps in flash
+    again (firmware/app.py): the press is in the new log, once, with the
+    time the board stamped."""
+    import signal
+
+    ev, copy, keys = _event(tmp_path)
+    port, web = free_port(), free_port()
+    primary = _primary(ev, port, web)
+    url = f"http://127.0.0.1:{web}"
+    standby = took = None
+    sims = []
+    try:
+        standby, out = _standby(copy, ev, url, port)
+        sims = _boards(tmp_path, keys, port, ("D1",))
+        (d1,) = sims
+        act(ev, "round_start")
+        d1.wait_for(lambda r: "sched" in r, timeout=30)
+        synced(d1)
+        d1.press(1)
+        d1.wait_for(lambda r: r.get("acked") == [1, 1], timeout=30)
+        until(lambda: len(presses(copy / "events.sqlite")) == 1, "the first press copied", timeout=20)
+        standby.send_signal(signal.SIGSTOP)                  # its copy stands still
+        try:
+            mark = len(d1.records)
+            d1.press(2)
+            d1.wait_for(lambda r: r.get("acked") == [1, 2], timeout=30, start=mark)   # the primary has it
+            primary.kill()
+        finally:
+            standby.send_signal(signal.SIGCONT)
+        assert len(presses(copy / "events.sqlite")) == 1     # the copy never got it
+        out.wait_for(lambda ln: ln.startswith("PRIMARY SILENT"), "the standby's alert", timeout=30)
+        standby.terminate()
+        standby.wait(30)
+        took, new = _takeover(copy, url, port)
+        new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now (term 2"), "the takeover")
+        got = until(lambda: (lambda p: p if len(p) >= 2 else None)(presses(copy / "events.sqlite")),
+                    "the acknowledged press in the new log", timeout=60,
+                    seen=lambda: presses(copy / "events.sqlite"))
+    finally:
+        for s in sims:
+            s.stop()
+        if took is not None:
+            took.terminate()
+            took.wait(30)
+        if standby is not None and standby.poll() is None:
+            standby.terminate()
+            standby.wait(30)
+        primary.stop()
+    ids = [(e["payload"]["boot"], e["payload"]["seq"]) for e in got]
+    assert sorted(ids) == [(1, 1), (1, 2)], ids                   # each once
+    for station in (1, 2):
+        (true,) = [r["true"] for r in d1.records if r.get("sim") == "press" and r["station"] == station]
+        (row,) = [e for e in got if e["payload"]["station"] == station]
+        assert within_stated_error(row, true)

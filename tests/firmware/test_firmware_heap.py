@@ -73,6 +73,55 @@ def test_the_firmware_runs_in_a_small_heap(tmp_path, embedded_broker):
     assert not crashed and not sim.stderr_tail, (crashed, sim.stderr_tail)
 
 
+def test_two_hundred_acknowledged_entries_kept_for_a_takeover_in_a_small_heap(tmp_path, embedded_broker):
+    """Issue 28: a board keeps its acknowledged entries in flash until 10
+    minutes after the round's end, for a hub that takes over (their keys in
+    a list in RAM, app.gone).  200 presses, each acknowledged, before a
+    round scheduled to start in an hour: all 200 stay in the journal, in the
+    heap of the heap test, with no allocation failed and at least 4 KB free
+    at the clock syncs."""
+    from tabletimer.hub.boards.hub_protocol import schedule
+    from tabletimer.shared import protocol as P
+
+    code = Path(tempfile.mkdtemp(prefix="tt"))
+    firmware_build.build(code, include_host_only=True, arch=None)
+    rig = Rig(tmp_path, embedded_broker)
+    try:
+        hub = rig.start_hub()
+        sim = rig.board("k200", stations=2, timings=FAST, heap_bytes=HEAP_KB * 1024, code_dir=code)
+        synced(sim)
+        t = hub.clock.now_ms()
+        hub.publish([hub.commands.to_board("k200", P.SCHED, schedule(10 ** 9, t + 3_600_000, t + 7_200_000, []),
+                                           1, True)])
+        sim.wait_for(lambda r: r.get("sched") == 10 ** 9)
+        acked: set = set()
+
+        def counted(r: dict) -> bool:
+            if "acked" in r:
+                acked.add(tuple(r["acked"]))
+            return len(acked) >= 200
+        for i in range(200):
+            s0 = len(sim.records)
+            sim.press(1 + i % 2, 60)
+            sim.wait_for(lambda r: "journaled" in r or "Error" in str(r.get("log", "")), start=s0)
+            sim.wait_for(lambda r: r.get("input", [0, 1])[1] == 0, start=s0)
+        sim.wait_for(counted, timeout=120)
+        synced(sim)                       # a sync after the last: the heap as it stands
+        kept = sorted((sim.dir / "journal").glob("1_*.json"))
+        assert len(kept) == 200, len(kept)
+        heap = [r["heap"] for r in sim.records if "heap" in r]
+        print(f"{HEAP_KB} KB heap, 200 acknowledged entries kept: least free heap at a clock sync "
+              f"{min(f for _, f in heap)} bytes, at the last {heap[-1][1]}")
+        assert min(f for _, f in heap) >= 4096, heap
+        failed = [r["log"] for r in sim.records if "MemoryError" in str(r.get("log", ""))]
+        assert not failed, failed
+    finally:
+        rig.close()
+        shutil.rmtree(code, ignore_errors=True)
+    crashed = [r for r in sim.records if "Traceback" in str(r.get("log", ""))]
+    assert not crashed and not sim.stderr_tail, (crashed, sim.stderr_tail)
+
+
 def test_the_boards_names_fit_four_qstr_pools(tmp_path):
     """Every name and short string of a loaded module is a qstr.  The unix
     port's qstr pools hold 20, 40, 80, 160, then 320 entries: the 301st qstr

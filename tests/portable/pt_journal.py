@@ -32,6 +32,22 @@ def test_put_load_remove():
     assert keys(j.load()) == ([(1, 3), (2, 10)], False)
 
 
+def test_forget_takes_acknowledged_entries_from_the_front_of_their_runs():
+    # app.gone: runs of keys (boot, first seq, last seq), flat
+    j, root = fresh("forget")
+    for boot, seq in ((1, 7), (2, 1), (2, 2), (2, 3), (2, 5)):
+        j.put({"boot": boot, "seq": seq, "station": 1, "at": 5})
+    gone = [1, 7, 7, 2, 1, 3]
+    j.forget(gone, 2)
+    assert gone == [2, 2, 3]
+    assert keys(j.load()) == ([(2, 2), (2, 3), (2, 5)], False)
+    j.forget(gone, 100)
+    assert gone == []
+    assert keys(j.load()) == ([(2, 5)], False)     # not acknowledged: kept
+    j.forget(gone, 4)                               # nothing to forget: nothing happens
+    assert keys(j.load()) == ([(2, 5)], False)
+
+
 def test_rewrite_replaces_entry():
     j, root = fresh("rewrite")
     j.put({"boot": 1, "seq": 1, "at": None, "local": 5})

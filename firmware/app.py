@@ -22,6 +22,7 @@ import asyncio
 import binascii
 import gc
 import json
+import os
 import sys
 
 from micropython import const
@@ -177,6 +178,14 @@ class App:
         msg = protocol.status_online(self.board.boot, _FW_VERSION, self.board.stations,
                                      mem=gc.mem_free(), up=self.clock.now() // 1000,
                                      rssi=self.hw.rssi(), fault=self.fault, term=self.hub_ctr[3])
+        try:                  # for the hall check: the flash free, and the journal's entries
+            s = os.statvfs(self.hw.root)
+            n = 0
+            for _ in os.ilistdir(self.journal.dir):
+                n += 1
+            msg["flash"] = [s[0] * s[3], n]
+        except (OSError, AttributeError):
+            pass
         await self.send(self.topic + protocol.STATUS, msg, qos=1, retain=True)
         self.sync_burst = _SYNC_BURST
         self.sync_now.set()

@@ -174,7 +174,8 @@ def fault(hw):
         with open(hw.root + "/fault") as f:
             lines = f.read().strip().split("\n")
         os.remove(hw.root + "/fault")
-        r = ("%s (%s)" % (lines[-1], lines[-2].strip()) if len(lines) > 1 else lines[-1])[:160]
+        # (%.0s, an empty third: the format over 10 characters is no qstr)
+        r = ("%s (%s)%.0s" % (lines[-1], lines[-2].strip(), "") if len(lines) > 1 else lines[-1])[:160]
     except OSError:
         pass
     if r:

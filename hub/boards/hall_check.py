@@ -20,6 +20,10 @@ from typing import Iterable, Mapping
 CLOCK_LIMIT_MS = 50        # a board's clock error bound above this: not ready (docs/operations.md)
 RSSI_MIN_DBM = -80         # a WiFi signal below this: not ready
 LOW_HEAP = 8192            # free heap below this at birth: a note
+# flash free below this at birth: not ready.  A journal entry is a file of
+# 250-300 bytes, and on LittleFS (4 KB blocks) a file can take a block:
+# 256 KB is about 60 of them, a round's presses and calls at a busy table
+LOW_FLASH = 256 * 1024
 BOARD_EVENTS = ("press", "stray", "confirm", "void")
 
 
@@ -35,6 +39,8 @@ class BoardCheck:
     clock_err_ms: int | None = None           # from its latest press of the check (None: untimed or none)
     reasons: list[str] = field(default_factory=list)   # why it is not ready (empty: ready)
     notes: list[str] = field(default_factory=list)
+    flash_free: int | None = None             # bytes, at its start
+    journal: int | None = None                # entries in its journal at its start
 
     @property
     def ready(self) -> bool:
@@ -101,6 +107,7 @@ def check_hall(stations: Iterable, boards: Mapping, rows: Iterable[dict], began_
         c = BoardCheck(b, sorted(buttons[b]), sorted(pressed[b]))
         if info is not None:
             c.online, c.fw, c.rssi, c.mem = info.online, info.fw, info.rssi, info.mem_free
+            c.flash_free, c.journal = info.flash_free, info.journal
         c.clock_err_ms = err.get(b)
         _judge(c, b in err, hub_fw, clock_limit_ms, rssi_min)
         out.append(c)
@@ -126,6 +133,12 @@ def _judge(c: BoardCheck, heard: bool, hub_fw: str | None, clock_limit_ms: int, 
                        "`tabletimer board flash` brings it up to date")
     if c.mem is not None and c.mem < LOW_HEAP:
         c.notes.append(f"free heap {c.mem} bytes at its start, low")
+    if c.flash_free is not None and c.flash_free < LOW_FLASH:
+        c.reasons.append(f"flash nearly full ({c.flash_free // 1024} KB free): its journal could not "
+                         "keep a round's presses; flash it again (`tabletimer board flash`)")
+    if c.journal:
+        c.notes.append(f"{c.journal} entries in its journal at its start (not acknowledged yet, or kept "
+                       "after a round for a hub that takes over): it sends them to this hub")
 
 
 def buttons_reason(missing: list[int]) -> str:
@@ -151,6 +164,8 @@ def checklist(check: HallCheck, title: str = "") -> str:
         facts = [f"fw {b.fw or '?'}", f"WiFi {b.rssi} dBm" if b.rssi is not None else "WiFi ?",
                  f"clock ±{b.clock_err_ms} ms" if b.clock_err_ms is not None else "clock ?",
                  f"heap {b.mem // 1024} KB" if b.mem is not None else "heap ?",
+                 f"flash {b.flash_free // 1024} KB free" if b.flash_free is not None else "flash ?",
+                 f"journal {b.journal}" if b.journal is not None else "journal ?",
                  f"buttons {len(b.pressed)}/{len(b.stations)}"]
         lines.append(f"[{'x' if b.ready else ' '}] {b.board}: {'ready' if b.ready else 'NOT READY'} "
                      f"({', '.join(facts)})")

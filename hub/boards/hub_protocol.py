@@ -154,6 +154,10 @@ def check_board_message(m: dict) -> dict:
             check_int(m, "rssi", -150, 0, optional=True)
             check_int(m, "ack", 1, 99, optional=True)   # 2 or more: it takes an event's answers in its ack
             check_int(m, "term", 1, optional=True)      # the highest hub term it has seen (takeover.py)
+            fl = m.get("flash")       # [free flash bytes, journal entries] (the hall check)
+            if fl is not None and not (isinstance(fl, list) and len(fl) == 2 and all(
+                    type(x) is int and 0 <= x < 2 ** 40 for x in fl)):
+                raise ProtocolError("'flash' must be [free bytes, journal entries], two whole numbers")
             f = m.get("fault")        # what reset the board at the end of its last boot
             if f is not None and (not isinstance(f, str) or not 0 < len(f) <= 200):
                 raise ProtocolError("'fault' must be a string of 1..200 characters")

@@ -38,6 +38,8 @@ class BoardInfo:
     rssi: int | None = None
     uptime_s: int | None = None
     fault: str | None = None         # what reset it at the end of its previous boot (its birth message)
+    flash_free: int | None = None    # bytes of flash free at its birth
+    journal: int | None = None       # entries in its journal at its birth
     # (install, boot, seq) of an event received again after it was stored ->
     # [times received again, hub ms first, hub ms last, the alert begun]
     resent: dict[tuple[str, int, int], list] = field(default_factory=dict)
@@ -71,6 +73,7 @@ class BoardRegistry:
             info.stations = msg["stations"]
             info.mem_free, info.rssi, info.uptime_s = msg.get("mem"), msg.get("rssi"), msg.get("up")
             info.fault = msg.get("fault")
+            info.flash_free, info.journal = msg.get("flash") or (None, None)
         elif info.install in (None, install) and (info.boot is None or msg["boot"] >= info.boot):
             # a last will of an earlier boot arriving late must not mark a
             # rebooted board offline, nor the will of a dead board the spare

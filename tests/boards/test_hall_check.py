@@ -32,7 +32,8 @@ def row(board: str, station: int, typ: str = "stray", err: int | None = 3, at: i
 
 def online(board: str, **kw) -> BoardInfo:
     return BoardInfo(board, online=True, fw=kw.pop("fw", "0.3.0"), rssi=kw.pop("rssi", -55),
-                     mem_free=kw.pop("mem", 40_000))
+                     mem_free=kw.pop("mem", 40_000), flash_free=kw.pop("flash", 1_000_000),
+                     journal=kw.pop("journal", 0))
 
 
 def test_a_board_is_ready_when_online_every_button_pressed_and_its_clock_and_wifi_good():
@@ -49,7 +50,8 @@ def test_a_board_is_ready_when_online_every_button_pressed_and_its_clock_and_wif
     (online("B1"), [row("B1", 1, at=None, err=None)], "no clock"),
     (online("B1"), [row("B1", 1, err=51)], "clock error ±51 ms, over ±50 ms"),
     (online("B1", rssi=-81), [row("B1", 1)], "WiFi signal -81 dBm, below -80 dBm"),
-], ids=["never-heard", "offline", "not-pressed", "no-clock", "bad-clock", "weak-wifi"])
+    (online("B1", flash=100_000), [row("B1", 1)], "flash nearly full (97 KB free)"),
+], ids=["never-heard", "offline", "not-pressed", "no-clock", "bad-clock", "weak-wifi", "flash-full"])
 def test_each_reason_a_board_is_not_ready(info, rows, reason):
     boards = {"A1": online("A1")} | ({"B1": info} if info is not None else {})
     check = check_hall(STATIONS, boards, [row("A1", 1), row("A1", 2)] + rows, began_ms=1)
@@ -65,6 +67,8 @@ def test_the_limits_are_the_callers_and_an_older_firmware_is_a_note_not_a_reason
     assert b1.ready, b1.reasons
     assert any("firmware 0.2.0, older than this hub's 0.3.0" in n for n in b1.notes)
     assert any("free heap 4000 bytes" in n for n in b1.notes)
+    (b1,) = check_hall(STATIONS[2:], {"B1": online("B1", journal=12)}, [row("B1", 1)], began_ms=1).boards
+    assert b1.ready and any(n.startswith("12 entries in its journal at its start") for n in b1.notes), b1.notes
     assert check_hall(STATIONS[2:], {"B1": online("B1", fw="0.10.0")}, [row("B1", 1)], 1,
                       hub_fw="0.3.0").boards[0].notes == []          # 0.10 is newer than 0.3
 
@@ -75,12 +79,15 @@ def test_a_press_of_another_board_or_a_button_not_in_stations_counts_for_nothing
 
 
 def test_the_checklist_says_the_verdict_then_a_line_per_board():
-    check = HallCheck(5, [BoardCheck("A1", [1, 2], [1, 2], True, "0.3.0", -60, 30_000, 4),
+    check = HallCheck(5, [BoardCheck("A1", [1, 2], [1, 2], True, "0.3.0", -60, 30_000, 4,
+                                     flash_free=1_500_000, journal=2),
                           BoardCheck("B1", [1], [], True, "0.3.0", None, None, None, ["button 1 not pressed yet"])])
     text = checklist(check, "Cup")
     assert text.splitlines()[0] == "Cup: hall NOT READY: 1/2 boards ready, 2/3 buttons pressed"
-    assert "[x] A1: ready (fw 0.3.0, WiFi -60 dBm, clock ±4 ms, heap 29 KB, buttons 2/2)" in text
-    assert "[ ] B1: NOT READY (fw 0.3.0, WiFi ?, clock ?, heap ?, buttons 0/1)\n      - button 1 not pressed yet" in text
+    assert ("[x] A1: ready (fw 0.3.0, WiFi -60 dBm, clock ±4 ms, heap 29 KB, flash 1464 KB free, journal 2, "
+            "buttons 2/2)") in text
+    assert ("[ ] B1: NOT READY (fw 0.3.0, WiFi ?, clock ?, heap ?, flash ?, journal ?, buttons 0/1)\n"
+            "      - button 1 not pressed yet") in text
     assert checklist(HallCheck(None, [])) == "no hall check begun"
     assert not HallCheck(None, []).ready                  # no check: not ready
 

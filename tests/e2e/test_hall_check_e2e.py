@@ -8,6 +8,8 @@ strays, and its beginning and verdict are in the log."""
 
 from __future__ import annotations
 
+import re
+
 import subprocess
 
 from brokers import require_mosquitto
@@ -76,6 +78,8 @@ def test_the_hall_check_names_the_button_never_pressed_and_the_board_with_a_bad_
     assert "stray" not in text, text                 # the check's presses are not strays
     assert "hall NOT READY: 1/3 boards ready, 4/5 buttons pressed" in report, report
     assert "[x] A1: ready" in report and "[ ] B1: NOT READY" in report and "[ ] C1: NOT READY" in report
+    a1 = next(ln for ln in report.splitlines() if ln.startswith("[x] A1: ready"))
+    assert re.search(r", flash \d+ KB free, journal \d+, ", a1), a1          # from the board's birth
     assert "- button 2 not pressed yet: press each once" in report
     (c1,) = [ln for ln in report.splitlines() if ln.startswith("[ ] C1")]
     err = int(c1.split("clock \u00b1")[1].split(" ms")[0])

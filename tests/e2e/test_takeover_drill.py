@@ -88,6 +88,24 @@ def _takeover(copy, url: str, port: int) -> tuple[subprocess.Popen, Output]:
     return took, Output(took.stdout)
 
 
+def _presses_at_least(copy, n: int, what: str, timeout: float) -> list[dict]:
+    """The presses in the log of the hub that took over, once there are n."""
+    return until(lambda: (lambda p: p if len(p) >= n else None)(presses(copy / "events.sqlite")),
+                 what, timeout=timeout, seen=lambda: presses(copy / "events.sqlite"))
+
+
+def _stop_all(sims, took, standby, primary) -> None:
+    for s in sims:
+        s.stop()
+    if took is not None:
+        took.terminate()
+        took.wait(30)
+    if standby is not None and standby.poll() is None:
+        standby.terminate()
+        standby.wait(30)
+    primary.stop()
+
+
 @pytest.mark.parametrize("auto", [False, True], ids=["takeover", "auto-after"])
 def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(tmp_path, auto):
     """By hand (`tabletimer takeover` once the standby says PRIMARY SILENT),
@@ -124,18 +142,9 @@ def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(t
         new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now (term 2"), "the takeover")
         for s, m in zip(sims, marks):
             s.wait_for(lambda r: "acked" in r, timeout=60, start=m)   # the journaled press, acked by the new hub
-        got = until(lambda: (lambda p: p if len(p) >= 4 else None)(presses(copy / "events.sqlite")),
-                    "every press in the new log", timeout=30, seen=lambda: presses(copy / "events.sqlite"))
+        got = _presses_at_least(copy, 4, "every press in the new log", timeout=30)
     finally:
-        for s in sims:
-            s.stop()
-        if took is not None:
-            took.terminate()
-            took.wait(30)
-        if standby is not None and standby.poll() is None:
-            standby.terminate()
-            standby.wait(30)
-        primary.stop()
+        _stop_all(sims, took, standby, primary)
     ids = [(e["board"], e["payload"]["boot"], e["payload"]["seq"]) for e in got]
     assert len(ids) == len(set(ids)) == 4, ids                   # each once
     assert sorted((b, seq) for b, _, seq in ids) == [("D1", 1), ("D1", 2), ("D2", 1), ("D2", 2)]
@@ -188,19 +197,9 @@ def test_a_press_acknowledged_but_not_copied_reaches_the_new_log_from_the_boards
         standby.wait(30)
         took, new = _takeover(copy, url, port)
         new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now (term 2"), "the takeover")
-        got = until(lambda: (lambda p: p if len(p) >= 2 else None)(presses(copy / "events.sqlite")),
-                    "the acknowledged press in the new log", timeout=60,
-                    seen=lambda: presses(copy / "events.sqlite"))
+        got = _presses_at_least(copy, 2, "the acknowledged press in the new log", timeout=60)
     finally:
-        for s in sims:
-            s.stop()
-        if took is not None:
-            took.terminate()
-            took.wait(30)
-        if standby is not None and standby.poll() is None:
-            standby.terminate()
-            standby.wait(30)
-        primary.stop()
+        _stop_all(sims, took, standby, primary)
     ids = [(e["payload"]["boot"], e["payload"]["seq"]) for e in got]
     assert sorted(ids) == [(1, 1), (1, 2)], ids                   # each once
     for station in (1, 2):

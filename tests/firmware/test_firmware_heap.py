@@ -41,6 +41,19 @@ def _pointer_bytes() -> int:
 HEAP_KB = 64 if _pointer_bytes() == 4 else 72
 
 
+def _held(sim, heap: list) -> None:
+    """At least 4 KB free at every clock sync, and no allocation failed (a
+    MemoryError a task logged)."""
+    assert min(f for u, f in heap) >= 4096, heap
+    failed = [r["log"] for r in sim.records if "MemoryError" in str(r.get("log", ""))]
+    assert not failed, failed
+
+
+def _not_crashed(sim) -> None:
+    crashed = [r for r in sim.records if "Traceback" in str(r.get("log", ""))]
+    assert not crashed and not sim.stderr_tail, (crashed, sim.stderr_tail)
+
+
 def test_the_firmware_runs_in_a_small_heap(tmp_path, embedded_broker):
     """The board's files as `tabletimer board flash` builds them (.mpy, -O3;
     plain bytecode for the host) in a HEAP_KB heap: it boots, connects, gets its
@@ -63,14 +76,11 @@ def test_the_firmware_runs_in_a_small_heap(tmp_path, embedded_broker):
         exercise(sim)                     # waits for the 16th acknowledgement
         heap = [r["heap"] for r in sim.records if "heap" in r]
         assert heap and max(u + f for u, f in heap) <= HEAP_KB * 1024
-        assert min(f for u, f in heap) >= 4096, heap
-        failed = [r["log"] for r in sim.records if "MemoryError" in str(r.get("log", ""))]
-        assert not failed, failed
+        _held(sim, heap)
     finally:
         rig.close()
         shutil.rmtree(code, ignore_errors=True)
-    crashed = [r for r in sim.records if "Traceback" in str(r.get("log", ""))]
-    assert not crashed and not sim.stderr_tail, (crashed, sim.stderr_tail)
+    _not_crashed(sim)
 
 
 def test_two_hundred_acknowledged_entries_kept_for_a_takeover_in_a_small_heap(tmp_path, embedded_broker):
@@ -112,14 +122,11 @@ def test_two_hundred_acknowledged_entries_kept_for_a_takeover_in_a_small_heap(tm
         heap = [r["heap"] for r in sim.records if "heap" in r]
         print(f"{HEAP_KB} KB heap, 200 acknowledged entries kept: least free heap at a clock sync "
               f"{min(f for _, f in heap)} bytes, at the last {heap[-1][1]}")
-        assert min(f for _, f in heap) >= 4096, heap
-        failed = [r["log"] for r in sim.records if "MemoryError" in str(r.get("log", ""))]
-        assert not failed, failed
+        _held(sim, heap)
     finally:
         rig.close()
         shutil.rmtree(code, ignore_errors=True)
-    crashed = [r for r in sim.records if "Traceback" in str(r.get("log", ""))]
-    assert not crashed and not sim.stderr_tail, (crashed, sim.stderr_tail)
+    _not_crashed(sim)
 
 
 def test_the_boards_names_fit_four_qstr_pools(tmp_path):

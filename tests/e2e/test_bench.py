@@ -3,9 +3,12 @@ own process, the embedded broker) and prints its table with nothing lost."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 
@@ -60,6 +63,20 @@ def test_ota_bench_updates_a_small_hall_and_leaves_no_board_broken() -> None:
         assert figure in table, table
     assert [ln.split()[-3:] for ln in table.splitlines() if ln.startswith("boards not on the new version")] \
         == [["0", "target", "0"]], table
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="two loopback addresses (127.0.0.2)")
+def test_takeover_bench_switches_a_small_hall_and_loses_nothing() -> None:
+    """The hub laptop dies (tools/bench/takeover.py), tiny: 2 boards of the
+    real firmware, the standby taking over after 4 s of silence."""
+    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.takeover", "--boards", "2",
+                          "--auto-after", "4"], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    table = out.stdout[out.stdout.index("figure"):]
+    for figure in ("press -> ack on the primary (floor)", "killed -> the standby's decision",
+                   "killed -> first board acked by the new hub", "2/2 boards; their failover 5 s"):
+        assert figure in table, table
+    assert re.search(r"presses missing from or twice in the new log +0 +4 of 4; target 0", table), table
 
 
 def test_spectators_bench_prints_its_figures_and_loses_nothing() -> None:

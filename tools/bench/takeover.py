@@ -1,0 +1,180 @@
+"""The hub laptop dies and the standby takes over (issue 28): N simulated
+boards of the real firmware flashed with both hubs' addresses, the primary
+(`tabletimer run`, its broker on 127.0.0.2) and a standby (`tabletimer
+standby --auto-after S`, its idle broker on 127.0.0.1, the same port), a
+round running.  Each board's first station presses (acknowledged by the
+primary: the floor, its press -> ack), the primary is SIGKILLed with its
+broker, each board's second station presses at once (journaled: no hub),
+and the standby takes over
+by itself.  Printed, from the kill: the standby's decision, its first ack of
+a board, every board's ack (the switch), and the presses missing from, or
+twice in, the new log (target 0).  Linux (two loopback addresses).
+
+    .venv/bin/python -m tabletimer.tools.bench.takeover [--boards 30] [--auto-after 10]
+
+docs/benchmarks.md, "The hub laptop died".
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tabletimer.hub.boards.broker import free_port
+from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
+from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.store import EventStore
+from tabletimer.tools.bench.report import Report, now_ms, pct
+from tabletimer.tools.simulator import SimBoard
+from tabletimer.tools.testing.hub_process import TT, HubProcess
+
+
+def _presses(log: Path) -> list[dict]:
+    store = EventStore(log)
+    try:
+        return [e for e in store.events() if e["source"] == "board" and e["type"] == "press"]
+    finally:
+        store.close()
+
+
+def _acked_after(sim: SimBoard, seq: int, start: int, timeout: float) -> float | None:
+    """Host ms of the board's ack of (1, seq), from its records after start (None: none)."""
+    try:
+        return sim.wait_for(lambda r: r.get("acked") == [1, seq], timeout=timeout, start=start)["t"]
+    except TimeoutError:
+        return None
+
+
+def _wait_line(lines: list[str], pred, timeout: float) -> float | None:
+    """Host ms when a line of the standby's output matching pred was read (None: none)."""
+    deadline = time.monotonic() + timeout
+    seen = 0
+    while time.monotonic() < deadline:
+        while seen < len(lines):
+            if pred(lines[seen]):
+                return now_ms()
+            seen += 1
+        time.sleep(0.01)
+    return None
+
+
+def run(n: int, auto_after: float, failover: int, report: Report) -> int:
+    """The benchmark; presses missing from or doubled in the new log."""
+    import threading
+
+    root = Path(tempfile.mkdtemp(prefix="tt-takeover-"))
+    ev = event_folder.init(root / "primary", "czjpa-individuals", "Takeover bench")
+    boards = [f"T{i:02d}" for i in range(1, n + 1)]
+    (ev / "entrants.csv").write_text("id,name,eligible\n" + "".join(f"{i},E{i},yes\n" for i in range(1, 2 * n + 1)))
+    (ev / "stations.csv").write_text("board,button,table,entrant\n" + "".join(
+        f"{b},{k},T{b},{2 * i + k - 2}\n" for i, b in enumerate(boards, 1) for k in (1, 2)))
+    keys = BoardKeys(ev / "board-keys.json")
+    for b in boards:
+        keys.ensure(b)
+    copy = root / "standby"
+    shutil.copytree(ev, copy)
+    port, web = free_port(), free_port()
+    primary = HubProcess(ev, None, "--broker-kind", "embedded", "--listen", "127.0.0.2", "--port", str(port),
+                         web_port=web)
+    standby = None
+    sims: list[SimBoard] = []
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 30
+        while not any("tabletimer console http" in ln for ln in primary.lines):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the primary's web server did not start")
+            time.sleep(0.05)
+        standby = subprocess.Popen([TT, "standby", str(copy), "--primary", f"http://127.0.0.1:{web}",
+                                    "--token-file", str(ev / "console-token"), "--broker-kind", "embedded",
+                                    "--port", str(port), "--web-listen", "off", "--auto-after", f"{auto_after:g}"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        threading.Thread(target=lambda: lines.extend(iter(standby.stdout.readline, "")), daemon=True).start()
+        if _wait_line(lines, lambda ln: "(idle: the boards are the primary's)" in ln, 60) is None:
+            raise RuntimeError("the standby did not start: " + "".join(lines)[-2000:])
+        for b in boards:
+            s = SimBoard(b, "127.0.0.2", port, root / "boards", key=keys.key(b), stations=2,
+                         broker_user=b, broker_password=mqtt_password(keys.key(b)))
+            s.config["broker"].update(host=["127.0.0.2", "127.0.0.1"], failover=failover)
+            sims.append(s.start())
+        subprocess.run([TT, "act", str(ev), "round_start"], check=True, capture_output=True)
+        for s in sims:
+            s.wait_for(lambda r: "sched" in r, timeout=60)
+        floor = []
+        for s in sims:
+            m, t0 = len(s.records), now_ms()
+            s.press(1)
+            t = _acked_after(s, 1, m, 30)
+            if t is not None:
+                floor.append(t - t0)
+        report.add("press -> ack on the primary (floor)", f"p50 {pct(floor, 50):.0f}  p99 {pct(floor, 99):.0f} ms",
+                   f"{len(floor)}/{n} boards")
+        copied = time.monotonic() + 30
+        while len(_presses(copy / "events.sqlite")) < n and time.monotonic() < copied:
+            time.sleep(0.1)
+        marks = [len(s.records) for s in sims]
+        killed = now_ms()
+        primary.kill()                                    # the hub laptop dies, its broker with it
+        for s in sims:
+            s.press(2)                                    # journaled: no hub to ack it
+        decided = _wait_line(lines, lambda ln: "this laptop takes over" in ln, 120)
+        hub_now = _wait_line(lines, lambda ln: ln.startswith("takeover: this laptop is the hub now"), 60)
+        acks = [_acked_after(s, 2, m, 120) for s, m in zip(sims, marks)]
+        got = [a - killed for a in acks if a is not None]
+        report.add("killed -> the standby's decision", f"{(decided - killed) / 1000:.1f} s" if decided else "never",
+                   f"--auto-after {auto_after:g}")
+        report.add("killed -> the new hub's first word", f"{(hub_now - killed) / 1000:.1f} s" if hub_now else "never",
+                   "'takeover: this laptop is the hub now'")
+        if got:
+            report.add("killed -> first board acked by the new hub", f"{min(got) / 1000:.1f} s",
+                       f"{(min(got) - (decided - killed)) / 1000:.1f} s after the decision" if decided else "")
+            report.add("killed -> each board acked (the switch)",
+                       f"p50 {pct(got, 50) / 1000:.1f}  p99 {pct(got, 99) / 1000:.1f}  max {max(got) / 1000:.1f} s",
+                       f"{len(got)}/{n} boards; their failover {failover} s")
+        deadline = time.monotonic() + 30
+        while len(_presses(copy / "events.sqlite")) < 2 * n and time.monotonic() < deadline:
+            time.sleep(0.2)
+        rows = _presses(copy / "events.sqlite")
+        keys_in = [(e["board"], e["payload"]["boot"], e["payload"]["seq"]) for e in rows]
+        wrong = (2 * n - len(set(keys_in))) + (len(keys_in) - len(set(keys_in)))
+        report.add("presses missing from or twice in the new log", str(wrong), f"{len(rows)} of {2 * n}; target 0")
+        return wrong
+    finally:
+        for s in sims:
+            s.stop()
+        if standby is not None and standby.poll() is None:
+            standby.terminate()
+            standby.wait(30)
+        primary.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tabletimer.tools.bench.takeover",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--boards", type=int, default=30, help="simulated boards (default 30)")
+    ap.add_argument("--auto-after", type=float, default=10.0,
+                    help="the standby's --auto-after, seconds (default 10)")
+    ap.add_argument("--failover", type=int, default=5,
+                    help="the boards' broker failover, seconds without a broker (default 5)")
+    a = ap.parse_args(argv)
+    if a.boards < 1:
+        ap.error("--boards needs at least 1")
+    if not sys.platform.startswith("linux"):
+        print("this benchmark needs two loopback addresses (127.0.0.2): Linux", file=sys.stderr)
+        return 2
+    report = Report()
+    print(f"the hub laptop dies: {a.boards} simulated boards (the real firmware), a primary and a standby "
+          f"(--auto-after {a.auto_after:g})", flush=True)
+    wrong = run(a.boards, a.auto_after, a.failover, report)
+    print(report.table())
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

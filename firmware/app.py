@@ -471,10 +471,11 @@ class App:
                                                qos=1):
                             break
                 g = self.gone
-                sc = b.sched
-                now = b.sync.to_hub(self.clock.now())
-                if g and not self.running() and not (sc and sc["end"] and now and now < sc["end"] + _KEEP_MS):
-                    self.journal.forget(g, 4)    # a few at a time: a signal may be due
+                if g and not self.running():
+                    sc = b.sched
+                    now = b.sync.to_hub(self.clock.now())
+                    if not (sc and sc["end"] and now and now < sc["end"] + _KEEP_MS):
+                        self.journal.forget(g, 4)    # a few at a time: a signal may be due
             except Exception as e:    # a MemoryError on a fragmented heap, above all:
                 survive(self.hw, e)  # the event is sent again at its next retry
 

@@ -79,7 +79,7 @@ class ConsoleApp(App):
                  tick: Callable[[], None] | None = None, who: str = DEFAULT_WHO, hub_fw: str | None = None) -> None:
         super().__init__()
         self.service = service
-        self.hub_fw = hub_fw                    # the firmware this hub flashes: older boards are not ready
+        self.hub_fw = hub_fw                    # the firmware this hub flashes: an older board's is a note
         self.event_title = title
         self.stop_event = stop_event
         self.tick_fn = tick

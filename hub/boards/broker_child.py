@@ -7,6 +7,7 @@ the network's), and the hub told what it could not see otherwise
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -14,6 +15,8 @@ from pathlib import Path
 from .connection_gate import CONNECT_DEADLINE_S, PER_HOST, SLOW, ConnectionGate
 from .hub_protocol import BROKER_NOTICE, MAX_PACKET
 from .open_files import BROKER_FILES, room_for
+
+SHUTDOWN_S = 2.0         # the hub gone (stdin closed): amqtt's shutdown given this long, then exit
 
 
 class SnapshotDict(dict):
@@ -367,7 +370,16 @@ def serve(config_path: str, access_path: str = "", per_host: str = "") -> None:
         reporter = asyncio.create_task(report_refusals(broker, gate, log))
         await parent_gone.wait()
         reporter.cancel()
-        await broker.shutdown()
+        # amqtt's shutdown may wait for ever on one client's handler while it
+        # goes on serving the others (seen: a hub SIGKILLed, its broker
+        # answering a board's pings for minutes, the board never failing over
+        # to the standby): bounded, then the process ends, its sockets closed
+        shutdown = asyncio.ensure_future(broker.shutdown())
+        done, _ = await asyncio.wait({shutdown}, timeout=SHUTDOWN_S)
+        if not done:
+            log(f"broker: its shutdown did not end in {SHUTDOWN_S:g} s; the process ends without it")
+        sys.stdout.flush()
+        os._exit(0)            # not asyncio.run's end: it would wait for the hung tasks
 
     asyncio.run(main())
 

@@ -228,3 +228,52 @@ def test_a_second_connection_with_a_client_id_closes_the_first_whatever_amqtts_s
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "old closed: True" in r.stdout and "new open: True" in r.stdout, r.stdout + r.stderr
+
+
+HUNG_SHUTDOWN = """
+import asyncio, sys
+import amqtt.broker
+
+async def never_ends(self):                 # as amqtt's did: a handler's stop awaited for ever
+    await asyncio.Event().wait()
+
+amqtt.broker.Broker.shutdown = never_ends
+from tabletimer.hub.boards.broker_child import serve
+serve(sys.argv[1], "")
+"""
+
+
+def test_a_broker_whose_hub_died_ends_even_when_amqtts_shutdown_hangs(tmp_path) -> None:
+    """A hub SIGKILLed in a takeover drill left its embedded broker running
+    for minutes: amqtt's shutdown never ended and the broker went on
+    answering the board's pings, so the board never moved to the standby's
+    address.  The hub gone (its end of the broker's stdin closed), the
+    broker now ends after a bounded wait, closing its clients' connections,
+    whatever amqtt does."""
+    import subprocess
+    import sys
+
+    from tabletimer.hub.boards.broker import EmbeddedBroker, wait_port
+    from tabletimer.hub.boards.broker_child import SHUTDOWN_S
+
+    EmbeddedBroker(tmp_path / "broker").start().stop()      # its configuration, written as the hub would
+    script = tmp_path / "hung.py"
+    script.write_text(HUNG_SHUTDOWN)
+    conf = tmp_path / "broker" / "amqtt.json"
+    port = int(__import__("json").loads(conf.read_text())["listeners"]["default"]["bind"].rsplit(":", 1)[1])
+    proc = subprocess.Popen([sys.executable, str(script), str(conf)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_port("127.0.0.1", port, 20, proc)
+        board = _client("board", port)
+        gone = threading.Event()
+        board.on_disconnect = lambda *a: gone.set()
+        proc.stdin.close()                                   # the hub dies
+        assert gone.wait(SHUTDOWN_S + 10), "the board stayed connected to a broker without a hub"
+        assert proc.wait(10) == 0
+        assert b"did not end" in proc.stdout.read()
+        board.loop_stop()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

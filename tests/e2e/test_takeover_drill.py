@@ -88,10 +88,16 @@ def _takeover(copy, url: str, port: int) -> tuple[subprocess.Popen, Output]:
     return took, Output(took.stdout)
 
 
-def _presses_at_least(copy, n: int, what: str, timeout: float) -> list[dict]:
-    """The presses in the log of the hub that took over, once there are n."""
+def _presses_at_least(copy, n: int, what: str, timeout: float, sims=(), new=None) -> list[dict]:
+    """The presses in the log of the hub that took over, once there are n;
+    on a timeout, what the boards and the new hub said last (a flake is
+    read from them)."""
+    def seen():
+        return {"presses": presses(copy / "events.sqlite"),
+                "boards": {s.board_id: s.records[-40:] for s in sims},
+                "new hub": new.lines[-30:] if new is not None else None}
     return until(lambda: (lambda p: p if len(p) >= n else None)(presses(copy / "events.sqlite")),
-                 what, timeout=timeout, seen=lambda: presses(copy / "events.sqlite"))
+                 what, timeout=timeout, seen=seen)
 
 
 def _stop_all(sims, took, standby, primary) -> None:
@@ -142,7 +148,7 @@ def test_the_primary_dies_the_standby_takes_over_and_every_press_is_there_once(t
         new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now (term 2"), "the takeover")
         for s, m in zip(sims, marks):
             s.wait_for(lambda r: "acked" in r, timeout=60, start=m)   # the journaled press, acked by the new hub
-        got = _presses_at_least(copy, 4, "every press in the new log", timeout=30)
+        got = _presses_at_least(copy, 4, "every press in the new log", timeout=30, sims=sims, new=new)
     finally:
         _stop_all(sims, took, standby, primary)
     ids = [(e["board"], e["payload"]["boot"], e["payload"]["seq"]) for e in got]
@@ -197,7 +203,8 @@ def test_a_press_acknowledged_but_not_copied_reaches_the_new_log_from_the_boards
         standby.wait(30)
         took, new = _takeover(copy, url, port)
         new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now (term 2"), "the takeover")
-        got = _presses_at_least(copy, 2, "the acknowledged press in the new log", timeout=60)
+        got = _presses_at_least(copy, 2, "the acknowledged press in the new log", timeout=60, sims=sims,
+                                new=new)
     finally:
         _stop_all(sims, took, standby, primary)
     ids = [(e["payload"]["boot"], e["payload"]["seq"]) for e in got]

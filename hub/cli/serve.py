@@ -91,6 +91,13 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     failed = False
     title = console_title(event, service.competition.format.title)
     done = threading.Lock()
+    # the events stored, for the line per event printed off a terminal:
+    # listened to before the hub starts, so that what it stores at once (the
+    # boards' retained statuses, a rehearsed day's boards already connected
+    # when the next round's hub subscribes) is printed too
+    stored: deque[dict] = deque()
+    if not console.is_terminal:
+        service.listeners.append(stored.append)
 
     def shut_down() -> bool:
         """Stop boards, hub and broker, once (False if already done)."""
@@ -184,9 +191,6 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
             # printed here, not by the thread that stores it (a ranking per
             # line cost the commit thread half its time in a burst): the
             # events stored since the last tick, ranked once, places as now
-            stored: deque[dict] = deque()
-            service.listeners.append(stored.append)
-
             def print_stored() -> None:
                 if stored:
                     ranked = {r.entrant: r for r in service.standings()}

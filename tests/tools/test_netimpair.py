@@ -214,15 +214,22 @@ def test_round_trip_takes_the_up_and_down_delay(net: NetImpair) -> None:
 
 
 def test_one_way_delays_are_asymmetric(net: NetImpair, echo: EchoServer) -> None:
+    """Each leg never shorter than asked; the fastest of three no longer
+    than asked and the slack (one alone took 1.13 s for 0.6 s in a hunt
+    beside two CPU burners: the scheduler, not the link)."""
     net.set("B1", up_ms=100, down_ms=600)
+    ups, downs = [], []
     with connect(net) as s:
-        t0 = time.monotonic()
-        s.sendall(b"x")
-        t1, _ = echo.received.get(timeout=T)
-        recv_exactly(s, 1)
-        t2 = time.monotonic()
-    assert 0.100 <= t1 - t0 < 0.100 + SLACK
-    assert 0.600 <= t2 - t1 < 0.600 + SLACK
+        for _ in range(3):
+            t0 = time.monotonic()
+            s.sendall(b"x")
+            t1, _ = echo.received.get(timeout=T)
+            recv_exactly(s, 1)
+            t2 = time.monotonic()
+            ups.append(t1 - t0)
+            downs.append(t2 - t1)
+    assert all(u >= 0.100 for u in ups) and all(d >= 0.600 for d in downs), (ups, downs)
+    assert min(ups) < 0.100 + SLACK and min(downs) < 0.600 + SLACK, (ups, downs)
 
 
 def test_many_messages_in_flight_take_one_delay_not_many(net: NetImpair) -> None:

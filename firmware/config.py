@@ -98,6 +98,13 @@ def check(cfg, path="config", kind=None):
         pin(bz.get("pin"), path, "buzzer", kind, True)
         if bz.get("kind", "passive") not in ("passive", "active"):
             raise ConfigError(path + ": 'buzzer.kind' must be 'passive' (PWM) or 'active'")
+        v = bz.get("volume")
+        if v is not None:
+            if type(v) is not int or not 1 <= v <= 100:
+                raise ConfigError(path + ": 'buzzer.volume' must be a whole number 1..100 (percent)")
+            if bz.get("kind", "passive") != "passive":
+                raise ConfigError(path + ": 'buzzer.volume' needs a passive (PWM) buzzer: an active "
+                                  "one has a single loudness")
     if cfg.get("led") is not None:
         pin(cfg["led"], path, "led", kind, True)
     t = cfg.get("timings") or {}

@@ -32,6 +32,7 @@ class Hardware:
             pin = machine.Pin(bz["pin"], machine.Pin.OUT, value=0)
             if bz.get("kind", "passive") == "passive":
                 self._pwm = machine.PWM(pin, freq=2000, duty_u16=0)
+                self.volume(bz.get("volume", 100))
             else:
                 self._buzz_pin = pin
         led = cfg.get("led")
@@ -64,11 +65,16 @@ class Hardware:
     ticks_diff = time.ticks_diff
 
     # -- outputs -------------------------------------------------------
+    def volume(self, level):
+        # a passive buzzer's loudness: the PWM duty, 100 % = half the period
+        # (a square wave, the loudest); applied from the next sound on
+        self._duty = 32768 * level // 100
+
     def buzzer(self, freq):
         if self._pwm is not None:
             if freq:
                 self._pwm.freq(freq)
-                self._pwm.duty_u16(32768)
+                self._pwm.duty_u16(self._duty)
             else:
                 self._pwm.duty_u16(0)
         elif self._buzz_pin is not None:

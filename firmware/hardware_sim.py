@@ -15,6 +15,8 @@
 #       "ticks" the board's ticks_ms() as its pin interrupt's handler read it,
 #       "delay" ms from "true" to then (a blocking call in the way)
 #   {"sim": "buzz", "freq": 2000, "true": <host ms>}
+#   {"sim": "volume", "volume": 40}: the buzzer's volume set (at boot when the
+#       configuration has one, and by a settings change, at once)
 #   {"watchdog": <ms>}: the watchdog started (ms), or was fed (0); SimBoard
 #   keeps its timer and kills the board (the reset) if it runs out
 #   {"sim": "reset"}: machine.reset() after a fatal error; exit status 3
@@ -63,7 +65,6 @@ class Hardware:
 
     def __init__(self, cfg):
         sim = cfg.get("sim") or {}
-        self.offset = int(sim.get("clock_offset_ms", 0))
         self.drift_ppm = int(sim.get("drift_ppm", 0))
         self.root = sim.get("root", ".")
         # the modelled blocking calls (ms): flash write, erase, erase every
@@ -87,7 +88,8 @@ class Hardware:
             import sim_blocking          # its model of no network (the simulator's code, not the chip's)
             sim_blocking.wifi()
         self.stations = len(cfg["buttons"])
-        self._t0 = _host_ms()
+        # the clock: host ms at boot, and the offset (one name: each is a qstr)
+        self._t0 = (_host_ms(), int(sim.get("clock_offset_ms", 0)))
         self.edges = []                     # (station, level, ticks) not yet handled
         # an Event, not a ThreadSafeFlag as on the ESP32: the edges come from
         # this board's own event loop, not from an interrupt, and on the unix
@@ -95,6 +97,9 @@ class Hardware:
         # not a file descriptor), 1-2 % of a core per board
         self.press_flag = asyncio.Event()
         self.buzz = 0                       # the buzzer's frequency
+        v = (cfg.get("buzzer") or {}).get("volume")
+        if v:
+            self.volume(v)
 
     @staticmethod
     def fallback():
@@ -103,8 +108,9 @@ class Hardware:
 
     # -- clock ---------------------------------------------------------
     def ticks_ms(self, t=None):
-        e = (t or _host_ms()) - self._t0
-        return (e + e * self.drift_ppm // 1000000 + self.offset) % _PERIOD
+        t0 = self._t0
+        e = (t or _host_ms()) - t0[0]
+        return (e + e * self.drift_ppm // 1000000 + t0[1]) % _PERIOD
 
     def ticks_diff(self, a, b):
         d = (a - b) % _PERIOD
@@ -116,6 +122,10 @@ class Hardware:
         # when the reading process gets to the line depends on its own load)
         msg["t"] = _host_ms()
         print(json.dumps(msg))
+
+    def volume(self, level):
+        # the chip's PWM duty from the next sound on (hardware_esp32.py): said
+        self.emit({"sim": "volume", "volume": level})
 
     def buzzer(self, freq):
         if freq != self.buzz:

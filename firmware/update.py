@@ -33,7 +33,11 @@ from journal import write_atomic
 
 # what the hub may set, as "part.key" (or "key") of the configuration
 KEYS = ("wifi.ssid", "wifi.password", "broker.host", "broker.port", "broker.failover",
-        "broker.keepalive", "broker.user", "broker.password", "buzzer.pin", "buzzer.kind", "led")
+        "broker.keepalive", "broker.user", "broker.password", "buzzer.pin", "buzzer.kind",
+        "buzzer.volume", "led")
+# what is safe to apply at once, with no restart and no trial (it cannot cut
+# the board off its hub): written, applied, answered "committed"
+AT_ONCE = ("buzzer.volume",)
 _BOOTS = 3            # boots of a trial before the previous configuration comes back
 _LIMIT_S = 120        # a trial's time within a boot, unless the command says (10..3600 s)
 
@@ -137,12 +141,14 @@ def busy(app):
 
 def check(app, msg):
     """The hub's settings command (signed and numbered: App.on_message):
-    checked as the configuration file is at boot, staged, answered; the
-    board restarts on it.  Refused (with the reason) while a station runs,
+    checked as the configuration file is at boot, then applied at once
+    (AT_ONCE keys only: written, answered committed) or staged, answered,
+    and the board restarts on it.  Refused (with the reason) while a station runs,
     or a trial waits for the hub."""
     hw = app.hw
     path = getattr(hw, "config", "/config.json")
     why = busy(app)
+    now = False
     if why is None:
         import config
         try:
@@ -150,30 +156,37 @@ def check(app, msg):
                 cfg = json.load(f)
             new = merge(cfg, msg.get("set"))
             config.check(new, "settings", hw.kind)
-            p, t = names(path)
-            try:
-                os.remove(t)
-            except OSError:
-                pass
-            write_atomic(p, cfg)          # from here a boot is a trial...
-            write_atomic(path, new)
-            lim = msg.get("trial") or _LIMIT_S
-            write_atomic(t, [0, lim if type(lim) is int and 10 <= lim <= 3600 else _LIMIT_S,
-                             msg.get("id")])   # ...of the new one
+            now = all(k in AT_ONCE for k in msg["set"])
+            if now:                       # the old file or the new one, whole: both work
+                write_atomic(path, new)
+                hw.volume((new.get("buzzer") or {}).get("volume") or 100)
+            else:
+                p, t = names(path)
+                try:
+                    os.remove(t)
+                except OSError:
+                    pass
+                write_atomic(p, cfg)          # from here a boot is a trial...
+                write_atomic(path, new)
+                lim = msg.get("trial") or _LIMIT_S
+                write_atomic(t, [0, lim if type(lim) is int and 10 <= lim <= 3600 else _LIMIT_S,
+                                 msg.get("id")])   # ...of the new one
         except (OSError, ValueError) as e:   # a ConfigError is a ValueError
             why = str(e)
         sys.modules.pop("config", None)
     import asyncio
-    asyncio.create_task(answer(app, msg.get("id"), why))
+    asyncio.create_task(answer(app, msg.get("id"), why, now))
 
 
-async def answer(app, rid, why):
-    """The answer to a settings command: refused (why), or staged, and then
-    a restart on it.  (A firmware update's: fwupdate.end, the same steps,
-    so that an update loads fwupdate.py alone.)"""
+async def answer(app, rid, why, applied=False):
+    """The answer to a settings command: refused (why), committed (applied
+    at once: AT_ONCE), or staged, and then a restart on it.  (A firmware
+    update's: fwupdate.end, the same steps, so that an update loads
+    fwupdate.py alone.)"""
     import asyncio
     import protocol
-    m = {"v": protocol.VERSION, "type": "config", "id": rid, "state": "refused" if why else "staged"}
+    m = {"v": protocol.VERSION, "type": "config", "id": rid,
+         "state": "refused" if why else "committed" if applied else "staged"}
     if why:
         m["why"] = why[:160]
     for _ in range(10):
@@ -182,7 +195,7 @@ async def answer(app, rid, why):
         await asyncio.sleep_ms(500)
     if not _trial and not _fw:        # (a trial boot's module stays: run() uses it)
         sys.modules.pop("update", None)
-    if why:
+    if why or applied:
         return
     app.journal.forget(app.gone, 1 << 30)   # no station runs: the acknowledged entries go now
     app.hw.log("settings staged: restarting")

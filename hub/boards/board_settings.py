@@ -25,7 +25,7 @@ from tabletimer import firmware_dir, repo_root
 from .hub_protocol import ROLLED_BACK
 
 SECRET_KEYS = ("wifi.password", "broker.password")
-INT_KEYS = ("broker.port", "broker.failover", "broker.keepalive", "buzzer.pin", "led")
+INT_KEYS = ("broker.port", "broker.failover", "broker.keepalive", "buzzer.pin", "buzzer.volume", "led")
 TRIAL_S = 120                 # the board's default (update._LIMIT_S)
 SEND_WITHIN_MS = 60_000       # a request row older than this when the hub applies it is not sent (a restart)
 # a valid configuration the changes are checked against (the board checks

@@ -32,7 +32,8 @@ EVENT_TYPES = (T_PRESS, T_CONFIRM, T_VOID, T_STRAY)
 STATION_STATES = ("idle", "running", "called", "done", "stopped")
 # settings over the air (docs/protocol.md, "config"): the hub's command and a
 # board's answers, on its status topic (not retained): staged (it restarts
-# on them), refused (why), committed (its hub heard on them); a roll-back is
+# on them), refused (why), committed (its hub heard on them; at once, with no
+# staged, for the keys safe without a restart: firmware/update.py's AT_ONCE); a roll-back is
 # said in the next birth's fault ("settings rolled back: ...")
 T_CONFIG = "config"
 SETTINGS_ANSWERS = ("staged", "refused", "committed")

@@ -4,8 +4,8 @@ request is checked first (the keys, the values with the board's own checks,
 no round running on it); if one fails nothing is stored or sent.  Then one
 `settings` row per board goes into the log, the running hub sends each as
 it applies it, and this follows the log: a line per board as its state
-changes (sent, staged, on trial, committed; refused or rolled back, with
-the reason) until every board is done or --timeout.  Passwords are never
+changes (sent, staged, on trial, committed -- or sent, committed for the
+buzzer volume, applied at once; refused or rolled back, with the reason) until every board is done or --timeout.  Passwords are never
 printed, and sealed with the board's key in the log.  Exit 0: every board
 committed; 1: one did not (refused, rolled back, no answer); 2: nothing was
 sent."""
@@ -96,7 +96,7 @@ def add_parser(sub):
     bsub = bs.add_subparsers(dest="boards_cmd", required=True)
     s = bsub.add_parser("set", help="change boards' settings (WiFi, brokers, buzzer, LED): each board "
                                     "checks them, restarts on them and goes back by itself if it "
-                                    "cannot reach the hub on them",
+                                    "cannot reach the hub on them (the buzzer volume alone: at once)",
                         description="KEY=VALUE, KEY one of: " + ", ".join(board_settings.keys())
                                     + " (broker.host: a list, comma-separated; null removes an optional one)")
     s.add_argument("dir", help="the event folder (its hub running)")

@@ -26,10 +26,18 @@ def test_key_value_pairs_are_read_as_the_board_takes_them() -> None:
     ("broker.port=http", "a whole number"),
     ("broker.port=0", "broker.port"),              # the board's own check: 1..65535
     ("buzzer.pin=7", "buzzer"),                    # a pin of the ESP32's flash chip
+    ("buzzer.volume=0", "1..100"),
+    ("buzzer.volume=loud", "a whole number"),
 ])
 def test_a_change_the_board_would_refuse_is_refused_at_the_desk_in_words(pair: str, said: str) -> None:
     with pytest.raises(ValueError, match=said):
         S.parse([pair])
+
+
+def test_the_buzzer_volume_is_a_percentage_of_a_passive_buzzer() -> None:
+    assert S.parse(["buzzer.volume=40"]) == {"buzzer.volume": 40}
+    with pytest.raises(ValueError, match="needs a passive"):
+        S.parse(["buzzer.kind=active", "buzzer.volume=40"])
 
 
 def test_a_password_is_sealed_in_the_log_and_opens_only_with_the_boards_key() -> None:

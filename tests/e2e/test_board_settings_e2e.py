@@ -1,7 +1,7 @@
 """Issue 29, item 1, end to end: `tabletimer boards set` beside the hub run
 by `tabletimer run`, the real firmware on simulated boards through
 Mosquitto.  A board's broker list changed: it restarts on it, comes back,
-commits (exit 0); a broker port nobody listens on: the board goes back by
+commits (exit 0); its buzzer volume, at once (no restart); a broker port nobody listens on: the board goes back by
 itself, the hub says so (exit 1); a change asked while the round runs:
 refused at the desk before anything is stored or sent (exit 2)."""
 
@@ -35,6 +35,7 @@ def test_boards_set_changes_a_broker_list_rolls_back_a_bad_broker_and_refuses_du
     keys = BoardKeys(ev / "board-keys.json")
     mosq = LocalMosquitto().start()
     sims = {b: SimBoard(b, "127.0.0.1", mosq.port, tmp_path / "boards", key=keys.ensure(b)) for b in ("S1", "S2")}
+    sims["S1"].config["buzzer"] = {"pin": 25}                 # a passive buzzer, as flashed
     hub = None
     try:
         hub = subprocess.Popen([TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{mosq.port}", "--web-listen",
@@ -66,6 +67,15 @@ def test_boards_set_changes_a_broker_list_rolls_back_a_bad_broker_and_refuses_du
         assert cfg["broker"]["host"] == ["127.0.0.1", "127.0.0.2"] and cfg["wifi"]["password"] == "s3cret"
         assert any(r.get("sim") == "reboot" for r in sims["S1"].records)
 
+        # S1's buzzer quieter: applied at once, no restart (committed with no staged)
+        reboots = sum(r.get("sim") == "reboot" for r in sims["S1"].records)
+        quiet = _set(ev, "S1", "buzzer.volume=40")
+        assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+        lines = quiet.stdout.splitlines()
+        assert "S1: committed" in lines and "S1: staged" not in lines, lines
+        sims["S1"].wait_for(lambda r: r.get("sim") == "volume" and r["volume"] == 40, timeout=10)
+        assert sum(r.get("sim") == "reboot" for r in sims["S1"].records) == reboots
+
         # S2: a port nobody listens on: it goes back by itself within the trial; the hub says so
         back = _set(ev, "S2", f"broker.port={free_port()}", "--trial", "10")
         assert back.returncode == 1, back.stdout + back.stderr
@@ -93,7 +103,7 @@ def test_boards_set_changes_a_broker_list_rolls_back_a_bad_broker_and_refuses_du
         try:
             rows = store.events()
             requests = [r for r in rows if r["type"] == "settings"]
-            assert [r["payload"]["board"] for r in requests] == ["S1", "S2"]       # none during the round
+            assert [r["payload"]["board"] for r in requests] == ["S1", "S1", "S2"]  # none during the round
             assert "s3cret" not in json.dumps(rows)                                 # sealed in the log
         finally:
             store.close()

@@ -91,6 +91,31 @@ def test_a_bad_value_is_refused_by_the_board_with_its_reason(tmp_path, embedded_
         rig.close()
 
 
+def test_the_buzzer_volume_is_applied_at_once_without_a_restart(tmp_path, embedded_broker):
+    """A setting that cannot cut a board off its hub (update.AT_ONCE: the
+    buzzer's volume) is written and applied at once, answered committed:
+    no restart, no trial, no previous configuration kept."""
+    rig = Rig(tmp_path, embedded_broker)
+    try:
+        svc = rig.start_hub()
+        sim = SimBoard("S4", rig.broker.host, rig.broker.port, tmp_path, key=rig.keys.ensure("S4"))
+        sim.config["buzzer"] = {"pin": 25, "volume": 80}
+        rig.boards.append(sim.start())
+        sim.wait_for(lambda r: r.get("sim") == "volume", timeout=20)
+        assert [r["volume"] for r in sim.records if r.get("sim") == "volume"] == [80]    # at boot
+        sim.wait_for(lambda r: "sync" in r, timeout=20)
+        mark = len(sim.records)
+        row = svc.act("settings", {"board": "S4", "set": {"buzzer.volume": 30}})
+        _answer(rig, "S4", "committed", row["id"])
+        sim.wait_for(lambda r: r.get("sim") == "volume" and r["volume"] == 30, timeout=10, start=mark)
+        assert _config(sim)["buzzer"] == {"pin": 25, "volume": 30} and _files(sim) == {"config.json"}
+        answers = [e["payload"]["state"] for e in svc.store.events() if e["type"] == "config"]
+        assert answers == ["committed"]
+        assert not any(r.get("sim") == "reboot" for r in sim.records)
+    finally:
+        rig.close()
+
+
 @pytest.mark.parametrize("what", ["broker", "wifi"])
 def test_settings_that_reach_no_hub_are_rolled_back_by_the_board(tmp_path, embedded_broker, what):
     """A broker port nobody listens on; a WiFi password the hall's access

@@ -7,9 +7,10 @@ checked first (a key, no round running on it); if one fails nothing is
 stored or sent.  Then one `firmware` row per board goes into the log; the
 running hub updates them a few at a time, and this follows the log: a line
 per board as its state changes (sent, receiving with its progress, staged,
-on trial, committed; refused, failed or rolled back, with the reason) until
-every board is done or --timeout, then a line per board: its version,
-state, error.  Exit 0: every board committed; 1: one did not; 2: nothing
+on trial, committed; refused, failed or rolled back, with the reason) and
+the hall's progress (a bar under the lines on a terminal; off one, a text
+bar line at every tenth), until every board is done or --timeout, then a
+line per board: its version, state, error.  Exit 0: every board committed; 1: one did not; 2: nothing
 was sent."""
 
 from __future__ import annotations
@@ -76,6 +77,70 @@ def follow(states: dict[str, BoardUpdate], rows: Iterable[dict]) -> None:
                 s.state = "on trial"          # booted on it, not committed yet
 
 
+def hall_progress(states: dict[str, BoardUpdate]) -> tuple[int, str]:
+    """The hall's update as a whole: (percent of it done, the counts).  A
+    board's share: the transfer 90 % of it (what it received), staged 90,
+    on trial 95 (the restart and the trial take seconds, the transfer the
+    time), 100 once final, whatever the outcome."""
+    n = len(states) or 1
+    share = {"staged": 90, "on trial": 95}
+    got = sum(100 if s.final else share.get(s.state, 9 * s.pct // 10 if s.state == "receiving" else 0)
+              for s in states.values())
+    counts: dict[str, int] = {}
+    for s in states.values():
+        counts[s.state] = counts.get(s.state, 0) + 1
+    order = ("committed", "on trial", "staged", "receiving", "sent", "refused", "failed", "rolled back")
+    done = sum(s.final for s in states.values())
+    return got // n, f"{done}/{len(states)} done: " + ", ".join(f"{counts[k]} {k}" for k in order if counts.get(k))
+
+
+def text_bar(pct: int, width: int = 30) -> str:
+    full = width * max(0, min(100, pct)) // 100
+    return "[" + "#" * full + "." * (width - full) + "]"
+
+
+class ProgressShown:
+    """The hall's progress where the operator looks: on a terminal a Rich
+    progress bar, the boards' lines printed above it; off one (a log, a
+    pipe) a text bar line each time another tenth is done.  console: a
+    Rich console to draw on (a test's); by default stdout, if a terminal."""
+
+    def __init__(self, console=None) -> None:
+        self.tenth = -1
+        self.last: tuple[str, str] = ("", "")     # (off a terminal) the last line shown, the last asked for
+        self.bar = None
+        if console is not None or sys.stdout.isatty():
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("hall"), BarColumn(), TextColumn("{task.percentage:>3.0f} %"),
+                                TimeElapsedColumn(), TextColumn("{task.description}"), console=console)
+            self.task = self.bar.add_task("", total=100)
+            self.bar.start()
+
+    def line(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            print(text, flush=True)
+
+    def show(self, pct: int, counts: str) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=pct, description=counts)
+        else:
+            text = f"hall {text_bar(pct)} {pct:3d} %  {counts}"
+            self.last = (self.last[0], text)
+            if pct // 10 > self.tenth:
+                self.tenth = pct // 10
+                self.last = (text, text)
+                print(text, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+        elif self.last[1] != self.last[0]:
+            print(self.last[1], flush=True)       # where it ended, if not said yet
+
+
 def cmd_boards_update(args) -> int:
     from ...tools import firmware_build
 
@@ -133,8 +198,10 @@ def _update(args, ev, keys, store, pkg, name: str) -> int:
     shown = {b: (s.state, s.why) for b, s in states.items()}
     quarter = {b: 0 for b in states}
     t0 = time.monotonic()
+    progress = ProgressShown()
     try:
         seen = first
+        progress.show(*hall_progress(states))
         while not all(s.final for s in states.values()) and time.monotonic() < deadline:
             time.sleep(POLL_S)
             for row in store.events(after=seen):
@@ -144,12 +211,12 @@ def _update(args, ev, keys, store, pkg, name: str) -> int:
                     # a line per change of state, and of quarter while it receives
                     if shown[b] != (s.state, s.why) or s.state == "receiving" and s.pct // 25 > quarter[b]:
                         shown[b], quarter[b] = (s.state, s.why), s.pct // 25
-                        print(s.line(), flush=True)
-            done = sum(s.final for s in states.values())
-            if sys.stdout.isatty():
-                print(f"\r{done}/{len(states)} done", end="", flush=True)
+                        progress.line(s.line())
+            progress.show(*hall_progress(states))
     except KeyboardInterrupt:
-        print("stopped: the boards go on by themselves (a new version not heard by the hub goes back)")
+        progress.line("stopped: the boards go on by themselves (a new version not heard by the hub goes back)")
+    finally:
+        progress.close()
     ok = sum(s.state == "committed" for s in states.values())
     print(f"-- {ok}/{len(states)} board(s) on firmware {pkg.version} ({time.monotonic() - t0:.0f} s)", flush=True)
     for s in states.values():

@@ -62,6 +62,9 @@ def test_boards_update_all_commits_every_board_and_is_refused_during_the_round(t
             assert json.loads((sims[b].dir / "fw" / "boot.json").read_text()) == ["fw/a", "", None]
             assert any(r.get("booted") and r.get("fw") == "0.9.0-e2e" for r in sims[b].records)
         assert "-- 3/3 board(s) on firmware 0.9.0-e2e" in ok.stdout
+        bars = [ln for ln in lines if ln.startswith("hall [")]             # the hall's progress, by tenths
+        assert bars[0].split()[2] == "0" and bars[-1].endswith("3/3 done: 3 committed"), bars
+        assert " 100 % " in bars[-1], bars
         out.wait_for(lambda ln: "firmware (log row #" in ln and "committed 0.9.0-e2e" in ln, "the hub's line")
 
         # during the round: refused before anything is stored or sent

@@ -85,7 +85,8 @@ class HubClient:
         except (urllib.error.URLError, OSError, ValueError) as e:
             reason = getattr(e, "reason", e)
             raise Unreachable(f"no answer from the hub at {self.url}: {reason}") from None
-        if isinstance(reply, dict) and "now" in reply:
+        if isinstance(reply, dict) and "now" in reply and not reply.get("waited_ms"):
+            # (an answer that waited for a row, a long poll, is no clock sample)
             self.clock.sample(sent, self.clock.local_ms(), reply["now"])
         return reply
 

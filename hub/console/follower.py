@@ -21,7 +21,8 @@ from ..event.store import EventStore
 from ..rules.timetext import fmt_clock
 from .client import HubClient, RemoteError
 
-POLL_S = 0.1            # the primary is asked for new rows this often
+POLL_S = 0.1            # the primary is asked for new rows this often (one that cannot wait)
+WAIT_S = 1.0            # a long poll: the primary answers once it stores a row, or after this
 RETRY_S = 1.0           # ... and, while it does not answer, this often
 LAGS_KEPT = 1000        # rows whose copy lag the status line's percentile is of
 SILENT_S = 5.0          # the primary silent this long: the standby's alert turns red (--silent-after)
@@ -55,8 +56,10 @@ class StandbyLog:
 
 
 class Follower:
-    """Copies the primary's new rows every POLL_S in a thread of its own
-    (start), until stop()."""
+    """Copies the primary's new rows in a thread of its own (start), until
+    stop(): as the primary stores them (a long poll: the primary's answer
+    waits up to WAIT_S for a row), or every POLL_S from a primary that
+    does not wait (an older TableTimer)."""
 
     def __init__(self, client: HubClient, store: EventStore, silent_s: float = SILENT_S,
                  takeover: str | None = None) -> None:
@@ -75,6 +78,7 @@ class Follower:
         # live (not those of the first fetch: the log so far)
         self.lags: deque[int] = deque(maxlen=LAGS_KEPT)
         self.live = False
+        self.long_poll = False                 # the primary waits for a row (/rows ...&wait=): no pause
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -84,8 +88,11 @@ class Follower:
         n = 0
         if not self._tail_checked:
             self._check_tail()
+        wait = WAIT_S if self.live else 0.0       # the first of a live fetch waits for a row
         while True:
-            rows, reply = self._rows_after(self.copied)
+            rows, reply = self._rows_after(self.copied, wait)
+            wait = 0.0
+            self.long_poll = "waited_ms" in reply
             n += self.store.copy_rows(rows, reply.get("event_id"))   # ValueError: nothing stored
             if rows:
                 self.copied = rows[-1]["id"]
@@ -99,8 +106,8 @@ class Follower:
                 self.live = True          # from now on each row is copied as it is written
                 return n
 
-    def _rows_after(self, after: int) -> tuple[list, dict]:
-        reply = self.client.request("GET", f"/rows?after={after}")
+    def _rows_after(self, after: int, wait: float = 0.0) -> tuple[list, dict]:
+        reply = self.client.request("GET", f"/rows?after={after}" + (f"&wait={wait:g}" if wait else ""))
         rows = reply.get("rows") if isinstance(reply, dict) else None
         if not isinstance(rows, list):
             raise RemoteError(f"{self.client.url}/rows did not answer with rows: is it a TableTimer hub?")
@@ -130,7 +137,7 @@ class Follower:
             self._thread.join(5)
 
     def _run(self) -> None:
-        while not self._stop.wait(RETRY_S if self.down else POLL_S):
+        while not self._stop.wait(RETRY_S if self.down else 0 if self.long_poll else POLL_S):
             try:
                 self.fetch()
             except RemoteError as e:

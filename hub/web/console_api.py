@@ -5,7 +5,11 @@ as routes of the hub's web server (web/server.py):
                          the event folder's files as text (or the demo's recipe)
     GET  /rows?after=N   stored rows with id > N, at most MAX_ROWS at a time
                          ({"rows", "more", "now", "last": the log's last row id,
-                         "event_id", "rejected", "duplicates"}; a standby copies them)
+                         "event_id", "rejected", "duplicates", "waited_ms"}; a
+                         standby copies them).  &wait=S (0..MAX_WAIT_S): with no
+                         such row yet, the answer waits for one up to S seconds
+                         (a long poll: a row reaches the standby as it is
+                         stored, not at its next poll); waited_ms: how long it did
     POST /act            {action, payload, who, why}: the hub's own
                          `HubService.act`; returns the stored row
 
@@ -41,6 +45,7 @@ import os
 import re
 import secrets
 import threading
+import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs
@@ -57,9 +62,10 @@ from .request_body import BodyDropped, BodyRefused, parse_json, read_body
 
 TOKEN_FILE = "console-token"
 MAX_ROWS = 5000
+MAX_WAIT_S = 2.0          # a long poll's longest wait (the clients' timeout is 3 s)
 MAX_BODY = 64 * 1024
 FOLDER_FILES = ("format.toml", "entrants.csv", "stations.csv")
-API_PATHS = "GET /event, GET /rows?after=N, POST /act"
+API_PATHS = "GET /event, GET /rows?after=N[&wait=S], POST /act"
 log = logging.getLogger(__name__)
 
 
@@ -122,6 +128,16 @@ class ConsoleApi:
         self.token = token
         self._rows: list[dict] = []       # the log read so far (ids visible in order)
         self._rows_lock = threading.Lock()
+        # rows stored since the start (counted by the service's listener, from
+        # the thread that stored them): what a long poll of /rows waits on
+        self._stored = 0
+        self._new = threading.Condition()
+        service.listeners.append(self._on_stored)
+
+    def _on_stored(self, row: dict) -> None:
+        with self._new:
+            self._stored += 1
+            self._new.notify_all()
 
     def check_token(self, authorization: str) -> None:
         """ApiError 401 (closing the connection) unless the header is `Bearer <token>`."""
@@ -144,7 +160,40 @@ class ConsoleApi:
                                 f"at most 18 of them), not {shown!r}")
         return int(after)
 
-    def rows(self, after: int) -> dict:
+    @staticmethod
+    def wait_s(value: str) -> float:
+        """`wait` of /rows: seconds, 0..MAX_WAIT_S, else ApiError 400."""
+        try:
+            s = float(value)
+        except ValueError:
+            s = -1.0
+        if not 0 <= s <= MAX_WAIT_S:
+            raise ApiError(400, f"wait must be seconds from 0 to {MAX_WAIT_S:g}, not {value[:24]!r}")
+        return s
+
+    def _last_id(self) -> int:
+        """The log's last row id, the rows read so far brought up to it."""
+        with self._rows_lock:
+            self._rows += self.service.store.events(after=self._rows[-1]["id"] if self._rows else 0)
+            return self._rows[-1]["id"] if self._rows else 0
+
+    def rows(self, after: int, wait: float = 0.0) -> dict:
+        waited = 0
+        if wait > 0:
+            began = time.monotonic()
+            deadline = began + wait
+            while True:
+                with self._new:
+                    seen = self._stored
+                if self._last_id() > after:
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                with self._new:
+                    if self._stored == seen:          # none stored since the look: none missed
+                        self._new.wait(left)
+            waited = int((time.monotonic() - began) * 1000)
         with self._rows_lock:
             self._rows += self.service.store.events(after=self._rows[-1]["id"] if self._rows else 0)
             i = bisect.bisect_right(self._rows, after, key=lambda r: r["id"])
@@ -152,7 +201,7 @@ class ConsoleApi:
             more = i + MAX_ROWS < len(self._rows)
             last = self._rows[-1]["id"] if self._rows else 0
         return {"rows": rows, "more": more, "now": self.service.clock.now_ms(),
-                "last": last, "event_id": self.service.store.event_id,
+                "last": last, "event_id": self.service.store.event_id, "waited_ms": waited,
                 "rejected": dict(self.service.rejected), "duplicates": self.service.duplicates,
                 "write_failure": dict(f) if (f := self.service.write_failure) else None,
                 "network_alerts": self.service.network_alerts()}
@@ -224,8 +273,8 @@ def _event(api: ConsoleApi, request: Request, body: bytes) -> dict:
 
 
 def _rows(api: ConsoleApi, request: Request, body: bytes) -> dict:
-    query = request.scope.get("query_string", b"").decode("latin-1")
-    return api.rows(api.row_id(parse_qs(query).get("after", ["0"])[-1]))
+    query = parse_qs(request.scope.get("query_string", b"").decode("latin-1"))
+    return api.rows(api.row_id(query.get("after", ["0"])[-1]), api.wait_s(query.get("wait", ["0"])[-1]))
 
 
 def _act(api: ConsoleApi, request: Request, body: bytes) -> dict:

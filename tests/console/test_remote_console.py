@@ -220,6 +220,34 @@ def test_rows_come_in_batches(hub, server, monkeypatch):
         svc.log.close()
 
 
+def test_a_long_poll_answers_as_soon_as_a_row_is_stored_and_after_its_wait_without_one(hub, server):
+    """/rows?after=LAST&wait=S (a standby's follower): no row after LAST
+    yet, the answer waits; a row stored from another thread (as the MQTT
+    thread stores a board's) ends the wait at once, not at the next poll.
+    Nothing stored: the answer comes after S, empty.  A wait beyond
+    MAX_WAIT_S, or not a number: 400."""
+    import threading
+
+    last = hub.store.events()[-1]["id"]
+    status, empty = raw(server, "GET", f"/rows?after={last}&wait=0.3", token=server.token)
+    assert status == 200 and empty["rows"] == [] and empty["waited_ms"] >= 300, empty
+    status, now = raw(server, "GET", f"/rows?after={last - 1}&wait=2", token=server.token)
+    assert [r["id"] for r in now["rows"]] == [last] and now["waited_ms"] == 0    # there already: no wait
+    timer = threading.Timer(0.3, lambda: hub.act("dns", {"entrant": "e2"}, who="desk"))
+    timer.start()
+    try:
+        began = time.monotonic()
+        status, got = raw(server, "GET", f"/rows?after={last}&wait=2", token=server.token)
+        took = time.monotonic() - began
+    finally:
+        timer.join()
+    assert status == 200 and [r["type"] for r in got["rows"]] == ["dns"], got
+    assert 0.3 <= took < 2.0 and 250 <= got["waited_ms"] < 2000, (took, got["waited_ms"])
+    for bad in ("3", "-1", "soon"):
+        status, reply = raw(server, "GET", f"/rows?after=0&wait={bad}", token=server.token)
+        assert status == 400 and "wait must be seconds" in reply["error"], reply
+
+
 def test_a_wrong_or_missing_token_is_refused(server):
     assert raw(server, "GET", "/event")[0] == 401
     status, reply = raw(server, "GET", "/rows?after=0", token="guess")

@@ -79,6 +79,19 @@ def test_takeover_bench_switches_a_small_hall_and_loses_nothing() -> None:
     assert re.search(r"presses missing from or twice in the new log +0 +4 of 4; target 0", table), table
 
 
+def test_replication_bench_copies_every_row_and_prints_its_lag() -> None:
+    """The standby's copy under a burst (tools/bench/replication.py), tiny:
+    5 load-generator boards, 1 s of presses."""
+    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.replication", "--boards", "5",
+                          "--seconds", "1"], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    table = out.stdout[out.stdout.index("figure"):]
+    for figure in ("GET /rows at idle, nothing new (floor)", "durable at the primary -> in the copy: 5 boards press "
+                   "within 1 s", "the floor's", "(arrival at the primary -> durable there"):
+        assert figure in table, table
+    assert re.search(r"rows missing from the copy +0 +\d+ rows written at the primary; target 0", table), table
+
+
 def test_spectators_bench_prints_its_figures_and_loses_nothing() -> None:
     """The hall's pages during a press burst (tools/bench/spectators), tiny:
     10 boards, 12 pages (from three source addresses)."""

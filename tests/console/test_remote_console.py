@@ -248,6 +248,33 @@ def test_a_long_poll_answers_as_soon_as_a_row_is_stored_and_after_its_wait_witho
         assert status == 400 and "wait must be seconds" in reply["error"], reply
 
 
+def test_a_standbys_follower_copies_a_row_as_it_is_stored_and_does_not_spin_meanwhile(hub, server, tmp_path):
+    """The follower's long poll: a row the hub stores is in the copy well
+    within the old 0.1 s poll's reach, and idle it asks about once per
+    WAIT_S (not in a loop, not ten times a second)."""
+    from tabletimer.hub.console.client import HubClient
+    from tabletimer.hub.console.follower import WAIT_S, Follower
+
+    client = HubClient(server.url(), server.token)
+    asked: list[str] = []
+    request = client.request
+    client.request = lambda method, path, body=None: (asked.append(path), request(method, path, body))[1]
+    copy = EventStore(tmp_path / "copy.sqlite")
+    follower = Follower(client, copy)
+    try:
+        follower.start()
+        until(lambda: copy.last_id() == hub.store.last_id() and follower.long_poll, "the copy up to date")
+        n = len(asked)
+        time.sleep(2 * WAIT_S)                     # idle: the follower's own pace is what is measured
+        assert len(asked) - n <= 4, asked[n:]
+        assert all("&wait=" in p for p in asked[n:]), asked[n:]
+        row = hub.act("dns", {"entrant": "e2"}, who="desk")
+        until(lambda: copy.last_id() == row["id"], "the new row copied", timeout=WAIT_S)
+    finally:
+        follower.stop()
+        copy.close()
+
+
 def test_a_wrong_or_missing_token_is_refused(server):
     assert raw(server, "GET", "/event")[0] == 401
     status, reply = raw(server, "GET", "/rows?after=0", token="guess")

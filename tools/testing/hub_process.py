@@ -85,7 +85,10 @@ class HubProcess:
         self._reader.join(10)
 
     def stop(self, timeout: float = 30.0) -> str:
-        """SIGTERM (a clean stop); the hub's whole output."""
+        """SIGTERM (a clean stop); the hub's whole output.  A hub still
+        running after timeout is killed and RuntimeError raised: one that
+        ignores SIGTERM is a defect (one did, for an hour: cli/common.py's
+        stop_on_signals), not something to clean up quietly."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
@@ -93,6 +96,9 @@ class HubProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+            self._reader.join(10)
+            raise RuntimeError(f"the hub did not stop within {timeout:g} s of SIGTERM (killed); its last "
+                               f"lines:\n{''.join(self.lines[-30:])}") from None
         self._reader.join(10)
         return "".join(self.lines)
 

@@ -106,6 +106,13 @@ def main(argv: list[str] | None = None) -> int:
                                     "rehearsed as a day, its rounds in order on the same simulated boards)")
     rh.add_argument("--next", action="store_true",
                     help="move the running rehearsed day to its next round (from another terminal)")
+    rh.add_argument("--standby", action="store_true",
+                    help="rehearse the hub laptop's death: a primary and a standby hub, the boards knowing "
+                         "both (one round; Linux, or macOS with 127.0.0.2 aliased)")
+    rh.add_argument("--kill-primary", action="store_true",
+                    help="in a running --standby drill: the hub laptop dies (from another terminal)")
+    rh.add_argument("--takeover", action="store_true",
+                    help="in a running --standby drill: the standby takes over (from another terminal)")
     rh.set_defaults(func=cmd_rehearse, demo_referee=True)
 
     pr = sub.add_parser("press", help="press a button of a simulated board of a running rehearsal")

@@ -31,12 +31,13 @@ from ..boards.broker import BrokerAddress
 from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
 from ..event import rounds
 from .common import open_event
+from .rehearse_drill import KILL, TAKEOVER
 
 FOLDER = "rehearsal"          # in the event folder: an event folder of its own, the boards' flash, the presses
 DEFINITION = ("format.toml", "entrants.csv", "stations.csv")
 LOG_FILES = ("events.sqlite", "events.sqlite-wal", "events.sqlite-shm")
 PRESSES = "presses.jsonl"     # a line per press (and per `--next`), from `tabletimer press` / `rehearse --next`
-RUNNING = "running"           # the rehearsing hub's pid, and "day" or "round", while it runs
+RUNNING = "running"           # the rehearsing hub's pid, and "day", "round" or "drill", while it runs
 OLD_ROUND = "round"           # an earlier layout: which round the rehearsal's one log was of
 
 # the firmware's gestures, default timings (docs/firmware.md, "Station states and gestures")
@@ -65,8 +66,15 @@ def cmd_rehearse(args) -> int:
 
     if getattr(args, "next", False):
         return _ask_next(args)
+    for ask in (KILL, TAKEOVER):
+        if getattr(args, ask.replace("-", "_"), False):
+            return _ask_drill(args, ask)
     asked = getattr(args, "round", None)
     day = asked is None and len(rounds.names(args.dir)) > 1
+    if day and getattr(args, "standby", False):
+        print(f"error: the standby drill rehearses one round: add --round NAME (one of "
+              f"{', '.join(rounds.names(args.dir))})", file=sys.stderr)
+        return 2
     sources = []
     for name in (rounds.names(args.dir) if day else [asked]):
         opened = open_event(args.dir, name)       # the event's own files, checked as `run` checks them
@@ -95,6 +103,8 @@ def cmd_rehearse(args) -> int:
         return 2
     try:
         _mirror(event_dir, folder, sources, args.fresh)
+        if getattr(args, "standby", False):
+            return _drill(args, folder, lock, sources[0])
         return _rehearse(args, folder, lock, sources, day)
     finally:
         lock.release()
@@ -208,11 +218,31 @@ def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
             sim.stop()
 
 
+def _drill(args, folder: Path, lock, source) -> int:
+    """`rehearse DIR --standby` (rehearse_drill.py): the standby drill on
+    the round's folder, `tabletimer press` followed as in any rehearsal."""
+    from .rehearse_drill import drill
+
+    keys = BoardKeys(folder / "board-keys.json")
+    boards = boards_of(source.stations)
+    for b in boards:
+        keys.ensure(b)           # as `board flash --keys` would, in the rehearsal's own keys file
+
+    def follow(sims, stop: threading.Event, asked) -> None:
+        presses, running = folder / PRESSES, folder / RUNNING
+        start = presses.stat().st_size if presses.exists() else 0    # before `press` may write: none missed
+        running.write_text(f"{os.getpid()}\ndrill\n")
+        threading.Thread(target=_follow_presses, args=(presses, start, sims, stop, running),
+                         kwargs={"drill": asked}, name="rehearsal-presses", daemon=True).start()
+    return drill(args, folder, lock, source, keys, boards, follow)
+
+
 def _follow_presses(path: Path, pos: int, sims, stop: threading.Event, running: Path,
-                    next_round=None) -> None:
+                    next_round=None, drill=None) -> None:
     """Press what `tabletimer press` appends to path after byte pos (what
     an earlier rehearsal appended is history), until stop; a `--next` line
-    calls next_round (None: not a day).  Each button has
+    calls next_round (None: not a day), a drill's ask (`--kill-primary`,
+    `--takeover`) drill(what) (None: not a drill).  Each button has
     its own queue: its gestures one after another, as one hand makes them;
     the buttons of a board are other hands (a referee's 2.5 s hold at one
     station and a competitor's call at the next happen together: a board-wide
@@ -242,6 +272,10 @@ def _follow_presses(path: Path, pos: int, sims, stop: threading.Event, running: 
             for line in lines:
                 try:
                     p = json.loads(line)
+                    if p.get("drill"):
+                        if drill is not None:
+                            drill(p["drill"])
+                        continue
                     if p.get("next"):
                         if next_round is not None:
                             next_round()
@@ -293,6 +327,21 @@ def _ask_next(args) -> int:
         f.write(json.dumps({"next": True}) + "\n")
     print(f"the rehearsal moves from round {live} to round {after}: round {live}'s hub stops (its standings "
           f"printed), round {after}'s starts; the simulated boards stay on and follow")
+    return 0
+
+
+def _ask_drill(args, ask: str) -> int:
+    """`rehearse DIR --kill-primary` / `--takeover`: a step of the running drill."""
+    folder = rehearsal_folder(args.dir)
+    if _rehearsing(folder / RUNNING) != "drill":
+        print(f"error: no standby drill runs on {args.dir}: start one with `tabletimer rehearse {args.dir} "
+              "--standby`", file=sys.stderr)
+        return 2
+    with open(folder / PRESSES, "a") as f:
+        f.write(json.dumps({"drill": ask}) + "\n")
+    print({KILL: "the hub laptop dies (the drill's primary is SIGKILLed): watch the standby's PRIMARY SILENT",
+           TAKEOVER: "the standby stops and `tabletimer takeover` starts on its copy: watch the boards move "
+                     "to it"}[ask])
     return 0
 
 

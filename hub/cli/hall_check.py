@@ -9,7 +9,6 @@ could not check."""
 
 from __future__ import annotations
 
-import re
 import signal
 import sys
 import time
@@ -22,15 +21,14 @@ POLL_S = 0.25               # the log is read this often (a running hub applies 
 
 
 def firmware_version() -> str | None:
-    """The firmware version `tabletimer board flash` writes (firmware/app.py)."""
-    from tabletimer import firmware_dir
+    """The firmware version `tabletimer board flash` writes (firmware/app.py's,
+    as tools/firmware_build reads it); None if this installation has none."""
+    from ...tools.firmware_build import firmware_version as of_app
 
     try:
-        text = (firmware_dir() / "app.py").read_text(encoding="utf-8")
-        m = re.search(r'_FW_VERSION = const\("([^"]+)"\)', text)
-    except OSError:
+        return of_app()
+    except (OSError, RuntimeError):
         return None
-    return m.group(1) if m else None
 
 
 def cmd_check_hall(args) -> int:

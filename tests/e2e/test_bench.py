@@ -79,6 +79,20 @@ def test_takeover_bench_switches_a_small_hall_and_loses_nothing() -> None:
     assert re.search(r"presses missing from or twice in the new log +0 +4 of 4; target 0", table), table
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="two loopback addresses (127.0.0.2)")
+def test_takeover_bench_with_load_generator_boards_switches_them_and_loses_nothing() -> None:
+    """--loadgen: 5 boards of the load generator (its brokers list and hub
+    terms), the standby taking over after 4 s of silence."""
+    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.takeover", "--loadgen", "5",
+                          "--auto-after", "4"], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    table = out.stdout[out.stdout.index("figure"):]
+    for figure in ("press -> ack on the primary (floor), 5 within 1 s", "killed -> the standby's decision",
+                   "killed -> first board acked by the new hub", "5/5 boards; their failover 5 s; failovers 5"):
+        assert figure in table, table
+    assert re.search(r"presses missing from or twice in the new log +0 +10 of 10; target 0", table), table
+
+
 def test_replication_bench_copies_every_row_and_prints_its_lag() -> None:
     """The standby's copy under a burst (tools/bench/replication.py), tiny:
     5 load-generator boards, 1 s of presses."""

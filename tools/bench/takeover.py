@@ -11,6 +11,15 @@ a board, every board's ack (the switch), and the presses missing from, or
 twice in, the new log (target 0).  Linux (two loopback addresses).
 
     .venv/bin/python -m tabletimer.tools.bench.takeover [--boards 30] [--auto-after 10]
+    .venv/bin/python -m tabletimer.tools.bench.takeover --loadgen 300 [--auto-after 10]
+
+--loadgen N: N boards played by the load generator (tools/loadgen: the
+signed protocol, one process, the brokers list and hub terms as the
+firmware follows them; no firmware, no flash), both hubs on their default
+broker (Mosquitto when installed): each board presses once (the floor,
+press -> ack on the primary), the primary is SIGKILLed, each presses again
+at once; printed: the standby's decision, and from the kill each board's
+ack by the new hub, and the presses missing from, or twice in, its log.
 
 docs/benchmarks.md, "The hub laptop died".
 """
@@ -154,10 +163,98 @@ def run(n: int, auto_after: float, failover: int, report: Report) -> int:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def run_loadgen(n: int, auto_after: float, failover: int, report: Report) -> int:
+    """The benchmark with load-generator boards; presses missing or doubled."""
+    import asyncio
+    import threading
+
+    from tabletimer.tools.bench.hall_rig import Hall
+    from tabletimer.tools.loadgen.run import Generator
+
+    root = Path(tempfile.mkdtemp(prefix="tt-takeover-lg-"))
+    port, web = free_port(), free_port()
+    hall = Hall(root / "hall", port, n, seed=n)
+    ev = hall.ev
+    copy = root / "standby"
+    shutil.copytree(ev, copy)
+    primary = HubProcess(ev, None, "--listen", "127.0.0.2", "--port", str(port), web_port=web, timeout=60)
+    standby = None
+    lines: list[tuple[float, str]] = []
+    try:
+        deadline = time.monotonic() + 30
+        while not any("tabletimer console http" in ln for ln in primary.lines):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the primary's web server did not start")
+            time.sleep(0.05)
+        standby = subprocess.Popen([TT, "standby", str(copy), "--primary", f"http://127.0.0.1:{web}",
+                                    "--token-file", str(ev / "console-token"), "--port", str(port),
+                                    "--web-listen", "off", "--auto-after", f"{auto_after:g}"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        threading.Thread(target=lambda: lines.extend((now_ms(), ln) for ln in iter(standby.stdout.readline, "")),
+                         daemon=True).start()
+        deadline = time.monotonic() + 60
+        while not any("(idle: the boards are the primary's)" in ln for _, ln in lines):
+            if time.monotonic() > deadline or standby.poll() is not None:
+                raise RuntimeError("the standby did not start: " + "".join(ln for _, ln in lines)[-2000:])
+            time.sleep(0.05)
+        hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
+
+        async def drive():
+            gen = Generator(["127.0.0.2", "127.0.0.1"], port, [(b, hall.keys.key(b) or "") for b in hall.ids],
+                            login=True, keepalive=10, failover_s=failover, seed=n)
+            try:
+                await gen.start(timeout=180)
+                before = await gen.burst(1.0, timeout=60)          # the floor: on the primary
+                copied_by = time.monotonic() + 30                    # the standby has the floor's presses
+                while len(_presses(copy / "events.sqlite")) < n and time.monotonic() < copied_by:
+                    await asyncio.sleep(0.1)
+                killed = now_ms()
+                primary.kill()                                       # the hub laptop dies, its broker with it
+                gen.begin("after the kill")
+                for b in gen.boards:
+                    gen.press(b)                                     # journaled: no hub to ack them
+                after = await gen.end(timeout=auto_after + 120)
+                return before, after, killed, dict(gen.counts)
+            finally:
+                await gen.close()
+
+        before, after, killed, counts = asyncio.run(drive())
+        report.add(f"press -> ack on the primary (floor), {n} within 1 s",
+                   f"p50 {pct(before.lat_ms, 50):.0f}  p99 {pct(before.lat_ms, 99):.0f} ms",
+                   f"{before.acked}/{before.made} acked")
+        decided = next((t for t, ln in lines if "this laptop takes over" in ln), None)
+        report.add("killed -> the standby's decision", f"{(decided - killed) / 1000:.1f} s" if decided else "never",
+                   f"--auto-after {auto_after:g}")
+        got = after.lat_ms                                   # each press made at the kill -> its ack
+        if got:
+            report.add("killed -> first board acked by the new hub", f"{min(got) / 1000:.1f} s",
+                       f"{(min(got) - (decided - killed)) / 1000:.1f} s after the decision" if decided else "")
+            report.add("killed -> each board acked (the switch)",
+                       f"p50 {pct(got, 50) / 1000:.1f}  p99 {pct(got, 99) / 1000:.1f}  max {max(got) / 1000:.1f} s",
+                       f"{after.acked}/{n} boards; their failover {failover} s; failovers {counts['failovers']}, "
+                       f"messages a board refused {counts['bad']}")
+        deadline = time.monotonic() + 30
+        while len(_presses(copy / "events.sqlite")) < 2 * n and time.monotonic() < deadline:
+            time.sleep(0.2)
+        rows = _presses(copy / "events.sqlite")
+        keys_in = [(e["board"], e["payload"]["boot"], e["payload"]["seq"]) for e in rows]
+        wrong = (2 * n - len(set(keys_in))) + (len(keys_in) - len(set(keys_in)))
+        report.add("presses missing from or twice in the new log", str(wrong), f"{len(rows)} of {2 * n}; target 0")
+        return wrong
+    finally:
+        if standby is not None and standby.poll() is None:
+            standby.terminate()
+            standby.wait(30)
+        primary.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tabletimer.tools.bench.takeover",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--boards", type=int, default=30, help="simulated boards (default 30)")
+    ap.add_argument("--loadgen", type=int, default=None, metavar="N",
+                    help="N load-generator boards instead of simulated ones (e.g. 300)")
     ap.add_argument("--auto-after", type=float, default=10.0,
                     help="the standby's --auto-after, seconds (default 10)")
     ap.add_argument("--failover", type=int, default=5,
@@ -169,9 +266,14 @@ def main(argv: list[str] | None = None) -> int:
         print("this benchmark needs two loopback addresses (127.0.0.2): Linux", file=sys.stderr)
         return 2
     report = Report()
-    print(f"the hub laptop dies: {a.boards} simulated boards (the real firmware), a primary and a standby "
-          f"(--auto-after {a.auto_after:g})", flush=True)
-    wrong = run(a.boards, a.auto_after, a.failover, report)
+    if a.loadgen:
+        print(f"the hub laptop dies: {a.loadgen} load-generator boards, a primary and a standby "
+              f"(--auto-after {a.auto_after:g})", flush=True)
+        wrong = run_loadgen(a.loadgen, a.auto_after, a.failover, report)
+    else:
+        print(f"the hub laptop dies: {a.boards} simulated boards (the real firmware), a primary and a standby "
+              f"(--auto-after {a.auto_after:g})", flush=True)
+        wrong = run(a.boards, a.auto_after, a.failover, report)
     print(report.table())
     return 1 if wrong else 0
 

@@ -43,7 +43,7 @@ class Board:
     """Times (now) are the generator's clock in seconds (perf_counter);
     local_ms, the board's own clock in ms (only inside a sync exchange)."""
 
-    __slots__ = ("id", "signer", "boot", "stations", "fw", "ctr", "seq", "hub_ctr", "pending",
+    __slots__ = ("id", "signer", "boot", "stations", "fw", "ctr", "seq", "hub_ctr", "term", "pending",
                  "backlog", "sync_id", "sync_out", "syncs", "sync_delays", "sched", "topic_cmd", "topic_sched",
                  "topic_evt", "topic_status", "topic_sync")
 
@@ -54,6 +54,7 @@ class Board:
         self.ctr = 0
         self.seq = 0
         self.hub_ctr = 0
+        self.term = 1                             # the highest hub term heard (a standby that took over: 2)
         self.pending: dict[int, Pending] = {}     # the window: sent, not acked
         self.backlog: deque[Pending] = deque()      # in the journal, not sent yet
         self.sync_id = 0
@@ -126,6 +127,11 @@ class Board:
         except (AuthError, P.ProtocolError) as e:
             return "bad", "%s on %s" % (e, topic.rsplit("/", 1)[1])
         t = msg["type"]
+        term = msg.get("term", 1)           # as the firmware does (app.py): a hub that took over
+        if not isinstance(term, int) or term < self.term:
+            return "bad", "%s of an old hub's term" % t
+        if term > self.term:                # its counters afresh
+            self.term, self.hub_ctr = term, 0
         if t != P.T_SCHED:                  # schedules are ordered by their id
             ctr = msg.get("ctr")
             if ctr is None or ctr <= self.hub_ctr:

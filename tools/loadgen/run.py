@@ -146,12 +146,19 @@ class Phase:
 
 
 class Generator:
-    """n boards in this event loop.  boards: [(board id, key)]."""
+    """n boards in this event loop.  boards: [(board id, key)].  host: the
+    broker's, or a list (the hub laptop's, then its standby's): a board
+    without a broker for failover_s tries the next, as the firmware does."""
 
-    def __init__(self, host: str, port: int, boards: list[tuple[str, str]], boot: int = 1,
+    def __init__(self, host: str | list[str], port: int, boards: list[tuple[str, str]], boot: int = 1,
                  login: bool = False, keepalive: int = 60, sync_burst: int = 3, sync_every_s: float = 30.0,
-                 connect_at_once: int = 64, reconnect_s: float = 1.0, seed: int = 1) -> None:
-        self.host, self.port = host, port
+                 connect_at_once: int = 64, reconnect_s: float = 1.0, seed: int = 1,
+                 failover_s: float = 0.0) -> None:
+        self.hosts = [host] if isinstance(host, str) else list(host)
+        self.host, self.port = self.hosts[0], port
+        self.failover_s = failover_s
+        self.host_of: dict[str, int] = {}          # a board's broker now: its index in hosts
+        self.down_since: dict[str, float] = {}     # a board without a broker since (monotonic s)
         self.boards = [Board(b, k, boot) for b, k in boards]
         self.login = login
         self.passwords: dict[str, str] = {}
@@ -170,7 +177,7 @@ class Generator:
         self.phase = Phase("idle")
         self.phases: list[Phase] = []
         self.counts = {"retransmissions": 0, "reconnects": 0, "drops": 0, "dup_acks": 0, "bad": 0,
-                       "connect_failures": 0, "connacks_refused": 0, "hub_online": 0}
+                       "connect_failures": 0, "connacks_refused": 0, "hub_online": 0, "failovers": 0}
         self.bad_why: dict[str, int] = {}
         self.ever_up: set[str] = set()
         self.loop: asyncio.AbstractEventLoop = None            # type: ignore[assignment]
@@ -203,7 +210,8 @@ class Generator:
                 conn = Conn(self, b)
                 conn.connack = self.loop.create_future()
                 try:
-                    await self.loop.create_connection(lambda: conn, self.host, self.port)
+                    await self.loop.create_connection(lambda: conn, self.hosts[self.host_of.get(b.id, 0)],
+                                                      self.port)
                     self.conns[b.id] = conn
                     rc = await asyncio.wait_for(conn.connack, 10.0)
                 except (OSError, asyncio.TimeoutError):
@@ -211,8 +219,10 @@ class Generator:
                     if conn.transport:
                         conn.transport.abort()
                 if rc == 0:
+                    self.down_since.pop(b.id, None)
                     return
                 self.counts["connect_failures" if rc == -1 else "connacks_refused"] += 1
+                self._fail_over(b)
             await asyncio.sleep(self.reconnect_s * (1 + self.rng.random()))
 
     def on_up(self, conn: Conn) -> None:
@@ -228,9 +238,19 @@ class Generator:
             self._send(conn, p, now)
         self.loop.call_later(self.sync_every_s * (0.5 + self.rng.random()), self._periodic_sync, conn)
 
+    def _fail_over(self, b: Board) -> None:
+        """After failover_s without a broker: the next address."""
+        now = time.monotonic()
+        since = self.down_since.setdefault(b.id, now)
+        if len(self.hosts) > 1 and self.failover_s and now - since >= self.failover_s:
+            self.host_of[b.id] = (self.host_of.get(b.id, 0) + 1) % len(self.hosts)
+            self.down_since[b.id] = now
+            self.counts["failovers"] += 1
+
     def lost(self, conn: Conn) -> None:
         if self.closing or self.conns.get(conn.b.id) is not conn:
             return
+        self.down_since.setdefault(conn.b.id, time.monotonic())
         t = self.loop.create_task(self._reconnect(conn.b))
         self._tasks.add(t)
         t.add_done_callback(self._tasks.discard)

@@ -66,31 +66,22 @@ def test_ota_bench_updates_a_small_hall_and_leaves_no_board_broken() -> None:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="two loopback addresses (127.0.0.2)")
-def test_takeover_bench_switches_a_small_hall_and_loses_nothing() -> None:
+@pytest.mark.parametrize("boards, n, said", [
+    (["--boards", "2"], 2, ("press -> ack on the primary (floor)", "2/2 boards; their failover 5 s")),
+    (["--loadgen", "5"], 5, ("press -> ack on the primary (floor), 5 within 1 s",
+                             "5/5 boards; their failover 5 s; failovers 5")),
+], ids=["firmware", "loadgen"])
+def test_takeover_bench_switches_a_small_hall_and_loses_nothing(boards, n, said) -> None:
     """The hub laptop dies (tools/bench/takeover.py), tiny: 2 boards of the
-    real firmware, the standby taking over after 4 s of silence."""
-    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.takeover", "--boards", "2",
-                          "--auto-after", "4"], capture_output=True, text=True, timeout=240)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    table = out.stdout[out.stdout.index("figure"):]
-    for figure in ("press -> ack on the primary (floor)", "killed -> the standby's decision",
-                   "killed -> first board acked by the new hub", "2/2 boards; their failover 5 s"):
-        assert figure in table, table
-    assert re.search(r"presses missing from or twice in the new log +0 +4 of 4; target 0", table), table
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="two loopback addresses (127.0.0.2)")
-def test_takeover_bench_with_load_generator_boards_switches_them_and_loses_nothing() -> None:
-    """--loadgen: 5 boards of the load generator (its brokers list and hub
+    real firmware, or 5 of the load generator (its brokers list and hub
     terms), the standby taking over after 4 s of silence."""
-    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.takeover", "--loadgen", "5",
-                          "--auto-after", "4"], capture_output=True, text=True, timeout=240)
+    out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.takeover", *boards, "--auto-after", "4"],
+                         capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     table = out.stdout[out.stdout.index("figure"):]
-    for figure in ("press -> ack on the primary (floor), 5 within 1 s", "killed -> the standby's decision",
-                   "killed -> first board acked by the new hub", "5/5 boards; their failover 5 s; failovers 5"):
+    for figure in (*said, "killed -> the standby's decision", "killed -> first board acked by the new hub"):
         assert figure in table, table
-    assert re.search(r"presses missing from or twice in the new log +0 +10 of 10; target 0", table), table
+    assert re.search(rf"presses missing from or twice in the new log +0 +{2 * n} of {2 * n}; target 0", table), table
 
 
 def test_replication_bench_copies_every_row_and_prints_its_lag() -> None:

@@ -33,7 +33,8 @@ from pathlib import Path
 from tabletimer.hub.boards.broker import free_port
 from tabletimer.tools.bench.hall_rig import Hall
 from tabletimer.tools.bench.report import Report, now_ms, pct
-from tabletimer.tools.testing.hub_process import TT, HubProcess
+from tabletimer.tools.bench.takeover import start_standby, stop_hubs, wait_for_web
+from tabletimer.tools.testing.hub_process import HubProcess
 
 POLL_S = 0.005
 
@@ -124,24 +125,10 @@ def run(n: int, seconds: float, broker_kind: str, report: Report) -> int:
     extra = ["--port", str(port)] + (["--broker-kind", broker_kind] if broker_kind else [])
     primary = HubProcess(ev, None, *extra, web_port=web)
     standby = watch = durable = None
-    lines: list[str] = []
     try:
         broker_line = next((ln.strip() for ln in primary.lines if ln.startswith("broker:")), "")
-        deadline = time.monotonic() + 30
-        while not any("tabletimer console http" in ln for ln in primary.lines):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the primary's web server did not start")
-            time.sleep(0.05)
-        standby = subprocess.Popen([TT, "standby", str(copy), "--primary", f"http://127.0.0.1:{web}",
-                                    "--token-file", str(ev / "console-token"), "--broker-kind", "embedded",
-                                    "--port", str(free_port()), "--web-listen", "off"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        threading.Thread(target=lambda: lines.extend(iter(standby.stdout.readline, "")), daemon=True).start()
-        deadline = time.monotonic() + 60
-        while not any("(idle: the boards are the primary's)" in ln for ln in lines):
-            if time.monotonic() > deadline or standby.poll() is not None:
-                raise RuntimeError("the standby did not start: " + "".join(lines)[-2000:])
-            time.sleep(0.05)
+        wait_for_web(primary)
+        standby, _ = start_standby(copy, ev, web, free_port(), "--broker-kind", "embedded")
         watch = CopyWatch(copy / "events.sqlite").start()
         durable = CopyWatch(ev / "events.sqlite").start()       # the primary's own file
         hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
@@ -194,10 +181,7 @@ def run(n: int, seconds: float, broker_kind: str, report: Report) -> int:
         for w in (watch, durable):
             if w is not None:
                 w.stop()
-        if standby is not None and standby.poll() is None:
-            standby.terminate()
-            standby.wait(30)
-        primary.stop()
+        stop_hubs(standby, primary)
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -59,23 +59,76 @@ def _acked_after(sim: SimBoard, seq: int, start: int, timeout: float) -> float |
         return None
 
 
-def _wait_line(lines: list[str], pred, timeout: float) -> float | None:
-    """Host ms when a line of the standby's output matching pred was read (None: none)."""
+def _wait_line(lines: list[tuple[float, str]], pred, timeout: float) -> float | None:
+    """Host ms when a line of the standby's output matching pred was read (None: none in time)."""
     deadline = time.monotonic() + timeout
-    seen = 0
     while time.monotonic() < deadline:
-        while seen < len(lines):
-            if pred(lines[seen]):
-                return now_ms()
-            seen += 1
+        t = next((t for t, ln in list(lines) if pred(ln)), None)
+        if t is not None:
+            return t
         time.sleep(0.01)
     return None
 
 
-def run(n: int, auto_after: float, failover: int, report: Report) -> int:
-    """The benchmark; presses missing from or doubled in the new log."""
+def wait_for_web(primary: HubProcess, timeout: float = 30.0) -> None:
+    """Until the primary says its web server's address (its console API: the standby's feed)."""
+    deadline = time.monotonic() + timeout
+    while not any("tabletimer console http" in ln for ln in primary.lines):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the primary's web server did not start")
+        time.sleep(0.05)
+
+
+def start_standby(copy: Path, ev: Path, web: int, port: int, *extra: str) -> tuple[subprocess.Popen, list]:
+    """`tabletimer standby` on copy, following the primary at 127.0.0.1:web,
+    its idle broker on port; started once it says so.  Its lines, as read:
+    [(host ms, line)]."""
     import threading
 
+    standby = subprocess.Popen([TT, "standby", str(copy), "--primary", f"http://127.0.0.1:{web}",
+                                "--token-file", str(ev / "console-token"), "--port", str(port),
+                                "--web-listen", "off", *extra],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[tuple[float, str]] = []
+    threading.Thread(target=lambda: lines.extend((now_ms(), ln) for ln in iter(standby.stdout.readline, "")),
+                     daemon=True).start()
+    if _wait_line(lines, lambda ln: "(idle: the boards are the primary's)" in ln, 60) is None:
+        standby.kill()
+        raise RuntimeError("the standby did not start: " + "".join(ln for _, ln in lines)[-2000:])
+    return standby, lines
+
+
+def stop_hubs(standby: subprocess.Popen | None, primary: HubProcess) -> None:
+    if standby is not None and standby.poll() is None:
+        standby.terminate()
+        standby.wait(30)
+    primary.stop()
+
+
+def _switch(report: Report, got: list[float], n: int, decided: float | None, killed: float, note: str) -> None:
+    """The first board's and every board's ack by the new hub, from the kill (ms)."""
+    if got:
+        report.add("killed -> first board acked by the new hub", f"{min(got) / 1000:.1f} s",
+                   f"{(min(got) - (decided - killed)) / 1000:.1f} s after the decision" if decided else "")
+        report.add("killed -> each board acked (the switch)",
+                   f"p50 {pct(got, 50) / 1000:.1f}  p99 {pct(got, 99) / 1000:.1f}  max {max(got) / 1000:.1f} s",
+                   f"{len(got)}/{n} boards; {note}")
+
+
+def _missing_or_twice(report: Report, log: Path, made: int) -> int:
+    """The presses missing from, or twice in, the new hub's log (made in all)."""
+    deadline = time.monotonic() + 30
+    while len(_presses(log)) < made and time.monotonic() < deadline:
+        time.sleep(0.2)
+    rows = _presses(log)
+    keys_in = [(e["board"], e["payload"]["boot"], e["payload"]["seq"]) for e in rows]
+    wrong = (made - len(set(keys_in))) + (len(keys_in) - len(set(keys_in)))
+    report.add("presses missing from or twice in the new log", str(wrong), f"{len(rows)} of {made}; target 0")
+    return wrong
+
+
+def run(n: int, auto_after: float, failover: int, report: Report) -> int:
+    """The benchmark; presses missing from or doubled in the new log."""
     root = Path(tempfile.mkdtemp(prefix="tt-takeover-"))
     ev = event_folder.init(root / "primary", "czjpa-individuals", "Takeover bench")
     boards = [f"T{i:02d}" for i in range(1, n + 1)]
@@ -92,20 +145,10 @@ def run(n: int, auto_after: float, failover: int, report: Report) -> int:
                          web_port=web)
     standby = None
     sims: list[SimBoard] = []
-    lines: list[str] = []
     try:
-        deadline = time.monotonic() + 30
-        while not any("tabletimer console http" in ln for ln in primary.lines):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the primary's web server did not start")
-            time.sleep(0.05)
-        standby = subprocess.Popen([TT, "standby", str(copy), "--primary", f"http://127.0.0.1:{web}",
-                                    "--token-file", str(ev / "console-token"), "--broker-kind", "embedded",
-                                    "--port", str(port), "--web-listen", "off", "--auto-after", f"{auto_after:g}"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        threading.Thread(target=lambda: lines.extend(iter(standby.stdout.readline, "")), daemon=True).start()
-        if _wait_line(lines, lambda ln: "(idle: the boards are the primary's)" in ln, 60) is None:
-            raise RuntimeError("the standby did not start: " + "".join(lines)[-2000:])
+        wait_for_web(primary)
+        standby, lines = start_standby(copy, ev, web, port, "--broker-kind", "embedded",
+                                       "--auto-after", f"{auto_after:g}")
         for b in boards:
             s = SimBoard(b, "127.0.0.2", port, root / "boards", key=keys.key(b), stations=2,
                          broker_user=b, broker_password=mqtt_password(keys.key(b)))
@@ -139,34 +182,18 @@ def run(n: int, auto_after: float, failover: int, report: Report) -> int:
                    f"--auto-after {auto_after:g}")
         report.add("killed -> the new hub's first word", f"{(hub_now - killed) / 1000:.1f} s" if hub_now else "never",
                    "'takeover: this laptop is the hub now'")
-        if got:
-            report.add("killed -> first board acked by the new hub", f"{min(got) / 1000:.1f} s",
-                       f"{(min(got) - (decided - killed)) / 1000:.1f} s after the decision" if decided else "")
-            report.add("killed -> each board acked (the switch)",
-                       f"p50 {pct(got, 50) / 1000:.1f}  p99 {pct(got, 99) / 1000:.1f}  max {max(got) / 1000:.1f} s",
-                       f"{len(got)}/{n} boards; their failover {failover} s")
-        deadline = time.monotonic() + 30
-        while len(_presses(copy / "events.sqlite")) < 2 * n and time.monotonic() < deadline:
-            time.sleep(0.2)
-        rows = _presses(copy / "events.sqlite")
-        keys_in = [(e["board"], e["payload"]["boot"], e["payload"]["seq"]) for e in rows]
-        wrong = (2 * n - len(set(keys_in))) + (len(keys_in) - len(set(keys_in)))
-        report.add("presses missing from or twice in the new log", str(wrong), f"{len(rows)} of {2 * n}; target 0")
-        return wrong
+        _switch(report, got, n, decided, killed, f"their failover {failover} s")
+        return _missing_or_twice(report, copy / "events.sqlite", 2 * n)
     finally:
         for s in sims:
             s.stop()
-        if standby is not None and standby.poll() is None:
-            standby.terminate()
-            standby.wait(30)
-        primary.stop()
+        stop_hubs(standby, primary)
         shutil.rmtree(root, ignore_errors=True)
 
 
 def run_loadgen(n: int, auto_after: float, failover: int, report: Report) -> int:
     """The benchmark with load-generator boards; presses missing or doubled."""
     import asyncio
-    import threading
 
     from tabletimer.tools.bench.hall_rig import Hall
     from tabletimer.tools.loadgen.run import Generator
@@ -179,24 +206,9 @@ def run_loadgen(n: int, auto_after: float, failover: int, report: Report) -> int
     shutil.copytree(ev, copy)
     primary = HubProcess(ev, None, "--listen", "127.0.0.2", "--port", str(port), web_port=web, timeout=60)
     standby = None
-    lines: list[tuple[float, str]] = []
     try:
-        deadline = time.monotonic() + 30
-        while not any("tabletimer console http" in ln for ln in primary.lines):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the primary's web server did not start")
-            time.sleep(0.05)
-        standby = subprocess.Popen([TT, "standby", str(copy), "--primary", f"http://127.0.0.1:{web}",
-                                    "--token-file", str(ev / "console-token"), "--port", str(port),
-                                    "--web-listen", "off", "--auto-after", f"{auto_after:g}"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        threading.Thread(target=lambda: lines.extend((now_ms(), ln) for ln in iter(standby.stdout.readline, "")),
-                         daemon=True).start()
-        deadline = time.monotonic() + 60
-        while not any("(idle: the boards are the primary's)" in ln for _, ln in lines):
-            if time.monotonic() > deadline or standby.poll() is not None:
-                raise RuntimeError("the standby did not start: " + "".join(ln for _, ln in lines)[-2000:])
-            time.sleep(0.05)
+        wait_for_web(primary)
+        standby, lines = start_standby(copy, ev, web, port, "--auto-after", f"{auto_after:g}")
         hall.act("round_start", f"at={int(now_ms())}", "warnings=[]")
 
         async def drive():
@@ -225,27 +237,12 @@ def run_loadgen(n: int, auto_after: float, failover: int, report: Report) -> int
         decided = next((t for t, ln in lines if "this laptop takes over" in ln), None)
         report.add("killed -> the standby's decision", f"{(decided - killed) / 1000:.1f} s" if decided else "never",
                    f"--auto-after {auto_after:g}")
-        got = after.lat_ms                                   # each press made at the kill -> its ack
-        if got:
-            report.add("killed -> first board acked by the new hub", f"{min(got) / 1000:.1f} s",
-                       f"{(min(got) - (decided - killed)) / 1000:.1f} s after the decision" if decided else "")
-            report.add("killed -> each board acked (the switch)",
-                       f"p50 {pct(got, 50) / 1000:.1f}  p99 {pct(got, 99) / 1000:.1f}  max {max(got) / 1000:.1f} s",
-                       f"{after.acked}/{n} boards; their failover {failover} s; failovers {counts['failovers']}, "
-                       f"messages a board refused {counts['bad']}")
-        deadline = time.monotonic() + 30
-        while len(_presses(copy / "events.sqlite")) < 2 * n and time.monotonic() < deadline:
-            time.sleep(0.2)
-        rows = _presses(copy / "events.sqlite")
-        keys_in = [(e["board"], e["payload"]["boot"], e["payload"]["seq"]) for e in rows]
-        wrong = (2 * n - len(set(keys_in))) + (len(keys_in) - len(set(keys_in)))
-        report.add("presses missing from or twice in the new log", str(wrong), f"{len(rows)} of {2 * n}; target 0")
-        return wrong
+        _switch(report, after.lat_ms, n, decided, killed,           # each press made at the kill -> its ack
+                f"their failover {failover} s; failovers {counts['failovers']}, messages a board refused "
+                f"{counts['bad']}")
+        return _missing_or_twice(report, copy / "events.sqlite", 2 * n)
     finally:
-        if standby is not None and standby.poll() is None:
-            standby.terminate()
-            standby.wait(30)
-        primary.stop()
+        stop_hubs(standby, primary)
         shutil.rmtree(root, ignore_errors=True)
 
 

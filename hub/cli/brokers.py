@@ -16,8 +16,6 @@ from ..boards.keys import BoardKeys
 from ..boards.mosquitto_child import INSTALL_HINT, MosquittoChild, check_port_free, find_mosquitto
 from .common import HUB_USER, ensure_hub_password, hub_password
 
-KINDS = ("auto", "mosquitto", "embedded")
-
 # the hall the embedded broker is measured to serve (docs/benchmarks.md, 2026-12-01): 100
 # firmware boards pressing within 1 s were acked at p99 76 ms; 300 took 0.7-2 s on the same
 # laptop, and 300 load-generator boards p99 99 ms (Mosquitto: 9 ms)

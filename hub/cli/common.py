@@ -15,6 +15,7 @@ from ..event.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_f
 from ..event.competition import Competition
 from ..event.store import EventStore
 from ..rules.formats import FormatError
+from .options import LOG_FAILED
 from tabletimer.hub.event import event_folder
 
 
@@ -38,8 +39,6 @@ def print_desk_notes(rows) -> None:
         print(f"note (for the desk, not in the results): {line}", file=sys.stderr)
 
 
-ROUND_HELP = ("which of the event's rounds (`tabletimer round list DIR`; default: its only one, "
-              "else the one `run` last ran)")
 
 
 def load_event(path: str, round: str | None = None):
@@ -59,7 +58,6 @@ def open_event(path: str, round: str | None = None):
         return None
 
 
-LOG_FAILED = 3        # exit code: the event log could not be opened or written
 
 
 def open_log(path: Path, then: str) -> EventStore | None:
@@ -171,11 +169,11 @@ def hub_lock(log: Path, role: str | None = None):
 def service_for(ev, keys: BoardKeys, store: EventStore) -> HubService:
     """The service on an event's log; on a log a running standby copies
     into, one that records nothing (console/follower.py's StandbyLog)."""
-    from ..console.follower import StandbyLog
     from ..event.folder_lock import standby_of
 
     primary = standby_of(store.path) if isinstance(store, EventStore) else None
     if primary is not None:
+        from ..console.follower import StandbyLog
         store = StandbyLog(store, primary)      # type: ignore[assignment]
     return HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations))
 

@@ -13,7 +13,8 @@ from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
 from ..boards.service import HubService
 from ..event.competition import Competition
 from ..rules.formats import FormatError
-from .common import LOG_FAILED, writable_log
+from .common import writable_log
+from .options import LOG_FAILED
 from .serve import serve
 
 

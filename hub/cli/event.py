@@ -9,7 +9,8 @@ from ..event.store import EventStore
 from ..rules.formats import FormatError
 from ..rules.timetext import fmt_clock
 from .brokers import broker_problem
-from .common import LOG_FAILED, hub_lock, hub_token, open_event, service_for, writable_log
+from .options import LOG_FAILED
+from .common import hub_lock, hub_token, open_event, service_for, writable_log
 from .hall_check import firmware_version
 from .serve import serve
 from tabletimer.hub.event import event_folder, rounds

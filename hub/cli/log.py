@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 from ..boards.service import HubService, with_defaults
-from ..console.follower import StandbyLog
 from ..event.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
 from ..event.store import EventStore
 from ..rules.formats import fmt_duration
-from .common import LOG_FAILED, open_event, print_final, service_for
+from .options import LOG_FAILED
+from .common import open_event, print_final, service_for
 
 
 def _value(text: str):
@@ -34,7 +34,7 @@ def cmd_act(args) -> int:
         store = EventStore(ev.db)
         try:
             svc = service_for(ev, keys, store)
-            if isinstance(svc.store, StandbyLog):     # a standby's copy: said before anything else
+            if svc.store is not store:     # a standby's copy (service_for's StandbyLog): said before anything else
                 svc.store.refuse()
             payload = _act_payload(args.action, args.fields, svc)
             svc.check_action(args.action, payload, who=args.who, why=args.why)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..outputs.results import in_progress_text, load_results, results_csv, results_html, results_json
 from ..rules.formats import FormatError
-from .common import ROUND_HELP, print_desk_notes
+from .common import print_desk_notes
+from .options import ROUND_HELP
 from tabletimer.hub.event import event_folder
 
 

@@ -21,7 +21,8 @@ from ..console.follower import SILENT_S, Follower, StandbyLog
 from ..boards.keys import BoardKeys
 from ..event.replica import FOLDER_FILES, differing_files
 from ..event.store import EventStore
-from .common import LOG_FAILED, hub_lock, hub_token, open_event, open_log, service_for, stop_on_signals
+from .options import LOG_FAILED
+from .common import hub_lock, hub_token, open_event, open_log, service_for, stop_on_signals
 
 
 def cmd_standby(args) -> int:

@@ -19,7 +19,8 @@ from ..console.client import HubClient, RemoteError, Unreachable
 from ..event.clock import HubClock
 from ..event.replica import last_desk_action, log_term
 from ..rules.timetext import fmt_clock
-from .common import LOG_FAILED, hub_token, open_event, open_log
+from .options import LOG_FAILED
+from .common import hub_token, open_event, open_log
 
 
 def cmd_takeover(args) -> int:

@@ -18,6 +18,7 @@ from ..rules.standings import StandingRow
 from .brokers import dead_broker_alert, follow_keys, restart_child, start_broker
 from .common import print_final, room_for_connections, stop_on_signals
 from .hall_check import firmware_version
+from .options import FENCED
 
 
 def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | None = None) -> str:
@@ -89,6 +90,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     sims: list = []
     broker = hub = remote = pages = hall = None
     failed = False
+    fenced: list[str] = []     # why this hub stopped: another took over from its log
     title = console_title(event, service.competition.format.title)
     done = threading.Lock()
     # the events stored, for the line per event printed off a terminal:
@@ -168,6 +170,13 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         deadline = time.monotonic() + args.duration if args.duration else None
 
         def tick() -> None:
+            if service.fenced and not fenced:
+                # a board has seen a higher term: another hub took over from this log (an old
+                # primary started again, or waking from a network split). It stops, its broker
+                # with it, so that no board stays on it: they go to the hub that took over
+                fenced.append(service.fenced)
+                stop.set()
+                return
             service.catch_up()                       # operator actions from `tabletimer act`
             _report_dead_sims(sims, service.note if console.is_terminal else print)
             dead()
@@ -212,6 +221,14 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         shut_down()
     if failed:
         return 2
+    if fenced:
+        console.print(f"FENCED: {fenced[0]}.\nThis hub has stopped, and its broker with it: the boards that "
+                      "reached it go to the hub that took over (after their failover time), which holds the "
+                      "event's log now; this laptop's log stays as it was. To follow that hub from here: "
+                      "`tabletimer standby` on this event folder, --primary its address "
+                      "(docs/operations.md, \"The hub laptop died\")",
+                      markup=False, highlight=False, soft_wrap=True)
+        return FENCED
     console.print("\nstopped; standings:")
     print_final(service)
     return 0

@@ -233,14 +233,30 @@ def test_a_long_poll_answers_as_soon_as_a_row_is_stored_and_after_its_wait_witho
     assert status == 200 and empty["rows"] == [] and empty["waited_ms"] >= 300, empty
     status, now = raw(server, "GET", f"/rows?after={last - 1}&wait=2", token=server.token)
     assert [r["id"] for r in now["rows"]] == [last] and now["waited_ms"] == 0    # there already: no wait
-    timer = threading.Timer(0.3, lambda: hub.act("dns", {"entrant": "e2"}, who="desk"))
-    timer.start()
+    # the row is stored 0.3 s after the server has looked for one and found none (it waits then):
+    # on a loaded machine the request itself may take longer than 0.3 s to be read
+    looked = threading.Event()
+    events = hub.store.events
+
+    def watched(*args, **kwargs):
+        rows = events(*args, **kwargs)
+        if threading.current_thread() is not threading.main_thread():
+            looked.set()
+        return rows
+    answer: list = []
+    hub.store.events = watched
+    asking = threading.Thread(target=lambda: answer.append(
+        (time.monotonic(), raw(server, "GET", f"/rows?after={last}&wait=2", token=server.token), time.monotonic())))
     try:
-        began = time.monotonic()
-        status, got = raw(server, "GET", f"/rows?after={last}&wait=2", token=server.token)
-        took = time.monotonic() - began
+        asking.start()
+        until(looked.is_set, "the server's look for a row after the last", timeout=10)
+        time.sleep(0.3)                       # the scenario: a row stored 0.3 s into the wait
+        hub.act("dns", {"entrant": "e2"}, who="desk")
+        asking.join(10)
     finally:
-        timer.join()
+        hub.store.events = events
+    began, (status, got), ended = answer[0]
+    took = ended - began
     assert status == 200 and [r["type"] for r in got["rows"]] == ["dns"], got
     assert 0.3 <= took < 2.0 and 250 <= got["waited_ms"] < 2000, (took, got["waited_ms"])
     for bad in ("3", "-1", "soon"):

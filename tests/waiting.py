@@ -17,7 +17,20 @@ import threading
 import time
 from typing import Any, Callable
 
+# until() looks again after POLL_S, then each time 1.5 times later, up to POLL_MAX_S: a condition
+# met at once is seen at once, and a long wait does not read a log, a page or a process list fifty
+# times a second (in a suite that keeps two cores busy, every look is taken from another test)
 POLL_S = 0.02
+POLL_MAX_S = 0.25
+
+
+def _polls(first: float):
+    """The pauses between looks: first, then growing to POLL_MAX_S (a
+    longer first one stays as it is)."""
+    pause = first
+    while True:
+        yield pause
+        pause = max(first, min(pause * 1.5, POLL_MAX_S))
 
 
 def _timed_out(what: str, timeout: float, last: Any, seen: Callable[[], Any] | None) -> AssertionError:
@@ -32,13 +45,14 @@ def until(pred: Callable[[], Any], what: str = "the condition", timeout: float =
           seen: Callable[[], Any] | None = None, poll: float = POLL_S) -> Any:
     """Poll pred() until it is truthy (returned) or the deadline passes."""
     deadline = time.monotonic() + timeout
+    pauses = _polls(poll)
     while True:
         last = pred()
         if last:
             return last
         if time.monotonic() >= deadline:
             raise _timed_out(what, timeout, last, seen)
-        time.sleep(poll)
+        time.sleep(next(pauses))
 
 
 async def settle(pilot: Any, pred: Callable[[], Any], what: str = "the condition", timeout: float = 10.0,
@@ -62,13 +76,14 @@ async def until_async(pred: Callable[[], Any], what: str = "the condition", time
                       seen: Callable[[], Any] | None = None, poll: float = POLL_S) -> Any:
     """until() for a coroutine: the event loop runs on while it waits."""
     deadline = time.monotonic() + timeout
+    pauses = _polls(poll)
     while True:
         last = pred()
         if last:
             return last
         if time.monotonic() >= deadline:
             raise _timed_out(what, timeout, last, seen)
-        await asyncio.sleep(poll)
+        await asyncio.sleep(next(pauses))
 
 
 class Output:

@@ -53,6 +53,7 @@ from pathlib import Path
 import pytest
 
 from hall import Hub, act, replay_json, stored_presses
+from standings_check import compare_standings
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.rules.formats import load_format, preset_names
 from tabletimer.hub.boards.keys import BoardKeys
@@ -542,57 +543,6 @@ def expected_standings(ev: Path, t0: int, teams: list[Team]):
     return rank(loaded.format, loaded.entrants, facts)
 
 
-def _close(a: int | None, b: int | None, tol: int) -> bool:
-    return a == b if a is None or b is None else abs(a - b) <= tol
-
-
-def compare_standings(rows: list[dict], expected) -> list[str]:
-    """The hub's standings against the truth's: the same statuses, pieces,
-    penalties and press ids per puzzle; times within TOL_MS (laps, the
-    difference of two presses, within twice that); the same order and
-    places, but for entrants whose times are too close to order within the
-    tolerance.  Returns the differences."""
-    exp = {x.entrant: x for x in expected}
-    got = {r["entrant"]: r for r in rows}
-    if sorted(got) != sorted(exp):
-        return [f"entrants differ: {sorted(got)} vs {sorted(exp)}"]
-    problems = []
-    for e, x in exp.items():
-        g = got[e]
-        for k in ("status", "provisional", "pieces", "penalty_ms", "deducted_pieces", "official"):
-            if g[k] != getattr(x, k):
-                problems.append(f"{e}: {k} {g[k]!r}, expected {getattr(x, k)!r}")
-        for k in ("time_ms", "net_time_ms"):
-            if not _close(g[k], getattr(x, k), TOL_MS):
-                problems.append(f"{e}: {k} {g[k]}, expected {getattr(x, k)}")
-        gs = {s["puzzle"]: s for s in g["splits"]}
-        for s in x.splits:
-            h = gs.get(s.puzzle)
-            if h is None:
-                problems.append(f"{e} puzzle {s.puzzle}: no split")
-                continue
-            for k in ("status", "press_id", "confirmed", "missing_found", "penalty_ms", "credited"):
-                if h[k] != getattr(s, k):
-                    problems.append(f"{e} puzzle {s.puzzle}: {k} {h[k]!r}, expected {getattr(s, k)!r}")
-            if not _close(h["time_ms"], s.time_ms, TOL_MS) or not _close(h["lap_ms"], s.lap_ms, 2 * TOL_MS):
-                problems.append(f"{e} puzzle {s.puzzle}: time/lap {h['time_ms']}/{h['lap_ms']}, "
-                                f"expected {s.time_ms}/{s.lap_ms}")
-
-    def near(a, b) -> bool:         # finish times too close to order within the sync error
-        return (a.net_time_ms is not None and b.net_time_ms is not None
-                and abs(a.net_time_ms - b.net_time_ms) <= 2 * TOL_MS)
-    order, want = [r["entrant"] for r in rows], [x.entrant for x in expected]
-    for i, (a, b) in enumerate(zip(order, want)):
-        if a != b and not near(exp[a], exp[b]):
-            problems.append(f"place {i + 1}: {a}, expected {b}")
-    for e, x in exp.items():
-        if (got[e]["place"], got[e]["award_place"]) != (x.place, x.award_place) and not any(
-                near(x, o) for o in expected if o.entrant != e):
-            problems.append(f"{e}: place {got[e]['place']}/{got[e]['award_place']}, "
-                            f"expected {x.place}/{x.award_place}")
-    return problems
-
-
 def check_log(ev: Path, teams: list[Team]) -> tuple[list[str], list[int]]:
     """Every true finish call in the log exactly once, under the (board,
     boot, seq) it was journaled with, at its true instant (within TOL_MS);
@@ -657,7 +607,7 @@ def rehearse(tmp_path: Path, broker, scale: Scale) -> None:
     assert calls >= 4 * scale.teams, f"{ctx} too few finish calls were made ({calls})"
     t = time.monotonic()
     log_problems, errors = check_log(ev, teams)
-    table_problems = compare_standings(replay_json(ev), expected_standings(ev, sc.t0, teams))
+    table_problems = compare_standings(replay_json(ev), expected_standings(ev, sc.t0, teams), TOL_MS)
     timing["check"] = time.monotonic() - t
     print(f"chaos rehearsal, seed {seed}: {calls} finish calls, {finished}/{scale.teams} teams finished, "
           f"{sum(t.reboots for t in teams)} reboots, {sum(t.outages for t in teams)} WiFi outages, "

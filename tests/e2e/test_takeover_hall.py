@@ -12,7 +12,8 @@ addresses (`failover` 5 s).  A seeded round:
    primary's hub and its Mosquitto are SIGKILLed (the laptop dies); the
    standby says PRIMARY SILENT, `tabletimer takeover` runs on its copy;
 3. the round goes on: 15 more calls, the desk confirms burst calls on the
-   new hub;
+   new hub, which serves the pages on the dead laptop's address: a referee's
+   phone signed in on the old hub is signed in on the new one;
 4. the old primary is started again and 3 boards are power-cycled: they dial
    it first (their list's first address), it learns from their births that
    another hub took over (a higher term) and stops, FENCED, its broker with
@@ -37,6 +38,9 @@ import subprocess
 import sys
 import threading
 import time
+import json
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -50,6 +54,7 @@ from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.store import EventStore
 from tabletimer.hub.rules.standings import Confirm, DidNotStart, Press, RoundStart, rank
+from tabletimer.hub.web.referees import RefereeBook, book_path
 from tabletimer.tools.simulator import SimBoard
 from waiting import Output, until
 
@@ -77,10 +82,11 @@ def presses(log: Path) -> list[dict]:
         store.close()
 
 
-def make_event(tmp: Path) -> tuple[Path, Path, BoardKeys]:
+def make_event(tmp: Path) -> tuple[Path, Path, BoardKeys, str]:
     """An individuals round (1 ms resolution: the standings compare times,
-    not seconds), 30 boards of two stations, one entrant each; and the
-    standby laptop's copy of the folder, made the night before."""
+    not seconds), 30 boards of two stations, one entrant each, a referee's
+    badge; the standby laptop's copy of the folder, made the night before;
+    and the badge's token."""
     ev = event_folder.init(tmp / "primary", "czjpa-individuals", "Hall")
     text = (ev / "format.toml").read_text()
     text, n = re.subn(r'^resolution = "[^"]*"', 'resolution = "1ms"', text, flags=re.M)
@@ -95,9 +101,33 @@ def make_event(tmp: Path) -> tuple[Path, Path, BoardKeys]:
     for b in boards:
         keys.ensure(b)
     assert not event_folder.load(ev).warnings
+    token = RefereeBook(book_path(ev)).add("Anna")
     copy = tmp / "standby"
     shutil.copytree(ev, copy)
-    return ev, copy, keys
+    return ev, copy, keys, token
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def signed_in(url: str, token: str) -> str:
+    """A phone's sign-in with a badge: the cookie the hub sets."""
+    try:
+        answer = urllib.request.build_opener(NoRedirect).open(f"{url}/signin?token={token}", timeout=10)
+    except urllib.error.HTTPError as e:              # the redirect to the calls page, not followed
+        answer = e
+    cookie = answer.headers.get("Set-Cookie", "")
+    assert cookie.startswith("tt_referee="), answer.headers
+    return cookie.split(";", 1)[0]
+
+
+def who(url: str, cookie: str) -> str:
+    """Who the hub at url says the phone with that cookie is (/r/api/me)."""
+    request = urllib.request.Request(f"{url}/r/api/me", headers={"Cookie": cookie})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read())["referee"]
 
 
 class Call:
@@ -175,12 +205,14 @@ def test_a_hall_goes_on_when_the_hub_laptop_dies_in_a_burst_and_the_old_one_come
     require_mosquitto()
     rng = random.Random(SEED)
     print(f"takeover hall: seed {SEED} (TT_TAKEOVER_SEED)")
-    ev, copy, keys = make_event(tmp_path)
+    ev, copy, keys, badge = make_event(tmp_path)
     port, web = free_port(), free_port()
     mosquitto = ("--broker-kind", "mosquitto", "--port", str(port))
     primary = Hub(ev, None, *mosquitto, "--listen", "127.0.0.2", web_port=web)
     url = f"http://127.0.0.1:{web}"
     until(lambda: any("tabletimer console http" in ln for ln in primary.lines), "the primary's web server")
+    phone = signed_in(url, badge)
+    assert who(url, phone) == "Anna"
     standby = took = again = None
     sims: list[SimBoard] = []
     try:
@@ -231,12 +263,15 @@ def test_a_hall_goes_on_when_the_hub_laptop_dies_in_a_burst_and_the_old_one_come
         at_primary = {key(e) for e in presses(ev / "events.sqlite")}
         in_copy = {key(e) for e in presses(copy / "events.sqlite")}
         took = subprocess.Popen([TT, "takeover", str(copy), "--primary", url, *mosquitto, "--listen", "127.0.0.1",
-                                 "--web-listen", "off"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                 "--web-listen", f"127.0.0.1:{web}", "--hall-listen", "127.0.0.1:0"],   # the dead one's
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         new = Output(took.stdout)
         new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now (term 2"), "the takeover")
         last_desk = new.wait_for(lambda ln: ln.startswith("the last desk action copied"), "the last desk action")
         assert " dns " in last_desk and f"'entrant': '{dns}'" in last_desk, last_desk
         _wait_presses(copy, len(calls), "every call so far in the new hub's log", sims, new)
+        new.wait_for(lambda ln: "tabletimer console http" in ln, "the new hub's web server")
+        assert who(url, phone) == "Anna"                 # the phone signed in on the old hub
 
         # 3. the round goes on: calls, and the desk confirms burst calls on the new hub
         made, threads, failed = call_all([by_id[b] for b in later], 1, 2.0, rng)

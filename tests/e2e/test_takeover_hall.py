@@ -46,7 +46,7 @@ from pathlib import Path
 import pytest
 
 from brokers import require_mosquitto
-from hall import TT, Hub, act, replay_json
+from hall import TT, Hub, act, replay_json, stored_presses
 from rig import synced, within_stated_error
 from standings_check import compare_standings
 from tabletimer.hub.boards.broker import free_port
@@ -72,14 +72,6 @@ def board_id(n: int) -> str:
 
 def entrant(board: str, station: int) -> str:
     return str((int(board[1:]) - 1) * 2 + station)
-
-
-def presses(log: Path) -> list[dict]:
-    store = EventStore(log)
-    try:
-        return [e for e in store.events() if e["source"] == "board" and e["type"] == "press"]
-    finally:
-        store.close()
 
 
 def make_event(tmp: Path) -> tuple[Path, Path, BoardKeys, str]:
@@ -241,7 +233,7 @@ def test_a_hall_goes_on_when_the_hub_laptop_dies_in_a_burst_and_the_old_one_come
         made, threads, failed = call_all([by_id[b] for b in before], 1, 2.0, rng)
         joined(threads, failed)
         calls: list[Call] = list(made)
-        until(lambda: len(presses(ev / "events.sqlite")) == len(calls), "the first calls stored", timeout=30)
+        until(lambda: len(stored_presses(ev)) == len(calls), "the first calls stored", timeout=30)
         confirmed: dict[str, int] = {}
         for c in rng.sample(calls, 4):
             confirmed[c.press_id] = rng.randint(0, 2)
@@ -260,8 +252,8 @@ def test_a_hall_goes_on_when_the_hub_laptop_dies_in_a_burst_and_the_old_one_come
         standby.terminate()
         standby.wait(30)
         key = lambda e: (e["board"], e["payload"]["boot"], e["payload"]["seq"])     # noqa: E731
-        at_primary = {key(e) for e in presses(ev / "events.sqlite")}
-        in_copy = {key(e) for e in presses(copy / "events.sqlite")}
+        at_primary = {key(e) for e in stored_presses(ev)}
+        in_copy = {key(e) for e in stored_presses(copy)}
         took = subprocess.Popen([TT, "takeover", str(copy), "--primary", url, *mosquitto, "--listen", "127.0.0.1",
                                  "--web-listen", f"127.0.0.1:{web}", "--hall-listen", "127.0.0.1:0"],   # the dead one's
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -366,7 +358,7 @@ def _types(folder: Path) -> list[str]:
 def _wait_presses(folder: Path, n: int, what: str, sims: list[SimBoard], new: Output) -> list[dict]:
     """The new hub's presses once there are n (on a timeout: what the
     boards and the new hub said last)."""
-    return until(lambda: (lambda p: p if len(p) >= n else None)(presses(folder / "events.sqlite")), what,
-                 timeout=90, seen=lambda: {"stored": len(presses(folder / "events.sqlite")), "of": n,
+    return until(lambda: (lambda p: p if len(p) >= n else None)(stored_presses(folder)), what,
+                 timeout=90, seen=lambda: {"stored": len(stored_presses(folder)), "of": n,
                                            "boards": {s.board_id: s.records[-8:] for s in sims[:5]},
                                            "new hub": new.lines[-20:]})

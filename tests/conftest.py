@@ -19,23 +19,9 @@ from tabletimer.hub.boards.broker import EmbeddedBroker
 os.environ["TABLETIMER_WEB_LISTEN"] = "127.0.0.1:0"
 
 
-# The hall-scale run that keeps the machine's cores busy by itself (300 stations of real
-# firmware for a round of 100 s, about 0.7 of a core): CI's run (tools/dev.py test, CI=true)
-# starts it first, in a pytest of its own, beside only the BESIDE_HALL tests; then the rest.
+# The hall-scale run (300 stations of real firmware for a round of 100 s): CI's run
+# (tools/dev.py test, CI=true) runs it first, alone, then the rest (tools/dev.py says why).
 HALL = ("e2e/test_chaos.py::test_chaos_hall",)
-# The tests that run beside the hall: those that wait on boards, brokers and hubs far more than
-# they compute. Measured 2026-12-04 (each test's CPU, its processes' included, by a cgroup per
-# test, in a parallel run of the suite; docs/testing.md): CPU/wall 0.06-0.16 each, about 800 s
-# of test time for 100 s of CPU, which 8 workers beside the hall finish in about its time. The
-# hall is kept from being starved by them (a session of its own, they at niceness +5: 2026-12-03
-# beside the whole suite, its boards were; docs/testing.md). A test here that starts to compute
-# takes the hall's CPU: measure before adding.
-BESIDE_HALL = ("e2e/test_bench.py::", "e2e/test_takeover_drill.py::", "e2e/test_station_truth_property.py::",
-               "e2e/test_connect_flood.py::", "e2e/test_rounds_e2e.py::", "e2e/test_competition_day.py::",
-               "e2e/test_standby.py::", "e2e/test_rehearsal_drill.py::", "firmware/test_firmware_heap.py::",
-               "firmware/test_board_firmware.py::", "firmware/test_board_resilience.py::",
-               "firmware/test_broker_failover.py::", "firmware/test_mqtt_client.py::",
-               "boards/test_embedded_broker.py::")
 # The other tests, folders that wait longest first (whole halls, hubs as processes, browsers),
 # the pure unit tests last: they fill the workers' gaps at the end of a parallel run.
 ORDER = ("e2e", "web", "cli", "console", "firmware", "boards", "outputs", "tools", "event", "rules")
@@ -57,7 +43,7 @@ def _where(item) -> str:
 def pytest_collection_modifyitems(config, items) -> None:
     """Slow tests (the chaos rehearsal at hall scale) are part of CI's run of
     the suite but not of the quick local one, unless asked for.  Every test
-    is marked `quick` or not, `hall` and `beside_hall` (tools/dev.py's two
+    is marked `quick` or not, and `hall` or not (tools/dev.py's two
     runs), and the order set for a parallel run (the same in every worker:
     they must agree).  A module whose tests share a browser (web_rig's
     module-scoped `browser`) runs on one worker: spread over eight, it
@@ -69,8 +55,6 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.quick)
         if where.startswith(HALL):
             item.add_marker(pytest.mark.hall)
-        elif where.startswith(BESIDE_HALL):
-            item.add_marker(pytest.mark.beside_hall)
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("browser:" + where.split("::")[0]))
     rank = {folder: i for i, folder in enumerate(ORDER)}

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -103,11 +102,11 @@ def workers() -> int:
 
 
 def rest_workers() -> int:
-    """Workers for the tests that are left once those that wait have run
-    beside the hall: TT_TEST_WORKERS, else three per core, at most 6.  They
-    compute: on 2 cores (2026-12-04, one run each) 6 workers took 194 s and
-    294 s of CPU, 8 took 215 s and 331 s, 10 took 221 s and 342 s (each
-    worker collects the suite, and they slow each other down)."""
+    """Workers for the tests after the hall: TT_TEST_WORKERS, else three per
+    core, at most 6.  They compute: on 2 cores (2026-12-04, one run each) 6
+    workers took 194 s and 294 s of CPU, 8 took 215 s and 331 s, 10 took
+    221 s and 342 s (each worker collects the suite, and they slow each other
+    down)."""
     return workers() if os.environ.get("TT_TEST_WORKERS") else min(6, 3 * (os.cpu_count() or 2))
 
 
@@ -136,7 +135,7 @@ def parallel(pytest_args: list[str], n: int | None = None) -> list[str]:
 
 def whole_suite_with_slow(pytest_args: list[str]) -> bool:
     """The whole suite with its slow tests (CI=true or TT_SLOW=1, no test
-    chosen by path, -m or -k), in parallel: run hall_beside_the_waiting_then_the_rest."""
+    chosen by path, -m or -k), in parallel: run hall_alone_then_the_rest."""
     slow = os.environ.get("CI", "").lower() == "true" or os.environ.get("TT_SLOW") == "1"
     chosen = any(a in ("-m", "-k") or a.startswith(("-m", "-k")) or not a.startswith("-")
                  for a in pytest_args)
@@ -144,66 +143,29 @@ def whole_suite_with_slow(pytest_args: list[str]) -> bool:
 
 
 HALL_TEST = "tests/e2e/test_chaos.py::test_chaos_hall"
-BESIDE_HALL_WORKERS = 8
 
 
-def beside_hall_files() -> list[str]:
-    """The test files of tests/conftest.py's BESIDE_HALL (whole files, each
-    "folder/test_x.py::"), read from its text: the run beside the hall
-    collects only them, the rest leaves them out (every worker of a run
-    imports every test module it collects: 2.3 s of CPU for the suite)."""
-    import ast
-
-    tree = ast.parse((ROOT / "tests" / "conftest.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "BESIDE_HALL" for t in node.targets):
-            paths = ast.literal_eval(node.value)
-            if not all(p.endswith(".py::") for p in paths):
-                die("tests/conftest.py: BESIDE_HALL names whole test files, each 'folder/test_x.py::'")
-            return [f"tests/{p[:-2]}" for p in paths]
-    die("tests/conftest.py has no BESIDE_HALL")
-    return []
-
-
-def hall_beside_the_waiting_then_the_rest(pytest_args: list[str]) -> int:
+def hall_alone_then_the_rest(pytest_args: list[str]) -> int:
     """The hall-scale chaos rehearsal (HALL_TEST: 300 stations of real
-    firmware for a round of 100 s, about 0.7 of a core) in a pytest of its
-    own, and beside it only the tests that wait far more than they compute
-    (marked beside_hall by tests/conftest.py, measured there) on
-    BESIDE_HALL_WORKERS workers; then every other test on the parallel
-    workers.  Alone, the hall left 1.3 cores idle for its 105 s; beside the
-    whole suite its boards were starved (2026-12-03: at the same priority 2
-    CI runs of 2 failed, niced 1 of 2, 32 boards silent for 30 s).  So the
-    hall runs in a session of its own (Linux's autogroups share the CPU
-    between sessions, not processes) and the tests beside it at niceness +5
-    (a kernel without autogroups shares it by niceness); its output is kept
-    until it ends (printed then, whole), so that the two runs' lines do not
-    mix."""
+    firmware for a round of 100 s) in a pytest of its own with the machine
+    to itself, then every other test on rest_workers() workers.  Beside
+    other tests its boards are starved, whatever the arrangement: beside the
+    whole suite 2 CI runs of 2 failed (2026-12-03, 32 boards silent for
+    30 s); in a session of its own beside only the tests that wait, niced,
+    it passed here and failed in CI (2026-12-04: 171 s instead of about
+    105, a table's press unseen for 30 s, and a relay test beside it missed
+    its rotation), where the container's CPU controller leaves Linux's
+    autogroups nothing to share.  A hall test that passes only on a quiet
+    machine would rehearse nothing; one that the suite may starve is a
+    flake: it runs alone."""
     py = [str(BIN / "python"), "-m", "pytest"]
     os.chdir(ROOT)
-    files = beside_hall_files()
-    print(f"tools/dev.py: {HALL_TEST} beside the tests that wait (tests/conftest.py's BESIDE_HALL, "
-          f"{BESIDE_HALL_WORKERS} workers), then the rest in parallel", flush=True)
-    with tempfile.TemporaryFile("w+") as hall_out:
-        hall = subprocess.Popen(py + [HALL_TEST, "-p", "no:xdist", *pytest_args],
-                                stdout=hall_out, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            beside = subprocess.run(py + ["-n", str(BESIDE_HALL_WORKERS), "--dist", "loadgroup",
-                                          *files, *pytest_args],
-                                    preexec_fn=lambda: os.nice(5)).returncode
-            first = hall.wait()
-        finally:
-            if hall.poll() is None:          # Ctrl-C: its own session does not get the terminal's
-                os.killpg(hall.pid, signal.SIGINT)
-                hall.wait()
-        hall_out.seek(0)
-        print(f"\ntools/dev.py: {HALL_TEST}, its own run:\n" + hall_out.read(), flush=True)
-    rest = subprocess.run(py + parallel(["-m", "not hall", *(f"--ignore={f}" for f in files), *pytest_args],
-                                        rest_workers())).returncode
-    if first or beside or rest:
-        print(f"tools/dev.py: pytest exit {first} ({HALL_TEST}), {beside} (beside it), {rest} (the rest)",
-              file=sys.stderr)
-    return first or beside or rest
+    print(f"tools/dev.py: {HALL_TEST} alone, then the rest in parallel", flush=True)
+    first = subprocess.run(py + [HALL_TEST, "-p", "no:xdist", *pytest_args]).returncode
+    rest = subprocess.run(py + parallel(["-m", "not hall", *pytest_args], rest_workers())).returncode
+    if first or rest:
+        print(f"tools/dev.py: pytest exit {first} ({HALL_TEST}), {rest} (the rest)", file=sys.stderr)
+    return first or rest
 
 
 def outcomes(junit_xml: Path) -> dict[str, tuple[str, str]]:
@@ -301,7 +263,7 @@ def main(argv: list[str]) -> int:
         if load is not None and repeat is None:
             die("--load goes with --repeat N (a flake hunt)")
         if repeat is None and whole_suite_with_slow(rest):
-            return hall_beside_the_waiting_then_the_rest(rest)
+            return hall_alone_then_the_rest(rest)
         rest = parallel(rest)
         if repeat is not None:
             return flake_hunt(rest, repeat, load or 0)

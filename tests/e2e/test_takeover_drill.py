@@ -23,6 +23,7 @@ from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.store import EventStore
 from tabletimer.tools.simulator import SimBoard
+from tabletimer.tools.testing.netimpair import NetImpair
 from waiting import Output, until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -165,48 +166,47 @@ def test_a_press_acknowledged_but_not_copied_reaches_the_new_log_from_the_boards
     """The replication window (issue 28, item 4): the standby copies the
     primary's rows as they are written, and a press the primary acknowledged
     just before it died may not have reached the copy.  Made so here: the
-    standby is stopped (SIGSTOP: its copy stands still), D1 presses and the
-    primary acknowledges it, the primary is SIGKILLed, the standby goes on
-    (SIGCONT) without the press and hands over to `tabletimer takeover`.  The
-    board, hearing a hub of a higher term, sends it what it keeps in flash
-    again (firmware/app.py): the press is in the new log, once, with the
-    time the board stamped."""
-    import signal
-
+    standby reaches the primary through a proxy (tools/testing/netimpair.py),
+    whose link is cut (nothing pending delivered, new connections reset)
+    before D1 presses; the primary acknowledges the press and is SIGKILLed;
+    the standby, without the press, hands over to `tabletimer takeover`.
+    The board, hearing a hub of a higher term, sends it what it keeps in
+    flash again (firmware/app.py): the press is in the new log, once, with
+    the time the board stamped.  (The standby SIGSTOPped instead left the
+    press in its socket's buffer, the answer to its waiting request: it
+    copied it on SIGCONT, sometimes before the test looked.)"""
     ev, copy, keys = _event(tmp_path)
     port, web = free_port(), free_port()
     primary = _primary(ev, port, web)
     url = f"http://127.0.0.1:{web}"
     standby = took = None
     sims = []
-    try:
-        standby, out = _standby(copy, ev, url, port)
-        sims = _boards(tmp_path, keys, port, ("D1",))
-        (d1,) = sims
-        act(ev, "round_start")
-        d1.wait_for(lambda r: "sched" in r, timeout=30)
-        synced(d1)
-        d1.press(1)
-        d1.wait_for(lambda r: r.get("acked") == [1, 1], timeout=30)
-        until(lambda: len(presses(copy / "events.sqlite")) == 1, "the first press copied", timeout=20)
-        standby.send_signal(signal.SIGSTOP)                  # its copy stands still
+    with NetImpair(upstream=("127.0.0.1", web)) as net:
         try:
+            standby, out = _standby(copy, ev, f"http://127.0.0.1:{net.port_for('standby')}", port)
+            sims = _boards(tmp_path, keys, port, ("D1",))
+            (d1,) = sims
+            act(ev, "round_start")
+            d1.wait_for(lambda r: "sched" in r, timeout=30)
+            synced(d1)
+            d1.press(1)
+            d1.wait_for(lambda r: r.get("acked") == [1, 1], timeout=30)
+            until(lambda: len(presses(copy / "events.sqlite")) == 1, "the first press copied", timeout=20)
+            net.down("standby")                                  # its copy stands still
             mark = len(d1.records)
             d1.press(2)
             d1.wait_for(lambda r: r.get("acked") == [1, 2], timeout=30, start=mark)   # the primary has it
             primary.kill()
+            out.wait_for(lambda ln: ln.startswith("PRIMARY SILENT"), "the standby's alert", timeout=30)
+            assert len(presses(copy / "events.sqlite")) == 1     # the copy never got it
+            standby.terminate()
+            standby.wait(30)
+            took, new = _takeover(copy, url, port)
+            new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now (term 2"), "the takeover")
+            got = _presses_at_least(copy, 2, "the acknowledged press in the new log", timeout=60, sims=sims,
+                                    new=new)
         finally:
-            standby.send_signal(signal.SIGCONT)
-        assert len(presses(copy / "events.sqlite")) == 1     # the copy never got it
-        out.wait_for(lambda ln: ln.startswith("PRIMARY SILENT"), "the standby's alert", timeout=30)
-        standby.terminate()
-        standby.wait(30)
-        took, new = _takeover(copy, url, port)
-        new.wait_for(lambda ln: ln.startswith("takeover: this laptop is the hub now (term 2"), "the takeover")
-        got = _presses_at_least(copy, 2, "the acknowledged press in the new log", timeout=60, sims=sims,
-                                new=new)
-    finally:
-        _stop_all(sims, took, standby, primary)
+            _stop_all(sims, took, standby, primary)
     ids = [(e["payload"]["boot"], e["payload"]["seq"]) for e in got]
     assert sorted(ids) == [(1, 1), (1, 2)], ids                   # each once
     for station in (1, 2):

@@ -190,35 +190,43 @@ def outcomes(junit_xml: Path) -> dict[str, tuple[str, str]]:
 
 def flake_hunt(pytest_args: list[str], repeat: int, load: int) -> int:
     """Run pytest `repeat` times with `load` busy processes beside it; print
-    failures per test.  Exit 0 only if no run failed."""
+    failures per test.  Exit 0 only if no run failed.  A failed run's whole
+    output is kept (its path printed on the run's line: the failure's
+    traceback and captured output, to read the flake from); a passing run's
+    is not."""
     burn = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(load)]
     per_test: dict[str, dict[str, int]] = {}
     first_why: dict[str, str] = {}
     bad_runs = 0
-    started = time.monotonic()
+    kept = Path(tempfile.mkdtemp(prefix="tt-flake-"))
     try:
-        with tempfile.TemporaryDirectory(prefix="tt-flake-") as tmp:
-            for i in range(1, repeat + 1):
-                xml = Path(tmp) / f"run-{i}.xml"
-                t0 = time.monotonic()
+        for i in range(1, repeat + 1):
+            xml, log = kept / f"run-{i}.xml", kept / f"run-{i}.log"
+            t0 = time.monotonic()
+            with log.open("w") as out:
                 rc = subprocess.run([str(BIN / "python"), "-m", "pytest", "-q",
                                      f"--junitxml={xml}", *pytest_args],
-                                    cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-                got = outcomes(xml)
-                failed = [t for t, (o, _) in got.items() if o in ("failed", "error")]
-                for t, (o, why) in got.items():
-                    counts = per_test.setdefault(t, {"passed": 0, "failed": 0, "error": 0, "skipped": 0})
-                    counts[o] += 1
-                    if o in ("failed", "error") and t not in first_why:
-                        first_why[t] = why
-                bad_runs += rc != 0
-                print(f"run {i}/{repeat}: pytest exit {rc}, {len(got)} tests, {len(failed)} failed "
-                      f"({time.monotonic() - t0:.0f} s)" + (": " + ", ".join(failed) if failed else ""),
-                      flush=True)
+                                    cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
+            got = outcomes(xml)
+            failed = [t for t, (o, _) in got.items() if o in ("failed", "error")]
+            for t, (o, why) in got.items():
+                counts = per_test.setdefault(t, {"passed": 0, "failed": 0, "error": 0, "skipped": 0})
+                counts[o] += 1
+                if o in ("failed", "error") and t not in first_why:
+                    first_why[t] = why
+            bad_runs += rc != 0
+            if rc == 0:
+                xml.unlink(missing_ok=True)
+                log.unlink()
+            print(f"run {i}/{repeat}: pytest exit {rc}, {len(got)} tests, {len(failed)} failed "
+                  f"({time.monotonic() - t0:.0f} s)" + (": " + ", ".join(failed) if failed else "")
+                  + (f" (output: {log})" if rc else ""), flush=True)
     finally:
         for p in burn:
             p.kill()
             p.wait()
+        if not any(kept.iterdir()):
+            kept.rmdir()
     # a table per file (the flake hunt's tables in docs/testing.md), then every test that failed
     files: dict[str, list[int]] = {}
     for t, c in per_test.items():

@@ -70,12 +70,20 @@ def _wait_line(lines: list[tuple[float, str]], pred, timeout: float) -> float | 
     return None
 
 
-def wait_for_web(primary: HubProcess, timeout: float = 30.0) -> None:
-    """Until the primary says its web server's address (its console API: the standby's feed)."""
+def wait_for_web(primary: HubProcess, timeout: float = 60.0) -> None:
+    """Until the primary says its web server's address (its console API: the
+    standby's feed).  A primary that says it cannot listen there, or exits,
+    or says nothing in time is an error with what it said (a loaded machine
+    starts a hub in seconds, a quiet one in one)."""
     deadline = time.monotonic() + timeout
     while not any("tabletimer console http" in ln for ln in primary.lines):
+        said = "".join(primary.lines)[-1500:]
+        if any("no remote consoles: cannot listen" in ln for ln in primary.lines):
+            raise RuntimeError(f"the primary's web server could not listen: {said}")
+        if primary.proc.poll() is not None:
+            raise RuntimeError(f"the primary exited ({primary.proc.returncode}) before its web server: {said}")
         if time.monotonic() > deadline:
-            raise RuntimeError("the primary's web server did not start")
+            raise RuntimeError(f"the primary's web server did not start in {timeout:g} s: {said}")
         time.sleep(0.05)
 
 

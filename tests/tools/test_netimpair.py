@@ -235,14 +235,17 @@ def test_one_way_delays_are_asymmetric(net: NetImpair, echo: EchoServer) -> None
 def test_many_messages_in_flight_take_one_delay_not_many(net: NetImpair) -> None:
     net.set("B1", up_ms=40, down_ms=40)
     n = 30
+    took = []
     with connect(net) as s:
-        t0 = time.monotonic()
-        for i in range(n):
-            s.sendall(b"%04d" % i)
-        data = recv_exactly(s, 4 * n)
-        elapsed = time.monotonic() - t0
-    assert data == b"".join(b"%04d" % i for i in range(n))      # in order
-    assert 0.080 <= elapsed < 0.080 + 2 * SLACK                  # not 30 x 80 ms
+        for _ in range(3):       # the lower bound on each, the upper on the fastest (a loaded machine)
+            t0 = time.monotonic()
+            for i in range(n):
+                s.sendall(b"%04d" % i)
+            data = recv_exactly(s, 4 * n)
+            took.append(time.monotonic() - t0)
+            assert data == b"".join(b"%04d" % i for i in range(n))      # in order
+            assert took[-1] >= 0.080
+    assert min(took) < 0.080 + 2 * SLACK, took                   # not 30 x 80 ms
 
 
 def test_jittered_stream_arrives_intact(net: NetImpair) -> None:

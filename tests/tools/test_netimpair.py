@@ -296,7 +296,8 @@ def test_down_cuts_and_refuses_until_up(net: NetImpair) -> None:
     net.wait_for("B1", lambda st: st.refused == 2)
     net.up("B1")
     with connect(net) as s:
-        assert round_trip(s, b"back") < SLACK
+        round_trip(s, b"back")                   # it works again (the echo checked), as fast as before:
+        assert fastest_round_trip(s) < SLACK
     st = net.stats("B1")
     assert (st.down, st.connections, st.cuts, st.refused) == (False, 2, 1, 2)
 
@@ -321,7 +322,7 @@ def test_boards_are_independent(net: NetImpair) -> None:
     with connect(net, "B1") as s1, connect(net, "B2") as s2:
         net.down("B1")
         assert is_cut(s1)
-        assert round_trip(s2) < SLACK
+        assert fastest_round_trip(s2) < SLACK
     assert sorted(net.boards()) == ["B1", "B2"]
     assert net.stats("B2").cuts == 0
 
@@ -387,9 +388,12 @@ def test_paho_through_the_embedded_broker(embedded_broker) -> None:
             assert hub.messages.get(timeout=T).topic == "tt/test/ready"
 
             net.set("B1", up_ms=30, down_ms=50)
-            puback = board.publish("tt/test/evt", b"one")
-            assert 0.080 <= puback < 0.080 + SLACK + 0.1
-            assert hub.messages.get(timeout=T).payload == b"one"
+            pubacks = []
+            for _ in range(3):      # the lower bound on each, the upper on the fastest (a loaded machine)
+                pubacks.append(board.publish("tt/test/evt", b"one"))
+                assert pubacks[-1] >= 0.080
+                assert hub.messages.get(timeout=T).payload == b"one"
+            assert min(pubacks) < 0.080 + SLACK + 0.1, pubacks
 
             net.set("B1", up_ms=0, down_ms=0)
             board.connected.clear()

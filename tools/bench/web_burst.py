@@ -25,7 +25,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_web(port: int, timeout: float = 30) -> None:
+def wait_web(port: int, timeout: float = 30, hub=None) -> None:
+    """Until the web server on 127.0.0.1:port answers.  With hub (its
+    HubProcess), a hub that says it cannot listen there, or exits, is said
+    at once, and a timeout says what the hub printed."""
     import http.client
     deadline = time.monotonic() + timeout
     while True:
@@ -35,8 +38,15 @@ def wait_web(port: int, timeout: float = 30) -> None:
             c.getresponse().read()
             c.close()
             return
-        except OSError:
+        except OSError as e:
+            said = "".join(hub.lines)[-1500:] if hub is not None else ""
+            if hub is not None and (hub.proc.poll() is not None
+                                    or any("no remote consoles: cannot listen" in ln for ln in hub.lines)):
+                raise RuntimeError(f"the hub's web server on port {port} will not answer: {said}") from e
             if time.monotonic() > deadline:
+                if hub is not None:
+                    raise RuntimeError(f"the hub's web server on port {port} did not answer in "
+                                       f"{timeout:g} s ({e}): {said}") from e
                 raise
             time.sleep(0.1)
 
@@ -92,7 +102,7 @@ class WebClients:
         self.pipe, there = ctx.Pipe()
         try:
             hall.start_hub(web_port=(web := free_port()))
-            wait_web(web)
+            wait_web(web, hub=hall.hub)
             port = int(hall.hub.hall_url().rsplit(":", 1)[1]) if hall_pages else web   # type: ignore[union-attr]
             self.proc = ctx.Process(target=target, args=(there, port, *args), daemon=True)
             self.proc.start()
@@ -130,7 +140,7 @@ def burst_alone(hall: Hall, port: int, report: Report, label: str,
     pids_of(hall): the processes whose CPU during the burst is reported."""
     try:
         hall.start_hub(web_port=(web := free_port()))
-        wait_web(web)
+        wait_web(web, hub=hall.hub)
         without, lost = burst(hall, port, report, label, pids_of(hall) if pids_of else None)
     finally:
         hall.close()

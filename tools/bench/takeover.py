@@ -77,13 +77,11 @@ def wait_for_web(primary: HubProcess, timeout: float = 60.0) -> None:
     starts a hub in seconds, a quiet one in one)."""
     deadline = time.monotonic() + timeout
     while not any("tabletimer console http" in ln for ln in primary.lines):
-        said = "".join(primary.lines)[-1500:]
-        if any("no remote consoles: cannot listen" in ln for ln in primary.lines):
-            raise RuntimeError(f"the primary's web server could not listen: {said}")
-        if primary.proc.poll() is not None:
-            raise RuntimeError(f"the primary exited ({primary.proc.returncode}) before its web server: {said}")
+        why = primary.without_web()
+        if why:
+            raise RuntimeError(f"the primary's web server will not start ({why}): {primary.said()}")
         if time.monotonic() > deadline:
-            raise RuntimeError(f"the primary's web server did not start in {timeout:g} s: {said}")
+            raise RuntimeError(f"the primary's web server did not start in {timeout:g} s: {primary.said()}")
         time.sleep(0.05)
 
 

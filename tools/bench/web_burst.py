@@ -9,20 +9,14 @@ from __future__ import annotations
 
 import multiprocessing
 import random
-import socket
 import time
 
+from tabletimer.hub.boards.broker import free_port
 from tabletimer.tools.bench.hall_rig import Hall
 from tabletimer.tools.bench.report import Report, pct, spread
 from tabletimer.tools.bench.signed_boards import SignedBoards
 
 SETTLE_S = 3.0           # from every board online to the burst
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_web(port: int, timeout: float = 30, hub=None) -> None:
@@ -39,14 +33,14 @@ def wait_web(port: int, timeout: float = 30, hub=None) -> None:
             c.close()
             return
         except OSError as e:
-            said = "".join(hub.lines)[-1500:] if hub is not None else ""
-            if hub is not None and (hub.proc.poll() is not None
-                                    or any("no remote consoles: cannot listen" in ln for ln in hub.lines)):
-                raise RuntimeError(f"the hub's web server on port {port} will not answer: {said}") from e
+            why = hub.without_web() if hub is not None else None
+            if why:
+                raise RuntimeError(f"the hub's web server on port {port} will not answer ({why}): "
+                                   f"{hub.said()}") from e
             if time.monotonic() > deadline:
                 if hub is not None:
                     raise RuntimeError(f"the hub's web server on port {port} did not answer in "
-                                       f"{timeout:g} s ({e}): {said}") from e
+                                       f"{timeout:g} s ({e}): {hub.said()}") from e
                 raise
             time.sleep(0.1)
 

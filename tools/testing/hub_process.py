@@ -55,6 +55,20 @@ class HubProcess:
     def pid(self) -> int:
         return self.proc.pid
 
+    def said(self, chars: int = 1500) -> str:
+        """The end of what the hub printed (for an error)."""
+        return "".join(self.lines)[-chars:]
+
+    def without_web(self) -> str | None:
+        """Why the hub's web server will never answer, if it will not: it
+        exited, or it said it cannot listen (the hub then runs without it);
+        None while it may still come."""
+        if self.proc.poll() is not None:
+            return f"the hub exited ({self.proc.returncode})"
+        if any("no remote consoles: cannot listen" in ln for ln in self.lines):
+            return "the hub cannot listen there"
+        return None
+
     def _read(self) -> None:
         assert self.proc.stdout
         for line in self.proc.stdout:

@@ -154,8 +154,8 @@ def hall_alone_then_the_rest(pytest_args: list[str]) -> int:
     30 s); in a session of its own beside only the tests that wait, niced,
     it passed here and failed in CI (2026-12-04: 171 s instead of about
     105, a table's press unseen for 30 s, and a relay test beside it missed
-    its rotation), where the container's CPU controller leaves Linux's
-    autogroups nothing to share.  A hall test that passes only on a quiet
+    its rotation): probably the container's CPU controller leaves Linux's
+    autogroups nothing to share (docs/testing.md).  A hall test that passes only on a quiet
     machine would rehearse nothing; one that the suite may starve is a
     flake: it runs alone."""
     py = [str(BIN / "python"), "-m", "pytest"]

@@ -6,7 +6,7 @@ import os
 import sys
 
 from needs import in_ci, missing
-from tabletimer.hub.boards import broker as _broker
+from tabletimer.hub.boards import ports as _ports
 from tabletimer.tools.testing.local_mosquitto import LocalMosquitto, mosquitto_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -16,8 +16,8 @@ __all__ = ["in_ci", "free_port", "wait_port", "require_mosquitto", "require_micr
 
 
 # one implementation of these, the hub's (re-exported for the tests)
-free_port = _broker.free_port
-wait_port = _broker.wait_port
+free_port = _ports.free_port
+wait_port = _ports.wait_port
 
 
 def require_mosquitto():

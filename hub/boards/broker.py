@@ -14,11 +14,11 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from .ports import free_port, wait_port
 from .private_file import write_private
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -51,28 +51,6 @@ def parse_broker_url(url: str) -> BrokerAddress:
     return BrokerAddress(u.hostname, u.port or 1883,
                          unquote(u.username) if u.username else None,
                          unquote(u.password) if u.password else None)
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
-def wait_port(host: str, port: int, timeout: float = 5.0, proc: subprocess.Popen | None = None) -> None:
-    """Return once host:port accepts a connection; TimeoutError after
-    timeout; RuntimeError at once if proc (the server) exits meanwhile."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection((host, port), timeout=0.5):
-                return
-        except OSError:
-            if proc is not None and proc.poll() is not None:
-                raise RuntimeError(f"process exited with code {proc.returncode} before {host}:{port} opened")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"nothing listens on {host}:{port} after {timeout} s")
-            time.sleep(0.05)   # polling a port: there is no event to await
 
 
 class EmbeddedBroker:

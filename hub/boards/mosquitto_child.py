@@ -25,7 +25,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .broker import wait_port
+from .ports import wait_port
 from .open_files import BROKER_FILES, room_for
 from .port_holder import port_taken_advice
 from .private_file import append_private

@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tabletimer.hub.boards.broker import free_port
+from tabletimer.hub.boards.ports import free_port
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.store import EventStore

@@ -27,7 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tabletimer.hub.boards.broker import BrokerAddress, free_port, wait_port
+from tabletimer.hub.boards.broker import BrokerAddress
+from tabletimer.hub.boards.ports import free_port, wait_port
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.boards.mosquitto_config import write_mosquitto_config
 from tabletimer.hub.boards.tls_certs import board_ca

@@ -543,11 +543,13 @@ def expected_standings(ev: Path, t0: int, teams: list[Team]):
     return rank(loaded.format, loaded.entrants, facts)
 
 
-def check_log(ev: Path, teams: list[Team]) -> tuple[list[str], list[int]]:
+def check_log(ev: Path, teams: list[Team]) -> tuple[list[str], list[int], dict[str, int]]:
     """Every true finish call in the log exactly once, under the (board,
-    boot, seq) it was journaled with, at its true instant (within TOL_MS);
-    nothing pressed outside the round.  Returns the problems and every
-    press's time error (ms, sorted)."""
+    boot, seq) it was journaled with, at its true instant (within TOL_MS, or
+    the clock error its board stated); nothing pressed outside the round.
+    Returns the problems, every press's time error (ms, sorted), and per
+    entrant the largest error its board stated for a press (+2 ms of
+    rounding), the tolerance its standings' times are held to."""
     problems: list[str] = []
     presses = stored_presses(ev)
     keys = [(e["board"], e["payload"]["boot"], e["payload"]["seq"]) for e in presses]
@@ -559,11 +561,15 @@ def check_log(ev: Path, teams: list[Team]) -> tuple[list[str], list[int]]:
                         f"extra {sorted(set(keys) - set(true))[:10]}")
     errors: list[int] = []
     late: list[tuple[int, str]] = []
+    entrant = {t.board: t.entrant for t in teams}
+    stated: dict[str, int] = {}
     for e, k in zip(presses, keys):
         c = true.get(k)
         if c is None:
             continue
         p = e["payload"]
+        who = entrant[e["board"]]
+        stated[who] = max(stated.get(who, 0), (p.get("err") or 0) + 2)
         if p["station"] != c.station:
             problems.append(f"{k}: station {p['station']}, pressed {c.station}")
         err = abs(p["at"] - c.true_ms)
@@ -584,7 +590,7 @@ def check_log(ev: Path, teams: list[Team]) -> tuple[list[str], list[int]]:
         store.close()
     if strays:
         problems.append(f"presses reported as strays: {strays[:5]}")
-    return problems, sorted(errors)
+    return problems, sorted(errors), stated
 
 
 def rehearse(tmp_path: Path, broker, scale: Scale) -> None:
@@ -606,8 +612,11 @@ def rehearse(tmp_path: Path, broker, scale: Scale) -> None:
     finished = sum(1 for t in teams if len(t.calls) == 8)
     assert calls >= 4 * scale.teams, f"{ctx} too few finish calls were made ({calls})"
     t = time.monotonic()
-    log_problems, errors = check_log(ev, teams)
-    table_problems = compare_standings(replay_json(ev), expected_standings(ev, sc.t0, teams), TOL_MS)
+    log_problems, errors, stated = check_log(ev, teams)
+    # a time in the standings is held to the error the board stated, as its press is above (a
+    # loaded machine lengthens the sync round trips: 2026-12-05, a board stated 81 ms and
+    # was 55 ms off, and the standings were compared at TOL_MS alone)
+    table_problems = compare_standings(replay_json(ev), expected_standings(ev, sc.t0, teams), TOL_MS, stated)
     timing["check"] = time.monotonic() - t
     print(f"chaos rehearsal, seed {seed}: {calls} finish calls, {finished}/{scale.teams} teams finished, "
           f"{sum(t.reboots for t in teams)} reboots, {sum(t.outages for t in teams)} WiFi outages, "

@@ -1,5 +1,6 @@
 """Shared fixtures: real brokers on free 127.0.0.1 ports; slow tests run
-only in CI (CI=true), with -m slow, or with TT_SLOW=1; what a parallel run
+in the whole suite's run (tools/dev.py test sets TT_SLOW=1), in CI (CI=true)
+or with -m slow, not in a plain pytest; what a parallel run
 (pytest-xdist, as `tools/dev.py test` runs the suite) must know of the
 tests; the quick set of `tools/dev.py test --quick`."""
 
@@ -19,8 +20,9 @@ from tabletimer.hub.boards.broker import EmbeddedBroker
 os.environ["TABLETIMER_WEB_LISTEN"] = "127.0.0.1:0"
 
 
-# The hall-scale run (300 stations of real firmware for a round of 100 s): CI's run
-# (tools/dev.py test, CI=true) runs it first, alone, then the rest (tools/dev.py says why).
+# The hall-scale run (300 stations of real firmware for a round of 100 s): the whole suite's run
+# (tools/dev.py test) runs it in a pytest of its own beside the rest, the rest at idle priority
+# (tools/dev.py says why).
 HALL = ("e2e/test_chaos.py::test_chaos_hall",)
 # The other tests, folders that wait longest first (whole halls, hubs as processes, browsers),
 # the pure unit tests last: they fill the workers' gaps at the end of a parallel run.
@@ -41,8 +43,9 @@ def _where(item) -> str:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Slow tests (the chaos rehearsal at hall scale) are part of CI's run of
-    the suite but not of the quick local one, unless asked for.  Every test
+    """Slow tests (the chaos rehearsal at hall scale) are part of the whole
+    suite's run (tools/dev.py test, CI=true) but not of a plain pytest,
+    unless asked for.  Every test
     is marked `quick` or not, and `hall` or not (tools/dev.py's two
     runs), and the order set for a parallel run (the same in every worker:
     they must agree).  A module whose tests share a browser (web_rig's

@@ -8,7 +8,9 @@ Python >= 3.11:
 
 The suite runs on several pytest-xdist workers (most tests wait for boards,
 brokers and browsers rather than compute): TT_TEST_WORKERS=N sets how many,
-1 runs it in this one process; pytest's own -n, or -p no:xdist, wins.
+1 runs it in this one process; pytest's own -n, or -p no:xdist, wins.  The
+whole suite (no test chosen) includes the slow hall-scale rehearsal, run in
+a pytest of its own beside the rest (hall_beside_the_rest).
 
 And a flake hunt: the chosen tests N times (each a whole parallel run),
 optionally with K CPU-burning processes beside them, then a table of
@@ -102,7 +104,7 @@ def workers() -> int:
 
 
 def rest_workers() -> int:
-    """Workers for the tests after the hall: TT_TEST_WORKERS, else three per
+    """Workers for the tests beside the hall: TT_TEST_WORKERS, else three per
     core, at most 6.  They compute: on 2 cores (2026-12-04, one run each) 6
     workers took 194 s and 294 s of CPU, 8 took 215 s and 331 s, 10 took
     221 s and 342 s (each worker collects the suite, and they slow each other
@@ -133,36 +135,94 @@ def parallel(pytest_args: list[str], n: int | None = None) -> list[str]:
     return ["-n", str(n), "--dist", "loadgroup", *pytest_args]
 
 
-def whole_suite_with_slow(pytest_args: list[str]) -> bool:
-    """The whole suite with its slow tests (CI=true or TT_SLOW=1, no test
-    chosen by path, -m or -k), in parallel: run hall_alone_then_the_rest."""
-    slow = os.environ.get("CI", "").lower() == "true" or os.environ.get("TT_SLOW") == "1"
+def whole_suite(pytest_args: list[str]) -> bool:
+    """The whole suite (no test chosen by path, -m or -k; workers left to
+    this script): with its slow tests, the hall beside the rest."""
     chosen = any(a in ("-m", "-k") or a.startswith(("-m", "-k")) or not a.startswith("-")
                  for a in pytest_args)
-    return slow and not chosen and workers() > 1 and not chose_workers(pytest_args)
+    return not chosen and workers() > 1 and not chose_workers(pytest_args)
 
 
 HALL_TEST = "tests/e2e/test_chaos.py::test_chaos_hall"
 
 
-def hall_alone_then_the_rest(pytest_args: list[str]) -> int:
-    """The hall-scale chaos rehearsal (HALL_TEST: 300 stations of real
-    firmware for a round of 100 s) in a pytest of its own with the machine
-    to itself, then every other test on rest_workers() workers.  Beside
-    other tests its boards are starved, whatever the arrangement: beside the
-    whole suite 2 CI runs of 2 failed (2026-12-03, 32 boards silent for
-    30 s); in a session of its own beside only the tests that wait, niced,
-    it passed here and failed in CI (2026-12-04: 171 s instead of about
-    105, a table's press unseen for 30 s, and a relay test beside it missed
-    its rotation): probably the container's CPU controller leaves Linux's
-    autogroups nothing to share (docs/testing.md).  A hall test that passes only on a quiet
-    machine would rehearse nothing; one that the suite may starve is a
-    flake: it runs alone."""
+def idle_priority() -> None:
+    """This process, and all it starts, at SCHED_IDLE: given the CPU only
+    when nothing at the normal policy wants it, and preempted at once when
+    something does (for subprocess's preexec_fn)."""
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+def normal_priority_again(pid: int) -> bool:
+    """Process pid and its descendants, every thread, back to the normal
+    policy.  Leaving SCHED_IDLE needs root (or RLIMIT_NICE): False if
+    that was refused."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue                    # gone meanwhile
+        children.setdefault(ppid, []).append(int(d.name))
+    todo, ok = [pid], True
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        try:
+            tids = [int(t.name) for t in Path(f"/proc/{p}/task").iterdir()]
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
+            except PermissionError:
+                ok = False
+            except OSError:
+                pass                    # gone meanwhile
+    return ok
+
+
+def hall_beside_the_rest(pytest_args: list[str]) -> int:
+    """The whole suite with its slow tests: the hall-scale chaos rehearsal
+    (HALL_TEST: 300 stations of real firmware for a round of 100 s, about a
+    quarter of 2 cores, in bursts when the hub is killed) in a pytest of its
+    own at the normal policy, and beside it every other test on
+    rest_workers() workers at SCHED_IDLE, so the hall gets the CPU the
+    instant it wants it and the rest has what it leaves (docs/testing.md:
+    beside the rest at the same priority or niced, the hall was starved in
+    CI; alone, its idle cores made CI's run 6 minutes).  Once the hall is
+    done the rest goes back to the normal policy where this may (root).
+    Without SCHED_IDLE (macOS): the hall alone, then the rest."""
     py = [str(BIN / "python"), "-m", "pytest"]
     os.chdir(ROOT)
-    print(f"tools/dev.py: {HALL_TEST} alone, then the rest in parallel", flush=True)
-    first = subprocess.run(py + [HALL_TEST, "-p", "no:xdist", *pytest_args]).returncode
-    rest = subprocess.run(py + parallel(["-m", "not hall", *pytest_args], rest_workers())).returncode
+    os.environ["TT_SLOW"] = "1"                       # tests/conftest.py: the slow tests too
+    hall_cmd = py + [HALL_TEST, "-p", "no:xdist", *pytest_args]
+    rest_cmd = py + parallel(["-m", "not hall", *pytest_args], rest_workers())
+    if not hasattr(os, "SCHED_IDLE"):
+        print(f"tools/dev.py: {HALL_TEST} alone, then the rest in parallel", flush=True)
+        first = subprocess.run(hall_cmd).returncode
+        rest = subprocess.run(rest_cmd).returncode
+    else:
+        print(f"tools/dev.py: {HALL_TEST} beside the rest (the rest at idle priority; "
+              "the hall's output when it is done)", flush=True)
+        with tempfile.TemporaryFile("w+") as hall_out:
+            hall = subprocess.Popen(hall_cmd, stdout=hall_out, stderr=subprocess.STDOUT)
+            others = subprocess.Popen(rest_cmd, preexec_fn=idle_priority)
+            try:
+                first = hall.wait()
+                if not normal_priority_again(others.pid):
+                    print("tools/dev.py: the rest stays at idle priority (leaving it needs root)",
+                          flush=True)
+                rest = others.wait()
+            finally:
+                for p in (hall, others):
+                    if p.poll() is None:
+                        p.kill()
+                        p.wait()
+            hall_out.seek(0)
+            print(f"\ntools/dev.py: {HALL_TEST} (run beside the rest):\n" + hall_out.read(), flush=True)
     if first or rest:
         print(f"tools/dev.py: pytest exit {first} ({HALL_TEST}), {rest} (the rest)", file=sys.stderr)
     return first or rest
@@ -270,8 +330,8 @@ def main(argv: list[str]) -> int:
         repeat, load = take_int(rest, "--repeat"), take_int(rest, "--load")
         if load is not None and repeat is None:
             die("--load goes with --repeat N (a flake hunt)")
-        if repeat is None and whole_suite_with_slow(rest):
-            return hall_alone_then_the_rest(rest)
+        if repeat is None and whole_suite(rest):
+            return hall_beside_the_rest(rest)
         rest = parallel(rest)
         if repeat is not None:
             return flake_hunt(rest, repeat, load or 0)

@@ -1,0 +1,55 @@
+"""tools/dev.py runs the hall-scale rehearsal beside the rest of the suite,
+the rest at SCHED_IDLE (so the hall gets the CPU the instant it wants it),
+and puts the rest back to the normal policy once the hall is done."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tabletimer.tools import dev
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+
+# a process that starts a child and a thread, each sleeping, and says their ids
+FAMILY = """
+import subprocess, sys, threading, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+print(child.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def policies(pid: int) -> set[int]:
+    return {os.sched_getscheduler(int(t)) for t in os.listdir(f"/proc/{pid}/task")}
+
+
+def test_the_rest_runs_idle_with_all_it_starts_and_comes_back_when_the_hall_is_done():
+    p = subprocess.Popen([sys.executable, "-c", FAMILY], stdout=subprocess.PIPE, text=True,
+                         preexec_fn=dev.idle_priority)
+    child = None
+    try:
+        child = int(p.stdout.readline())
+        assert policies(p.pid) == {os.SCHED_IDLE} and policies(child) == {os.SCHED_IDLE}
+        back = dev.normal_priority_again(p.pid)
+        if os.geteuid() == 0:
+            assert back
+        if back:
+            assert policies(p.pid) == {os.SCHED_OTHER} and policies(child) == {os.SCHED_OTHER}
+        else:       # leaving SCHED_IDLE needs root or RLIMIT_NICE: said, and nothing half done
+            assert policies(p.pid) == {os.SCHED_IDLE}
+    finally:
+        if child is not None:
+            os.kill(child, 9)
+        p.kill()
+        p.wait()
+
+
+@pytest.mark.parametrize("args, whole", [([], True), (["-x", "-q"], True), (["-m", "not slow"], False),
+                                         (["tests/rules"], False), (["-k", "relay"], False),
+                                         (["-n", "2"], False), (["-p", "no:xdist"], False)])
+def test_the_whole_suite_is_what_no_test_chosen_means(args, whole, monkeypatch):
+    monkeypatch.delenv("TT_TEST_WORKERS", raising=False)
+    assert dev.whole_suite(args) is whole or os.cpu_count() == 1

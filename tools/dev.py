@@ -184,6 +184,48 @@ def normal_priority_again(pid: int) -> bool:
     return ok
 
 
+def cpu_quota(cgroups: Path = Path("/proc/self/cgroup"), fs: Path = Path("/sys/fs/cgroup")) -> float | None:
+    """The CPUs this process's cgroup may use in each period (a container's
+    CPU limit), None without a limit.  A cgroup that uses up its quota is
+    stopped, every process of it, until the next period: the hall too."""
+    try:
+        lines = cgroups.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, where = line.split(":", 2)
+        if controllers == "":                                   # cgroup v2
+            files = [fs / where.lstrip("/") / "cpu.max"]
+        elif "cpu" in controllers.split(","):                   # cgroup v1
+            base = fs / controllers / where.lstrip("/")
+            files = [base / "cpu.cfs_quota_us", base / "cpu.cfs_period_us"]
+        else:
+            continue
+        try:
+            words = [w for f in files for w in f.read_text().split()]
+        except OSError:
+            continue
+        if words and words[0] not in ("max", "-1") and len(words) >= 2:
+            return int(words[0]) / int(words[1])
+    return None
+
+
+def why_not_beside() -> str | None:
+    """Why the hall cannot safely run beside the rest here, if it cannot:
+    no SCHED_IDLE (macOS), SCHED_IDLE refused (a seccomp profile), or a CPU
+    quota below the CPUs the rest would fill.  None: it can."""
+    if not hasattr(os, "SCHED_IDLE"):
+        return "this system has no SCHED_IDLE"
+    probe = subprocess.run([sys.executable, "-c", "import os; os.sched_setscheduler(0, os.SCHED_IDLE, "
+                            "os.sched_param(0))"], capture_output=True, text=True)
+    if probe.returncode:
+        return f"SCHED_IDLE is refused here ({probe.stderr.strip().splitlines()[-1:]})"
+    cpus, quota = len(os.sched_getaffinity(0)), cpu_quota()
+    if quota is not None and quota < cpus:
+        return f"a CPU quota of {quota:g} CPUs for {cpus} CPUs (the hall would be stopped with the rest)"
+    return None
+
+
 def hall_beside_the_rest(pytest_args: list[str]) -> int:
     """The whole suite with its slow tests: the hall-scale chaos rehearsal
     (HALL_TEST: 300 stations of real firmware for a round of 100 s, about a
@@ -194,14 +236,15 @@ def hall_beside_the_rest(pytest_args: list[str]) -> int:
     beside the rest at the same priority or niced, the hall was starved in
     CI; alone, its idle cores made CI's run 6 minutes).  Once the hall is
     done the rest goes back to the normal policy where this may (root).
-    Without SCHED_IDLE (macOS): the hall alone, then the rest."""
+    Where that is not safe (why_not_beside): the hall alone, then the rest."""
     py = [str(BIN / "python"), "-m", "pytest"]
     os.chdir(ROOT)
     os.environ["TT_SLOW"] = "1"                       # tests/conftest.py: the slow tests too
     hall_cmd = py + [HALL_TEST, "-p", "no:xdist", *pytest_args]
     rest_cmd = py + parallel(["-m", "not hall", *pytest_args], rest_workers())
-    if not hasattr(os, "SCHED_IDLE"):
-        print(f"tools/dev.py: {HALL_TEST} alone, then the rest in parallel", flush=True)
+    why_not = why_not_beside()
+    if why_not:
+        print(f"tools/dev.py: {HALL_TEST} alone, then the rest in parallel: {why_not}", flush=True)
         first = subprocess.run(hall_cmd).returncode
         rest = subprocess.run(rest_cmd).returncode
     else:

@@ -1,6 +1,7 @@
 """tools/dev.py runs the hall-scale rehearsal beside the rest of the suite,
 the rest at SCHED_IDLE (so the hall gets the CPU the instant it wants it),
-and puts the rest back to the normal policy once the hall is done."""
+and puts the rest back to the normal policy once the hall is done; not
+where a container's CPU quota would stop the hall with the rest."""
 
 import os
 import subprocess
@@ -10,7 +11,6 @@ import pytest
 
 from tabletimer.tools import dev
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
 
 # a process that starts a child and a thread, each sleeping, and says their ids
 FAMILY = """
@@ -26,6 +26,7 @@ def policies(pid: int) -> set[int]:
     return {os.sched_getscheduler(int(t)) for t in os.listdir(f"/proc/{pid}/task")}
 
 
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
 def test_the_rest_runs_idle_with_all_it_starts_and_comes_back_when_the_hall_is_done():
     p = subprocess.Popen([sys.executable, "-c", FAMILY], stdout=subprocess.PIPE, text=True,
                          preexec_fn=dev.idle_priority)
@@ -53,3 +54,20 @@ def test_the_rest_runs_idle_with_all_it_starts_and_comes_back_when_the_hall_is_d
 def test_the_whole_suite_is_what_no_test_chosen_means(args, whole, monkeypatch):
     monkeypatch.delenv("TT_TEST_WORKERS", raising=False)
     assert dev.whole_suite(args) is whole or os.cpu_count() == 1
+
+
+@pytest.mark.parametrize("cgroup, files, quota", [
+    ("0::/ci\n", {"ci/cpu.max": "max 100000\n"}, None),
+    ("0::/ci\n", {"ci/cpu.max": "150000 100000\n"}, 1.5),
+    ("4:memory:/x\n1:cpu,cpuacct:/job\n", {"cpu,cpuacct/job/cpu.cfs_quota_us": "-1\n",
+                                           "cpu,cpuacct/job/cpu.cfs_period_us": "100000\n"}, None),
+    ("4:memory:/x\n1:cpu,cpuacct:/job\n", {"cpu,cpuacct/job/cpu.cfs_quota_us": "200000\n",
+                                           "cpu,cpuacct/job/cpu.cfs_period_us": "100000\n"}, 2.0),
+    ("0::/gone\n", {}, None),
+])
+def test_a_containers_cpu_quota_is_read_from_its_cgroup(tmp_path, cgroup, files, quota):
+    (tmp_path / "cgroup").write_text(cgroup)
+    for name, text in files.items():
+        (tmp_path / "fs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "fs" / name).write_text(text)
+    assert dev.cpu_quota(tmp_path / "cgroup", tmp_path / "fs") == quota

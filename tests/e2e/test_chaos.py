@@ -637,5 +637,6 @@ def test_chaos_short(tmp_path, embedded_broker):
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_chaos_hall(tmp_path, embedded_broker):
-    """Selected by tests/conftest.py: in CI, locally with -m slow or TT_SLOW=1."""
+    """Selected by tests/conftest.py: in the whole suite (tools/dev.py test), with CI=true, -m slow or
+    TT_SLOW=1; run beside the rest at idle priority (tools/dev.py)."""
     rehearse(tmp_path, embedded_broker, HALL)

@@ -219,7 +219,7 @@ def why_not_beside() -> str | None:
     probe = subprocess.run([sys.executable, "-c", "import os; os.sched_setscheduler(0, os.SCHED_IDLE, "
                             "os.sched_param(0))"], capture_output=True, text=True)
     if probe.returncode:
-        return f"SCHED_IDLE is refused here ({probe.stderr.strip().splitlines()[-1:]})"
+        return f"SCHED_IDLE is refused here ({(probe.stderr.strip().splitlines() or ['no reason given'])[-1]})"
     cpus, quota = len(os.sched_getaffinity(0)), cpu_quota()
     if quota is not None and quota < cpus:
         return f"a CPU quota of {quota:g} CPUs for {cpus} CPUs (the hall would be stopped with the rest)"

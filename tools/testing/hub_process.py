@@ -41,7 +41,7 @@ class HubProcess:
         # wait until it is connected (or gone)
         if not self._connected.wait(timeout):
             self.kill()
-            raise TimeoutError(f"the hub did not start in {timeout} s: {''.join(self.lines)[-2000:]}")
+            raise TimeoutError(f"the hub did not start in {timeout} s: {self.said(2000)}")
         if not any(li.startswith("broker:") for li in self.lines):   # its output ended: it exits
             self._reader.join(10)
             try:
@@ -49,7 +49,7 @@ class HubProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
                 code = "killed"
-            raise RuntimeError(f"the hub exited ({code}): {''.join(self.lines)[-2000:]}")
+            raise RuntimeError(f"the hub exited ({code}): {self.said(2000)}")
 
     @property
     def pid(self) -> int:
@@ -90,7 +90,7 @@ class HubProcess:
             if self.proc.poll() is not None:
                 break
             time.sleep(0.05)
-        raise TimeoutError(f"the hub did not say where the hall's pages are: {''.join(self.lines)[-2000:]}")
+        raise TimeoutError(f"the hub did not say where the hall's pages are: {self.said(2000)}")
 
     def kill(self) -> None:
         """SIGKILL: no clean shutdown at all."""

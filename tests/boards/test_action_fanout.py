@@ -13,15 +13,13 @@ from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.store import EventStore
 from tabletimer.shared import protocol as P
+from clocks import FixedClock
 
 T0 = 1_800_000_000_000
 
 
-class Clock:
+class Clock(FixedClock):
     t = T0
-
-    def now_ms(self) -> int:
-        return self.t
 
 
 def hub(path: Path, preset: str, entrants: str, stations: str) -> tuple[HubService, list]:

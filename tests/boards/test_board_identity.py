@@ -38,6 +38,7 @@ from tabletimer.hub.rules.standings import row_dict
 from tabletimer.hub.event.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
+from clocks import FixedClock
 
 KEYS = {"b1": "11" * 32, "b2": "22" * 32}
 T0 = 1_796_000_000_000
@@ -45,12 +46,9 @@ MAX = 2 ** 53 - 1
 DEAD, SPARE = "0a1b2c3d", "9f8e7d6c"          # install ids of two flashes of board b1
 
 
-class FakeClock:
-    def __init__(self, t: int = T0) -> None:
-        self.t = t
-
-    def now_ms(self) -> int:
-        return self.t
+class FakeClock(FixedClock):
+    """Hub time held at t (T0 at first)."""
+    t = T0
 
 
 class Flash:

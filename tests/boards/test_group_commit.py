@@ -23,14 +23,14 @@ from tabletimer.hub.rules.formats import load_format
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from waiting import until
+from clocks import FixedClock
 
 KEYS = {"b1": "11" * 32, "b2": "22" * 32}
 T0 = 1_796_000_000_000
 
 
-class Clock:
-    def now_ms(self) -> int:
-        return T0
+class Clock(FixedClock):
+    t = T0
 
 
 def hub(tmp_path: Path) -> HubService:

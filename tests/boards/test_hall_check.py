@@ -18,6 +18,7 @@ from tabletimer.hub.event.event_folder import Station
 from tabletimer.hub.event.store import EventStore
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.facts import Entrant
+from clocks import FixedClock
 
 STATIONS = [Station("A1", 1, "Table A", "1", None), Station("A1", 2, "Table A", "2", None),
             Station("B1", 1, "Table B", "3", None)]
@@ -140,12 +141,8 @@ def test_a_press_of_the_check_is_no_stray_and_the_console_shows_what_the_check_w
         svc.store.close()
 
 
-class FakeClock:
-    def __init__(self, t: int) -> None:
-        self.t = t
-
-    def now_ms(self) -> int:
-        return self.t
+class FakeClock(FixedClock):
+    """Hub time held at t."""
 
 
 def test_a_check_runs_from_its_beginning_to_its_verdict_or_the_rounds_start(tmp_path):

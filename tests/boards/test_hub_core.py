@@ -17,6 +17,7 @@ from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.event.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
+from clocks import FixedClock
 
 KEYS = {"b1": "11" * 32, "b2": "22" * 32}
 
@@ -25,12 +26,9 @@ def competition() -> Competition:
     return Competition(load_format("cz-championship-individuals"), [], [], auto_stations=True)
 
 
-class FakeClock:
-    def __init__(self, t: int = 1_796_000_000_000) -> None:
-        self.t = t
-
-    def now_ms(self) -> int:
-        return self.t
+class FakeClock(FixedClock):
+    """Hub time held at t (1_796_000_000_000 at first)."""
+    t = 1_796_000_000_000
 
 
 def enc(m: dict) -> bytes:

@@ -40,6 +40,7 @@ from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.event.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
+from clocks import FixedClock
 
 SEED = int(os.environ.get("TT_FUZZ_SEED", "1796"))
 ROUNDS = int(os.environ.get("TT_FUZZ_ROUNDS", "20000"))
@@ -93,12 +94,9 @@ def fits(topic: str, m: dict, otherwise: str) -> str:
     return otherwise if ok else MALFORMED
 
 
-class FakeClock:
-    def __init__(self, t: int = T0) -> None:
-        self.t = t
-
-    def now_ms(self) -> int:
-        return self.t
+class FakeClock(FixedClock):
+    """Hub time held at t (T0 at first)."""
+    t = T0
 
 
 class Case(NamedTuple):

@@ -28,6 +28,7 @@ from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from textual.widgets import Input, Label, Log
 from waiting import settle, until_async
+from clocks import FixedClock
 
 KEYS = {"b1": "11" * 32, "b2": "22" * 32}
 T0 = 1_796_000_000_000
@@ -35,12 +36,9 @@ SIZE = (120, 36)          # actions
 SHOT_SIZE = (150, 44)     # screenshots
 
 
-class FakeClock:
-    def __init__(self, t: int = T0) -> None:
-        self.t = t
-
-    def now_ms(self) -> int:
-        return self.t
+class FakeClock(FixedClock):
+    """Hub time held at t (T0 at first)."""
+    t = T0
 
 
 class Sender:

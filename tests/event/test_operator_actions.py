@@ -30,17 +30,14 @@ from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.rules.standings import row_dict
 from tabletimer.hub.event.store import EventStore
+from clocks import FixedClock
 
 SEED = int(os.environ.get("TT_ACTIONS_SEED", "1401"))
 KEYS = {"B1": "11" * 32}
 
 
-class FakeClock:
-    def __init__(self, t: int) -> None:
-        self.t = t
-
-    def now_ms(self) -> int:
-        return self.t
+class FakeClock(FixedClock):
+    """Hub time held at t."""
 
 
 def make_event(path: Path, preset: str = "czjpa-individuals") -> Path:

@@ -19,6 +19,7 @@ from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Entrant
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
+from clocks import FixedClock
 
 T0 = 1_796_000_000_000
 KEYS = {"T07": "11" * 32, "T08": "22" * 32}
@@ -84,11 +85,8 @@ def test_a_spare_board_continues_its_board_ids_count():
 def test_an_action_takes_either_form_and_the_log_holds_the_long_one(tmp_path: Path):
     store = EventStore(tmp_path / "events.sqlite")
 
-    class Clock:
+    class Clock(FixedClock):
         t = T0 + 600_000
-
-        def now_ms(self) -> int:
-            return self.t
 
     svc = HubService(store, BoardKeys(keys=KEYS), competition(), Clock())
     try:

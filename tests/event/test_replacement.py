@@ -23,6 +23,7 @@ from tabletimer.hub.event.station_state import station_states
 from tabletimer.hub.event.store import EventStore
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Entrant
+from clocks import FixedClock
 
 M = 60_000
 S = 1_800_000_000_000             # the round's start (hub ms)
@@ -255,11 +256,8 @@ def test_the_hub_records_a_replacement_sends_the_station_and_a_restart_folds_the
     (ev / "stations.csv").write_text("board,button,table,entrant\nB1,1,Table 1,P1\nB1,2,Table 1,P2\n")
     BoardKeys(ev / "board-keys.json").ensure("B1")
 
-    class Clock:
+    class Clock(FixedClock):
         t = S
-
-        def now_ms(self) -> int:
-            return self.t
 
     def hub() -> HubService:
         loaded = event_folder.load(ev)

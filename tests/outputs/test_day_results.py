@@ -29,18 +29,13 @@ from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.store import EventStore
 from tabletimer.hub.outputs import day_results
+from clocks import FixedClock
 
 S, M = 1000, 60_000
 GENERATED = datetime(2026, 12, 3, 18, 5, tzinfo=timezone.utc)
 TITLE = "A day of rounds"
 
 
-class FixedClock:
-    def __init__(self, t: int) -> None:
-        self.t = t
-
-    def now_ms(self) -> int:
-        return self.t
 
 
 def record(hall: Path, name: str, actions, now: int) -> None:

@@ -40,18 +40,13 @@ from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.event.store import EventStore
 from tabletimer.hub.rules.formats import load_format
+from clocks import FixedClock
 
 T0 = 1_796_000_000_000          # the round start (hub ms)
 S, M = 1000, 60_000
 GENERATED = datetime(2026, 11, 30, 18, 5, tzinfo=timezone.utc)
 
 
-class FixedClock:
-    def __init__(self, t: int) -> None:
-        self.t = t
-
-    def now_ms(self) -> int:
-        return self.t
 
 
 def make_event(path: Path, preset: str, entrants: str, stations: str, actions,

@@ -14,6 +14,7 @@ from tabletimer.hub.cli import formats as cli_formats
 from tabletimer.hub.rules.formats import format_text, preset_names
 from tabletimer.hub.rules.scenario import ScenarioError, check_expectations, load_scenario, loads_scenario
 from tabletimer.hub.rules.standings import Confirm, Count, Press, RoundStart, StartOffset, Swap, Void
+from clocks import FixedClock
 
 SCENARIOS = sorted((repo_root() / "scenarios").glob("*.toml"))
 GUIDE = repo_root() / "docs" / "scenarios.md"
@@ -264,10 +265,10 @@ timeline = [
     want = [(r.entrant, r.time_ms, r.penalty_ms, r.provisional) for r in scn.standings()]
     assert want == [("A", 3_900_000, 10_000, False), ("B", 4_140_000, 0, False)]
 
-    class Clock:
-        def now_ms(self) -> int:
-            return T + 6 * 3_600_000
     T = 1_796_000_000_000
+
+    class Clock(FixedClock):
+        t = T + 6 * 3_600_000
     svc = HubService(EventStore(tmp_path / "e.sqlite"), BoardKeys(keys={}),
                      Competition(scn.format, scn.entrants, []), Clock())
     svc.act("round_start", {"at": T})

@@ -18,16 +18,13 @@ from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.store import EventStore
 from tabletimer.hub.web import intents
 from tabletimer.hub.web.table_view import calls_view, missing_categories, preview, table_view
+from clocks import FixedClock
 
 T0 = 1_800_000_000_000
 
 
-class FakeClock:
-    def __init__(self, t: int) -> None:
-        self.t = t
-
-    def now_ms(self) -> int:
-        return self.t
+class FakeClock(FixedClock):
+    """Hub time held at t."""
 
 
 def make_event(path: Path, preset: str) -> Path:

@@ -484,9 +484,10 @@ class App:
             d = self.board.sync.delay
             if self.sync_burst > 0:
                 gap = _SYNC_BURST_GAP_MS
-            elif d is None or d > _SYNC_GOOD_MS:
+            elif d is None or d > _SYNC_GOOD_MS or self.board.sync.g[1] is not None:
                 # no exchange with a short round trip among the last few (busy
-                # WiFi, a hub that was slow to answer): keep asking, more often
+                # WiFi, a hub that was slow to answer), or the hub's clock
+                # jumped (it hears so in each request): keep asking, more often
                 gap = _SYNC_POOR_GAP_MS
             else:
                 gap = _SYNC_INTERVAL_MS

@@ -72,7 +72,6 @@ class Board:
             self.st.append(Station(i + 1, settle))
         self.seq = 0
         self.sync = OffsetEstimator()
-        self.sync_id = 0
         self.sync_sent = {}     # id -> t1 of requests awaiting a reply
         # (boot, seq) -> [entry, next retry local ms, retry interval]
         # -- at most _WINDOW of them.  backlog: None, or the journal holds
@@ -378,11 +377,19 @@ class Board:
 
     # -- clock sync ----------------------------------------------------
     def sync_request(self, t):
-        self.sync_id += 1
-        self.sync_sent[self.sync_id] = t
+        # numbered by t1 itself (the local ms it leaves at: one at most a ms)
+        self.sync_sent[t] = t
         if len(self.sync_sent) > 8:   # forget requests whose replies were lost
             del self.sync_sent[min(self.sync_sent)]
-        return protocol.sync_request(self.sync_id, t)
+        msg = protocol.sync_request(t, t)
+        s = self.sync
+        if s.ready:
+            # "at": the board's hub time then, its error, and the jump of the
+            # hub's clock it refused last: the round's time base as this board
+            # kept it, the hub's witness (docs/protocol.md)
+            j = s.g[1]
+            msg["at"] = [s.to_hub(t), s.error_bound()] if j is None else [s.to_hub(t), s.error_bound(), j]
+        return msg
 
     def sync_reply(self, msg, t):
         """Feed a hub reply received at local time t.  Returns the sample's
@@ -391,4 +398,6 @@ class Board:
         t1 = self.sync_sent.pop(msg["id"], None)
         if t1 is None or t1 != msg["t1"]:
             return None
-        return self.sync.add(t1, msg["t2"], msg["t3"], t)
+        # "g": the generation of the hub's time base (a jump of the same one
+        # is refused: sync.jump, reported in the next request)
+        return self.sync.add(t1, msg["t2"], msg["t3"], t, msg.get("g", 0))

@@ -28,6 +28,20 @@ except ImportError:   # CPython
 _POINT_MS = const(60000)        # one interval-best sample per minute...
 _MAX_POINTS = const(32)         # ...the last 32 of them for the drift fit
 _DRIFT_BOUND_PPM = const(100)   # what a sample's age may have cost, at most
+# A sample further than both samples' error bounds plus this from what the
+# trusted one predicts is the hub's clock jumping (a hub restarted on a
+# laptop whose clock was set back, another laptop taking over): refused, and
+# reported, while the hub's replies are of the same generation of its time
+# base; for at most _HOLD_MS, then the board follows the hub (it weighed
+# every board's report and kept its own base)
+_JUMP_MARGIN_MS = const(20)
+_HOLD_MS = const(60000)
+# g: [the generation of the hub's time base the samples are of (a reply's
+# "g"), the jump of the last sample refused (ms, + the hub ahead; None: none
+# refused), the t4 of the first of those refused in a row]
+_GEN = const(0)
+_JUMP = const(1)
+_SINCE = const(2)
 
 
 class OffsetEstimator:
@@ -40,14 +54,14 @@ class OffsetEstimator:
     `min_span_ms`.
 
     ready: True once a sample is in; delay: the trusted sample's round trip
-    (None before); skew: the drift as a fraction (d(offset), d(local))."""
+    (None before); skew: the drift as a fraction (d(offset), d(local));
+    g: [generation of the hub's time base the samples are of, the jump of
+    the last sample refused (None: none), when the refusals began] (one
+    name: each costs the board RAM)."""
 
     def __init__(self, window=8, min_span_ms=120000):
         self.window = window
         self.min_span_ms = min_span_ms
-        self.ready = False
-        self.delay = None
-        self.skew = (0, 1)
         # The histories are flat lists of ints, three per sample (no tuple
         # per sample: on the board each would be an object of its own).
         # The samples' room is taken at once, while the board's heap is
@@ -57,20 +71,50 @@ class OffsetEstimator:
         # emptied with del, and when trimmed.)
         self.samples = [0] * (3 * window)   # delay, offset, t4 of the last `window`, oldest first
         del self.samples[:]
+        self.points = []     # t4, offset, delay of the interval-best samples
+        self.g = [0, None, None]
+        self.forget()
+
+    def forget(self):
+        """Every sample forgotten: of another time base of the hub's
+        ('forget': a name the board has already, Journal's)."""
+        self.ready = False
+        self.delay = None
+        self.skew = (0, 1)
+        del self.samples[:]
+        del self.points[:]
         self._best = None    # the trusted (delay, offset, t4)
         self._anchor = None  # (t4, offset) of the trusted sample
-        self.points = []     # t4, offset, delay of the interval-best samples
         self._cand = None    # [t4 the interval began, and its best: t4, offset, delay]
         self._line = None    # (t, offset) the fitted drift line goes through
 
-    def add(self, t1, t2, t3, t4):
-        """Record one exchange; returns (offset, delay) of that sample, in
-        the units of the inputs (the offset rounds half down).  A sample
-        with negative delay (a clock stepped mid-exchange) is rejected with
-        ValueError."""
+    def add(self, t1, t2, t3, t4, g=0):
+        """Record one exchange (g: the generation of the hub's time base the
+        reply says: its "g"); returns (offset, delay) of that sample, in the
+        units of the inputs (the offset rounds half down), or None when it
+        is refused as the hub's clock jumping (g[1] says by how much).  A
+        sample with negative delay (a clock stepped mid-exchange) is
+        rejected with ValueError."""
         off, dly = ((t2 - t1) + (t3 - t4)) // 2, (t4 - t1) - (t3 - t2)
         if dly < 0:
             raise ValueError("negative round trip")
+        a, b, gen, g = self._anchor, self._best, g, self.g
+        if gen != g[_GEN]:
+            self.forget()                # the hub moved its base on purpose: follow it
+        elif a is not None and b is not None:
+            # this sample's offset less the one the trusted sample predicts (to_hub's)
+            d = off - a[1] - (t4 - a[0]) * self.skew[0] // self.skew[1]
+            bound = ((b[0] + 1) // 2 + (dly + 1) // 2 + 2 + _JUMP_MARGIN_MS
+                     + (t4 - a[0]) * _DRIFT_BOUND_PPM // 1000000)
+            if d > bound or -d > bound:
+                if g[_SINCE] is None:
+                    g[_SINCE] = t4
+                if t4 - g[_SINCE] < _HOLD_MS:
+                    g[_JUMP] = d
+                    return None
+                self.forget()            # held long enough: the hub keeps its base, so do we
+        g[_GEN] = gen
+        g[_JUMP] = g[_SINCE] = None
         s = self.samples
         # one extend, not three appends: a MemoryError (a fragmented heap on
         # the board) leaves the history whole, never one sample misaligned

@@ -16,6 +16,7 @@ from tabletimer.shared.auth import AuthError
 from . import hub_protocol
 from .board_commands import BoardCommands
 from .hub_state import HubState, Jump, Outgoing, Refused
+from .timekeeper import Timekeeper
 from ..event.log_health import LogWriteFailed
 from ..rules.timetext import fmt_clock
 
@@ -39,9 +40,10 @@ class Taken(NamedTuple):
 
 
 class Admission:
-    def __init__(self, state: HubState, commands: BoardCommands) -> None:
+    def __init__(self, state: HubState, commands: BoardCommands, timekeeper: Timekeeper) -> None:
         self.state = state
         self.commands = commands
+        self.timekeeper = timekeeper      # a sync request's report of the board's clock
         self.cleared: set[str] = set()   # topics cleared so (the empty message comes back to the hub)
         self.rejections_noted: dict[str, list] = {}   # category -> [hub ms of its last line, not noted since]
         self.installs: dict[str, set[str]] = {}  # board -> the installs heard under its id
@@ -112,8 +114,9 @@ class Admission:
                 return Taken(board, kind, msg, received_ms)
             if "hub_ctr" in msg:
                 self.refused_command(board, msg["hub_ctr"], received_ms)
+            self.timekeeper.heard_sync(board, msg, received_ms)
             try:
-                reply = hub_protocol.sync_reply(msg, received_ms, st.clock.now_ms())
+                reply = hub_protocol.sync_reply(msg, received_ms, st.clock.now_ms(), st.clock.base.gen)
                 return [self.commands.to_board(board, protocol.CMD, reply, 0)]
             except LogWriteFailed:
                 return []         # no command counters: the board asks again

@@ -188,9 +188,12 @@ def parse_board_topic(topic: str) -> tuple[str, str]:
     return parts[3], parts[4]
 
 
-def sync_reply(request: dict, t2: int, t3: int) -> dict:
-    return {"v": VERSION, "type": T_SYNC, "id": request["id"], "t1": request["t1"],
-            "t2": t2, "t3": t3}
+def sync_reply(request: dict, t2: int, t3: int, gen: int = 0) -> dict:
+    """gen: the generation of the hub's time base (event/time_base.py), absent at 0."""
+    reply = {"v": VERSION, "type": T_SYNC, "id": request["id"], "t1": request["t1"], "t2": t2, "t3": t3}
+    if gen:
+        reply["g"] = gen
+    return reply
 
 
 def ack(boot: int, seq: int, install: str | None = None, rec: dict | None = None,

@@ -32,6 +32,7 @@ from ..event.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advic
 from ..event.replica import takeover_term
 from ..event.row_checks import row_problem
 from ..event.store import EventStore
+from ..event.time_base import CLOCK_ROW, clock_alert
 from ..rules.durations import fmt_duration
 from ..rules.timetext import fmt_clock
 from .keys import BoardKeys
@@ -140,6 +141,9 @@ class HubState:
         # the highest term a board's birth said it has seen, and that board: above this hub's,
         # another hub took over from this log's (fenced)
         self.seen_term: tuple[int, str] = (1, "")
+        # the clock rows' payloads (event/time_base.py: a hub's start, a sleep, a stepped wall
+        # clock, the boards' base taken), for the alerts
+        self.clock_events: list[dict] = []
 
     @property
     def fenced(self) -> str | None:
@@ -162,6 +166,11 @@ class HubState:
             pass                     # the fold flags it (below): nothing of it is read here
         elif ev["source"] == "hub" and ev["type"] == "takeover":
             self.term = max(self.term, takeover_term(p))
+        elif ev["source"] == "hub" and ev["type"] == CLOCK_ROW:
+            self.clock_events.append(p)
+            said = clock_alert(p, fmt_clock)
+            if said:
+                self.activity.append(said)
         elif ev["source"] == "board" and ev["type"] == "status":
             self.registry.status(ev["board"], p, ev["received_ms"])
             if (p.get("term") or 1) > self.seen_term[0]:

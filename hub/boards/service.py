@@ -28,12 +28,15 @@ from .hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, HallCheck, check_hall
 from .answers import Answers
 from .firmware_update import FirmwareUpdates
 from .board_commands import CTR_BLOCK, IDENTIFY_TTL_MS, BoardCommands
+from .timekeeper import Timekeeper
 from .hub_state import HubState, Outgoing
 from .keys import BoardKeys
 from .operator_actions import AlreadyRecorded, OperatorActions, RequestConflict, StaleDecision
 from .snapshot import Ranker, Snapshot, read as read_snapshot
 from ..event.clock import HubClock
 from ..event.competition import Competition
+from ..event.time_base import ALERT_MS, clock_alert
+from ..rules.timetext import fmt_clock
 from ..event.row_checks import row_problem
 from ..event.station_state import StationState, station_states
 from ..event.store import EventStore
@@ -62,10 +65,13 @@ def with_defaults(fmt: Format, action: str, payload: dict) -> dict:
 class HubService(HubState):
     def __init__(self, store: EventStore, keys: BoardKeys, competition: Competition,
                  clock: HubClock | None = None) -> None:
-        super().__init__(store, keys, competition, clock)
+        rows = store.events()
+        # hub time on the round's base: this boot's latest in the log, else the wall clock's
+        super().__init__(store, keys, competition, clock or HubClock.for_log(rows))
         self.commands = BoardCommands(self)
         self.firmware = FirmwareUpdates(self, self.commands)     # updates under way (firmware_update.py)
-        self.admission = Admission(self, self.commands)
+        self.timekeeper = Timekeeper(self)
+        self.admission = Admission(self, self.commands, self.timekeeper)
         self.answers = Answers(self, self.admission, self.commands)
         self.actions = OperatorActions(self, self.commands)
         self.alert_sources: list[Callable[[], list[str]]] = []   # more alerts (the MQTT adapter's self-probe)
@@ -73,7 +79,7 @@ class HubService(HubState):
         # running or cannot be reached); the first that says so counts
         self.blind_sources: list[Callable[[], str | None]] = []
         self._ranker = Ranker()        # the consoles' standings (snapshot)
-        for ev in store.events():                # resume: replay the log
+        for ev in rows:                          # resume: replay the log
             if row_problem(ev) is not None:
                 pass                             # flagged by the fold (apply): nothing of it is read
             elif ev["source"] == "board":
@@ -136,6 +142,23 @@ class HubService(HubState):
         in counter order."""
         with self.lock:
             self.publish(self.schedules() + self.hub_online())
+
+    # ------------------------------------------------------ the clock
+    def start_clock(self, other_anchors: list[dict] | None = None) -> list[str]:
+        """The running hub's time base, written to the log; what the operator
+        must know of the laptop's clock (timekeeper.py)."""
+        return self.timekeeper.start(other_anchors)
+
+    def keep_time(self) -> None:
+        """The laptop's clocks and the boards' witness checked (each tick)."""
+        self.timekeeper.tick()
+
+    def clock_alerts(self, now_ms: int | None = None) -> list[str]:
+        """The clock's happenings of the last ALERT_MS, in the head referee's words."""
+        now = self.clock.now_ms() if now_ms is None else now_ms
+        with self.lock:
+            recent = [p for p in self.clock_events if now - p["hub_ms"] < ALERT_MS]
+        return [line for line in (clock_alert(p, fmt_clock) for p in recent) if line]
 
     # ------------------------------------------------------ to the boards
     def schedules(self, boards: list[str] | None = None, force: bool = False) -> list[Outgoing]:
@@ -216,7 +239,7 @@ class HubService(HubState):
         """What needs the head referee's attention, besides waiting calls
         (and, while a hall check runs, what it still waits for)."""
         fenced = [f"FENCED: {self.fenced}"] if self.fenced else []
-        return fenced + self._hall_check_lines() + hub_alerts(
+        return fenced + self.clock_alerts() + self._hall_check_lines() + hub_alerts(
             self.competition, self.registry, self.network_alerts(), write_failure=self.write_failure,
             rejected=self.rejected, sync_limit_ms=sync_limit_ms)
 

@@ -36,6 +36,8 @@ def cmd_act(args) -> int:
             svc = service_for(ev, keys, store)
             if svc.store is not store:     # a standby's copy (service_for's StandbyLog): said before anything else
                 svc.store.refuse()
+            for line in svc.clock.chosen.warnings if svc.clock.chosen else ():
+                print(f"warning: {line}", file=sys.stderr)     # its times are the log's, said why
             payload = _act_payload(args.action, args.fields, svc)
             svc.check_action(args.action, payload, who=args.who, why=args.why)
             print(f"about to record: {args.action} {_described(payload, svc)} (who: {args.who}"

@@ -13,11 +13,15 @@ from pathlib import Path
 
 from ..boards.mqtt_adapter import HubMqtt
 from ..boards.service import HubService
+from ..boards.timekeeper import other_round_anchors
+from ..event.time_base import CLOCK_ROW, clock_alert
 from ..rules.formats import fmt_duration
+from ..rules.timetext import fmt_clock
 from ..rules.standings import StandingRow
 from .brokers import dead_broker_alert, follow_keys, restart_child, start_broker
 from .common import print_final, room_for_connections, stop_on_signals
 from .hall_check import firmware_version
+from .keep_awake import keep_awake
 from .options import FENCED
 
 
@@ -53,6 +57,9 @@ def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | Non
         got = f" {100 * p['got'] // p['of']}%" if p.get("of") and isinstance(p.get("got"), int) else ""
         return (f"board {ev['board']}: firmware (log row #{p.get('id')}) {p.get('state')}{got}"
                 + (f" {p['fw']}" if p.get("fw") else "") + (f": {p['why']}" if p.get("why") else ""))
+    if ev["source"] == "hub" and ev["type"] == CLOCK_ROW:
+        where = "its log" if p.get("source") == "log" else "this laptop's clock"
+        return clock_alert(p, fmt_clock) or f"clock: the hub's time base, from {where} ({fmt_clock(p['hub_ms'])})"
     if ev["type"] == "settings" and isinstance(p.get("set"), dict):
         from ..boards.board_settings import shown
 
@@ -88,7 +95,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     # job, nohup): Python leaves an inherited ignore as it is, and the hub then ran on
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sims: list = []
-    broker = hub = remote = pages = hall = None
+    broker = hub = remote = pages = hall = awake = None
     failed = False
     fenced: list[str] = []     # why this hub stopped: another took over from its log
     title = console_title(event, service.competition.format.title)
@@ -118,6 +125,8 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
             hub.stop()
         if broker:
             broker.stop()
+        if awake:
+            awake.release()
         return True
 
     def watchdog() -> None:
@@ -135,6 +144,10 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         console.print(broker.line, markup=False, highlight=False, soft_wrap=True)
         console.print(f"event log {service.store.path}", markup=False, highlight=False, soft_wrap=True)
         dead = broker_gone(broker, service, console.is_terminal)
+        awake = keep_awake()
+        console.print(awake.said, markup=False, highlight=False, soft_wrap=True)
+        for line in _start_clock(service):
+            console.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)
         hub = HubMqtt(service, address.host, address.port, address.user, address.password)
         hub.start(while_waiting=dead)    # a child broker dying meanwhile is said and started again
         if web_listen and event:
@@ -178,6 +191,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
                 stop.set()
                 return
             service.catch_up()                       # operator actions from `tabletimer act`
+            service.keep_time()                      # a sleep, a stepped clock, the boards' time base
             _report_dead_sims(sims, service.note if console.is_terminal else print)
             dead()
             said = hall.check() if hall else None
@@ -232,6 +246,17 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     console.print("\nstopped; standings:")
     print_final(service)
     return 0
+
+
+def _start_clock(service: HubService) -> list[str]:
+    """The hub's time base written to its log (this boot's, of its own log or of
+    another round's, else the wall clock's): what the operator must know."""
+    from ..event.log_health import LogWriteFailed
+
+    try:
+        return service.start_clock(other_round_anchors(service.other_rounds))
+    except LogWriteFailed as e:
+        return [f"the hub's time base was not written to the log ({e}): it is taken again at the next start"]
 
 
 def _web_server(service: HubService, event: dict, data: Path, listen: tuple[str, int], say,

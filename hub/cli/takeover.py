@@ -57,7 +57,7 @@ def cmd_takeover(args) -> int:
         rows = store.events()
         desk = last_desk_action(rows)
         last = rows[-1]["id"] if rows else 0
-        now = HubClock().now_ms()
+        now = HubClock.for_log(rows).now_ms()
         term = 1 + log_term(rows)
         store.append("hub", "takeover", {"primary": args.primary, "copied_up_to": last, "who": args.who,
                                          "primary_answered": bool(answers), "term": term}, now)

@@ -40,6 +40,7 @@ from .press_numbers import PressNumbers, is_board_press
 from .replacements import Replacement, ReplacementBook, check as check_replacement
 from .row_checks import press_problem, round_window, row_problem
 from .station_index import StationIndex
+from .time_base import CLOCK_ROW
 from ..rules.formats import Format
 from ..rules.standings import (FACT_KINDS, Confirm, DidNotStart, Entrant, Fact, Press, Reinstated,
                                RoundStart, StandingRow, Standings, Void)
@@ -73,6 +74,9 @@ class Competition:
         self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
         self.flagged: dict[int, str] = {}       # row id -> why that stored row cannot apply
         self._window: tuple[int, int] | None = None   # plausible board press times (the round)
+        # the hub's clock corrections (clock rows, time_base.py): (first row, the correction's row,
+        # ms): rows stored in between were stamped that far off the round's time base
+        self._shifts: list[tuple[int, int, int]] = []
         self._numbers = PressNumbers()          # the short press ids
         self._replaced = ReplacementBook()      # absent entrants' stations given to others
         self._replace_flags: dict[int, str] = {}
@@ -80,6 +84,11 @@ class Competition:
         rows, self.rows, self._ids = self.rows, [], []
         for row in rows:
             self.apply(row)
+
+    def clock_shift(self, row_id: int) -> int:
+        """How far the hub's clock was off the round's time base when row
+        row_id was stored (0: on it): the boards' corrections that cover it."""
+        return sum(ms for first, fixed, ms in self._shifts if first <= row_id < fixed)
 
     def station_at(self, board: str, button: int) -> Station | None:
         """The station of stations.csv on a board's button (None: none there)."""
@@ -127,6 +136,12 @@ class Competition:
         if is_board_press(row):
             self._numbers.numbered(row, self.rows, i == len(self._ids) - 1, self.flagged)
         moved = False
+        if row["source"] == "hub" and row["type"] == CLOCK_ROW and row["payload"].get("shift_ms"):
+            # the hub took the boards' time base: the rows it stored since its start before that
+            # are read with it (presses refused or not: again)
+            p = row["payload"]
+            self._shifts.append((p.get("since_row") or row["id"], row["id"], p["shift_ms"]))
+            moved = True
         if row["source"] == "operator":
             if row["type"] == "round_start" and (self._start_row is None or row["id"] > self._start_row["id"]):
                 self._start_row = row
@@ -297,7 +312,7 @@ class Competition:
                 return
             pid = install_press_id(self._installs, *maker(row), p["boot"], p["seq"])
             self._numbers.named(row, pid)
-            why = press_problem(row, self._window, self._start_row)
+            why = press_problem(row, self._window, self._start_row, self.clock_shift(row["id"]))
             if why is not None:
                 self.refused.append(Refused(row, pid, why))
                 return

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .actions import shape_problem
 from .conflict_book import INTENT_CONFLICT, intent_conflict_problem
+from .time_base import CLOCK_ROW, clock_row_problem
 from ..rules.formats import fmt_duration
 
 # how far from the hub's clock an operator's time may lie (a start armed for
@@ -37,6 +38,8 @@ def row_problem(row: dict) -> str | None:
             return shape_problem(row.get("type"), row["payload"])
         if row.get("source") == "hub" and row.get("type") == INTENT_CONFLICT:
             return intent_conflict_problem(row["payload"])
+        if row.get("source") == "hub" and row.get("type") == CLOCK_ROW:
+            return clock_row_problem(row["payload"])
         if row.get("source") == "board":
             return _board_row_problem(row["type"], row["payload"])
         if row.get("source") == "hub" and row.get("type") == "conflict" and "msg" in row["payload"]:
@@ -92,10 +95,14 @@ def round_window(start_row: dict | None, offsets: dict[str, int], time_limit_ms:
     return (start - ROUND_MARGIN_MS, end + late + ROUND_MARGIN_MS)
 
 
-def press_problem(row: dict, window: tuple[int, int] | None, start_row: dict | None) -> str | None:
-    """Why a board press's time cannot be a finish (None: it can)."""
+def press_problem(row: dict, window: tuple[int, int] | None, start_row: dict | None,
+                  shift_ms: int = 0) -> str | None:
+    """Why a board press's time cannot be a finish (None: it can).  shift_ms:
+    how far the hub's clock was off the round's time base when the row was
+    stored (a clock row of the boards' correction: time_base.py)."""
     at, got = row["payload"]["at"], row.get("received_ms")
     if isinstance(got, int):
+        got += shift_ms
         if at > got + PRESS_FUTURE_MS:
             return (f"its time is {(at - got) // 60_000} min after the hub's clock when it arrived "
                     f"(more than {PRESS_FUTURE_MS // 60_000} min)")

@@ -249,11 +249,18 @@ class EventStore:
 
     def events(self, after: int = 0) -> list[dict]:
         """Stored rows in log order (those with id > after)."""
+        return self._select("id > ?", (after,))
+
+    def events_of(self, source: str, type_: str) -> list[dict]:
+        """The stored rows of one kind (source, type), in log order."""
+        return self._select("source = ? AND type = ?", (source, type_))
+
+    def _select(self, where: str, args: tuple) -> list[dict]:
         with self._lock:
             try:
                 rows = self._db.execute(
-                    "SELECT id, received_ms, source, type, board, payload FROM events WHERE id > ? ORDER BY id",
-                    (after,)).fetchall()
+                    f"SELECT id, received_ms, source, type, board, payload FROM events WHERE {where} ORDER BY id",
+                    args).fetchall()
             except sqlite3.DatabaseError as e:
                 if log_rows.is_damage(e):
                     raise self._damaged(e) from None

@@ -209,6 +209,7 @@ class RefereePages:
         """The hall's calls, and while a hall check runs what it still waits
         for (no `hall_check` at all when none runs: the page as without one)."""
         view = calls_view(comp, now)
+        view["clock"] = self.service.clock_alerts(now)   # a sleep, a stepped clock: for the head referee
         check = self.service.hall_check_running()          # (the service's lock is held: read)
         if check is not None:
             view["hall_check"] = hall_check_view(check, comp.stations, comp.entrants)

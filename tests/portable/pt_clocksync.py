@@ -169,3 +169,36 @@ def test_a_failed_allocation_leaves_the_history_whole():
     for t in range(3000, 9000, 1000):
         est.add(*exchange(HOURS, 5, 5, t))
     assert offset(est) == HOURS
+
+
+def test_a_jump_of_the_hubs_clock_is_refused_and_reported():
+    # the hub restarted on a laptop whose clock is 15 min behind: the board
+    # keeps the round's time base, says by how much the hub jumped
+    est = OffsetEstimator()
+    est.add(*exchange(HOURS, 3, 3, 0))
+    assert est.add(*exchange(HOURS - 900000, 3, 3, 5000)) is None
+    assert est.g[1] == -900000 and offset(est) == HOURS and est.to_hub(6000) == HOURS + 6000
+    # a jump within both samples' error bounds (a slower exchange) is not one
+    est2 = OffsetEstimator()
+    est2.add(*exchange(HOURS, 3, 3, 0))
+    assert est2.add(*exchange(HOURS + 15, 30, 3, 1000)) is not None and est2.g[1] is None
+
+
+def test_a_new_generation_of_the_hubs_base_is_followed_at_once():
+    est = OffsetEstimator()
+    est.add(*exchange(HOURS, 3, 3, 0))
+    assert est.add(*exchange(HOURS + 5000, 3, 3, 1000)) is None
+    # the hub took the boards' base (generation 1): this board follows it
+    assert est.add(*exchange(HOURS + 2, 3, 3, 2000), 1) is not None
+    assert est.g[0] == 1 and est.g[1] is None and offset(est) == HOURS + 2
+
+
+def test_a_jump_held_for_a_minute_is_followed():
+    # the hub weighed every board's report and kept its base: after 60 s of
+    # refusing, the board follows it (a board must not stay off its hub)
+    est = OffsetEstimator()
+    est.add(*exchange(HOURS, 3, 3, 0))
+    for t in range(1000, 61000, 2000):
+        assert est.add(*exchange(HOURS + 7000, 3, 3, t)) is None, t
+    assert est.add(*exchange(HOURS + 7000, 3, 3, 61000)) is not None
+    assert est.g[1] is None and offset(est) == HOURS + 7000

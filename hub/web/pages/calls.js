@@ -42,6 +42,11 @@
     cl.replaceChildren();
     open.forEach(function (c) { cl.appendChild(TT.el("li", { "data-row": String(c.row), text: c.text })); });
     cl.hidden = open.length === 0;
+    // what happened to the hub's clock (a sleep, a stepped clock, the boards' time taken): said, for 10 min
+    var ck = document.getElementById("clock"), said = view.clock || [];
+    ck.replaceChildren();
+    said.forEach(function (t) { ck.appendChild(TT.el("li", { text: t })); });
+    ck.hidden = said.length === 0;
     var ul = document.getElementById("tables");
     if (ul.childElementCount !== view.tables.length) {
       ul.replaceChildren();

@@ -20,20 +20,21 @@ class HubProcess:
     never blocks the hub on a full pipe; `lines` holds it."""
 
     def __init__(self, ev: Path, port: int | None, *extra: str, timeout: float = 30.0,
-                 web_port: int | None = None, hall_port: int = 0) -> None:
+                 web_port: int | None = None, hall_port: int = 0, env: dict | None = None) -> None:
         # port: the external broker's on 127.0.0.1 (--broker); None: the hub
         # starts its own (give --port, --broker-kind in extra).
         # web_port: the hub's web server (the referees' pages) on
         # 127.0.0.1:web_port; None (the default): no web server.
         # hall_port: the hall's pages' process, with the web server, on
-        # 127.0.0.1:hall_port (0, the default: a free port; see hall_url())
+        # 127.0.0.1:hall_port (0, the default: a free port; see hall_url()).
+        # env: its environment (default: this process's)
         web = "off" if web_port is None else f"127.0.0.1:{web_port}"
         self.web_port = web_port
         broker = [] if port is None else ["--broker", f"mqtt://127.0.0.1:{port}"]
         self.proc = subprocess.Popen(
             [TT, "run", str(ev), *broker, "--web-listen", web, "--hall-listen", f"127.0.0.1:{hall_port}",
              *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.lines: list[str] = []
         self._connected = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -38,7 +38,7 @@ from .event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
 from .press_numbers import PressNumbers, is_board_press
 from .replacements import Replacement, ReplacementBook, check as check_replacement
-from .row_checks import press_problem, round_window, row_problem
+from .row_checks import press_problem, round_window, row_problem, start_problem
 from .station_index import StationIndex
 from ..rules.formats import Format
 from ..rules.standings import (FACT_KINDS, Confirm, DidNotStart, Entrant, Fact, Press, Reinstated,
@@ -121,6 +121,8 @@ class Competition:
         self._ids.insert(i, row["id"])
         self.rows.insert(i, row)
         problem = row_problem(row) or self._other_event(row)
+        if problem is None and row["source"] == "operator" and row["type"] == "round_start":
+            problem = start_problem(self.format, row["payload"])     # its schedule: a board's limits
         if problem is not None:                  # kept in the log, flagged, never folded
             self.flagged[row["id"]] = problem
             return

@@ -1,7 +1,8 @@
 """What the fold of the log (competition.py) checks of a stored row before
 it folds it: whether the row can be folded at all (`row_problem`: its frame,
-and an operator action's shape), and whether a board press's time can be a
-finish (`press_problem`).  Pure.
+and an operator action's shape; `start_problem`: a round start the boards'
+schedule cannot carry), and whether a board press's time can be a finish
+(`press_problem`).  Pure.
 
 A board press is a finish only when its time is plausible: within
 PRESS_PAST_MS before to PRESS_FUTURE_MS after the hub's clock when it
@@ -10,8 +11,9 @@ give or take ROUND_MARGIN_MS: `round_window`)."""
 
 from __future__ import annotations
 
-from .actions import shape_problem
+from .actions import DAY_MS, MAX_MS, shape_problem
 from .conflict_book import INTENT_CONFLICT, intent_conflict_problem
+from ..rules.format_model import MAX_ROTATIONS, MAX_ROUND_MS, Format
 from ..rules.formats import fmt_duration
 
 # how far from the hub's clock an operator's time may lie (a start armed for
@@ -76,6 +78,32 @@ def _board_row_problem(type_: str, p: dict) -> str | None:
         return f"board {type_}: its boot and counter (bt, ctr) must be whole numbers"
     if p.get("type") != type_:
         return f"board {type_}: its message says type {p.get('type')!r}"
+    return None
+
+
+def start_problem(fmt: Format, p: dict) -> str | None:
+    """Why a round start (of the right shape: actions.py) cannot run as the
+    boards' schedule carries it (None: it can): a limit within the formats'
+    (MAX_ROUND_MS), an end -- the latest start offset added -- within what
+    a board's clock and JSON carry (MAX_MS), and a relay's rotations within
+    the limit and at most MAX_ROTATIONS of them.  Checked before a start is
+    stored (action_checks.py); one found stored (an older version let it
+    through) is flagged by the fold, never sent."""
+    limit = p.get("duration") or fmt.time_limit_ms
+    if limit > MAX_ROUND_MS:
+        return f"round_start: a limit of {fmt_duration(limit)} is longer than {fmt_duration(MAX_ROUND_MS)}"
+    late = DAY_MS if fmt.start_offsets and fmt.offset_extends_limit else 0    # the latest start offset
+    if p["at"] + limit + late > MAX_MS:
+        return (f"round_start: at = {p['at']} (hub ms) is past any board's clock: the round would end after "
+                f"{MAX_MS} ms")
+    relay = fmt.relay
+    interval = relay.rotation_interval_ms if relay is not None else None
+    if interval and interval >= limit:
+        return (f"round_start: the relay rotates every {fmt_duration(interval)}: a limit of "
+                f"{fmt_duration(limit)} is not longer")
+    if interval and limit > interval * MAX_ROTATIONS:
+        return (f"round_start: a limit of {fmt_duration(limit)} is more than {MAX_ROTATIONS} relay rotations "
+                f"(every {fmt_duration(interval)}): at most {fmt_duration(interval * MAX_ROTATIONS)}")
     return None
 
 

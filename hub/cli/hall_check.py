@@ -3,7 +3,8 @@ running hub (boards/hall_check.py).  It writes the check's beginning into
 the round's log (from then on a press at a station not running is the
 check's), optionally makes every board buzz its identify pattern, then
 follows the log and prints what changes (a board ready, a button pressed)
-until the hall is ready, --timeout or Ctrl-C, and writes the verdict (the
+until the hall is ready, the round's start (which ends the check: a press
+from then on is a call), --timeout or Ctrl-C, and writes the verdict (the
 checklist) into the log.  Exit 0: the hall is ready; 1: not ready; 2: it
 could not check."""
 
@@ -13,8 +14,9 @@ import signal
 import sys
 import time
 
-from ..boards.hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, checklist
+from ..boards.hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, checklist, ended_by_start
 from ..event import event_folder
+from ..rules.timetext import fmt_clock
 from .common import on_log, open_event, service_for
 
 POLL_S = 0.25               # the log is read this often (a running hub applies actions as often)
@@ -65,6 +67,9 @@ def _check(args, ev, keys, store, fw) -> int:
     title = event_folder.event_title(ev.path) + (f", round {ev.round}" if ev.several_rounds else "")
     print(f"hall check begun (log row #{row['id']}): press every button of every table once; a press now "
           "is the check's, not a call", flush=True)
+    armed = svc.competition.hall_check_end_ms()
+    if armed is not None:
+        print(f"the round starts at {fmt_clock(armed)}: the check ends then", flush=True)
     if args.buzz:
         for b in sorted({s.board for s in ev.stations}):
             try:
@@ -85,6 +90,9 @@ def _check(args, ev, keys, store, fw) -> int:
                 if shown.get(b.board) != line:
                     shown[b.board] = line
                     print(line, flush=True)
+            if check.ended_by_start_ms is not None:
+                print(ended_by_start(check.ended_by_start_ms), flush=True)
+                break
             if check.ready or (deadline is not None and time.monotonic() > deadline):
                 break
             time.sleep(POLL_S)

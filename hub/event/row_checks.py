@@ -1,8 +1,10 @@
 """What the fold of the log (competition.py) checks of a stored row before
 it folds it: whether the row can be folded at all (`row_problem`: its frame,
 and an operator action's shape; `start_problem`: a round start the boards'
-schedule cannot carry), and whether a board press's time can be a finish
-(`press_problem`).  Pure.
+schedule cannot carry), whether a board press's time can be a finish
+(`press_problem`), and whether a board row is the hall check's
+(`check_end`, `in_check`: between the check's beginning and the round's
+start).  Pure.
 
 A board press is a finish only when its time is plausible: within
 PRESS_PAST_MS before to PRESS_FUTURE_MS after the hub's clock when it
@@ -137,3 +139,37 @@ def press_problem(row: dict, window: tuple[int, int] | None, start_row: dict | N
                 f"start, outside the round (more than {ROUND_MARGIN_MS // 60_000} min before the start"
                 f" or after the end)")
     return None
+
+
+def check_end(check_row: dict, start_rows: list[dict]) -> int | None:
+    """When a hall check begun by check_row ends by the round's start (hub
+    ms; None: no start yet): the start instant of the first start that
+    came to pass after the beginning -- the one armed then, or one recorded
+    since -- and not one moved before it came (a new `round_start` stored
+    before its instant replaces it).  A start recorded later than its own
+    `at` ended the check at that `at` (never before the beginning).  Once
+    the round has started, a start moved later (a restart) does not open
+    the check again.  start_rows: the folded round starts, in log order."""
+    began = check_row.get("received_ms") or 0
+    i = next((k for k, r in enumerate(start_rows) if r["id"] > check_row["id"]), len(start_rows))
+    effective = start_rows[max(0, i - 1):]     # the start armed at the beginning, then those since
+    for k, r in enumerate(effective):
+        at = r["payload"]["at"]
+        since = max(began, r.get("received_ms") or 0)      # when this start became the one that counts
+        replaced = effective[k + 1].get("received_ms") if k + 1 < len(effective) else None
+        if replaced is None or max(since, at) < replaced:  # its instant came before another replaced it
+            return max(began, at)
+    return None
+
+
+def in_check(row: dict, check_row: dict | None, end: int | None) -> bool:
+    """A board row of the hall check: stored after its beginning, and
+    both stored and (when timed) pressed before its end (check_end): a
+    press at or after the round's start is a call, never the check's."""
+    if check_row is None or row["id"] <= check_row["id"]:
+        return False
+    if end is None:
+        return True
+    p = row.get("payload")
+    at = p.get("at") if isinstance(p, dict) else None
+    return (row.get("received_ms") or 0) < end and not (isinstance(at, int) and at >= end)

@@ -67,9 +67,6 @@ def _check(args, ev, keys, store, fw) -> int:
     title = event_folder.event_title(ev.path) + (f", round {ev.round}" if ev.several_rounds else "")
     print(f"hall check begun (log row #{row['id']}): press every button of every table once; a press now "
           "is the check's, not a call", flush=True)
-    armed = svc.competition.hall_check_end_ms()
-    if armed is not None:
-        print(f"the round starts at {fmt_clock(armed)}: the check ends then", flush=True)
     if args.buzz:
         for b in sorted({s.board for s in ev.stations}):
             try:
@@ -80,11 +77,16 @@ def _check(args, ev, keys, store, fw) -> int:
     limits = dict(clock_limit_ms=args.clock_limit, rssi_min=args.rssi_min)
     deadline = time.monotonic() + args.timeout if args.timeout else None
     shown: dict[str, str] = {}
+    armed: int | None = None
     check = svc.hall_check(fw, **limits)
     try:
         while True:
             svc.catch_up()
             check = svc.hall_check(fw, **limits)
+            end = svc.competition.hall_check_end_ms()
+            if end != armed and check.ended_by_start_ms is None and end is not None:
+                print(f"the round starts at {fmt_clock(end)}: the check ends then", flush=True)
+            armed = end
             for b in check.boards:
                 line = (f"{b.board}: ready" if b.ready else f"{b.board}: not ready: {'; '.join(b.reasons)}")
                 if shown.get(b.board) != line:

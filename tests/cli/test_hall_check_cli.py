@@ -30,8 +30,10 @@ def test_check_hall_ends_at_the_rounds_start_and_says_so(tmp_path):
                                  stderr=subprocess.STDOUT, text=True)
         said = Output(check.stdout)
         said.wait_for(lambda ln: ln.startswith("hall check begun"), "the check begun")
-        start = int(time.time() * 1000) + 2000               # the round armed two seconds ahead
+        start = int(time.time() * 1000) + 5000               # the round armed five seconds ahead
         assert cli.main(["act", str(ev), "round_start", f"at={start}"]) == 0
+        said.wait_for(lambda ln: ln.strip() == f"the round starts at {fmt_clock(start)}: the check ends then",
+                      "the start armed, said")
         ended = said.wait_for(lambda ln: ln.startswith("the check ended at the round's start"),
                               "the check ended by the round's start (not --timeout's 120 s)", timeout=30)
         assert check.wait(30) == 1                            # not ready: its board never came online

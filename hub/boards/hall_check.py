@@ -10,12 +10,19 @@ not running is the check's: no call, no stray), its clock error (the bound
 its last press carried) is within the limit, and its WiFi signal (from its
 birth message) is not below the limit.  Its firmware version, free heap and
 uptime are shown; an older firmware than the hub's is a note, not a
-reason (it still times correctly)."""
+reason (it still times correctly).
+
+A check runs from its beginning to its verdict or the round's start,
+whichever comes first: a press at or after the start is a call, never the
+check's (event/row_checks.py: `in_check`), and a check the start ended says
+so."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
+
+from ..rules.timetext import fmt_clock
 
 CLOCK_LIMIT_MS = 50        # a board's clock error bound above this: not ready (docs/operations.md)
 RSSI_MIN_DBM = -80         # a WiFi signal below this: not ready
@@ -63,6 +70,8 @@ class BoardCheck:
 class HallCheck:
     began_ms: int | None                      # the check's beginning (hub ms); None: none begun
     boards: list[BoardCheck]
+    # the round's start, when it ended the check (before any verdict): the check as it stood then
+    ended_by_start_ms: int | None = None
 
     @property
     def ready(self) -> bool:
@@ -85,10 +94,12 @@ class HallCheck:
 
 def check_hall(stations: Iterable, boards: Mapping, rows: Iterable[dict], began_ms: int | None,
                hub_fw: str | None = None, clock_limit_ms: int = CLOCK_LIMIT_MS,
-               rssi_min: int = RSSI_MIN_DBM) -> HallCheck:
+               rssi_min: int = RSSI_MIN_DBM, ended_by_start_ms: int | None = None) -> HallCheck:
     """stations: the round's (board, button); boards: board id -> BoardInfo
-    (registry.py); rows: the board rows stored since the check began, in
-    order; hub_fw: the firmware version `board flash` writes."""
+    (registry.py); rows: the board rows of the check (stored since it
+    began, before the round's start), in order; hub_fw: the firmware
+    version `board flash` writes; ended_by_start_ms: the round's start,
+    when it ended the check."""
     buttons: dict[str, set[int]] = {}
     for s in stations:
         buttons.setdefault(s.board, set()).add(s.button)
@@ -111,7 +122,7 @@ def check_hall(stations: Iterable, boards: Mapping, rows: Iterable[dict], began_
         c.clock_err_ms = err.get(b)
         _judge(c, b in err, hub_fw, clock_limit_ms, rssi_min)
         out.append(c)
-    return HallCheck(began_ms, out)
+    return HallCheck(began_ms, out, ended_by_start_ms)
 
 
 def _judge(c: BoardCheck, heard: bool, hub_fw: str | None, clock_limit_ms: int, rssi_min: int) -> None:
@@ -141,6 +152,12 @@ def _judge(c: BoardCheck, heard: bool, hub_fw: str | None, clock_limit_ms: int, 
                        "after a round for a hub that takes over): it sends them to this hub")
 
 
+def ended_by_start(start_ms: int) -> str:
+    """What the operator reads of a check the round's start ended."""
+    return (f"the check ended at the round's start ({fmt_clock(start_ms)}): presses from then on are calls, "
+            "not the check's")
+
+
 def buttons_reason(missing: list[int]) -> str:
     """The reason a board is not ready while these buttons are not pressed."""
     return f"button{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} not pressed yet: press each once"
@@ -160,6 +177,8 @@ def checklist(check: HallCheck, title: str = "") -> str:
         return "no hall check begun"
     head = f"{title + ': ' if title else ''}hall {'READY' if check.ready else 'NOT READY'}: {check.progress()}"
     lines = [head]
+    if check.ended_by_start_ms is not None:
+        lines.append(ended_by_start(check.ended_by_start_ms))
     for b in check.boards:
         facts = [f"fw {b.fw or '?'}", f"WiFi {b.rssi} dBm" if b.rssi is not None else "WiFi ?",
                  f"clock ±{b.clock_err_ms} ms" if b.clock_err_ms is not None else "clock ?",

@@ -42,7 +42,16 @@ def parse_record(text: str) -> tuple[list[Entry], list[str]]:
     """The record's rows, and a problem per row that does not read (a row
     cut short by a power loss, an edit): skipped, never a reason to stop."""
     entries, problems = [], []
-    for n, row in enumerate(csv.reader(io.StringIO(text)), 1):
+    reader = csv.reader(io.StringIO(text))
+    while True:
+        try:
+            row = next(reader, None)
+        except csv.Error as e:           # a cell past the csv module's limit (128 KB): that row
+            problems.append(f"{RECORD_NAME} line {reader.line_num}: not a provisioning row (skipped): {e}")
+            continue
+        if row is None:
+            break
+        n = reader.line_num
         if not row or (n == 1 and tuple(row) == COLUMNS):
             continue
         if len(row) != len(COLUMNS) or row[5] not in (DONE, FOUND, FAILED) or not row[1]:

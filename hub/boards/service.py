@@ -287,11 +287,19 @@ class HubService(HubState):
 
     def hall_check(self, hub_fw: str | None = None, clock_limit_ms: int = CLOCK_LIMIT_MS,
                    rssi_min: int = RSSI_MIN_DBM) -> HallCheck:
-        """The latest hall check as the log and the boards make it now."""
+        """The latest hall check as the log and the boards make it now; one
+        the round's start ended (before its verdict) as it stood then, saying
+        so (ended_by_start_ms)."""
         with self.lock:
             begun = self.competition.hall_check_row()
             rows = self._rows_after(begun["id"]) if begun is not None else []
-            return self._checked(begun, rows, hub_fw, clock_limit_ms, rssi_min)
+            check = self._checked(begun, rows, hub_fw, clock_limit_ms, rssi_min)
+            end = self.competition.hall_check_end_ms()
+            if end is not None and self.clock.now_ms() >= end and not any(
+                    r["source"] == "operator" and r["type"] == "hall_check" and r["received_ms"] < end
+                    for r in rows):
+                check.ended_by_start_ms = end
+            return check
 
     def hall_check_running(self, hub_fw: str | None = None, clock_limit_ms: int = CLOCK_LIMIT_MS,
                            rssi_min: int = RSSI_MIN_DBM) -> HallCheck | None:
@@ -301,9 +309,9 @@ class HubService(HubState):
         and only the rows after the beginning are read (from the last)."""
         with self.lock:
             comp = self.competition
-            begun, start = comp.hall_check_row(), comp.start_ms
-            if begun is None or (start is not None and self.clock.now_ms() >= start):
-                return None
+            begun, end = comp.hall_check_row(), comp.hall_check_end_ms()
+            if begun is None or (end is not None and self.clock.now_ms() >= end):
+                return None                       # none begun, or the round's start ended it
             rows = self._rows_after(begun["id"])
             if any(r["source"] == "operator" and r["type"] == "hall_check" for r in rows):
                 return None                       # its verdict is given (a later beginning would be the latest)

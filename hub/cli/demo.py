@@ -22,13 +22,15 @@ def cmd_demo(args) -> int:
     """Hub + broker + simulated boards playing a round: its options checked,
     then the folder's lock and the broker's port, then the first write."""
     from ..web.console_api import demo_description
-    from ..event.demo import demo_event
+    from ..event.demo import demo_event, demo_minutes
     from ..rules.formats import format_text
     from .event import claim_folder
 
     data = Path(args.data)
     try:
         fmt, entrants, stations = demo_event(args.preset, args.boards, args.stations, args.speed)
+        args.limit_ms = demo_minutes(args.limit, "--limit")          # checked before anything starts
+        args.warn_ms = tuple(demo_minutes(w, "--warn", args.speed) or 0 for w in args.warn)
         competition = Competition(fmt, entrants, stations)
         keys = BoardKeys(data / "board-keys.json")
         event = demo_description(Path(fmt.path).name, format_text(args.preset), args.boards,
@@ -61,8 +63,7 @@ def _demo(args, data: Path, competition: Competition, keys: BoardKeys, event: di
     store, service = opened
 
     def start_sims(address: BrokerAddress, stop: threading.Event):
-        service.start_round(duration_ms=int(args.limit * 60_000) if args.limit else None,
-                            warnings_ms=tuple(int(w * 60_000 / args.speed) for w in args.warn))
+        service.start_round(duration_ms=args.limit_ms, warnings_ms=args.warn_ms)
         return _start_sims(args, address, data, service, stations, stop)
 
     try:

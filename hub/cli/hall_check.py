@@ -3,7 +3,8 @@ running hub (boards/hall_check.py).  It writes the check's beginning into
 the round's log (from then on a press at a station not running is the
 check's), optionally makes every board buzz its identify pattern, then
 follows the log and prints what changes (a board ready, a button pressed)
-until the hall is ready, --timeout or Ctrl-C, and writes the verdict (the
+until the hall is ready, the round's start (which ends the check: a press
+from then on is a call), --timeout or Ctrl-C, and writes the verdict (the
 checklist) into the log.  Exit 0: the hall is ready; 1: not ready; 2: it
 could not check."""
 
@@ -13,8 +14,9 @@ import signal
 import sys
 import time
 
-from ..boards.hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, checklist
+from ..boards.hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, checklist, ended_by_start
 from ..event import event_folder
+from ..rules.timetext import fmt_clock
 from .common import on_log, open_event, service_for
 
 POLL_S = 0.25               # the log is read this often (a running hub applies actions as often)
@@ -75,16 +77,24 @@ def _check(args, ev, keys, store, fw) -> int:
     limits = dict(clock_limit_ms=args.clock_limit, rssi_min=args.rssi_min)
     deadline = time.monotonic() + args.timeout if args.timeout else None
     shown: dict[str, str] = {}
+    armed: int | None = None
     check = svc.hall_check(fw, **limits)
     try:
         while True:
             svc.catch_up()
             check = svc.hall_check(fw, **limits)
+            end = svc.competition.hall_check_end_ms()
+            if end != armed and check.ended_by_start_ms is None and end is not None:
+                print(f"the round starts at {fmt_clock(end)}: the check ends then", flush=True)
+            armed = end
             for b in check.boards:
                 line = (f"{b.board}: ready" if b.ready else f"{b.board}: not ready: {'; '.join(b.reasons)}")
                 if shown.get(b.board) != line:
                     shown[b.board] = line
                     print(line, flush=True)
+            if check.ended_by_start_ms is not None:
+                print(ended_by_start(check.ended_by_start_ms), flush=True)
+                break
             if check.ready or (deadline is not None and time.monotonic() > deadline):
                 break
             time.sleep(POLL_S)

@@ -17,9 +17,11 @@ from .common import open_event, print_final, service_for
 
 
 def _value(text: str):
+    """A field's value as JSON, else as the text it is (what the action's
+    checks then refuse or take: a list nested a thousand deep is text)."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Collection, Mapping
 
 from .actions import ENTRANT_ACTIONS, shape_problem
-from .row_checks import PLAUSIBLE_MS
+from .row_checks import PLAUSIBLE_MS, start_problem
 from ..rules.facts import Press
 from ..rules.format_model import Format
 
@@ -55,6 +55,9 @@ def check_action(fmt: Format, entrants: Collection[str], presses: Mapping[str, P
         if over:
             raise ValueError(f"round_start: a warning {over[0]} ms before the end is not within "
                              f"the {limit} ms limit")
+        problem = start_problem(fmt, p)
+        if problem is not None:
+            raise ValueError(problem)
     if now_ms is not None and p.get("at") is not None and abs(p["at"] - now_ms) > PLAUSIBLE_MS:
         raise ValueError(f"{action}: at = {p['at']} (hub ms) is more than 7 days from the hub's "
                          f"time now ({now_ms}); give a time near now")

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..rules.format_model import MAX_PIECES, MAX_ROUND_MS
+
 DAY_MS = 86_400_000
-MAX_PIECES = 100_000          # no jigsaw puzzle of a speed competition comes near it
+# MAX_PIECES (no jigsaw puzzle of a speed competition comes near it) and MAX_ROUND_MS (a round's
+# limit, a format's or a start's own: 72 hours) are the formats' limits (rules/format_model.py)
 MAX_WARNINGS = 10
 MAX_TEXT = 500                # entrant ids, press ids, reasons, who, why
 MAX_MS = 2 ** 53 - 1          # what JSON and a board's 64-bit arithmetic carry exactly
@@ -68,8 +71,8 @@ TIME_FIELDS = ("at",)
 # field -> (kind, lowest, highest); kind: "int", "text", "ints" (a list of ints)
 _SHAPES: dict[str, tuple[str, int, int]] = {
     "at": ("int", 0, MAX_MS),
-    "duration": ("int", 1, 7 * DAY_MS),
-    "warnings": ("ints", 1, 7 * DAY_MS),
+    "duration": ("int", 1, MAX_ROUND_MS),
+    "warnings": ("ints", 1, MAX_ROUND_MS),
     "entrant": ("text", 1, MAX_TEXT),
     "absent": ("text", 1, MAX_TEXT),
     "name": ("text", 1, MAX_TEXT),

@@ -38,7 +38,7 @@ from .event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
 from .press_numbers import PressNumbers, is_board_press
 from .replacements import Replacement, ReplacementBook, check as check_replacement
-from .row_checks import press_problem, round_window, row_problem
+from .row_checks import check_end, in_check, press_problem, round_window, row_problem, start_problem
 from .station_index import StationIndex
 from .time_base import CLOCK_ROW
 from ..rules.formats import Format
@@ -70,6 +70,7 @@ class Competition:
         self._index = StationIndex(self.format, self.stations, self.entrants, self.auto_stations)
         self._by_station = self._index.by_station
         self._start_row: dict | None = None     # the latest round start
+        self._start_rows: list[dict] = []       # every round start, in log order (a hall check's end)
         self._check_row: dict | None = None     # the latest hall check begun (boards/hall_check.py)
         self._offsets: dict[str, int] = {}      # entrant -> start offset (latest)
         self.flagged: dict[int, str] = {}       # row id -> why that stored row cannot apply
@@ -130,6 +131,8 @@ class Competition:
         self._ids.insert(i, row["id"])
         self.rows.insert(i, row)
         problem = row_problem(row) or self._other_event(row)
+        if problem is None and row["source"] == "operator" and row["type"] == "round_start":
+            problem = start_problem(self.format, row["payload"])     # its schedule: a board's limits
         if problem is not None:                  # kept in the log, flagged, never folded
             self.flagged[row["id"]] = problem
             return
@@ -143,8 +146,10 @@ class Competition:
             self._shifts.append((p.get("since_row") or row["id"], row["id"], p["shift_ms"]))
             moved = True
         if row["source"] == "operator":
-            if row["type"] == "round_start" and (self._start_row is None or row["id"] > self._start_row["id"]):
-                self._start_row = row
+            if row["type"] == "round_start":
+                bisect.insort(self._start_rows, row, key=lambda r: r["id"])
+                if self._start_row is None or row["id"] > self._start_row["id"]:
+                    self._start_row = row
             elif row["type"] == "hall_check" and row["payload"]["phase"] == "begin" and (
                     self._check_row is None or row["id"] > self._check_row["id"]):
                 self._check_row = row
@@ -534,10 +539,17 @@ class Competition:
         return self._check_row
 
     def in_hall_check(self, row: dict) -> bool:
-        """A board row of the hall check: stored after its beginning and
-        before the round's start (a press then is the check's, not a stray)."""
-        c, start = self._check_row, self.start_ms
-        return c is not None and row["id"] > c["id"] and (start is None or (row.get("received_ms") or 0) < start)
+        """A board row of the hall check: stored after its beginning, stored
+        and pressed before the round's start (a press then is the check's,
+        not a stray; one at or after the start never: row_checks.in_check)."""
+        return in_check(row, self._check_row, self.hall_check_end_ms())
+
+    def hall_check_end_ms(self) -> int | None:
+        """When the latest hall check ends by the round's start (hub ms: the
+        start instant, in the future for a start armed ahead; None: no start
+        yet, or no check begun): row_checks.check_end."""
+        c = self._check_row
+        return None if c is None else check_end(c, self._start_rows)
 
     def round_limit_ms(self) -> int | None:
         """The round's time limit: the start's own, else the format's."""

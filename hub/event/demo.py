@@ -4,9 +4,11 @@ newcomer sees the whole system work without hardware or set-up."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from .event_folder import Station
-from ..rules.formats import Format, load_format
+from ..rules.format_model import MAX_ROUND_MS
+from ..rules.formats import Format, fmt_duration, load_format
 from ..rules.standings import Entrant
 
 
@@ -18,10 +20,13 @@ def faster(fmt: Format, speed: float) -> Format:
     """The format with its time limit, relay rotation interval and
     replacement window divided by speed: a 90-minute round at 30x plays in
     3 minutes."""
+    if not (isinstance(speed, (int, float)) and math.isfinite(speed) and speed > 0):
+        raise ValueError(f"--speed must be a positive number, not {speed}")
     if speed == 1:
         return fmt
-    if speed <= 0:
-        raise ValueError("--speed must be positive")
+    if not 1000 <= fmt.time_limit_ms / speed <= MAX_ROUND_MS:
+        raise ValueError(f"--speed {speed:g} makes the round {fmt_duration(int(fmt.time_limit_ms / speed))} long; "
+                         f"a round lasts 0:00:01 to {fmt_duration(MAX_ROUND_MS)}")
     for p in fmt.parts:
         if p.rotation_interval_ms and p.rotation_interval_ms / speed < 1000:
             raise ValueError(f"--speed {speed:g} makes the relay rotate more than once a second; "
@@ -31,6 +36,19 @@ def faster(fmt: Format, speed: float) -> Format:
     no_show = int(fmt.no_show_after_ms / speed) if fmt.no_show_after_ms is not None else None
     return dataclasses.replace(fmt, time_limit_ms=int(fmt.time_limit_ms / speed), parts=parts,
                                no_show_after_ms=no_show, title=f"{fmt.title} (demo at {speed:g}x)")
+
+
+def demo_minutes(minutes: float | None, what: str, speed: float = 1) -> int | None:
+    """A demo's round limit or warning given in minutes (divided by speed),
+    as ms (None or 0: none given): ValueError for one no round has (a round
+    lasts at most MAX_ROUND_MS), before anything starts."""
+    if not minutes:
+        return None
+    ms = minutes * 60_000 / speed
+    if not (math.isfinite(ms) and 1 <= ms <= MAX_ROUND_MS):
+        raise ValueError(f"{what} {minutes:g}: minutes{f' (at --speed {speed:g})' if speed != 1 else ''} within"
+                         f" a round, which lasts at most {MAX_ROUND_MS // 60_000}")
+    return int(ms)
 
 
 def demo_event(preset: str, boards: int, stations: int,

@@ -17,7 +17,9 @@ keys, logins, referees) in DIR once (rounds.py).
 
 CSV files may come from registration tools: UTF-8 with or without BOM, comma
 or semicolon separated.  Errors name the file and line; warnings (capacity,
-duplicate names) do not stop the event.  A cell neutralised against formula
+duplicate names) do not stop the event.  A cell holds at most MAX_CELL
+characters (a longer one is an error naming its line: the wrong file, or a
+cell that swallowed the rest of the file through an unclosed quote).  A cell neutralised against formula
 injection (`'=...`, as the hub writes its CSV files and some tools export
 them: csv_cells.py) is read without that quote; a cell's spaces are trimmed.
 """
@@ -45,6 +47,7 @@ NO = ("no", "n", "false", "0", "nei", "ne", "")
 
 TITLE_FILE = "title"
 MAX_TITLE = 120
+MAX_CELL = 500              # characters in a cell: an id, a name, a team's members, a note (docs/formats.md)
 REHEARSAL = "rehearsal"     # `tabletimer rehearse DIR`'s own event folder, DIR/rehearsal (cli/rehearse.py)
 
 
@@ -152,7 +155,18 @@ def _read_csv(path: Path, columns: tuple[str, ...], required: tuple[str, ...],
     first = text.splitlines()[0] if text.strip() else ""
     delim = ";" if first.count(";") > first.count(",") else ","
     reader = csv.reader(io.StringIO(text), delimiter=delim)
-    rows = list(reader)
+    rows: list[list[str]] = []
+    try:
+        for row in reader:
+            longest = max(row, key=len, default="")
+            if len(longest) > MAX_CELL:
+                raise EventFolderError(_cell_too_long(path, len(rows) + 1, f"of {len(longest)} characters"))
+            rows.append(row)
+    except csv.Error as e:                    # a cell past the csv module's own limit (128 KB), ...
+        if "field limit" in str(e):
+            raise EventFolderError(_cell_too_long(path, reader.line_num, "of more than 131072 characters")) from None
+        raise EventFolderError(f"{path}:{reader.line_num}: not CSV as a spreadsheet saves it ({e}): save it "
+                               f"again as CSV (UTF-8)") from None
     if not rows:
         raise EventFolderError(f"{path}: empty; the first line must name the columns: {', '.join(columns)}")
     header = [h.strip().lower() for h in rows[0]]
@@ -173,6 +187,13 @@ def _read_csv(path: Path, columns: tuple[str, ...], required: tuple[str, ...],
         out.append((n, {h: (read_cell(row[i].strip()).strip() if i < len(row) else "")
                         for i, h in enumerate(header) if h}))
     return out
+
+
+def _cell_too_long(path: Path, line: int, size: str) -> str:
+    """The error for a cell longer than MAX_CELL: where, and what to do."""
+    return (f"{path}:{line}: a cell {size}; a cell holds at most {MAX_CELL} (an id, a name, the members, "
+            f"a note): check that this is the right file, and that no quote \" is left open before this "
+            f"line, then shorten the cell")
 
 
 def _yes(value: str, where: str) -> bool:

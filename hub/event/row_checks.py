@@ -1,7 +1,10 @@
 """What the fold of the log (competition.py) checks of a stored row before
 it folds it: whether the row can be folded at all (`row_problem`: its frame,
-and an operator action's shape), and whether a board press's time can be a
-finish (`press_problem`).  Pure.
+and an operator action's shape; `start_problem`: a round start the boards'
+schedule cannot carry), whether a board press's time can be a finish
+(`press_problem`), and whether a board row is the hall check's
+(`check_end`, `in_check`: between the check's beginning and the round's
+start).  Pure.
 
 A board press is a finish only when its time is plausible: within
 PRESS_PAST_MS before to PRESS_FUTURE_MS after the hub's clock when it
@@ -10,9 +13,10 @@ give or take ROUND_MARGIN_MS: `round_window`)."""
 
 from __future__ import annotations
 
-from .actions import shape_problem
+from .actions import DAY_MS, MAX_MS, shape_problem
 from .conflict_book import INTENT_CONFLICT, intent_conflict_problem
 from .time_base import CLOCK_ROW, clock_row_problem
+from ..rules.format_model import MAX_ROTATIONS, MAX_ROUND_MS, Format
 from ..rules.formats import fmt_duration
 
 # how far from the hub's clock an operator's time may lie (a start armed for
@@ -82,6 +86,32 @@ def _board_row_problem(type_: str, p: dict) -> str | None:
     return None
 
 
+def start_problem(fmt: Format, p: dict) -> str | None:
+    """Why a round start (of the right shape: actions.py) cannot run as the
+    boards' schedule carries it (None: it can): a limit within the formats'
+    (MAX_ROUND_MS), an end -- the latest start offset added -- within what
+    a board's clock and JSON carry (MAX_MS), and a relay's rotations within
+    the limit and at most MAX_ROTATIONS of them.  Checked before a start is
+    stored (action_checks.py); one found stored (an older version let it
+    through) is flagged by the fold, never sent."""
+    limit = p.get("duration") or fmt.time_limit_ms
+    if limit > MAX_ROUND_MS:
+        return f"round_start: a limit of {fmt_duration(limit)} is longer than {fmt_duration(MAX_ROUND_MS)}"
+    late = DAY_MS if fmt.start_offsets and fmt.offset_extends_limit else 0    # the latest start offset
+    if p["at"] + limit + late > MAX_MS:
+        return (f"round_start: at = {p['at']} (hub ms) is past any board's clock: the round would end after "
+                f"{MAX_MS} ms")
+    relay = fmt.relay
+    interval = relay.rotation_interval_ms if relay is not None else None
+    if interval and interval >= limit:
+        return (f"round_start: the relay rotates every {fmt_duration(interval)}: a limit of "
+                f"{fmt_duration(limit)} is not longer")
+    if interval and limit > interval * MAX_ROTATIONS:
+        return (f"round_start: a limit of {fmt_duration(limit)} is more than {MAX_ROTATIONS} relay rotations "
+                f"(every {fmt_duration(interval)}): at most {fmt_duration(interval * MAX_ROTATIONS)}")
+    return None
+
+
 def round_window(start_row: dict | None, offsets: dict[str, int], time_limit_ms: int) -> tuple[int, int] | None:
     """Board press times that can be finishes of this round: start to
     end (the latest start offset added), give or take ROUND_MARGIN_MS;
@@ -116,3 +146,37 @@ def press_problem(row: dict, window: tuple[int, int] | None, start_row: dict | N
                 f"start, outside the round (more than {ROUND_MARGIN_MS // 60_000} min before the start"
                 f" or after the end)")
     return None
+
+
+def check_end(check_row: dict, start_rows: list[dict]) -> int | None:
+    """When a hall check begun by check_row ends by the round's start (hub
+    ms; None: no start yet): the start instant of the first start that
+    came to pass after the beginning -- the one armed then, or one recorded
+    since -- and not one moved before it came (a new `round_start` stored
+    before its instant replaces it).  A start recorded later than its own
+    `at` ended the check at that `at` (never before the beginning).  Once
+    the round has started, a start moved later (a restart) does not open
+    the check again.  start_rows: the folded round starts, in log order."""
+    began = check_row.get("received_ms") or 0
+    i = next((k for k, r in enumerate(start_rows) if r["id"] > check_row["id"]), len(start_rows))
+    effective = start_rows[max(0, i - 1):]     # the start armed at the beginning, then those since
+    for k, r in enumerate(effective):
+        at = r["payload"]["at"]
+        since = max(began, r.get("received_ms") or 0)      # when this start became the one that counts
+        replaced = effective[k + 1].get("received_ms") if k + 1 < len(effective) else None
+        if replaced is None or max(since, at) < replaced:  # its instant came before another replaced it
+            return max(began, at)
+    return None
+
+
+def in_check(row: dict, check_row: dict | None, end: int | None) -> bool:
+    """A board row of the hall check: stored after its beginning, and
+    both stored and (when timed) pressed before its end (check_end): a
+    press at or after the round's start is a call, never the check's."""
+    if check_row is None or row["id"] <= check_row["id"]:
+        return False
+    if end is None:
+        return True
+    p = row.get("payload")
+    at = p.get("at") if isinstance(p, dict) else None
+    return (row.get("received_ms") or 0) < end and not (isinstance(at, int) and at >= end)

@@ -46,6 +46,8 @@ def board_schedule(comp: Competition, board: str, now_ms: int) -> tuple | None:
                     # from the part's start, not from now: the schedule only
                     # changes when the relay does (boards skip past signals)
                     rot = [rs.start_ms + interval, interval, end]
+            if rot is not None and rot[0] > end:
+                rot = None                      # a relay part begun too late for a rotation before the end
     buttons = {s.button: s for s in comp.stations if s.board == board}
     calls = None
     if any(s.puzzle is None for s in buttons.values()):

@@ -14,6 +14,7 @@ _UNIT_MS = {"h": 3_600_000, "m": 60_000, "s": 1000, "ms": 1}
 
 DURATION_FORMS = '"H:MM:SS", "M:SS" (minutes may exceed 59, e.g. "83:12"), with optional ".fff", ' \
                  'or units such as "90m", "12.5s", "250ms", "1h30m"'
+MAX_TEXT = 40           # longer is no duration ("9999...h" would overflow a float: never parsed)
 
 
 def parse_duration(text: str) -> int:
@@ -23,6 +24,8 @@ def parse_duration(text: str) -> int:
     if not isinstance(text, str):
         raise ValueError(f"expected a duration string ({DURATION_FORMS}), got {text!r}")
     s = text.strip()
+    if len(s) > MAX_TEXT:
+        raise ValueError(f"expected a duration ({DURATION_FORMS}), got {len(s)} characters")
     sign = 1
     if s.startswith("-"):
         sign, s = -1, s[1:].strip()

@@ -20,6 +20,22 @@ ORDERS = ("time", "pieces")
 TIE_BREAKS = ("none", "last_complete_puzzle")
 DEFAULT_WARNINGS_MS = (600_000, 60_000)        # a round start's signals unless it names its own
 
+# The limits of every value a format holds (docs/formats.md, "Limits"): far beyond any real
+# event, and within what the rest of the hub carries -- a board's schedule (shared/protocol.py:
+# times below 2**53 ms, at most 200 relay rotations, a 'next puzzle' button calling at most 99
+# puzzles), the operator actions' fields (event/actions.py takes its limits from here).  A value
+# over its limit is an error when the file is loaded, before anything is stored.
+MAX_ROUND_MS = 3 * 86_400_000   # a round's time limit (and a round start's own): 72 hours
+MAX_PUZZLES = 99                # puzzles in a round
+MAX_PIECES = 100_000            # a puzzle's pieces (and any count of them: min_group, a count)
+MAX_MEMBERS = 50                # an entrant's members (a team's size)
+MAX_ENTRANTS = 10_000           # capacity, awards, max_at_table, table_share_above
+MAX_PENALTY_S = 3600            # missing_pieces.seconds_per_piece
+MIN_ROTATION_MS = 1000          # a relay's rotation_interval, at least 1 s ...
+MAX_ROTATIONS = 200             # ... and at most 200 rotations within the round's limit
+MAX_LINE = 200                  # a one-line text: format.title, a part's name and workers
+MAX_PARAGRAPH = 5000            # a longer text: format.summary, source, notes, prizes.eligibility
+
 
 class FormatError(ValueError):
     """A competition format file is not valid: the message names the file,

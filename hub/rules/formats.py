@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .durations import DURATION_FORMS, fmt_duration, fmt_resolution, parse_duration
-from .format_model import (COUNT_ENTRIES, ENTRANT_KINDS, FINISHED_PUZZLE_CREDIT, MISSING_ACTIONS,
-                           MISSING_CATEGORIES, ORDERS, TIE_BREAKS, WORK_MODES, Format, FormatError, Part,
-                           describe)
+from .format_model import (COUNT_ENTRIES, ENTRANT_KINDS, FINISHED_PUZZLE_CREDIT, MAX_ENTRANTS, MAX_LINE,
+                           MAX_MEMBERS, MAX_PARAGRAPH, MAX_PENALTY_S, MAX_PIECES, MAX_PUZZLES, MAX_ROTATIONS,
+                           MAX_ROUND_MS, MIN_ROTATION_MS, MISSING_ACTIONS, MISSING_CATEGORIES, ORDERS,
+                           TIE_BREAKS, WORK_MODES, Format, FormatError, Part, describe)
 
 # the format's model is in format_model.py, durations in durations.py; their names here too,
 # for those who load formats
@@ -62,7 +63,8 @@ class _Table:
             return default
         return self.data[k]
 
-    def text(self, k: str, default: Any = ..., choices: tuple[str, ...] | None = None) -> Any:
+    def text(self, k: str, default: Any = ..., choices: tuple[str, ...] | None = None,
+             most: int = MAX_LINE) -> Any:
         v = self.raw(k, default)
         if v is None and default is None:
             return None
@@ -70,6 +72,8 @@ class _Table:
             raise self.fail(k, "a string" if not choices else f"one of {_alts(choices)}", v)
         if choices and v not in choices:
             raise self.fail(k, f"one of {_alts(choices)}", v)
+        if len(v) > most:
+            raise self.fail(k, f"a text of at most {most} characters, got {len(v)}")
         return v
 
     def whole(self, k: str, default: Any = ..., lo: int | None = None, hi: int | None = None) -> Any:
@@ -89,7 +93,7 @@ class _Table:
             raise self.fail(k, "true or false", v)
         return v
 
-    def duration(self, k: str, default: Any = ..., positive: bool = True) -> Any:
+    def duration(self, k: str, default: Any = ..., positive: bool = True, most: int = MAX_ROUND_MS) -> Any:
         v = self.raw(k, default)
         if v is None and default is None:
             return None
@@ -99,6 +103,8 @@ class _Table:
             raise FormatError(f"{self.source}: {self.key(k)}: {e}") from None
         if positive and ms <= 0:
             raise self.fail(k, "a positive duration", v)
+        if ms > most:
+            raise self.fail(k, f'a duration up to "{fmt_duration(most)}"', v)
         return ms
 
     def table(self, k: str, required: bool = False) -> "_Table":
@@ -129,9 +135,12 @@ def _puzzles(t: _Table, k: str) -> tuple[int, ...]:
     v = t.raw(k)
     if not isinstance(v, list) or not v:
         raise t.fail(k, "a non-empty list of piece counts, e.g. [500]", v)
+    if len(v) > MAX_PUZZLES:
+        raise t.fail(k, f"at most {MAX_PUZZLES} puzzles in a round, got {len(v)}")
     for i, n in enumerate(v):
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise FormatError(f"{t.source}: {t.key(k)}[{i}]: expected a piece count >= 1, got {_show(n)}")
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_PIECES:
+            raise FormatError(f"{t.source}: {t.key(k)}[{i}]: expected a piece count 1..{MAX_PIECES},"
+                              f" got {_show(n)}")
     return tuple(v)
 
 
@@ -148,6 +157,11 @@ def _part(t: _Table, first: int, default_name: str, limit_ms: int, kind: str, ma
         interval = t.duration("rotation_interval")
         if interval >= limit_ms:
             raise t.fail("rotation_interval", "less than round.time_limit", t.data["rotation_interval"])
+        if interval < MIN_ROTATION_MS or limit_ms > interval * MAX_ROTATIONS:
+            least = max(MIN_ROTATION_MS, -(-limit_ms // MAX_ROTATIONS))
+            raise t.fail("rotation_interval", f'at least "{fmt_duration(least)}" (at most {MAX_ROTATIONS}'
+                                              f" rotations within round.time_limit, each at least 1 s apart)",
+                         t.data["rotation_interval"])
         rotation = t.text("rotation", "clockwise", choices=("clockwise",))
         if len(puzzles) < 2:
             raise t.fail("puzzles", "at least 2 stations for a relay", list(puzzles))
@@ -170,9 +184,9 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
     root = _Table(data, source, "")
     fmt_t = root.table("format", required=True)
     title = fmt_t.text("title")
-    summary = fmt_t.text("summary")
-    src = fmt_t.text("source", "")
-    notes = fmt_t.text("notes", "")
+    summary = fmt_t.text("summary", most=MAX_PARAGRAPH)
+    src = fmt_t.text("source", "", most=MAX_PARAGRAPH)
+    notes = fmt_t.text("notes", "", most=MAX_PARAGRAPH)
     fmt_t.done()
 
     info: dict[str, Any] = {}
@@ -183,14 +197,14 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
         lo = ent.whole("min_members", fixed, lo=fixed, hi=fixed)
         hi = ent.whole("max_members", fixed, lo=fixed, hi=fixed)
     else:
-        lo = ent.whole("min_members", lo=1)
-        hi = ent.whole("max_members", lo=1)
+        lo = ent.whole("min_members", lo=1, hi=MAX_MEMBERS)
+        hi = ent.whole("max_members", lo=1, hi=MAX_MEMBERS)
         if hi < lo:
             raise ent.fail("max_members", f"at least entrants.min_members ({lo})", hi)
-    capacity = ent.whole("capacity", None, lo=1)
+    capacity = ent.whole("capacity", None, lo=1, hi=MAX_ENTRANTS)
     for k in ("max_at_table", "table_share_above"):
         if ent.has(k):
-            info[ent.key(k)] = ent.whole(k, lo=1)
+            info[ent.key(k)] = ent.whole(k, lo=1, hi=MAX_ENTRANTS)
     no_show = ent.duration("no_show_after", None, positive=False)
     if no_show is not None and no_show < 0:
         raise ent.fail("no_show_after", "a duration of 0 or more", ent.data["no_show_after"])
@@ -220,6 +234,8 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
                          kind, hi)
             parts.append(part)
             first += len(part.puzzles)
+        if first - 1 > MAX_PUZZLES:
+            raise rnd.fail("parts", f"at most {MAX_PUZZLES} puzzles in a round, got {first - 1}")
     else:
         puzzles = _puzzles(rnd, "puzzles")
         shim = {"work": rnd.raw("work", "single"), "puzzles": list(puzzles),
@@ -235,7 +251,7 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
 
     mp = root.table("missing_pieces")
     action = mp.text("action", "time", choices=MISSING_ACTIONS)
-    per_piece = mp.whole("seconds_per_piece", 10 if action == "time" else 0, lo=0)
+    per_piece = mp.whole("seconds_per_piece", 10 if action == "time" else 0, lo=0, hi=MAX_PENALTY_S)
     if action == "subtract" and mp.has("seconds_per_piece") and per_piece:
         raise mp.fail("seconds_per_piece", 'nothing (or 0) with action = "subtract": missing'
                                            ' pieces are subtracted from the pieces, not timed', per_piece)
@@ -245,7 +261,7 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
     mp.done()
 
     un = root.table("unfinished")
-    min_group = un.whole("min_group", 3, lo=1)
+    min_group = un.whole("min_group", 3, lo=1, hi=MAX_PIECES)
     count_entry = un.text("count_entry", "placed", choices=COUNT_ENTRIES)
     credit = un.text("finished_puzzles", "present", choices=FINISHED_PUZZLE_CREDIT)
     un.done()
@@ -259,9 +275,9 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
     rk.done()
 
     pr = root.table("prizes")
-    awards = pr.whole("awards", 3, lo=0, hi=capacity)
+    awards = pr.whole("awards", 3, lo=0, hi=capacity or MAX_ENTRANTS)
     emin = pr.whole("eligible_members_min", 0, lo=0, hi=hi)
-    eligibility = pr.text("eligibility", "")
+    eligibility = pr.text("eligibility", "", most=MAX_PARAGRAPH)
     pr.done()
     root.done()
 

@@ -4,50 +4,70 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
+
+# what an operator types: digits only (no "1e309", "inf", "nan" or "1_000" that float() and int()
+# take), and few of them: a time or a duration that long is a slip of the keyboard, never parsed
+# (a float overflows, a clock time's hour overflows the system's)
+_SECONDS = re.compile(r"^(?:\d+(?:\.\d*)?|\.\d+)$")
+_WHOLE = re.compile(r"^\d+$")
+MAX_TEXT = 24
+HUB_MS_DIGITS = (11, 16)     # hub ms as typed: 13 digits now; a 2**53 ms limit has 16
 
 
 def parse_duration_ms(text: str, what: str) -> int:
     """"90" (seconds), "1:30", "0:01:30", "1:30.5" -> ms."""
     t = text.strip()
-    try:
-        parts = t.split(":")
-        if not 1 <= len(parts) <= 3 or any(p == "" for p in parts):
-            raise ValueError
-        secs = float(parts[-1])
-        mins = int(parts[-2]) if len(parts) > 1 else 0
-        hours = int(parts[-3]) if len(parts) > 2 else 0
-        if secs < 0 or mins < 0 or hours < 0:
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"{what}: expected seconds or h:mm:ss, not {text!r}") from None
+    parts = t.split(":")
+    if (len(t) > MAX_TEXT or not 1 <= len(parts) <= 3 or not _SECONDS.match(parts[-1])
+            or not all(_WHOLE.match(p) for p in parts[:-1])):
+        raise ValueError(f"{what}: expected seconds or h:mm:ss, not {_shown(text)}")
+    secs = float(parts[-1])
+    mins = int(parts[-2]) if len(parts) > 1 else 0
+    hours = int(parts[-3]) if len(parts) > 2 else 0
     return round(((hours * 60 + mins) * 60 + secs) * 1000)
+
+
+def _shown(text: str) -> str:
+    """What the operator typed, as an error message quotes it (a long one cut)."""
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text)} characters)"
+
+
+def _hub_ms(t: str) -> int | None:
+    """Hub ms as typed (11-16 ASCII digits), None for anything else but
+    more digits (ValueError: no time)."""
+    if not _WHOLE.match(t) or len(t) < HUB_MS_DIGITS[0]:
+        return None
+    if len(t) > HUB_MS_DIGITS[1]:
+        raise ValueError(f"at: hub ms has 13 digits, not {len(t)}")
+    return int(t)
 
 
 def parse_clock_time(text: str, now_ms: int) -> int:
     """A start instant: hub ms (13 digits) or a local clock time HH:MM[:SS]
     today."""
     t = text.strip()
-    if t.isdigit() and len(t) >= 11:
-        return int(t)
-    try:
-        parts = [int(x) for x in t.split(":")]
-        if len(parts) not in (2, 3):
-            raise ValueError
-        h, m, s = (parts + [0])[:3]
-        day = dt.datetime.fromtimestamp(now_ms / 1000)
-        return int(day.replace(hour=h, minute=m, second=s, microsecond=0).timestamp() * 1000)
-    except ValueError:
-        raise ValueError(f"at: a clock time HH:MM[:SS] or hub ms, not {text!r}") from None
+    ms = _hub_ms(t)
+    if ms is not None:
+        return ms
+    parts = t.split(":")
+    if len(parts) in (2, 3) and all(_WHOLE.match(x) and len(x) <= 2 for x in parts):
+        h, m, s = ([int(x) for x in parts] + [0])[:3]
+        if h <= 23 and m <= 59 and s <= 59:
+            day = dt.datetime.fromtimestamp(now_ms / 1000)
+            return int(day.replace(hour=h, minute=m, second=s, microsecond=0).timestamp() * 1000)
+    raise ValueError(f"at: a clock time HH:MM[:SS] or hub ms, not {_shown(text)}")
 
 
 def parse_hub_time(text: str, start_ms: int | None, what: str = "at") -> int:
     """An instant during the round: hub ms (11+ digits), or h:mm:ss[.fff]
     since the round start (as the standings show times)."""
     t = text.strip()
-    if t.isdigit() and len(t) >= 11:
-        return int(t)
+    ms = _hub_ms(t)
+    if ms is not None:
+        return ms
     if start_ms is None:
-        raise ValueError(f"{what}: the round has not started, so give the time as hub ms, not {text!r}")
+        raise ValueError(f"{what}: the round has not started, so give the time as hub ms, not {_shown(text)}")
     return start_ms + parse_duration_ms(t, what)
 
 

@@ -18,6 +18,7 @@ from tabletimer.hub.event.event_folder import Station
 from tabletimer.hub.event.store import EventStore
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.facts import Entrant
+from tabletimer.hub.rules.timetext import fmt_clock
 from clocks import FixedClock
 
 STATIONS = [Station("A1", 1, "Table A", "1", None), Station("A1", 2, "Table A", "2", None),
@@ -182,5 +183,80 @@ def test_every_view_of_a_check_judges_by_the_limits_it_began_with(tmp_path):
         svc.catch_up()
         check = svc.hall_check_running()          # the defaults asked for, the recorded limit used
         assert any("clock error ±2 ms, over ±1 ms" in r for r in check.boards[0].reasons), check.boards[0].reasons
+    finally:
+        svc.store.close()
+
+
+def _board_event(svc: HubService, board: str, station: int, seq: int, typ: str, at: int, received: int) -> dict:
+    msg = {"v": 1, "type": typ, "boot": 1, "seq": seq, "station": station, "at": at, "err": 2}
+    if typ == "stray":
+        msg["state"] = "idle"
+    return svc.store.append_board_event(board, msg, received)[1]
+
+
+def test_the_rounds_start_ends_the_check_and_a_press_at_or_after_it_never_counts(tmp_path):
+    """Issue 44, item 8: the hall check still running when the round
+    started counted a finish press after the start as a board's check
+    press ("hall READY 2/2" though nobody pressed B2 during the check).  The
+    check ends at the round's start (an armed start: its instant); a press
+    at or after it is a call, never the check's, however early it reached
+    the hub (a board clock ahead of the hub's by its error) and even once
+    the start is moved later (a restart): the check does not run again."""
+    clock = FakeClock(1_800_000_000_000)
+    fmt = load_format("czjpa-individuals")
+    entrants = [Entrant(id=s.entrant, name=f"E{s.entrant}") for s in STATIONS]
+    svc = HubService(EventStore(tmp_path / "events.sqlite"), BoardKeys(tmp_path / "keys.json"),
+                     Competition(fmt, entrants, STATIONS), clock)
+    try:
+        svc.act("hall_check", {"phase": "begin"}, who="desk")
+        start = clock.t + 60_000
+        svc.start_round(at_ms=start)                         # armed a minute ahead: the check runs until then
+        _board_event(svc, "A1", 1, 1, "stray", clock.t + 1000, clock.t + 1000)       # the check's
+        # B1's finish call 5 ms after the start, on a clock 20 ms ahead of the hub's: it arrives "before" the start
+        _board_event(svc, "B1", 1, 2, "press", start + 5, start - 15)
+        svc.catch_up()
+        assert svc.hall_check_running().stations == (1, 3)  # before the start: B1's call is no check press
+        clock.t = start
+        _board_event(svc, "A1", 2, 3, "press", start, start + 40)         # a call at the start's instant
+        svc.catch_up()
+        assert svc.hall_check_running() is None              # the start ended it
+        check = svc.hall_check()
+        assert check.stations == (1, 3) and [b.pressed for b in check.boards] == [[1], []]
+        assert check.ended_by_start_ms == start
+        text = checklist(check)
+        assert text.splitlines()[1] == (f"the check ended at the round's start ({fmt_clock(start)}): presses from "
+                                        "then on are calls, not the check's"), text
+        assert not any(a.startswith("HALL CHECK") for a in svc.alerts())
+        clock.t = start + 120_000                            # a false start: the round starts again in 10 min
+        svc.start_round(at_ms=clock.t + 600_000)
+        _board_event(svc, "B1", 1, 4, "stray", clock.t + 1000, clock.t + 1000)
+        svc.catch_up()
+        assert svc.hall_check_running() is None              # it ended at the first start, for good
+        again = svc.hall_check()
+        assert again.stations == (1, 3) and again.ended_by_start_ms == start
+    finally:
+        svc.store.close()
+
+
+def test_a_start_moved_before_its_instant_moves_the_checks_end_and_a_verdict_before_it_ends_it_first(tmp_path):
+    clock = FakeClock(1_800_000_000_000)
+    fmt = load_format("czjpa-individuals")
+    entrants = [Entrant(id=s.entrant, name=f"E{s.entrant}") for s in STATIONS]
+    svc = HubService(EventStore(tmp_path / "events.sqlite"), BoardKeys(tmp_path / "keys.json"),
+                     Competition(fmt, entrants, STATIONS), clock)
+    try:
+        svc.start_round(at_ms=clock.t + 60_000)             # armed before the check began
+        svc.act("hall_check", {"phase": "begin"}, who="desk")
+        assert svc.competition.hall_check_end_ms() == clock.t + 60_000
+        clock.t += 30_000
+        svc.start_round(at_ms=clock.t + 300_000)            # moved later before it came: the check goes on
+        clock.t += 60_000
+        _board_event(svc, "A1", 1, 1, "stray", clock.t, clock.t)
+        svc.catch_up()
+        assert svc.hall_check_running().stations == (1, 3)
+        svc.act("hall_check", {"phase": "verdict", "ready": 0, "report": "..."}, who="desk")
+        clock.t += 600_000                                   # the round has started since: the verdict ended it
+        assert svc.hall_check().ended_by_start_ms is None
+        assert "the round's start" not in checklist(svc.hall_check())
     finally:
         svc.store.close()

@@ -45,6 +45,17 @@ def test_a_row_cut_short_by_a_power_loss_is_skipped_and_said():
     assert len(problems) == 1 and "line 3" in problems[0] and "skipped" in problems[0]
 
 
+def test_a_row_with_a_cell_past_the_csv_limit_is_skipped_and_said_and_the_rest_read():
+    """Issue 44, item 7: a cell larger than the csv module's limit raised
+    _csv.Error out of `boards provision`; it is a row that does not read."""
+    text = record(entry("T01", "aa0001", pv.DONE)) + "2027-05-01 07:11:00,T02," + "x" * 200_000 + ",,,done,\n" \
+        + pv.record_text(entry("T03", "aa0003", pv.DONE), header=False)
+    entries, problems = pv.parse_record(text)
+    assert [e.board for e in entries] == ["T01", "T03"]
+    assert len(problems) == 1 and problems[0].startswith("provisioning.csv line 3: not a provisioning row (skipped)")
+    assert len(problems[0]) < 200
+
+
 def test_a_detail_with_commas_and_quotes_reads_back_whole():
     e = entry("T01", "aa0001", pv.FAILED, detail='mpremote failed (exit 1): "x", y')
     assert pv.parse_record(record(e))[0] == [e]

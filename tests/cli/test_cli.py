@@ -266,6 +266,20 @@ def test_console_needs_a_running_event_and_demo_speed_is_checked(tmp_path, capsy
     assert "rotate more than once a second" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option", [["--speed", "nan"], ["--speed", "0.0001"], ["--limit", "inf"],
+                                    ["--warn", "10", "1e300"]], ids=lambda o: " ".join(o))
+def test_demo_times_past_a_rounds_limits_are_refused_before_anything_starts(tmp_path, capsys, option):
+    """Issue 44, item 7: the demo's round start from the command line is held
+    to the formats' limits (a round of at most 72 h) before the folder, the
+    broker or a board is made: `--speed 0.0001` made a 15000-hour round and
+    `--limit inf` an OverflowError once everything ran."""
+    data = tmp_path / "d"
+    assert cli.main(["demo", "--data", str(data), *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {option[0]} ") and err.count("\n") == 1, err
+    assert not data.exists()
+
+
 def test_demo_format_is_sped_up():
     from tabletimer.hub.event.demo import demo_event
 

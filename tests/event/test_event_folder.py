@@ -99,6 +99,44 @@ def test_bad_rows_are_named_by_file_and_line(tmp_path, entrants, stations, messa
         ef.load(d)
 
 
+@pytest.mark.parametrize("name, cell", [
+    ("entrants.csv", "x" * 10_000_000),         # the issue's 10 MB cell: past the csv module's limit
+    ("entrants.csv", "x" * 501),                # past the event's own
+    ("stations.csv", "T" * 200_000),
+    ("entrants.csv", '"Ben' + "\n3,Carl,yes" * 60),   # a quote left open: the rest of the file in one cell
+], ids=["10MB-entrants", "501-entrants", "200K-stations", "open-quote"])
+def test_an_oversized_cell_is_one_line_naming_the_file_and_its_line(tmp_path, capsys, name, cell):
+    """Issue 44, item 7: a 10 MB cell in entrants.csv gave a traceback
+    (_csv.Error: field larger than field limit); every command that opens
+    the event now says which file and line, and what to do."""
+    from tabletimer.hub.cli import main as cli
+
+    d = ef.init(tmp_path / "ev", "czjpa-individuals")
+    entrants, stations = "id,name,eligible\n1,Anna,yes\n2,Ben,yes\n", "board,button,table,entrant\nT01,1,A,1\nT01,2,A,2\n"
+    if name == "entrants.csv":
+        entrants = f"id,name,eligible\n1,Anna,yes\n2,{cell},yes\n"
+    else:
+        stations = f"board,button,table,entrant\nT01,1,A,1\nT01,2,{cell},2\n"
+    (d / "entrants.csv").write_text(entrants)
+    (d / "stations.csv").write_text(stations)
+    with pytest.raises(ef.EventFolderError, match=rf"{name}:3: a cell of (more than )?\d+ characters; a cell holds "
+                                                  r"at most 500 .*check that this is the right file"):
+        ef.load(d)
+    for command in (["replay", str(d)], ["act", str(d), "round_start"], ["results", str(d)]):
+        assert cli.main(command) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {d / name}:3: a cell of ") and err.count("\n") == 1 and len(err) < 400, err
+    assert not (d / "events.sqlite").exists()           # refused: nothing written
+
+
+def test_a_cell_of_500_characters_is_read(tmp_path):
+    d = ef.init(tmp_path / "ev", "czjpa-individuals")
+    (d / "entrants.csv").write_text(f"id,name,eligible,notes\n1,Anna,yes,{'n' * 500}\n")
+    (d / "stations.csv").write_text(f"board,button,table,entrant\nT01,1,{'t' * 500},1\n")
+    ev = ef.load(d)
+    assert ev.stations[0].table == "t" * 500
+
+
 def test_warnings_for_capacity_duplicate_names_and_missing_stations(tmp_path):
     d = ef.init(tmp_path / "ev", "czjpa-individuals")      # capacity 100
     rows = ["id,name,eligible"] + [f"{i},Person {i},yes" for i in range(1, 102)] + ["102,Person 1,no"]

@@ -119,10 +119,10 @@ def test_negative_or_zero_limits_are_errors():
     _fails(d, "round.time_limit", "positive duration")
     d = _data()
     d["missing_pieces"]["seconds_per_piece"] = -10
-    _fails(d, "missing_pieces.seconds_per_piece", ">= 0")
+    _fails(d, "missing_pieces.seconds_per_piece", "0..3600")
     d = _data()
     d["entrants"]["capacity"] = 0
-    _fails(d, "entrants.capacity", ">= 1")
+    _fails(d, "entrants.capacity", "1..10000")
     d = _data()
     d["prizes"]["awards"] = -1
     _fails(d, "prizes.awards")
@@ -181,7 +181,7 @@ def test_type_and_choice_errors():
     _fails(d, "entrants.kind", '"individual", "pair", "team"', "'trio'")
     d = _data()
     d["round"]["puzzles"] = [500, 0]
-    _fails(d, "round.puzzles[1]", "piece count >= 1")
+    _fails(d, "round.puzzles[1]", "piece count 1..100000")
     d = _data()
     d["round"]["puzzles"] = [500, 500]
     _fails(d, "round.puzzles", 'exactly one puzzle for work = "single"')
@@ -226,6 +226,80 @@ def test_inconsistent_rules_are_errors():
     _fails(d, "round.puzzles", "round.parts")
 
 
+def _short(v) -> str:
+    """A test id for a value: a long one as its start and length."""
+    text = v if isinstance(v, str) else repr(v)
+    return text if len(text) <= 24 else f"{text[:12]}...({len(text)})"
+
+
+def _put(data: dict, dotted: str, value) -> dict:
+    """data with the value at a dotted key ("round.parts[0].rotation_interval")."""
+    *path, last = dotted.split(".")
+    d = data
+    for k in path:
+        name, _, index = k.partition("[")
+        d = d[name] if not index else d[name][int(index[:-1])]
+    d[last] = value
+    return data
+
+
+# the issue's own value first: it passed every check, and the round's start then killed the hub
+@pytest.mark.parametrize("preset, key, value, expected", [
+    ("czjpa-individuals", "round.time_limit", "16666666666:00:00", 'a duration up to "72:00:00"'),
+    ("czjpa-individuals", "round.time_limit", "72:00:01", 'a duration up to "72:00:00"'),
+    ("czjpa-individuals", "round.time_limit", "9" * 300 + "h", "characters"),
+    ("czjpa-individuals", "entrants.no_show_after", "73:00:00", 'a duration up to "72:00:00"'),
+    ("czjpa-individuals", "round.puzzles", [100_001], "a piece count 1..100000"),
+    ("czjpa-individuals", "round.puzzles", [500] * 100, "at most 99 puzzles"),
+    ("rogaland-teams", "entrants.max_members", 51, "1..50"),
+    ("rogaland-teams", "entrants.min_members", 10 ** 12, "1..50"),
+    ("czjpa-individuals", "entrants.capacity", 10_001, "1..10000"),
+    ("rogaland-individuals", "entrants.table_share_above", 10 ** 12, "1..10000"),
+    ("dk-team-championship", "entrants.max_at_table", 10_001, "1..10000"),
+    ("czjpa-individuals", "missing_pieces.seconds_per_piece", 3601, "0..3600"),
+    ("czjpa-individuals", "unfinished.min_group", 100_001, "1..100000"),
+    ("dk-team-championship", "prizes.awards", 10_001, "0..10000"),         # no capacity: the most entrants
+    ("cz-championship-teams", "round.parts[0].rotation_interval", "1:29", 'at least "0:01:30"'),
+    ("cz-championship-teams", "round.parts[0].rotation_interval", "999ms", "at most 200 rotations"),
+    ("czjpa-individuals", "format.title", "x" * 201, "at most 200 characters, got 201"),
+    ("czjpa-individuals", "format.notes", "x" * 5001, "at most 5000 characters"),
+    ("czjpa-individuals", "prizes.eligibility", "x" * 10 ** 7, "at most 5000 characters"),
+    ("cz-championship-teams", "round.parts[1].name", "x" * 201, "at most 200 characters"),
+], ids=lambda v: _short(v))
+def test_every_format_value_has_a_limit(preset, key, value, expected):
+    """Issue 44, item 7: a value past what any real event holds (or than
+    the boards' schedule carries) is an error when the file is loaded,
+    naming the key, before anything is stored."""
+    msg = _fails(_put(_data(preset), key, value), key, expected)
+    assert len(msg) < 300, msg                      # a 10 MB value is not echoed back
+
+
+def test_a_round_holds_at_most_99_puzzles_over_all_its_parts():
+    d = _put(_data("cz-championship-teams"), "round.parts[1].puzzles", [500] * 94)     # 4 + 94 + 1 + 1
+    _fails(d, "round.parts: expected at most 99 puzzles in a round, got 100")
+    d = _put(_data("cz-championship-teams"), "round.parts[1].puzzles", [500] * 93)
+    assert len(validate(d, "event.toml").puzzles) == 99
+
+
+def test_every_limit_itself_is_allowed():
+    edge = {"round.time_limit": "72:00:00", "entrants.capacity": 10_000, "prizes.awards": 10_000,
+            "missing_pieces.seconds_per_piece": 3600, "unfinished.min_group": 100_000,
+            "round.puzzles": [100_000], "format.title": "x" * 200, "format.notes": "x" * 5000,
+            "entrants.no_show_after": "71:59:59"}
+    d = _data("czjpa-individuals")
+    for k, v in edge.items():
+        _put(d, k, v)
+    f = validate(d, "event.toml")
+    assert (f.time_limit_ms, f.capacity, f.awards, f.puzzles) == (72 * 3_600_000, 10_000, 10_000, (100_000,))
+    d = _put(_data("cz-championship-teams"), "round.parts[0].rotation_interval", "1:30")   # 5 h / 200
+    assert validate(d, "event.toml").relay.rotation_interval_ms == 90_000
+    d = _put(_put(_data("cz-championship-teams"), "round.time_limit", "3:20"), "round.parts[0].rotation_interval",
+             "1s")
+    assert validate(d, "event.toml").relay.rotation_interval_ms == 1000
+    d = _put(_put(_data("rogaland-teams"), "entrants.max_members", 50), "entrants.min_members", 50)
+    assert validate(d, "event.toml").max_members == 50
+
+
 def test_bad_toml_names_the_file(tmp_path):
     p = tmp_path / "broken.toml"
     p.write_text('[format]\ntitle = "x\n')
@@ -255,8 +329,11 @@ def test_durations(text, ms):
     assert parse_duration(text) == ms
 
 
-@pytest.mark.parametrize("text", ["1:60", "1:75:00", "90", "ninety", "1.5ms", "", "1:2:3:4", 90])
+@pytest.mark.parametrize("text", ["1:60", "1:75:00", "90", "ninety", "1.5ms", "", "1:2:3:4", 90,
+                                  "9" * 400 + "h", "9" * 5000 + "ms", "1" * 4400 + ":00:00"], ids=_short)
 def test_bad_durations(text):
+    """(a number too long for a float overflowed: OverflowError, not a
+    ValueError, and a traceback where the file's error was due)"""
     with pytest.raises(ValueError):
         parse_duration(text)
 

@@ -18,7 +18,8 @@
 #   {"sim": "volume", "volume": 40}: the buzzer's volume set (at boot when the
 #       configuration has one, and by a settings change, at once)
 #   {"watchdog": <ms>}: the watchdog started (ms), or was fed (0); SimBoard
-#   keeps its timer and kills the board (the reset) if it runs out
+#   keeps its timer, on the chip's time (a host that stood still froze the
+#   chip: not counted), and kills the board (the reset) if it runs out
 #   {"sim": "reset"}: machine.reset() after a fatal error; exit status 3
 #   {"fault": "..."}: at boot, what ended the last one
 #
@@ -44,7 +45,10 @@
 #   joins no network (network_ok() False, no socket reaches anything).
 # The board's clock is the host clock shifted by clock_offset_ms and running
 # drift_ppm fast or slow, so clock sync has real work to do; an offset just
-# below 2**30 makes the ticks wrap soon after boot.
+# below 2**30 makes the ticks wrap soon after boot.  It runs on while the host
+# stands still (this process stopped, the machine paused), as a board's
+# crystal does while the hub laptop is paused: after the pause the board's
+# stamps and its sync with the hub are still true, its timers late.
 
 import asyncio
 import json

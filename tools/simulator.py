@@ -12,7 +12,20 @@ stdin at their planned instants, firmware/hardware_sim.py), the watchdog's timer
 output; not fed for its timeout, it resets the board -- the process is
 killed wherever it was -- and leaves the reset cause where the board's next
 boot reads it (the `fault` file of its flash folder, config.fault(); the
-ESP32 keeps it in a register, machine.reset_cause()).  One thread (_CHIP) keeps the time for all boards.
+ESP32 keeps it in a register, machine.reset_cause()); a board that reboots
+boots again after it, as after machine.reset().  One thread (_CHIP) keeps
+the time for all boards.
+
+The watchdog counts the chip's time, not the host's: a host that stands
+still (a virtual machine paused, the simulator's process or the board's
+stopped) froze the simulated chip, whose program did not fail to feed it.
+_CHIP's clock leaves out its own stalls (the whole host, or this process,
+stood still) and a board whose process is stopped (SIGSTOP; Linux: read in
+/proc) has its watchdog counted again from its resume.  The board's clock
+(ticks) runs on meanwhile, as a real board's crystal does: its stamps and
+its sync with the hub stay true across a pause (firmware/hardware_sim.py).
+Not left out: a board's process waiting for a CPU the host's other
+processes hold while this one runs on (a loaded machine).
 """
 
 from __future__ import annotations
@@ -40,17 +53,53 @@ WATCHDOG_EXIT = -signal.SIGKILL   # ... after its watchdog reset it: nothing of 
 
 
 def _now_ms() -> int:
+    """Host ms: the world's time (the records' "t", the contacts' instants)."""
     return time.time_ns() // 1_000_000
 
 
+def _mono_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+def _stopped(pid: int) -> bool:
+    """Whether the process is stopped (SIGSTOP, a debugger's stop): its state
+    in /proc (Linux); elsewhere not known: False."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] in (b"T", b"t")
+    except (OSError, IndexError):
+        return False
+
+
 class _Chip:
-    """Calls fn() at host ms `at`, for every board, from one thread."""
+    """Calls fn() at host ms `at`, for every board, from one thread; and
+    keeps the chips' time (now()): the host's monotonic time without the
+    stalls of this process.  The thread looks at the clock at least every
+    BEAT_MS while anything is scheduled (a watchdog is, while its board
+    runs); a look later than STALL_MS after the one before counts STALL_MS:
+    this process stood still meanwhile (stopped, or the whole host paused),
+    and its watchdogs with it, which could not see a board feed them."""
+
+    BEAT_MS = 100
+    STALL_MS = 250
 
     def __init__(self) -> None:
         self._heap: list[tuple[int, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._seen = (_mono_ms(), 0)         # the last look: host monotonic ms, chip ms
+
+    def now(self) -> int:
+        """The chips' ms (from an arbitrary start)."""
+        with self._cond:
+            return self._look()
+
+    def _look(self) -> int:
+        host, (seen, chip) = _mono_ms(), self._seen
+        chip += min(max(host - seen, 0), self.STALL_MS)
+        self._seen = (host, chip)
+        return chip
 
     def at(self, at: int, fn: Callable[[], None]) -> None:
         with self._cond:
@@ -63,8 +112,11 @@ class _Chip:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._heap or self._heap[0][0] > _now_ms():
-                    self._cond.wait((self._heap[0][0] - _now_ms()) / 1000 if self._heap else None)
+                while True:
+                    self._look()
+                    if self._heap and self._heap[0][0] <= _now_ms():
+                        break
+                    self._cond.wait(min(self._heap[0][0] - _now_ms(), self.BEAT_MS) / 1000 if self._heap else None)
                 fn = heapq.heappop(self._heap)[2]
             try:
                 fn()
@@ -151,8 +203,9 @@ class SimBoard:
         self.proc: subprocess.Popen | None = None
         self._cond = threading.Condition()
         self._stdin = threading.Lock()          # the tests' thread and _CHIP's write to it
-        self._fed = 0                           # host ms the watchdog was last fed
+        self._fed = 0                           # chip ms (_CHIP.now()) the watchdog was last fed
         self.watchdog_ms = 0                    # its timeout once the firmware started it
+        self._reset: subprocess.Popen | None = None   # the process its watchdog reset
         # the chip boots again after machine.reset() (a settings change, a
         # fatal error): the process started again on its flash as it is (the
         # configuration the firmware wrote, not this one); False: it stays down
@@ -195,30 +248,29 @@ class SimBoard:
             # session each would get hundreds of shares of the CPU to the
             # hub's one
             env=env, cwd=self.dir, process_group=0)
-        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stdout, args=(self.proc,), daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
         return self
 
-    def _read_stdout(self) -> None:
-        assert self.proc and self.proc.stdout
-        for raw in self.proc.stdout:
+    def _read_stdout(self, proc: subprocess.Popen) -> None:
+        assert proc.stdout
+        for raw in proc.stdout:
             try:
                 rec = json.loads(raw)
             except ValueError:
                 rec = {"log": raw.decode(errors="replace").rstrip()}
             if "watchdog" in rec:               # started (ms) or fed (0): not kept as a record
-                self._fed = _now_ms()
+                self._fed = _CHIP.now()
                 if not rec["watchdog"]:
                     continue
                 self.watchdog_ms = rec["watchdog"]
-                _CHIP.at(self._fed + self.watchdog_ms, self._watchdog)
+                _CHIP.at(_now_ms() + self.watchdog_ms, lambda: self._watchdog(proc))
             with self._cond:
                 self.records.append(rec)
                 self._cond.notify_all()
             if self.on_record:
                 self.on_record(self, rec)
-        proc = self.proc
-        if self.reboots and proc is not None and proc.wait() == RESET_EXIT:
+        if self.reboots and self._resets(proc):
             with self._cond:
                 self.records.append({"sim": "reboot", "t": _now_ms()})
             self.start(flash=False)             # the chip boots again (its reader: a new thread)
@@ -258,7 +310,12 @@ class SimBoard:
     @property
     def alive(self) -> bool:
         p = self.proc                 # (booting again after a reset counts: it comes back)
-        return p is not None and (p.poll() is None or self.reboots and p.returncode == RESET_EXIT)
+        return p is not None and (p.poll() is None or self.reboots and self._resets(p))
+
+    def _resets(self, p: subprocess.Popen) -> bool:
+        """Whether the process ended in a reset, after which the chip boots
+        again: machine.reset() (its exit status), or its watchdog's."""
+        return p.wait() == RESET_EXIT or p is self._reset
 
     # ------------------------------------------------------------ use
     def command(self, line: str) -> None:
@@ -301,24 +358,35 @@ class SimBoard:
         assert self.proc and self.proc.stdin
         with self._stdin:
             if self.alive:
-                self.proc.stdin.write(line.encode() + b"\n")
-                self.proc.stdin.flush()
+                try:
+                    self.proc.stdin.write(line.encode() + b"\n")
+                    self.proc.stdin.flush()
+                except BrokenPipeError:        # reset meanwhile, booting again: the chip saw nothing
+                    pass
 
-    def _watchdog(self) -> None:
-        # _CHIP, when the watchdog may have run out: not fed for its timeout,
-        # the chip resets (the cause kept for the next boot, as the RTC does)
-        if not self.alive:
+    def _watchdog(self, proc: subprocess.Popen) -> None:
+        # _CHIP, when proc's watchdog may have run out: not fed for its
+        # timeout of the chip's time, the chip resets (the cause kept for the
+        # next boot, as the RTC does)
+        if proc is not self.proc or proc.poll() is not None:
+            return                             # reset or off: a boot starts its watchdog again
+        now = _CHIP.now()
+        if _stopped(proc.pid):
+            # frozen, its watchdog with it: counted again from its resume (when it
+            # stopped is not known: a whole timeout then, at most one too many)
+            self._fed = now
+            _CHIP.at(_now_ms() + _CHIP.BEAT_MS, lambda: self._watchdog(proc))
             return
-        due = self._fed + self.watchdog_ms
-        if _now_ms() < due:
-            _CHIP.at(due, self._watchdog)
+        left = self._fed + self.watchdog_ms - now
+        if left > 0:
+            _CHIP.at(_now_ms() + left, lambda: self._watchdog(proc))
             return
         (self.dir / "fault").write_text("watchdog reset")
+        self._reset = proc
         with self._cond:
-            self.records.append({"sim": "watchdog_reset", "t": _now_ms(), "fed": self._fed})
+            self.records.append({"sim": "watchdog_reset", "t": _now_ms(), "unfed": now - self._fed})
             self._cond.notify_all()
-        assert self.proc
-        self.proc.kill()                       # the reset: the program ends wherever it was
+        proc.kill()                            # the reset: the program ends wherever it was
 
     def press(self, station: int = 1, hold_ms: int = 80) -> None:
         self.command(f"press {station} {hold_ms}")

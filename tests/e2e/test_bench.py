@@ -67,14 +67,24 @@ def test_ota_bench_updates_a_small_hall_and_leaves_no_board_broken() -> None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="two loopback addresses (127.0.0.2)")
 @pytest.mark.parametrize("boards, n, said", [
-    (["--boards", "2"], 2, ("press -> ack on the primary (floor)", "2/2 boards; their failover 5 s")),
+    (["--boards", "2"], 2, ("press -> ack on the primary (floor)", "2/2 boards; their failover 5 s",
+                            "boards reset by their watchdog")),
+    (["--boards", "2", "--pause", "4", "--watchdog-ms", "3000"], 2, (
+        "press -> ack on the primary (floor)", "2/2 boards; their failover 5 s",
+        "the host stood still (every process of the run stopped)  4 s",
+        "every second press in flash")),
     (["--loadgen", "5"], 5, ("press -> ack on the primary (floor), 5 within 1 s",
                              "5/5 boards; their failover 5 s; failovers 5")),
-], ids=["firmware", "loadgen"])
+], ids=["firmware", "firmware-host-paused", "loadgen"])
 def test_takeover_bench_switches_a_small_hall_and_loses_nothing(boards, n, said) -> None:
     """The hub laptop dies (tools/bench/takeover.py), tiny: 2 boards of the
     real firmware, or 5 of the load generator (its brokers list and hub
-    terms), the standby taking over after 4 s of silence."""
+    terms), the standby taking over after 4 s of silence.  Host-paused:
+    once the boards' second presses are in flash, every process of the run
+    stands still 4 s, longer than the boards' 3 s watchdog: no board is
+    reset (the watchdog counts the chip's time), nothing lost.  (On the
+    simulator before: both boards reset, never booted again, their presses
+    lost.)"""
     out = subprocess.run([sys.executable, "-m", "tabletimer.tools.bench.takeover", *boards, "--auto-after", "4"],
                          capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
@@ -82,6 +92,8 @@ def test_takeover_bench_switches_a_small_hall_and_loses_nothing(boards, n, said)
     for figure in (*said, "killed -> the standby's decision", "killed -> first board acked by the new hub"):
         assert figure in table, table
     assert re.search(rf"presses missing from or twice in the new log +0 +{2 * n} of {2 * n}; target 0", table), table
+    if "--boards" in boards:
+        assert re.search(r"boards reset by their watchdog +0 +target 0; their watchdog", table), table
 
 
 def test_replication_bench_copies_every_row_and_prints_its_lag() -> None:

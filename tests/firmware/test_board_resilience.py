@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from tabletimer.hub.boards.hub_protocol import schedule
 from tabletimer.shared import protocol as P
 from tabletimer.tools.bench_firmware_heap import FAST, exercise
 from tabletimer.tools.simulator import RESET_EXIT, WATCHDOG_EXIT, SimBoard, micropython_binary, micropython_path
+from tabletimer.tools.testing.host_pause import stand_still
 
 WATCHDOG = dict(FAST, watchdog_ms=3000)
 
@@ -81,7 +83,7 @@ def test_a_task_that_stops_looping_starves_the_watchdog(rig, tmp_path):
     sim.press(1)                                     # the inputs task still works meanwhile
     sim.wait_for(lambda r: r.get("journaled") == [1, 1])
     rec = sim.wait_for(lambda r: r.get("sim") == "watchdog_reset", timeout=10)
-    assert rec["t"] - rec["fed"] >= 3000
+    assert rec["unfed"] >= 3000
     assert sim.proc and sim.proc.wait(5) == WATCHDOG_EXIT
     again = rig.board("w1", stations=2, timings=WATCHDOG)          # the next boot
     again.wait_for(lambda r: r.get("fault") == "watchdog reset")
@@ -103,6 +105,51 @@ def test_a_board_stuck_in_a_loop_is_reset(rig, tmp_path):
     sim.press(1)                                     # an edge: spin() never returns
     sim.wait_for(lambda r: r.get("sim") == "watchdog_reset", timeout=10)
     assert sim.proc and sim.proc.wait(5) == WATCHDOG_EXIT
+
+
+def test_a_board_its_watchdog_reset_boots_again_when_it_reboots(rig, tmp_path):
+    """A chip boots again after its watchdog's reset as after machine.reset():
+    a SimBoard that reboots starts its flash again by itself, whose boot
+    reports the watchdog's reset.  (It stayed down: the reset kills the
+    process, and only machine.reset()'s exit status 3 was booted again.)"""
+    code = faulty_code(tmp_path, "def spin(self):\n    while self.hw.edges:\n        pass\n    return 100\n"
+                                 "app.App.handle_inputs = spin")
+    sim = rig.board("w3", timings=WATCHDOG, code_dir=code)
+    sim.reboots = True
+    first = sim.proc
+    sim.wait_for(lambda r: r.get("booted") == 1)
+    sim.press(1)                                     # an edge: spin() never returns
+    sim.wait_for(lambda r: r.get("sim") == "watchdog_reset", timeout=10)
+    sim.wait_for(lambda r: r.get("fault") == "watchdog reset", timeout=15)
+    sim.wait_for(lambda r: r.get("booted") == 2)
+    assert first.wait(5) == WATCHDOG_EXIT and sim.proc is not first and sim.alive
+    assert [r["sim"] for r in sim.records if r.get("sim") in ("watchdog_reset", "reboot")] == ["watchdog_reset", "reboot"]
+
+
+# ------------------------------------------------------------ the host stands still
+
+@pytest.mark.parametrize("stopped", [
+    pytest.param("the board", marks=pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                                      reason="a stopped process is read in /proc")),
+    "the host"])
+def test_a_board_the_host_stops_longer_than_its_watchdog_is_not_reset(rig, stopped):
+    """The host stands still (a virtual machine paused, the simulator's
+    processes stopped): the simulated chip is frozen, its watchdog with it.  Not the firmware failing to feed it: no reset. `the
+    board`: its process alone stopped, the simulator's chip thread running;
+    `the host`: this process (the simulator, its chip thread and readers)
+    and the board's stopped, this one continued first, the board 0.5 s later
+    (the worst order: nothing fed it yet when the simulator looks again)."""
+    sim = rig.board("h1", timings=WATCHDOG)
+    sim.wait_for(lambda r: r.get("booted") == 1)     # its watchdog started just before
+    assert sim.watchdog_ms == 3000
+    board = sim.proc
+    stand_still([board.pid] if stopped == "the board" else [os.getpid(), board.pid], 3.5, lag=0.5)
+    sim.press(1)
+    sim.wait_for(lambda r: r.get("journaled") == [1, 1], timeout=10)
+    sim.command("edges 1 3500:1 3580:0")             # a press a whole watchdog period past the resume
+    sim.wait_for(lambda r: r.get("journaled") == [1, 2], timeout=10)
+    assert not [r for r in sim.records if r.get("sim") in ("watchdog_reset", "reboot")], sim.records
+    assert sim.proc is board and board.poll() is None
 
 
 # ------------------------------------------------------------ a fatal error

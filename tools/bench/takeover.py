@@ -8,9 +8,20 @@ broker, each board's second station presses at once (journaled: no hub),
 and the standby takes over
 by itself.  Printed, from the kill: the standby's decision, its first ack of
 a board, every board's ack (the switch), and the presses missing from, or
-twice in, the new log (target 0).  Linux (two loopback addresses).
+twice in, the new log (target 0), and the boards their watchdog reset
+(target 0; a board reset boots again, as a chip does, and sends what its
+flash holds).  Linux (two loopback addresses).
 
     .venv/bin/python -m tabletimer.tools.bench.takeover [--boards 30] [--auto-after 10]
+    .venv/bin/python -m tabletimer.tools.bench.takeover --boards 4 --pause 20
+
+--pause S: once every board has its second press in flash, the host stands
+still for S seconds (a laptop's suspend, a virtual machine's pause):
+every process of the run -- this one with the simulator's threads, the
+boards, the standby and its broker -- stopped (SIGSTOP) and continued
+(SIGCONT) at once by a process of its own (tools/testing/host_pause.py).
+The times from the kill include it.  --watchdog-ms: the boards' watchdog
+(the firmware's 8000 by default; the suite's test pauses 4 s with 3000).
     .venv/bin/python -m tabletimer.tools.bench.takeover --loadgen 300 [--auto-after 10]
 
 --loadgen N: N boards played by the load generator (tools/loadgen: the
@@ -27,6 +38,7 @@ docs/benchmarks.md, "The hub laptop died".
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -40,6 +52,7 @@ from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.store import EventStore
 from tabletimer.tools.bench.report import Report, now_ms, pct
 from tabletimer.tools.simulator import SimBoard
+from tabletimer.tools.testing.host_pause import descendants, stand_still
 from tabletimer.tools.testing.hub_process import TT, HubProcess
 
 
@@ -133,8 +146,10 @@ def _missing_or_twice(report: Report, log: Path, made: int) -> int:
     return wrong
 
 
-def run(n: int, auto_after: float, failover: int, report: Report) -> int:
-    """The benchmark; presses missing from or doubled in the new log."""
+def run(n: int, auto_after: float, failover: int, report: Report, pause: float = 0.0,
+        watchdog_ms: int | None = None) -> int:
+    """The benchmark; presses missing from or doubled in the new log, and
+    boards their watchdog reset."""
     root = Path(tempfile.mkdtemp(prefix="tt-takeover-"))
     ev = event_folder.init(root / "primary", "czjpa-individuals", "Takeover bench")
     boards = [f"T{i:02d}" for i in range(1, n + 1)]
@@ -157,8 +172,10 @@ def run(n: int, auto_after: float, failover: int, report: Report) -> int:
                                        "--auto-after", f"{auto_after:g}")
         for b in boards:
             s = SimBoard(b, "127.0.0.2", port, root / "boards", key=keys.key(b), stations=2,
-                         broker_user=b, broker_password=mqtt_password(keys.key(b)))
+                         broker_user=b, broker_password=mqtt_password(keys.key(b)),
+                         timings={"watchdog_ms": watchdog_ms} if watchdog_ms else None)
             s.config["broker"].update(host=["127.0.0.2", "127.0.0.1"], failover=failover)
+            s.reboots = True                              # a chip reset boots again
             sims.append(s.start())
         subprocess.run([TT, "act", str(ev), "round_start"], check=True, capture_output=True)
         for s in sims:
@@ -180,6 +197,13 @@ def run(n: int, auto_after: float, failover: int, report: Report) -> int:
         primary.kill()                                    # the hub laptop dies, its broker with it
         for s in sims:
             s.press(2)                                    # journaled: no hub to ack it
+        if pause:
+            for s, m in zip(sims, marks):
+                s.wait_for(lambda r: r.get("journaled") == [1, 2], timeout=30, start=m)
+            paused = now_ms()
+            stand_still([os.getpid(), *descendants(os.getpid())], pause)
+            report.add("the host stood still (every process of the run stopped)", f"{pause:g} s",
+                       f"from {(paused - killed) / 1000:.1f} s after the kill, every second press in flash")
         decided = _wait_line(lines, lambda ln: "this laptop takes over" in ln, 120)
         hub_now = _wait_line(lines, lambda ln: ln.startswith("takeover: this laptop is the hub now"), 60)
         acks = [_acked_after(s, 2, m, 120) for s, m in zip(sims, marks)]
@@ -189,7 +213,12 @@ def run(n: int, auto_after: float, failover: int, report: Report) -> int:
         report.add("killed -> the new hub's first word", f"{(hub_now - killed) / 1000:.1f} s" if hub_now else "never",
                    "'takeover: this laptop is the hub now'")
         _switch(report, got, n, decided, killed, f"their failover {failover} s")
-        return _missing_or_twice(report, copy / "events.sqlite", 2 * n)
+        wrong = _missing_or_twice(report, copy / "events.sqlite", 2 * n)
+        reset = [s.board_id for s in sims if any(r.get("sim") == "watchdog_reset" for r in s.records)]
+        report.add("boards reset by their watchdog", str(len(reset)),
+                   f"target 0{': ' + ', '.join(reset) if reset else ''}; "
+                   f"their watchdog {max(s.watchdog_ms for s in sims)} ms")
+        return wrong + len(reset)
     finally:
         for s in sims:
             s.stop()
@@ -262,9 +291,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="the standby's --auto-after, seconds (default 10)")
     ap.add_argument("--failover", type=int, default=5,
                     help="the boards' broker failover, seconds without a broker (default 5)")
+    ap.add_argument("--pause", type=float, default=0.0, metavar="S",
+                    help="after the kill, once the boards' presses are in flash, the host stands still "
+                         "for S seconds: every process of the run stopped (default 0: none)")
+    ap.add_argument("--watchdog-ms", type=int, default=None, metavar="MS",
+                    help="the simulated boards' watchdog timeout (default the firmware's, 8000)")
     a = ap.parse_args(argv)
     if a.boards < 1:
         ap.error("--boards needs at least 1")
+    if a.loadgen and (a.pause or a.watchdog_ms):
+        ap.error("--pause and --watchdog-ms are for the simulated boards (the firmware's watchdog)")
     if not sys.platform.startswith("linux"):
         print("this benchmark needs two loopback addresses (127.0.0.2): Linux", file=sys.stderr)
         return 2
@@ -276,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"the hub laptop dies: {a.boards} simulated boards (the real firmware), a primary and a standby "
               f"(--auto-after {a.auto_after:g})", flush=True)
-        wrong = run(a.boards, a.auto_after, a.failover, report)
+        wrong = run(a.boards, a.auto_after, a.failover, report, a.pause, a.watchdog_ms)
     print(report.table())
     return 1 if wrong else 0
 

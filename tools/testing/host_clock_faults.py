@@ -12,6 +12,8 @@ import signal
 import time
 from pathlib import Path
 
+from .host_pause import descendants
+
 HOOK = Path(__file__).parent / "clock_faults"
 
 
@@ -41,8 +43,9 @@ class ClockFaults:
     def suspend(self, pid: int, seconds: float) -> int:
         """The laptop sleeps for `seconds`: the process pid and its
         descendants stopped, their awake clocks left behind by as long as
-        they were stopped (set before they run again), then continued.
-        Returns the ms slept."""
+        they were stopped (set before they run again), then continued
+        (host_pause.stand_still stops them too, but cannot set the clocks
+        in between).  Returns the ms slept."""
         pids = [pid, *descendants(pid)]
         for p in pids:
             os.kill(p, signal.SIGSTOP)
@@ -54,21 +57,3 @@ class ClockFaults:
             os.kill(p, signal.SIGCONT)
         return slept
 
-
-def descendants(pid: int) -> list[int]:
-    """The process's children, theirs and so on (Linux /proc)."""
-    parent: dict[int, int] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                stat = (d / "stat").read_text()
-            except OSError:
-                continue
-            parent[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        kids = [c for c, pp in parent.items() if pp == p]
-        out += kids
-        todo += kids
-    return out

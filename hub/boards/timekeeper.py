@@ -14,7 +14,7 @@ from ..event import host_clock
 from ..event.clock import clock_rows
 from ..event.log_health import LogWriteFailed
 from ..event.store import EventStore
-from ..event.time_base import (BOARDS, CLOCK_ROW, FROM_BOARDS, FROM_LOG, FROM_WALL, LOG_SLACK_MS, STARTED,
+from ..event.time_base import (BOARDS, CLOCK_ROW, FROM_BOARDS, FROM_LOG, FROM_WALL, JUMP_MS, LOG_SLACK_MS, STARTED,
                                WALL_STEPPED, Base, BoardsWitness, choose_base, clock_row, jumps)
 from .hub_state import HubState
 
@@ -55,6 +55,8 @@ class Timekeeper:
         behind = (last or 0) - (base.offset_ms + r.boot_ns // 1_000_000)
         if base.source == FROM_WALL and last is not None and behind > LOG_SLACK_MS:
             more["behind_ms"] = behind
+        elif base.source == FROM_LOG and abs(chosen.wall_off_ms) > JUMP_MS:
+            more["wall_off_ms"] = chosen.wall_off_ms        # the wall clock was changed since: said
         row = self._write(clock_row(STARTED, base, host_clock.boot_id(), r.boot_ns, r.wall_ns, **more))
         if row is None:
             raise LogWriteFailed(st.write_failure["advice"] if st.write_failure else "the log cannot be written")

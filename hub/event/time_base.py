@@ -86,7 +86,7 @@ def clock_row_problem(p: dict) -> str | None:
             return f"clock: {k} must be a whole number"
     if not isinstance(p.get("boot"), str):
         return "clock: boot must be text"
-    for k in ("slept_ms", "stepped_ms", "shift_ms", "since_row", "behind_ms"):
+    for k in ("slept_ms", "stepped_ms", "shift_ms", "since_row", "behind_ms", "wall_off_ms"):
         if k in p and type(p[k]) is not int:
             return f"clock: {k} must be a whole number"
     return None
@@ -224,6 +224,11 @@ def clock_alert(p: dict, fmt_clock) -> str | None:
                 f"this hub's clock: the hub took theirs at {at}"
                 + (f" (rows from #{p['since_row']} on are read with it)" if p.get("since_row") else "")
                 + "; this laptop's clock is wrong: set it right only after the event")
+    if why == STARTED and p.get("wall_off_ms"):
+        d = p["wall_off_ms"]
+        return (f"CLOCK: the hub started at {at} on the round's time from its log; this laptop's clock is "
+                f"{span(d)} {'ahead of' if d > 0 else 'behind'} it (it was changed since): results are not "
+                f"affected. Set the laptop's clock right only after the event")
     if why == STARTED and p.get("source") == FROM_WALL and p.get("behind_ms"):
         return (f"CLOCK: the hub started at {at} on this laptop's clock, {span(p['behind_ms'])} behind the "
                 f"log's last entry: waiting for the boards to say the round's time")

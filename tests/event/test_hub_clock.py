@@ -137,3 +137,34 @@ def test_clock_rows_are_checked_and_said():
     assert "set 0:05:00 back" in clock_alert(dict(p, why=WALL_STEPPED, stepped_ms=-300_000), fmt_clock)
     moved = clock_alert(dict(p, why=BOARDS, shift_ms=900_000, since_row=12), fmt_clock)
     assert "15:00 ahead of" in moved and "#12" in moved
+
+
+def test_rows_stored_off_the_base_are_read_with_the_boards_correction():
+    """A hub started on a laptop clock 15 min behind stores a board's press
+    before the boards correct it: the press's time is then 15 min 'after
+    the hub's clock when it arrived' and was refused as a finish; the clock
+    row of the boards' correction makes the fold read it with the shift (a
+    replay decides the same)."""
+    from tabletimer.hub.event.competition import Competition
+    from tabletimer.hub.event.event_folder import Station
+    from tabletimer.hub.rules.formats import load_format
+    from tabletimer.hub.rules.standings import Entrant
+
+    t0 = 1_796_000_000_000
+    comp = Competition(load_format("czjpa-individuals"), [Entrant("1", "Anna")],
+                       [Station("B1", 1, "Table 1", "1", None)])
+    comp.apply({"id": 1, "received_ms": t0, "source": "operator", "type": "round_start",
+                "payload": {"at": t0, "who": "desk"}})
+    behind = t0 + 20 * MIN - 15 * MIN           # the restarted hub's clock, 15 min behind
+    comp.apply({"id": 2, "received_ms": behind, "source": "hub", "type": "clock",
+                "payload": clock_row(STARTED, Base(0), "boot-B", 40 * S, behind * 1_000_000)})
+    comp.apply({"id": 3, "received_ms": behind + 100, "source": "board", "type": "press", "board": "B1",
+                "payload": {"type": "press", "boot": 1, "seq": 1, "station": 1, "at": t0 + 20 * MIN, "err": 3}})
+    comp.facts()
+    assert [r.press_id for r in comp.refused] and "after the hub's clock" in comp.refused[0].why
+    comp.apply({"id": 4, "received_ms": behind + 900, "source": "hub", "type": "clock",
+                "payload": clock_row(BOARDS, Base(15 * MIN, 1, "boards"), "boot-B", 41 * S,
+                                     behind * 1_000_000, shift_ms=15 * MIN, since_row=2)})
+    comp.facts()
+    assert comp.refused == [] and comp.clock_shift(3) == 15 * MIN and comp.clock_shift(4) == 0
+    assert [r.status for r in comp.standings(None)] == ["finished"]

@@ -140,6 +140,10 @@ class HubState:
         # the highest term a board's birth said it has seen, and that board: above this hub's,
         # another hub took over from this log's (fenced)
         self.seen_term: tuple[int, str] = (1, "")
+        # board -> (boot, install) of its latest message taken (live, or read back from the log
+        # at start): the boot every command to it names ('bt', and 'bi'), which a board requires
+        # to be its own (docs/protocol.md, "Authenticity and replay protection"; admission.py)
+        self.boots: dict[str, tuple[int, str]] = {}
 
     @property
     def fenced(self) -> str | None:

@@ -269,7 +269,7 @@ class App:
             try:
                 if typ == "fw":
                     import fwupdate
-                    fwupdate.check(self, msg)    # (check: a name app.py has already)
+                    fwupdate.check(self, msg, _FW_VERSION)    # (check: a name app.py has already)
                 else:
                     import update
                     update.check(self, msg)

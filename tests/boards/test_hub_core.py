@@ -587,3 +587,33 @@ def test_every_command_names_the_boot_of_the_board_it_is_for(tmp_path):
     finally:
         store.close()
 
+
+def test_the_desk_refuses_a_firmware_older_than_the_boards_unless_it_allows_it(hub):
+    """Issue 44, item 6: a firmware older than the version a board's birth
+    said is refused at the desk (the board refuses it too:
+    firmware/fwupdate.py, the same order), unless the request allows it
+    (`boards update --allow-older`: 'older' 1); then the update's begin, signed
+    and for the board's boot, says so."""
+    import time
+
+    from tabletimer.hub.boards.firmware_update import Package
+
+    hub.sender.send(hub, "b1", P.STATUS, P.status_online(3, "0.9.0", 1), boot=3)
+    request = {"board": "b1", "fw": "0.8.0-old", "pkg": "p", "sha": "0" * 64}
+    with pytest.raises(ValueError, match=r"board b1 runs 0\.9\.0: 0\.8\.0-old is older, refused \(--allow-older"):
+        hub.check_action("firmware", request)
+    hub.check_action("firmware", dict(request, older=1))
+    hub.check_action("firmware", dict(request, fw="0.9.1"))
+    hub.check_action("firmware", dict(request, fw="0.9.0"))        # the same again: not older
+    with pytest.raises(ValueError, match="older = 2 is outside 0..1"):
+        hub.check_action("firmware", dict(request, older=2))
+    sent: list = []
+    hub.publish = sent.extend
+    manifest = b"tabletimer-firmware 0.8.0-old sim\napp.mpy 1 " + b"0" * 64 + b"\n"
+    hub.firmware.start("b1", 9, Package("0.8.0-old", "sim", manifest, [("app.mpy", b"x")]), older=True)
+    deadline = time.monotonic() + 10
+    while not sent and time.monotonic() < deadline:
+        time.sleep(0.01)
+    hub.firmware.stop()
+    begin = parse_cmd(sent[0])
+    assert (begin["type"], begin["id"], begin["older"], begin["bt"]) == ("fw", 9, True, 3)

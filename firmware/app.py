@@ -37,7 +37,7 @@ from mqtt_client import MQTTClient
 
 # const() with a leading underscore: folded into the bytecode, no global
 # (each module-level name costs RAM on the board)
-_FW_VERSION = const("0.3.0")
+_FW_VERSION = const("0.4.0")
 _SYNC_BURST = const(6)            # requests right after (re)connecting
 _SYNC_BURST_GAP_MS = const(100)
 _SYNC_INTERVAL_MS = const(30000)
@@ -195,6 +195,13 @@ class App:
         now = self.clock.now()            # t4 of a sync reply: read first
         try:
             msg = protocol.decode(self.signer.open(topic, payload))
+            b = self.board
+            if msg["type"] != protocol.T_SCHED and (msg.get("bt") != b.boot or msg.get("bi") != b.bi):
+                # a command names the boot (and install) it is for: one of
+                # another (captured, replayed after a reboot) touches no
+                # counter, and only this boot's hub sets the boot's counter
+                # base (docs/protocol.md, "Authenticity and replay protection")
+                raise AuthError("for boot %s of %s, this is %d of %s" % (msg.get("bt"), msg.get("bi"), b.boot, b.bi))
             h = self.hub_ctr
             t = msg.get("term", 1)
             if msg["type"] == protocol.T_SCHED and msg.get("ev") != (self.board.sched or {}).get("ev"):
@@ -262,7 +269,7 @@ class App:
             try:
                 if typ == "fw":
                     import fwupdate
-                    fwupdate.check(self, msg)    # (check: a name app.py has already)
+                    fwupdate.check(self, msg, _FW_VERSION)    # (check: a name app.py has already)
                 else:
                     import update
                     update.check(self, msg)

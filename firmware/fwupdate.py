@@ -3,9 +3,11 @@
 # Loaded only for an update (update.check, for the hub's "fw" messages),
 # unloaded when it ends: nothing of it is in RAM otherwise, nor its names.
 #
-# The hub's messages, each signed and numbered as every command (App.on_message):
-#   {"n": bytes, "sig": hex, "trial": s}   begin: the manifest's size and its
-#       HMAC under this board's key (auth.Signer.mac, no topic)
+# The hub's messages, each signed and numbered as every command, and each for
+# this boot of this board (App.on_message):
+#   {"n": bytes, "sig": hex, "trial": s, "older": true}   begin: the manifest's
+#       size and its HMAC under this board's key (auth.Signer.mac, no topic);
+#       "older": the desk allows a version older than the one the board runs
 #   {"f": i, "o": offset, "d": base64}     a chunk of file i at offset
 #       (file 0: the manifest; 1..: the files it lists, in its order)
 # The manifest, text: "tabletimer-firmware <version> <family>", then a line
@@ -16,7 +18,9 @@
 # board waits for (lost, duplicated, out of order) is not written; every
 # chunk is answered with the place the board waits for ("next"), and the
 # hub sends from there.  A file whose hash differs, a manifest whose HMAC
-# differs, one for another board family, a file name that is not a module's:
+# differs, one for another board family, a file name that is not a module's,
+# a version older than the one the board runs (older(): the version floor;
+# unless the begin says "older", the desk's explicit word):
 # refused with the reason, the update ended (the staging folder is junk the
 # next update empties).  The last file in, every file is hashed again from
 # flash and the manifest's HMAC checked again ("checking"); then the switch:
@@ -39,9 +43,41 @@ _BLOCK = 512            # read back in pieces this long
 _job = []               # the update under way: one Job
 
 
+def older(a, b):
+    """Whether version a comes before version b.  The order
+    (docs/firmware.md, "Versions"): the leading numbers, dot-separated,
+    compared as numbers ("0.10.0" after "0.9.2"; a missing one is 0:
+    "1.0" is "1.0.0"); with the same numbers, one with a suffix (whatever
+    follows them: "0.8.0-old", "1.0.0-rc1", "1.0.0+dev") before the one
+    without, and two suffixes as text ("-old" before "-rc1").  A version
+    without numbers ("dev") is 0 with a suffix: before every numbered one.
+    Runs on CPython too (the hub's desk asks it, hub/boards/firmware_update.py)."""
+    k = []
+    for v in (a, b):
+        n, s = [0], ""
+        for i, c in enumerate(v.encode()):     # bytes: a str's characters would each be a qstr
+            if 48 <= c <= 57:
+                n[-1] = n[-1] * 10 + c - 48
+            elif c == 46:
+                n.append(0)
+            else:
+                s = v[i:]
+                break
+        k.append((n, s))
+    (x, xs), (y, ys) = k
+    while len(x) < len(y):
+        x.append(0)
+    while len(y) < len(x):
+        y.append(0)
+    return (x, not xs, xs) < (y, not ys, ys)
+
+
 class Job:
-    def __init__(self, app, msg, slot, run):
+    def __init__(self, app, msg, slot, run, fw):
         self.id = msg.get("id")
+        # the version floor: the one the board runs (committed: no update
+        # while one is on trial, update.busy); None: the desk allows older
+        self.floor = None if msg.get("older") is True else fw
         self.sig = binascii.unhexlify(msg["sig"])
         t = msg.get("trial")
         self.lim = t if type(t) is int and 10 <= t <= 3600 else _LIMIT_S
@@ -76,6 +112,9 @@ class Job:
             if w[2] != app.hw.kind:
                 raise ValueError("a firmware for %s boards: this board is %s" % (w[2], app.hw.kind))
             self.fw = w[1]
+            if self.floor and older(w[1], self.floor):
+                raise ValueError("firmware %s is older than this board's %s (the desk may allow it: "
+                                 "--allow-older)" % (w[1], self.floor))
             n = 1
             w = self.line(1)
             while w:
@@ -162,7 +201,7 @@ def busy(app):
         return "a round runs on this board: after the round"
 
 
-def begin(app, msg):
+def begin(app, msg, fw):
     why = busy(app)
     if why:
         raise ValueError(why)
@@ -180,23 +219,24 @@ def begin(app, msg):
             pass
     for name in os.listdir(slot):      # the version kept before the one booted: replaced
         os.remove(slot + "/" + name)
-    j = Job(app, msg, slot, run)
+    j = Job(app, msg, slot, run, fw)
     open(j.slot + j.name, "wb").close()
     _job[:] = [j]
     app.hw.log("firmware: receiving into " + j.slot)
 
 
-def check(app, msg):
-    """One of the hub's "fw" messages (App.on_message, signed and
-    numbered): begun, or a chunk written, and answered with the place the
+def check(app, msg, fw):
+    """One of the hub's "fw" messages (App.on_message, signed, numbered,
+    for this boot): begun, or a chunk written, and answered with the place the
     board waits for; once it ended, refused (why) or staged, answered by
-    end() (then the restart).  A chunk of no update under way: not answered."""
+    end() (then the restart).  A chunk of no update under way: not answered.
+    fw: the version the board runs, the floor of a new one."""
     rid = msg.get("id")
     why = None
     last = False
     try:
         if "n" in msg:
-            begin(app, msg)
+            begin(app, msg, fw)
         elif not _job or _job[0].id != rid:
             # a chunk of no update under way here (one that ended; the board
             # restarted: its birth makes the hub begin again): not answered

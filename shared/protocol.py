@@ -215,10 +215,11 @@ def encode(msg):
 
 def stamp(msg, ctr, boot=None, bi=None):
     """Add the replay-protection fields: 'ctr', strictly increasing per
-    sender (per boot on a board), and on board messages 'bt', the sender's
+    sender (per boot on a board); on board messages 'bt', the sender's
     current boot (which a retransmitted event's own 'boot' may predate), and
     'bi', its install id (made when it was flashed; none: a board flashed
-    before install ids, or a test)."""
+    before install ids, or a test); on a hub's command the same two of the
+    board it is for, which refuses a command of another boot."""
     msg["ctr"] = ctr
     if boot is not None:
         msg["bt"] = boot

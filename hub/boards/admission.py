@@ -117,7 +117,7 @@ class Admission:
             self.timekeeper.heard_sync(board, msg, received_ms)
             try:
                 reply = hub_protocol.sync_reply(msg, received_ms, st.clock.now_ms(), st.clock.base.gen)
-                return [self.commands.to_board(board, protocol.CMD, reply, 0)]
+                return [self.commands.to_board(board, protocol.CMD, reply, 0, to=msg)]   # the request's boot
             except LogWriteFailed:
                 return []         # no command counters: the board asks again
 
@@ -128,9 +128,14 @@ class Admission:
         self.heard(board, msg)
 
     def heard(self, board: str, msg: dict) -> None:
-        """Note the installs a board message shows under its board id."""
+        """Note the installs a board message shows under its board id, and
+        the boot (and install) it was sent in: the board's now, which the
+        commands to it name (a board refuses a command of another boot)."""
         seen = self.installs.setdefault(board, set())
-        seen.add(hub_protocol.sender_install(msg))
+        install = hub_protocol.sender_install(msg)
+        seen.add(install)
+        if type(msg.get("bt")) is int:
+            self.state.boots[board] = (msg["bt"], install)
         if msg.get("type") in hub_protocol.EVENT_TYPES:
             seen.add(hub_protocol.install_of(msg))
 

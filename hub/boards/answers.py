@@ -113,7 +113,8 @@ class Answers:
             if lost:
                 st.activity.append(lost)
         if stored != STORED:          # a duplicate, or a conflict row: the ack alone
-            return [cmds.to_board(board, protocol.CMD, hub_protocol.ack(msg["boot"], msg["seq"], install), 1)]
+            return [cmds.to_board(board, protocol.CMD, hub_protocol.ack(msg["boot"], msg["seq"], install), 1,
+                                  to=msg)]
         assert row is not None
         rec = entries = None
         if typ in ("press", "confirm"):
@@ -146,20 +147,21 @@ class Answers:
         info = self.state.registry.boards.get(board)
         try:
             if info is not None and info.answers_in_ack and (rec is not None or entries is not None):
-                one = cmds.to_board(board, protocol.CMD, hub_protocol.ack(boot, seq, install, rec, entries), 1)
+                one = cmds.to_board(board, protocol.CMD, hub_protocol.ack(boot, seq, install, rec, entries), 1,
+                                    to=msg)
                 if len(one.payload) <= SIGNED_PAYLOAD_MAX:
                     return [one]
                 # (a board of dozens of stations: too long for one message, sent apart)
-            out = [cmds.to_board(board, protocol.CMD, hub_protocol.ack(boot, seq, install), 1)]
+            out = [cmds.to_board(board, protocol.CMD, hub_protocol.ack(boot, seq, install), 1, to=msg)]
         except LogWriteFailed:
             if entries is not None:
                 cmds.stations_not_sent(board)
             raise
         try:
             if rec is not None:
-                out.append(cmds.to_board(board, protocol.CMD, rec, 1))
+                out.append(cmds.to_board(board, protocol.CMD, rec, 1, to=msg))
             if entries is not None:
-                out.append(cmds.to_board(board, protocol.CMD, hub_protocol.stations(entries), 1))
+                out.append(cmds.to_board(board, protocol.CMD, hub_protocol.stations(entries), 1, to=msg))
         except LogWriteFailed:
             # the ack goes out; the recorded time is only for a display, and
             # the board gets the stations with the next change

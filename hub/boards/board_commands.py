@@ -34,15 +34,28 @@ class BoardCommands:
         state.operator_hooks.append(self._operator_row)
 
     # ------------------------------------------------------ one command
-    def to_board(self, board: str, kind: str, msg: dict, qos: int, retain: bool = False) -> Outgoing:
+    def to_board(self, board: str, kind: str, msg: dict, qos: int, retain: bool = False,
+                 to: dict | None = None) -> Outgoing:
         """A command to one board, numbered and signed with its key
-        (LogWriteFailed when no counter can be reserved: nothing is sent)."""
+        (LogWriteFailed when no counter can be reserved: nothing is sent).
+        A command (not a schedule: retained, a rebooted board must take it)
+        names the board's boot it is for, 'bt', and its install, 'bi': to's,
+        the board message it answers (an ack, a clock-sync reply), else the
+        latest the hub has taken of the board (HubState.boots; none yet: the
+        command names none, and a board that checks refuses it).  A board
+        refuses a command of another boot, so nothing captured in one boot
+        is taken in a later one (docs/protocol.md, "Authenticity and replay
+        protection")."""
         signer = self.state.keys.signer(board)
         assert signer is not None
         with self.state.lock:
             if self.state.term > 1:
                 msg["term"] = self.state.term        # after a takeover: the boards refuse a lower one
-            protocol.stamp(msg, self.next_ctr())
+            boot: tuple = ()
+            if kind != protocol.SCHED:
+                boot = ((to["bt"], hub_protocol.sender_install(to)) if to is not None
+                        else self.state.boots.get(board, ()))
+            protocol.stamp(msg, self.next_ctr(), *boot)
         topic = protocol.board_topic(board, kind)
         return Outgoing(topic, signer.sign(topic, protocol.encode(msg)), qos, retain)
 

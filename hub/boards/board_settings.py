@@ -34,7 +34,7 @@ _TEMPLATE = {"board": "T00", "key": "00" * 32, "wifi": {"ssid": "hall"}, "broker
              "buttons": [4], "buzzer": {"pin": 25}}
 
 
-def _firmware(name: str):
+def firmware_module(name: str):
     """firmware/<name>.py, loaded on CPython under its own name (its imports
     -- config, journal, auth, protocol -- are the board's, from firmware/ and
     shared/)."""
@@ -57,7 +57,7 @@ def _firmware(name: str):
 
 
 def keys() -> tuple[str, ...]:
-    return tuple(_firmware("update").KEYS)
+    return tuple(firmware_module("update").KEYS)
 
 
 def parse(pairs: Iterable[str]) -> dict[str, Any]:
@@ -93,7 +93,7 @@ def check(changes: dict) -> None:
     """ValueError (the board's own words) unless the changes make a valid
     configuration out of a valid one: firmware/update.py's merge, then
     firmware/config.py's check with the ESP32's rules (the strictest)."""
-    update, config = _firmware("update"), _firmware("config")
+    update, config = firmware_module("update"), firmware_module("config")
     try:
         config.check(update.merge(_TEMPLATE, changes), "settings", "esp32")
     except ValueError as e:           # a ConfigError is one

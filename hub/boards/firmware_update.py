@@ -4,7 +4,8 @@
 
 A request is an operator action `firmware` (one row per board: {"board",
 "fw": the version, "pkg": its folder under the log's folder's firmware/,
-"sha": the manifest's sha256, "trial": s}), stored by `tabletimer boards
+"sha": the manifest's sha256, "trial": s, "older": 1 when the desk allows a
+version older than the board's}), stored by `tabletimer boards
 update` (cli/board_firmware.py).  The running hub applies the row: the
 board's update is queued here, and a few boards at a time (PARALLEL: the
 broker and the hall's WiFi are shared) get theirs: the begin (the
@@ -74,6 +75,15 @@ class Package:
         return out
 
 
+def older(version: str, than: str) -> bool:
+    """Whether a firmware version comes before another, in the order the
+    boards keep (firmware/fwupdate.py's own function, run here: one order
+    at the desk and on the board; docs/firmware.md, "Versions")."""
+    from .board_settings import firmware_module
+
+    return bool(firmware_module("fwupdate").older(version, than))
+
+
 def load_package(folder: Path) -> Package:
     """The package in folder, every file checked against its manifest
     (ValueError in words for the desk)."""
@@ -115,6 +125,7 @@ class Job:
     restarts: int = 0
     quarter: int = 0             # the last quarter stored
     started: float = 0.0
+    older: bool = False          # the desk allows a version older than the board's (--allow-older)
 
 
 class FirmwareUpdates:
@@ -146,11 +157,12 @@ class FirmwareUpdates:
             st.activity.append(f"firmware for board {p['board']} (log row #{ev['id']}) not sent: {e}")
             self._failed(p["board"], ev["id"], str(e))
             return
-        self.start(p["board"], ev["id"], pkg, p.get("trial"))
+        self.start(p["board"], ev["id"], pkg, p.get("trial"), bool(p.get("older")))
 
-    def start(self, board: str, request: int, pkg: Package, trial: int | None = None) -> None:
-        """Queue a board's update (a request of the log, or a test's)."""
-        job = Job(board, request, pkg, trial, pkg.chunks())
+    def start(self, board: str, request: int, pkg: Package, trial: int | None = None, older: bool = False) -> None:
+        """Queue a board's update (a request of the log, or a test's); older:
+        the desk allows a version older than the board's."""
+        job = Job(board, request, pkg, trial, pkg.chunks(), older=older)
         job.index = {(f, o): i for i, (f, o, _) in enumerate(job.chunks)}
         job.index[(len(pkg.files) + 1, 0)] = len(job.chunks)     # past the last: all in
         with self._lock:
@@ -251,7 +263,7 @@ class FirmwareUpdates:
                     if job.state == "begun" and not job.last_ms:
                         m = job.pkg.manifest
                         sig = self.manifest_mac(job.board, m).hex()
-                        out.append((job, hub_protocol.fw_begin(job.request, len(m), sig, job.trial)))
+                        out.append((job, hub_protocol.fw_begin(job.request, len(m), sig, job.trial, job.older)))
                         job.last_ms = now
                     elif job.state == "sending":
                         while job.sent < min(job.acked + WINDOW, len(job.chunks)):

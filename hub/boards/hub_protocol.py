@@ -277,13 +277,17 @@ def settings(request: int, changes: dict, trial_s: int | None = None) -> dict:
     return m
 
 
-def fw_begin(request: int, size: int, sig: str, trial_s: int | None = None) -> dict:
+def fw_begin(request: int, size: int, sig: str, trial_s: int | None = None, older: bool = False) -> dict:
     """A firmware update's first message (request: the log row that asked
     for it, which the board's answers name): the manifest's size and its
-    HMAC under the board's key (hex)."""
+    HMAC under the board's key (hex).  older: the desk allows a version
+    older than the board's (`boards update --allow-older`); without it the
+    board refuses one (firmware/fwupdate.py, older)."""
     m = {"v": VERSION, "type": T_FW, "id": request, "n": size, "sig": sig}
     if trial_s is not None:
         m["trial"] = trial_s
+    if older:
+        m["older"] = True
     return m
 
 

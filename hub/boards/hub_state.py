@@ -144,6 +144,10 @@ class HubState:
         # the clock rows' payloads (event/time_base.py: a hub's start, a sleep, a stepped wall
         # clock, the boards' base taken), for the alerts
         self.clock_events: list[dict] = []
+        # board -> (boot, install) of its latest message taken (live, or read back from the log
+        # at start): the boot every command to it names ('bt', and 'bi'), which a board requires
+        # to be its own (docs/protocol.md, "Authenticity and replay protection"; admission.py)
+        self.boots: dict[str, tuple[int, str]] = {}
 
     @property
     def fenced(self) -> str | None:

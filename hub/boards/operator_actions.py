@@ -90,8 +90,11 @@ class OperatorActions:
     def _check_firmware(self, payload: dict) -> None:
         """A firmware request (boards/firmware_update.py): a board with a
         key, no round running on it (nor a call of it waiting for the
-        referee), no other update of it under way.  Under the lock."""
+        referee), no other update of it under way, and a version not older
+        than the one its last birth said, unless the desk allows it
+        (`older`: --allow-older; the board checks again).  Under the lock."""
         from . import board_settings
+        from .firmware_update import older
 
         st = self.state
         b = payload["board"]
@@ -100,6 +103,10 @@ class OperatorActions:
         busy = board_settings.round_on(st.competition, b, st.clock.now_ms())
         if busy:
             raise ValueError(f"firmware: board {b}: {busy.replace('change the settings', 'update it')}")
+        runs = st.registry.boards[b].fw if b in st.registry.boards else None
+        if runs and not payload.get("older") and older(payload["fw"], runs):
+            raise ValueError(f"firmware: board {b} runs {runs}: {payload['fw']} is older, refused "
+                             "(--allow-older to put it on all the same)")
 
     def _check_settings(self, payload: dict) -> None:
         """A settings request (boards/board_settings.py): a board with a key,

@@ -3,9 +3,10 @@
 from this installation's firmware (tools/firmware_build.package; or
 --package, one built before) into the log's folder (firmware/<version>-
 <family>-<sha>/), where the running hub reads it.  Every board's request is
-checked first (a key, no round running on it); if one fails nothing is
-stored or sent.  Then one `firmware` row per board goes into the log; the
-running hub updates them a few at a time, and this follows the log: a line
+checked first (a key, no round running on it, a version not older than the
+board's unless --allow-older); if one fails nothing is stored or sent.
+Then one `firmware` row per board goes into the log; the running hub
+updates them a few at a time, and this follows the log: a line
 per board as its state changes (sent, receiving with its progress, staged,
 on trial, committed; refused, failed or rolled back, with the reason) and
 the hall's progress (a bar under the lines on a terminal; off one, a text
@@ -181,6 +182,8 @@ def _update(args, ev, keys, store, pkg, name: str) -> int:
         payloads[b] = {"board": b, "fw": pkg.version, "pkg": name, "sha": pkg.sha}
         if args.trial is not None:
             payloads[b]["trial"] = args.trial
+        if args.allow_older:
+            payloads[b]["older"] = 1           # into the signed begin: the board takes an older version
     if not every_board_checked(svc, "firmware", payloads, args.who):   # before anything is stored
         return 2
     print(f"firmware {pkg.version} for {pkg.family} boards: {len(pkg.files)} files, {pkg.size} bytes "
@@ -243,6 +246,8 @@ def add_parser(bsub) -> None:
     u.add_argument("--round", help="which of the event's rounds (default: its only one, or the one `run` ran last)")
     u.add_argument("--trial", type=int, default=None, metavar="S",
                    help=f"how long a board tries the new firmware before it goes back (10..3600 s; default {TRIAL_S})")
+    u.add_argument("--allow-older", action="store_true",
+                   help="put on a version older than a board's (refused otherwise, at the desk and by the board)")
     u.add_argument("--timeout", type=float, default=None, metavar="S", help="stop following after this many seconds")
     u.add_argument("--who", default="operator", help="who asks (in the log)")
     u.add_argument("--why", default="", help="why (in the log)")

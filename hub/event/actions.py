@@ -58,8 +58,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     # passwords sealed with its key), how long it tries them (s) before it goes back by itself
     "settings": ("board", "set", "trial"),
     # firmware over the air (boards/firmware_update.py): one board's new version, the package's
-    # folder (under the log's firmware/) and its manifest's sha256, the trial (s) before it goes back
-    "firmware": ("board", "fw", "pkg", "sha", "trial"),
+    # folder (under the log's firmware/) and its manifest's sha256, the trial (s) before it goes back,
+    # older 1: the desk allows a version older than the board's (else refused, at the desk and the board)
+    "firmware": ("board", "fw", "pkg", "sha", "trial", "older"),
 }
 
 # actions that always name an entrant (confirm may name one instead of a press)
@@ -101,6 +102,7 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "fw": ("text", 1, 16),                     # firmware: the version
     "pkg": ("text", 1, 80),                    # ... its package's folder
     "sha": ("text", 64, 64),                   # ... its manifest's sha256
+    "older": ("int", 0, 1),                    # ... 1: allowed older than the board's (--allow-older)
 }
 
 # fields without which the action means nothing

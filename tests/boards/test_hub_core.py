@@ -114,7 +114,8 @@ def test_an_events_answers_go_in_its_ack_to_a_board_that_takes_them(hub):
     assert ack["recorded"] == {"station": 1, "call": [1, 1], "time": 61_000, "confirmed": False}   # as `recorded` says it
     assert ack["st"][0][:2] == [2, [1, 1]]                           # called
     (copy,) = press(hub, at=t0 + 61_000)                             # sent again: the ack alone
-    assert {k: v for k, v in parse_cmd(copy).items() if k != "ctr"} == {"v": 1, "type": "ack", "boot": 1, "seq": 1}
+    assert {k: v for k, v in parse_cmd(copy).items() if k != "ctr"} == {"v": 1, "type": "ack", "boot": 1, "seq": 1,
+                                                                         "bt": 1}   # for the board's boot 1
     (confirmed,) = hub.sender.send(hub, "b1", P.EVENT, P.event("confirm", 1, 2, 1, t0 + 90_000, call=[1, 1],
                                                               missing=0))
     ack = parse_cmd(confirmed)
@@ -531,3 +532,86 @@ def test_a_flood_of_rejected_messages_is_one_log_line_a_second(hub):
     hub.clock.t += 1000
     hub.handle("tt/v1/b/stranger/evt", b"junk", hub.clock.t)
     assert hub.activity[-1].endswith(")") and "(and 4999 more like it since " in hub.activity[-1]
+
+
+def test_every_command_names_the_boot_of_the_board_it_is_for(tmp_path):
+    """Issue 44, item 6: a command captured in one boot of a board and
+    replayed as the first of a later boot set that boot's counter base, and
+    the board refused every real command after it as a counter jump.  Every
+    command to a board but the retained schedule now names the board's boot
+    it is for, 'bt', and its install, 'bi' (the board refuses one of
+    another: firmware/app.py): an ack and a clock-sync reply the boot of
+    the message they answer; the others (the hub online, identify,
+    stations) the latest the hub has taken of the board, read back from
+    its log after a restart; a board it has not heard names none."""
+    store = EventStore(tmp_path / "events.sqlite")
+    svc = HubService(store, BoardKeys(keys=KEYS), competition(), FakeClock())
+    sent: list = []
+    svc.publish = sent.extend
+    ctr = iter(range(1, 1000))
+
+    def send(msg: dict, kind: str, boot: int, install: str = "0a1b2c"):
+        P.stamp(msg, next(ctr), boot, install)
+        topic = P.board_topic("b1", kind)
+        return svc.handle(topic, Signer(KEYS["b1"]).sign(topic, P.encode(msg)), svc.clock.t)
+
+    def named(out) -> list:
+        return [(m.get("bt"), m.get("bi")) for m in (parse_cmd(o) for o in out if o.topic == "tt/v1/b/b1/cmd")]
+
+    try:
+        assert named(svc.hub_online()) == [(None, None)]               # never heard: no boot to name
+        assert named(send(P.status_online(7, "0.4.0", 1), P.STATUS, 7)) == [(7, "0a1b2c")]   # its stations
+        assert named(send(P.sync_request(1, 5), P.SYNC, 7)) == [(7, "0a1b2c")]
+        assert named(send(H.press(7, 1, 1, svc.clock.t), P.EVENT, 7)) == [(7, "0a1b2c")]     # the ack
+        svc.act("identify", {"board": "b1"})
+        assert named(sent) == [(7, "0a1b2c")]
+        # the board restarted: its birth and its first request say boot 8
+        send(P.status_online(8, "0.4.0", 1), P.STATUS, 8)
+        assert named(send(P.sync_request(1, 5), P.SYNC, 8)) == [(8, "0a1b2c")]
+        assert named(svc.hub_online()) == [(8, "0a1b2c")]
+        # an event of boot 7 resent in boot 8 ('bt' 8): its ack is for boot 8
+        assert named(send(H.press(7, 1, 1, svc.clock.t), P.EVENT, 8)) == [(8, "0a1b2c")]
+        # the schedule (retained: a rebooted board takes it) names none
+        svc.start_round()
+        scheds = [parse_cmd(o) for o in svc.schedules(["b1"], force=True)]
+        assert scheds and all("bt" not in m and "bi" not in m for m in scheds)
+    finally:
+        store.close()
+    # a restarted hub names the boot its log has last of the board
+    store = EventStore(tmp_path / "events.sqlite")
+    try:
+        again = HubService(store, BoardKeys(keys=KEYS), competition(), FakeClock())
+        assert named(again.hub_online()) == [(8, "0a1b2c")]
+    finally:
+        store.close()
+
+
+def test_the_desk_refuses_a_firmware_older_than_the_boards_unless_it_allows_it(hub):
+    """Issue 44, item 6: a firmware older than the version a board's birth
+    said is refused at the desk (the board refuses it too:
+    firmware/fwupdate.py, the same order), unless the request allows it
+    (`boards update --allow-older`: 'older' 1); then the update's begin, signed
+    and for the board's boot, says so."""
+    import time
+
+    from tabletimer.hub.boards.firmware_update import Package
+
+    hub.sender.send(hub, "b1", P.STATUS, P.status_online(3, "0.9.0", 1), boot=3)
+    request = {"board": "b1", "fw": "0.8.0-old", "pkg": "p", "sha": "0" * 64}
+    with pytest.raises(ValueError, match=r"board b1 runs 0\.9\.0: 0\.8\.0-old is older, refused \(--allow-older"):
+        hub.check_action("firmware", request)
+    hub.check_action("firmware", dict(request, older=1))
+    hub.check_action("firmware", dict(request, fw="0.9.1"))
+    hub.check_action("firmware", dict(request, fw="0.9.0"))        # the same again: not older
+    with pytest.raises(ValueError, match="older = 2 is outside 0..1"):
+        hub.check_action("firmware", dict(request, older=2))
+    sent: list = []
+    hub.publish = sent.extend
+    manifest = b"tabletimer-firmware 0.8.0-old sim\napp.mpy 1 " + b"0" * 64 + b"\n"
+    hub.firmware.start("b1", 9, Package("0.8.0-old", "sim", manifest, [("app.mpy", b"x")]), older=True)
+    deadline = time.monotonic() + 10
+    while not sent and time.monotonic() < deadline:
+        time.sleep(0.01)
+    hub.firmware.stop()
+    begin = parse_cmd(sent[0])
+    assert (begin["type"], begin["id"], begin["older"], begin["bt"]) == ("fw", 9, True, 3)

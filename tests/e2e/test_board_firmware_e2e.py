@@ -2,7 +2,8 @@
 the hub run by `tabletimer run`, the real firmware on three simulated boards
 through Mosquitto: each gets the new version (the hub a few at a time),
 restarts on it and commits it; a line per board (version, state); the
-birth says the new version; asked again while the round runs: refused at
+birth says the new version; an older version refused at the desk, and put
+on with --allow-older; asked again while the round runs: refused at
 the desk before anything is stored or sent (exit 2)."""
 
 from __future__ import annotations
@@ -67,6 +68,17 @@ def test_boards_update_all_commits_every_board_and_is_refused_during_the_round(t
         assert " 100 % " in bars[-1], bars
         out.wait_for(lambda ln: "firmware (log row #" in ln and "committed 0.9.0-e2e" in ln, "the hub's line")
 
+        # an older version (issue 44, item 6): refused at the desk, nothing stored or sent; the
+        # desk's explicit --allow-older puts it on (the board refuses it without: test_board_firmware_update.py)
+        older = _update(ev, "U1", "--family", "sim", "--version", "0.8.0-e2e", "--trial", "30")
+        assert older.returncode == 2, older.stdout + older.stderr
+        assert "board U1 runs 0.9.0-e2e: 0.8.0-e2e is older, refused (--allow-older" in older.stderr
+        assert "nothing was sent" in older.stderr, older.stderr
+        allowed = _update(ev, "U1", "--family", "sim", "--version", "0.8.0-e2e", "--trial", "30", "--allow-older")
+        assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+        assert any(ln.split() == ["U1", "0.8.0-e2e", "committed"] for ln in allowed.stdout.splitlines()), allowed.stdout
+        assert json.loads((sims["U1"].dir / "fw" / "boot.json").read_text()) == ["fw/b", "fw/a", None]
+
         # during the round: refused before anything is stored or sent
         started = subprocess.run([TT, "act", str(ev), "round_start"], capture_output=True, text=True, timeout=60)
         assert started.returncode == 0, started.stderr
@@ -85,8 +97,8 @@ def test_boards_update_all_commits_every_board_and_is_refused_during_the_round(t
     try:
         rows = store.events()
         requests = [r for r in rows if r["type"] == "firmware"]
-        assert sorted(r["payload"]["board"] for r in requests) == list(BOARDS)       # none during the round
-        assert all(r["payload"]["fw"] == "0.9.0-e2e" for r in requests)
+        assert [(r["payload"]["board"], r["payload"]["fw"], r["payload"].get("older")) for r in requests] == \
+            [(b, "0.9.0-e2e", None) for b in BOARDS] + [("U1", "0.8.0-e2e", 1)]      # none during the round
         chunks = [r for r in rows if r["type"] == "fw" and r["payload"]["state"] == "at"]
         assert len(chunks) <= 4 * len(BOARDS)        # a chunk's answer stored only a quarter of the way
     finally:

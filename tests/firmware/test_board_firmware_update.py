@@ -30,7 +30,7 @@ from tabletimer.tools.simulator import SimBoard
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory):
     root = tmp_path_factory.mktemp("fw")
-    return {v: load_package(firmware_build.package(root / v, "sim", v)) for v in ("0.9.0-ota", "0.9.1-ota")}
+    return {v: load_package(firmware_build.package(root / v, "sim", v)) for v in ("0.9.0-ota", "0.9.1-ota", "0.8.0-old")}
 
 
 def _log(text: str):
@@ -228,6 +228,116 @@ def test_a_power_loss_at_each_phase_boots_a_whole_version_and_keeps_the_journal(
         assert _births(svc, "F4")[-1]["fw"] == "0.9.0-ota"
         assert _pointer(sim) == ["fw/a", "", None]
         assert sorted(p.name for p in (sim.dir / "journal").iterdir()) == journal
+    finally:
+        rig.close()
+
+
+def _marker(sim: SimBoard, spy, topic: str, payload: bytes, start: int) -> None:
+    """A forged command after what spy published, which every firmware logs:
+    once it is, the board has handled everything before it (in order)."""
+    spy.publish(topic, payload[:-1] + (b"0" if payload[-1:] != b"0" else b"1"), qos=1).wait_for_publish(5)
+    sim.wait_for(_log("bad signature"), start=start, timeout=30)
+
+
+def _eavesdropper(rig: Rig, board: str):
+    """Someone on the hall's network recording every command to a board."""
+    import paho.mqtt.client as mqtt
+
+    captured: list[tuple[str, bytes]] = []
+    spy = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="eavesdropper")
+    spy.on_message = lambda client, userdata, m: captured.append((m.topic, m.payload))
+    spy.connect(rig.broker.host, rig.broker.port)
+    spy.subscribe(protocol.board_topic(board, protocol.CMD), 1)
+    spy.loop_start()
+    return spy, captured
+
+
+def _body(payload: bytes) -> dict:
+    return json.loads(payload.rsplit(b"\n", 1)[0])
+
+
+def test_a_captured_older_update_replayed_after_a_reboot_is_refused(tmp_path, embedded_broker, packages):
+    """Issue 44, item 6: an update captured on the hall's network (0.8.0-old,
+    which the board took once), replayed to the board after it rebooted
+    (as the boot's first commands, the hub away) was staged, and committed
+    once the hub was back: the board went back to an older firmware.  Now
+    every command names the boot it is for: the capture (of an earlier
+    boot) is refused message by message, nothing is staged, and the board
+    stays on the version it runs, 0.9.0-ota, with the hub again."""
+    rig = Rig(tmp_path, embedded_broker)
+    spy, captured = _eavesdropper(rig, "F7")
+    try:
+        svc = rig.start_hub()
+        sim = _board(rig, "F7")
+        svc.firmware.start("F7", 701, packages["0.8.0-old"], trial=30)
+        _fw_row(rig, "F7", "committed", 701)
+        svc.firmware.start("F7", 702, packages["0.9.0-ota"], trial=30)
+        _fw_row(rig, "F7", "committed", 702)
+        assert _pointer(sim) == ["fw/b", "fw/a", None] and _births(svc, "F7")[-1]["fw"] == "0.9.0-ota"
+        old = [c for c in captured if _body(c[1]).get("type") == "fw" and _body(c[1]).get("id") == 701]
+        assert len(old) > 10 and "n" in _body(old[0][1])          # the begin, then the chunks
+        # the hub away, the board restarted: the capture is the boot's first commands
+        rig.stop_hub()
+        sim.stop()
+        mark = len(sim.records)
+        sim.start(flash=False)
+        sim.reboots = True
+        sim.wait_for(_log("mqtt: connected"), start=mark, timeout=20)
+        boot = next(r["booted"] for r in sim.records[mark:] if "booted" in r)
+        for topic, payload in old:
+            spy.publish(topic, payload, qos=1).wait_for_publish(5)
+        _marker(sim, spy, old[0][0], old[0][1], mark)
+        assert _pointer(sim) == ["fw/b", "fw/a", None]            # nothing staged
+        # the hub back: the board is heard on the version it ran, and works
+        svc = rig.start_hub()
+        n = len(sim.records)
+        sim.press(1)
+        sim.wait_for(lambda r: "acked" in r, start=n, timeout=30)
+        assert _births(svc, "F7")[-1]["fw"] == "0.9.0-ota" and _pointer(sim) == ["fw/b", "fw/a", None]
+        assert [r["fw"] for r in sim.records[mark:] if "booted" in r] == ["0.9.0-ota"]     # no restart
+        refused = [str(r["log"]) for r in sim.records[mark:] if "for boot" in str(r.get("log", ""))]
+        assert len(refused) >= len(old), refused
+        assert refused[0].endswith(f"this is {boot} of {sim.install}") and "for boot 1 of" in refused[0], refused
+    finally:
+        spy.loop_stop()
+        spy.disconnect()
+        rig.close()
+
+
+def test_an_older_version_is_refused_by_the_board_unless_the_desk_allows_it(tmp_path, embedded_broker, packages):
+    """Issue 44, item 6: the board keeps a version floor, the version it
+    runs (committed: no update while one is on trial): an update to an older
+    one is refused with the reason (the answer on its status topic, a
+    board row the desk's `boards update` prints), the board staying as it
+    is; the desk's explicit word (`boards update --allow-older`: the
+    request's 'older', in the signed begin) puts it on, committed after its
+    trial as any."""
+    rig = Rig(tmp_path, embedded_broker)
+    try:
+        svc = rig.start_hub()
+        sim = _board(rig, "F8")
+        svc.firmware.start("F8", 801, packages["0.9.0-ota"], trial=30)
+        _fw_row(rig, "F8", "committed", 801)
+        mark = len(sim.records)
+        svc.firmware.start("F8", 802, packages["0.8.0-old"], trial=30)
+        assert _refused(rig, "F8", 802) == ("firmware 0.8.0-old is older than this board's 0.9.0-ota "
+                                            "(the desk may allow it: --allow-older)")
+        assert _pointer(sim) == ["fw/a", "", None] and not any("booted" in r for r in sim.records[mark:])
+        assert any("firmware (log row #802) refused: firmware 0.8.0-old is older" in a for a in svc.activity)
+        # the desk allows it: a request row with older=1 (what --allow-older stores), sent as the hub applies it
+        pkg = packages["0.8.0-old"]
+        folder = tmp_path / "firmware" / "old"          # where `boards update` puts it: the log's folder
+        folder.mkdir(parents=True)
+        (folder / "manifest.txt").write_bytes(pkg.manifest)
+        for name, data in pkg.files:
+            (folder / name).write_bytes(data)
+        with pytest.raises(ValueError, match="board F8 runs 0.9.0-ota: 0.8.0-old is older, refused"):
+            svc.act("firmware", {"board": "F8", "fw": pkg.version, "pkg": "old", "sha": pkg.sha})   # the desk too
+        row = svc.act("firmware", {"board": "F8", "fw": pkg.version, "pkg": "old", "sha": pkg.sha, "trial": 30,
+                                   "older": 1})
+        committed = _fw_row(rig, "F8", "committed", row["id"])
+        assert committed["payload"]["fw"] == "0.8.0-old" and _births(svc, "F8")[-1]["fw"] == "0.8.0-old"
+        assert _pointer(sim) == ["fw/b", "fw/a", None]
     finally:
         rig.close()
 

@@ -117,7 +117,8 @@ class Admission:
             self.timekeeper.heard_sync(board, msg, received_ms)
             try:
                 reply = hub_protocol.sync_reply(msg, received_ms, st.clock.now_ms(), st.clock.base.gen)
-                return [self.commands.to_board(board, protocol.CMD, reply, 0, to=msg)]   # the request's boot
+                owed = self.commands.hub_online([board]) if self.commands.owes_online(board) else []
+                return [self.commands.to_board(board, protocol.CMD, reply, 0, to=msg)] + owed   # the request's boot
             except LogWriteFailed:
                 return []         # no command counters: the board asks again
 

@@ -89,7 +89,14 @@ class Answers:
         return store.append_board_event(t.board, t.msg, t.received_ms)
 
     def _answer(self, t: Taken, stored: str, row: dict | None) -> list[Outgoing]:
-        """A stored message (committed and applied): answered."""
+        """A stored message (committed and applied): answered; first, the
+        hub's (re)connection, to a board that did not take it for the boot it
+        is in (board_commands.owes_online)."""
+        cmds = self.commands
+        owed = cmds.hub_online([t.board]) if cmds.owes_online(t.board) else []
+        return owed + self._answer_message(t, stored, row)
+
+    def _answer_message(self, t: Taken, stored: str, row: dict | None) -> list[Outgoing]:
         st, cmds = self.state, self.commands
         board, msg = t.board, t.msg
         typ = msg["type"]

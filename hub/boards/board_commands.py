@@ -31,6 +31,11 @@ class BoardCommands:
         self.ctr_next, self.ctr_last = 1, 0   # the reserved block not used yet
         self.sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
         self.stations_sent: dict[str, list] = {}   # board -> station entries last published
+        # the boot (and install) each board was told the hub's (re)connection for (hub_online);
+        # a board whose boot the hub did not know then, or that has another since (it restarted
+        # while the hub was away: it refused it), is told again with the answer to its next
+        # message (owes_online)
+        self.online_named: dict[str, tuple[int, str] | None] = {}
         state.operator_hooks.append(self._operator_row)
 
     # ------------------------------------------------------ one command
@@ -167,18 +172,37 @@ class BoardCommands:
         self.stations_sent.pop(board, None)
 
     # ------------------------------------------------------ the hub, a board
-    def hub_online(self) -> list[Outgoing]:
-        """The hub's (re)connection, told to each board on its own command
-        topic, signed and numbered (the retained status on HUB_STATUS is
-        unsigned: boards no longer act on it, or anyone could start sync
-        storms).  A board sends what waits and syncs its clock."""
+    def hub_online(self, boards: list[str] | None = None) -> list[Outgoing]:
+        """The hub's (re)connection, told to each board (default: every
+        board with a key) on its own command topic, signed and numbered
+        (the retained status on HUB_STATUS is unsigned: boards no longer act
+        on it, or anyone could start sync storms).  A board sends what waits
+        and syncs its clock.  A board whose boot the hub has not heard yet
+        (a new round's log) would refuse it (a command names the boot it is
+        for): it is told once a message of its boot is taken (owes_online)."""
         out = []
-        for board in self.state.keys.boards():
+        if boards is None and self.ctr_next > self.ctr_last:
+            # counters reserved now, at the connection, not by the first command: a clock-sync
+            # reply must never wait for a log write (answered while a commit waits)
+            try:
+                with self.state.lock:
+                    self._reserve_ctr_block()
+            except LogWriteFailed:
+                return out       # no counters: the boards retry by themselves
+        for board in self.state.keys.boards() if boards is None else boards:
+            boot = self.online_named[board] = self.state.boots.get(board)
+            if boot is None:
+                continue
             try:
                 out.append(self.to_board(board, protocol.CMD, hub_protocol.hub_status(protocol.ONLINE), 1))
             except LogWriteFailed:
                 break            # no counters: the boards retry by themselves
         return out
+
+    def owes_online(self, board: str) -> bool:
+        """Whether the board was not told the hub's (re)connection for the
+        boot it is in now (its boot unknown then, or another since)."""
+        return board in self.online_named and self.online_named[board] != self.state.boots.get(board)
 
     def _operator_row(self, ev: dict) -> None:
         """An 'identify' action applied live (not at a replay, not an old

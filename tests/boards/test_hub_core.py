@@ -543,7 +543,9 @@ def test_every_command_names_the_boot_of_the_board_it_is_for(tmp_path):
     another: firmware/app.py): an ack and a clock-sync reply the boot of
     the message they answer; the others (the hub online, identify,
     stations) the latest the hub has taken of the board, read back from
-    its log after a restart; a board it has not heard names none."""
+    its log after a restart.  A board it has not heard would refuse the
+    hub online (a new round's log, its boot unknown): it is told with the
+    answer to its first message."""
     store = EventStore(tmp_path / "events.sqlite")
     svc = HubService(store, BoardKeys(keys=KEYS), competition(), FakeClock())
     sent: list = []
@@ -559,8 +561,9 @@ def test_every_command_names_the_boot_of_the_board_it_is_for(tmp_path):
         return [(m.get("bt"), m.get("bi")) for m in (parse_cmd(o) for o in out if o.topic == "tt/v1/b/b1/cmd")]
 
     try:
-        assert named(svc.hub_online()) == [(None, None)]               # never heard: no boot to name
-        assert named(send(P.status_online(7, "0.4.0", 1), P.STATUS, 7)) == [(7, "0a1b2c")]   # its stations
+        assert named(svc.hub_online()) == []                           # never heard: owed, not sent
+        # its birth's answer: the hub online owed, then its stations
+        assert named(send(P.status_online(7, "0.4.0", 1), P.STATUS, 7)) == [(7, "0a1b2c")] * 2
         assert named(send(P.sync_request(1, 5), P.SYNC, 7)) == [(7, "0a1b2c")]
         assert named(send(H.press(7, 1, 1, svc.clock.t), P.EVENT, 7)) == [(7, "0a1b2c")]     # the ack
         svc.act("identify", {"board": "b1"})

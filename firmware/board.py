@@ -385,10 +385,12 @@ class Board:
         s = self.sync
         if s.ready:
             # "at": the board's hub time then, its error, and the jump of the
-            # hub's clock it refused last: the round's time base as this board
-            # kept it, the hub's witness (docs/protocol.md)
-            j = s.g[1]
-            msg["at"] = [s.to_hub(t), s.error_bound()] if j is None else [s.to_hub(t), s.error_bound(), j]
+            # hub's clock it refused last with the generation of the base it
+            # keeps: the round's time base as this board kept it, the hub's
+            # witness (docs/protocol.md)
+            g = s.g
+            msg["at"] = ([s.to_hub(t), s.error_bound()] if g[1] is None
+                         else [s.to_hub(t), s.error_bound(), g[1], g[0]])
         return msg
 
     def sync_reply(self, msg, t):

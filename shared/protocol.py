@@ -117,11 +117,12 @@ def validate(msg):
         check_int(m, "t1")
         # a request's report: the counter of a hub command refused as a jump
         check_int(m, "hub_ctr", 0, optional=True)
-        # ... and its clock: [its hub time at t1, its error, a jump of the hub's it refused]
+        # ... and its clock: [its hub time at t1, its error(, a jump of the
+        # hub's it refused, the generation of the base it keeps)]
         a = m.get("at")
-        if a is not None and (not isinstance(a, list) or not 2 <= len(a) <= 3 or type(a[0]) is not int
-                              or type(a[1]) is not int or a[1] < 0 or len(a) == 3 and type(a[2]) is not int):
-            raise ProtocolError("'at' must be [hub time, error, jump]")
+        if a is not None and (not isinstance(a, list) or len(a) not in (2, 4) or a[1] < 0
+                              or any(type(x) is not int for x in a)):
+            raise ProtocolError("'at' must be [hub time, error] or [hub time, error, jump, generation]")
         if "t2" in m or "t3" in m:   # the hub's reply
             check_int(m, "t2")
             check_int(m, "t3")

@@ -67,10 +67,14 @@ class Timekeeper:
 
     def heard_sync(self, board: str, msg: dict, received_ms: int) -> None:
         """A board's clock-sync request: "at", when it has a clock: [its hub
-        time, its error, the jump of the hub's clock it refused (if it did)]."""
+        time, its error(, the jump of the hub's clock it refused, the
+        generation of its base)].  A jump refused on a generation this hub
+        has moved on from is of the old base: the board follows the new one
+        at its next reply, it does not refuse this hub's."""
         at = msg.get("at")
         if at is not None:
-            self.witness.heard(board, at[2] if len(at) > 2 else None, at[1], received_ms)
+            refused = len(at) == 4 and at[3] == self.state.clock.base.gen
+            self.witness.heard(board, at[2] if refused else None, at[1], received_ms)
 
     def tick(self) -> None:
         """The laptop's clocks compared since the last tick, the boards'

@@ -61,14 +61,17 @@ def with_defaults(fmt: Format, action: str, payload: dict) -> dict:
 
 class HubService(HubState):
     def __init__(self, store: EventStore, keys: BoardKeys, competition: Competition,
-                 clock: HubClock | None = None) -> None:
-        super().__init__(store, keys, competition, clock)
+                 clock: HubClock | None = None, secret: bytes | None = None) -> None:
+        """secret: the event folder's hub secret (hub_secret.py): this hub's
+        term proven to the boards, the terms they report checked."""
+        super().__init__(store, keys, competition, clock, secret)
         self.commands = BoardCommands(self)
         self.firmware = FirmwareUpdates(self, self.commands)     # updates under way (firmware_update.py)
         self.admission = Admission(self, self.commands)
         self.answers = Answers(self, self.admission, self.commands)
         self.actions = OperatorActions(self, self.commands)
-        self.alert_sources: list[Callable[[], list[str]]] = []   # more alerts (the MQTT adapter's self-probe)
+        # more alerts (the MQTT adapter's self-probe); first, the terms without a hub's proof
+        self.alert_sources: list[Callable[[], list[str]]] = [self.term_alerts]
         # why this process cannot know the boards' state now (a second console whose hub is not
         # running or cannot be reached); the first that says so counts
         self.blind_sources: list[Callable[[], str | None]] = []

@@ -20,7 +20,8 @@ from ..event.clock import HubClock
 from ..event.replica import last_desk_action, log_term
 from ..rules.timetext import fmt_clock
 from .options import LOG_FAILED
-from .common import hub_token, open_event, open_log
+from ..boards.hub_secret import TERMS, TermProofs
+from .common import hub_secret, hub_token, open_event, open_log
 
 
 def cmd_takeover(args) -> int:
@@ -33,6 +34,9 @@ def cmd_takeover(args) -> int:
     if not ev.db.exists():
         print(f"error: {ev.db} does not exist: this folder holds no copy of a primary's log (`tabletimer "
               "standby` makes one); to start an event here, `tabletimer run`", file=sys.stderr)
+        return 2
+    secret = hub_secret(ev.path, make=False)     # the primary's: the term's proof, which the boards check
+    if secret is None:
         return 2
     # whether the primary answers at all: with its token (the copied folder's), what its log holds;
     # without, its refusal of the request says it is alive as well
@@ -58,9 +62,17 @@ def cmd_takeover(args) -> int:
         desk = last_desk_action(rows)
         last = rows[-1]["id"] if rows else 0
         now = HubClock().now_ms()
-        term = 1 + log_term(rows)
+        proofs = TermProofs(secret, store.event_id)
+        # one above every term a hub proved in this log (a takeover's, one a board reported): a term
+        # nobody proved (a forged birth's 999) is no hub's, and is not counted
+        term = 1 + log_term(rows, proofs.proven)
+        tp = proofs.proof(term)
+        if tp is None:
+            print(f"error: term {term} is beyond the {TERMS} takeovers an event log's proofs hold: no board "
+                  "would take it. Nothing was changed.", file=sys.stderr)
+            return 2
         store.append("hub", "takeover", {"primary": args.primary, "copied_up_to": last, "who": args.who,
-                                         "primary_answered": bool(answers), "term": term}, now)
+                                         "primary_answered": bool(answers), "term": term, "hash": tp}, now)
     finally:
         store.close()
     print(f"takeover: this laptop is the hub now (term {term}: the boards refuse the old primary's "

@@ -16,7 +16,7 @@ here too: its last desk action, its hub's term."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 SOURCES = ("board", "operator", "hub")
 FOLDER_FILES = ("format.toml", "entrants.csv", "stations.csv")
@@ -87,12 +87,28 @@ def takeover_term(payload: dict) -> int:
     return term if type(term) is int else 2
 
 
-def log_term(rows: list[dict]) -> int:
+def log_term(rows: list[dict], proven: Callable[[int, Any], bool] | None = None) -> int:
     """The term of the hub on a log: 1, or the highest term a takeover in
     it records (hub_state's term once the rows are applied); a takeover
-    on the log is one more."""
-    return max([1] + [takeover_term(r["payload"]) for r in rows
-                      if r["source"] == "hub" and r["type"] == "takeover"])
+    on the log is one more.  proven(term, proof): whether a term has a
+    hub's proof (hub_secret.py); given, only proven terms count, and the
+    terms boards reported in their births too (a hub fenced by one carries
+    on above it: docs/operations.md, "A fence that was wrong")."""
+    if proven is None:
+        return max([1] + [takeover_term(r["payload"]) for r in rows
+                          if r["source"] == "hub" and r["type"] == "takeover"])
+    terms = [1]
+    for r in rows:
+        p = r["payload"]
+        if r["source"] == "hub" and r["type"] == "takeover":
+            term = takeover_term(p)
+        elif r["source"] == "board" and r["type"] == "status" and type(p.get("term")) is int:
+            term = p["term"]
+        else:
+            continue
+        if proven(term, p.get("hash")):
+            terms.append(term)
+    return max(terms)
 
 
 def last_desk_action(rows: list[dict]) -> dict | None:

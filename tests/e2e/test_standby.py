@@ -16,6 +16,7 @@ import sqlite3
 from brokers import free_port
 from hall import TT, Hub, act
 from rig import synced
+from tabletimer.hub.boards.hub_secret import ensure_secret
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.store import EventStore
@@ -45,6 +46,7 @@ def test_a_standby_copies_the_primarys_log_row_for_row_and_records_nothing_of_it
     (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n")
     (ev / "stations.csv").write_text("board,button,table,entrant\nS1,1,Table 1,1\nS1,2,Table 1,2\n")
     key = BoardKeys(ev / "board-keys.json").ensure("S1")
+    ensure_secret(ev)                              # as `tabletimer init` makes it
     copy = tmp_path / "standby"
     shutil.copytree(ev, copy)                      # the folder as the docs copy it, before the event
     web, port = free_port(), free_port()
@@ -126,6 +128,7 @@ def test_a_standby_copies_the_primarys_log_row_for_row_and_records_nothing_of_it
 
 def test_a_standby_refuses_a_log_of_another_event(tmp_path):
     ev = event_folder.init(tmp_path / "primary", "czjpa-individuals")
+    ensure_secret(ev)
     copy = tmp_path / "standby"
     shutil.copytree(ev, copy)
     other = EventStore(copy / "events.sqlite")        # a log of its own: another event id
@@ -150,6 +153,7 @@ def test_a_standby_started_again_goes_on_from_its_copy(tmp_path):
     checks that its copy's last row is the primary's and copies the rest,
     row for row, nothing twice."""
     ev = event_folder.init(tmp_path / "primary", "czjpa-individuals")
+    ensure_secret(ev)
     copy = tmp_path / "standby"
     shutil.copytree(ev, copy)
     web = free_port()

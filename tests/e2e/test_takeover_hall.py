@@ -50,6 +50,7 @@ from hall import TT, Hub, act, replay_json, stored_presses
 from rig import synced, within_stated_error
 from standings_check import compare_standings
 from tabletimer.hub.boards.broker import free_port
+from tabletimer.hub.boards.hub_secret import ensure_secret
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.store import EventStore
@@ -94,6 +95,7 @@ def make_event(tmp: Path) -> tuple[Path, Path, BoardKeys, str]:
         keys.ensure(b)
     assert not event_folder.load(ev).warnings
     token = RefereeBook(book_path(ev)).add("Anna")
+    ensure_secret(ev)                              # as `tabletimer init` makes it
     copy = tmp / "standby"
     shutil.copytree(ev, copy)
     return ev, copy, keys, token

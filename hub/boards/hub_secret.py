@@ -1,7 +1,8 @@
 """The event's hub secret (`hub-secret` in the event folder, 0600): what only
 the hub laptops hold -- the primary's folder and the standby's copy of it,
 never a board (a board's key is in its config.json, which anyone with a USB
-cable at a table can read).  What it proves (docs/protocol.md, "Hub terms"):
+cable at a table can read).  What it proves (docs/protocol.md, "Hub terms"
+and "The standby and its primary"):
 
 - `TermProofs`: a hub's term.  A hash chain per event log (its event id):
   seed = HMAC(secret, "terms" + event id), the proof of term t is the seed
@@ -11,6 +12,12 @@ cable at a table can read).  What it proves (docs/protocol.md, "Hub terms"):
   only with a proof that hashes down to it; a hub checks a term a board
   reports, and a takeover row, by making the proof itself.  Nobody without
   the secret can make the proof of a term no hub has used yet.
+- `HubAuth`: one hub laptop to the other over the console API.  A request
+  carries a fresh nonce and an HMAC of it (the standby, the hub that took
+  over: it holds the secret), and the answer an HMAC of its body and that
+  nonce (the primary: it holds the secret too, and an answer made for
+  another nonce, replayed, does not pass).  Neither sends the console's
+  token: an impostor at the primary's address learns nothing it could use.
 
 Pure but for the file (read_secret, ensure_secret).
 """
@@ -27,6 +34,9 @@ from .private_file import write_private
 SECRET_FILE = "hub-secret"
 TERMS = 64                        # the terms an event log's chain proves (1..TERMS: auth._TERMS)
 PROOF_BYTES = 16                  # a term's proof: each step down, SHA-256's first 16 bytes (auth.proves)
+NONCE_BYTES = 16
+HEADER = "X-TableTimer-Hub"       # a hub's request: "<nonce hex>:<mac hex>"
+PROOF_HEADER = "X-TableTimer-Proof"   # its answer's: "<mac hex>"
 
 
 class SecretError(ValueError):
@@ -99,3 +109,37 @@ class TermProofs:
         mine = self.proof(term) if type(term) is int else None
         return mine is not None and isinstance(proof, str) and hmac.compare_digest(mine, proof)
 
+
+class HubAuth:
+    """The hubs' proofs to each other on the console API (requests and
+    answers): HMACs under keys made from the secret, one per direction, so
+    that an answer can never pass for a request, nor the other way round."""
+
+    def __init__(self, secret: bytes) -> None:
+        self._asks = _mac(secret, b"hub request")
+        self._answers = _mac(secret, b"hub answer")
+
+    @staticmethod
+    def nonce() -> str:
+        return secrets.token_hex(NONCE_BYTES)
+
+    def request_header(self, method: str, target: str, nonce: str | None = None) -> tuple[str, str]:
+        """(nonce, the header's value) of a request (target: path and query)."""
+        nonce = nonce or self.nonce()
+        return nonce, f"{nonce}:{_mac(self._asks, method.encode(), target.encode(), nonce.encode()).hex()}"
+
+    def request_nonce(self, method: str, target: str, header: str) -> str | None:
+        """The nonce of a request whose header proves a hub made it (None:
+        it does not)."""
+        nonce, _, mac = header.partition(":")
+        if len(nonce) != 2 * NONCE_BYTES or not mac:
+            return None
+        want = _mac(self._asks, method.encode(), target.encode(), nonce.encode()).hex()
+        return nonce if hmac.compare_digest(want, mac) else None
+
+    def answer_proof(self, nonce: str, body: bytes) -> str:
+        """The proof header of an answer (its body) to the request of nonce."""
+        return _mac(self._answers, nonce.encode(), body).hex()
+
+    def answer_proven(self, nonce: str, body: bytes, proof: str | None) -> bool:
+        return isinstance(proof, str) and hmac.compare_digest(self.answer_proof(nonce, body), proof)

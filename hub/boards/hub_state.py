@@ -34,7 +34,7 @@ from ..event.row_checks import row_problem
 from ..event.store import EventStore
 from ..rules.durations import fmt_duration
 from ..rules.timetext import fmt_clock
-from .hub_secret import TermProofs
+from .hub_secret import HubAuth, TermProofs
 from .keys import BoardKeys
 from .registry import BoardRegistry
 from .replay import ReplayGuard
@@ -154,6 +154,8 @@ class HubState:
         # None where there is no secret (a remote console, a hall's pages process, a test): terms
         # are then not judged here (a takeover row counts as recorded, a board's term fences nothing)
         self.proofs = TermProofs(secret, self.event_id) if secret is not None and self.event_id else None
+        # and the hubs' proofs to each other on the console API (a standby, a hub that took over)
+        self.hub_auth = HubAuth(secret) if secret is not None else None
         # the hub's term: 1, and one more at each takeover recorded in the log (a standby that
         # carried on: cli/takeover.py) with its proof; every command carries it (and its proof),
         # and a board refuses a lower one

@@ -165,8 +165,7 @@ def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow
             print("error: the primary hub did not start (its lines above)", file=sys.stderr)
             return 2
         url.append(said.split("tabletimer console ", 1)[1].split()[0])
-        hubs["standby"] = standby = _Child("standby", [*tt, "standby", str(copy), "--primary", url[0],
-                                                       "--token-file", str(rnd / "console-token"), *kind,
+        hubs["standby"] = standby = _Child("standby", [*tt, "standby", str(copy), "--primary", url[0], *kind,
                                                        "--port", str(args.port), "--web-listen", "off"])
         if standby.wait_line(lambda ln: "(idle: the boards are the primary's)" in ln, 60) is None:
             print("error: the standby did not start (its lines above)", file=sys.stderr)

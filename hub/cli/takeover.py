@@ -13,15 +13,16 @@ it has seen a higher term (hub_state.fenced: it sends nothing)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-from ..console.client import HubClient, RemoteError, Unreachable
+from ..console.client import HubClient, NotTheHub, RemoteError, Unreachable
 from ..event.clock import HubClock
 from ..event.replica import last_desk_action, log_term
 from ..rules.timetext import fmt_clock
 from .options import LOG_FAILED
-from ..boards.hub_secret import TERMS, TermProofs
-from .common import hub_secret, hub_token, open_event, open_log
+from ..boards.hub_secret import TERMS, HubAuth, TermProofs
+from .common import hub_secret, open_event, open_log
 
 
 def cmd_takeover(args) -> int:
@@ -38,16 +39,15 @@ def cmd_takeover(args) -> int:
     secret = hub_secret(ev.path, make=False)     # the primary's: the term's proof, which the boards check
     if secret is None:
         return 2
-    # whether the primary answers at all: with its token (the copied folder's), what its log holds;
-    # without, its refusal of the request says it is alive as well
-    if args.token_file is None and (ev.path / "console-token").exists():
-        args.token_file = str(ev.path / "console-token")
-    token = (hub_token(args, "primary") or "") if args.token_file else ""
+    # whether the primary answers at all, and what its log holds: asked as the standby asks, with a
+    # hub's proof (no token sent), its answer taken only if it proves it is this event's hub
     try:
-        reply = HubClient(args.primary, token or "-").request("GET", "/rows?after=0")
+        reply = HubClient(args.primary, None, auth=HubAuth(secret)).request("GET", "/rows?after=0")
         answers = f"answers (its log up to row #{reply.get('last')})"
     except Unreachable:
         answers = None
+    except NotTheHub as e:
+        answers = f"answers, without proving it is this event's hub ({e})"
     except RemoteError as e:
         answers = f"answers, refusing: {e}"
     if answers and not args.force:
@@ -93,8 +93,9 @@ def add_parser(sub, serve_options, round_help: str) -> None:
                                         "primary's log (after `tabletimer standby`)")
     t.add_argument("dir", help="the standby's copy of the event folder")
     t.add_argument("--primary", required=True, metavar="URL", help="the primary's web server, as the standby had it")
-    t.add_argument("--token-file", metavar="PATH", default=None,
-                   help="the primary's console token (default: DIR/console-token, the copied folder's)")
+    # (the primary is asked with a hub's proof, DIR/hub-secret, never the console token; --token-file of
+    # older scripts is accepted and not used)
+    t.add_argument("--token-file", metavar="PATH", default=None, help=argparse.SUPPRESS)
     t.add_argument("--force", action="store_true",
                    help="take over even though the primary answers (it certainly cannot reach the boards)")
     t.add_argument("--who", default="operator", help="who takes over (in the log)")

@@ -17,7 +17,13 @@ Every request carries `Authorization: Bearer <token>`; the token is made
 once per event folder (`console-token`, readable by its owner only).  The
 hub prints that file's path, never the token (`WebServer.command()`): a
 remote console reads a copy of it (`tabletimer console URL --token-file
-PATH`).  Errors are JSON `{"error": "..."}` with 400 (bad request, an
+PATH`).  The other hub laptop (a standby, a hub that took over) sends no
+token: its GET requests carry `X-TableTimer-Hub: <nonce>:<HMAC>` under the
+event's hub secret (boards/hub_secret.py, HubAuth), and the answer to
+such a request carries `X-TableTimer-Proof`, the HMAC of its body and that
+nonce: each end proves it holds the secret, and an answer replayed for
+another request does not pass (docs/protocol.md, "The standby and its
+primary").  A hub request is taken for GET only (never /act).  Errors are JSON `{"error": "..."}` with 400 (bad request, an
 action the hub refuses), 401 (token), 404 (path), 503 (the hub's log
 cannot be written; too many connections).  Plain HTTP: for the hall's own
 network, like the boards' MQTT.
@@ -55,6 +61,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..boards.hub_secret import HEADER, PROOF_HEADER
 from ..boards.service import HubService
 from ..event import event_folder
 from ..event.log_health import LogWriteFailed
@@ -80,6 +87,18 @@ class ApiError(Exception):
 
 
 _ROW_ID = re.compile(r"[0-9]{1,18}")                      # ASCII digits only; an int64 at most
+
+
+def _header(scope: dict, name: bytes) -> str:
+    """A request header's value (its ASGI scope; "" when absent)."""
+    return next((v for k, v in scope.get("headers", ()) if k == name), b"").decode("latin-1")
+
+
+def _target(scope: dict) -> str:
+    """The request's path and query as sent (what a hub's proof covers)."""
+    path = scope.get("raw_path") or scope.get("path", "").encode()
+    query = scope.get("query_string", b"")
+    return (path + (b"?" + query if query else b"")).decode("latin-1")
 
 
 def token_path(folder: Path) -> Path:
@@ -145,11 +164,37 @@ class ConsoleApi:
             raise ApiError(401, "wrong or missing console token "
                                 f"(Authorization: Bearer <the event's {TOKEN_FILE}>)", close=True)
 
+    def check_request(self, scope: dict) -> str | None:
+        """A request's credentials (its ASGI scope, before its body): the
+        nonce of a hub's request (the other hub laptop: its answer is proven
+        with it), or None for the console's token; ApiError 401 (closing the
+        connection) when it has neither."""
+        header = _header(scope, HEADER.lower().encode())
+        if not header:
+            self.check_token(_header(scope, b"authorization"))
+            return None
+        auth = self.service.hub_auth
+        nonce = auth.request_nonce(scope.get("method", ""), _target(scope), header) if auth else None
+        if nonce is None:
+            raise ApiError(401, "this request's hub proof is not this hub's: the laptop that sent it holds "
+                                "another hub secret than this event folder's (copy this folder's hub-secret "
+                                "to it), or it is no hub of this event" if auth else
+                                "this hub has no hub secret: it takes no other hub's requests", close=True)
+        if scope.get("method") != "GET":
+            raise ApiError(401, "a hub's proof is taken for reading only: an action needs the console token",
+                           close=True)
+        return nonce
+
     def carries_token(self, scope: dict) -> bool:
         """Whether a request (its ASGI scope, before its body) carries the
-        console's token: the web server's reserve of connections is for it."""
-        given = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), b"")
-        return hmac.compare_digest(given, f"Bearer {self.token}".encode())
+        console's token, or a hub's proof: the web server's reserve of
+        connections is for it."""
+        given = _header(scope, b"authorization").encode("latin-1")
+        if hmac.compare_digest(given, f"Bearer {self.token}".encode()):
+            return True
+        header = _header(scope, HEADER.lower().encode())
+        auth = self.service.hub_auth
+        return bool(header and auth and auth.request_nonce(scope.get("method", ""), _target(scope), header))
 
     @staticmethod
     def row_id(after: str) -> int:
@@ -252,9 +297,12 @@ def _endpoint(api: ConsoleApi, handle: Handler) -> Callable[[Request], Awaitable
     the hub's log); errors as JSON."""
     async def endpoint(request: Request) -> Response:
         try:
-            api.check_token(request.headers.get("authorization", ""))
+            nonce = api.check_request(request.scope)
             body = await read_body(request, MAX_BODY)
-            return JsonAnswer(await run_in_threadpool(handle, api, request, body))
+            answer = JsonAnswer(await run_in_threadpool(handle, api, request, body))
+            if nonce is not None and api.service.hub_auth is not None:     # the other hub: proven
+                answer.headers[PROOF_HEADER] = api.service.hub_auth.answer_proof(nonce, bytes(answer.body))
+            return answer
         except BodyRefused as e:
             return error_response(400, str(e), e.close)
         except BodyDropped as e:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tabletimer.hub.boards import hub_protocol as H
-from tabletimer.hub.boards.hub_secret import TERMS, TermProofs, ensure_secret, read_secret
+from tabletimer.hub.boards.hub_secret import TERMS, HubAuth, TermProofs, ensure_secret, read_secret
 from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards.service import HubService
 from tabletimer.hub.event.competition import Competition
@@ -144,3 +144,20 @@ def test_a_hubs_schedule_carries_its_terms_proof_and_a_birth_with_a_garbled_one_
         H.check_board_message(dict(P.status_online(1, "0.3.0", 1, term=2), hash="AB" * 16, ctr=1, bt=1))
     svc.store.close()
 
+
+def test_hubs_prove_themselves_to_each_other_and_an_answer_is_bound_to_its_request():
+    a, b, other = HubAuth(SECRET), HubAuth(SECRET), HubAuth(bytes(32))
+    nonce, header = a.request_header("GET", "/rows?after=3")
+    assert b.request_nonce("GET", "/rows?after=3", header) == nonce
+    assert b.request_nonce("GET", "/rows?after=4", header) is None        # another request
+    assert b.request_nonce("POST", "/rows?after=3", header) is None
+    assert other.request_nonce("GET", "/rows?after=3", header) is None    # another event's (or no) secret
+    assert b.request_nonce("GET", "/rows?after=3", "junk") is None
+    proof = b.answer_proof(nonce, b'{"rows": []}')
+    assert a.answer_proven(nonce, b'{"rows": []}', proof)
+    assert not a.answer_proven(nonce, b'{"rows": [1]}', proof)              # altered
+    assert not a.answer_proven(a.nonce(), b'{"rows": []}', proof)          # replayed for another request
+    assert not a.answer_proven(nonce, b'{"rows": []}', None)
+    assert not other.answer_proven(nonce, b'{"rows": []}', other.answer_proof(a.nonce(), b""))
+    # an answer is never a request's proof (keys per direction)
+    assert b.request_nonce("GET", "/rows?after=3", f"{nonce}:{proof}") is None

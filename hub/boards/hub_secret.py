@@ -123,19 +123,24 @@ class HubAuth:
     def nonce() -> str:
         return secrets.token_hex(NONCE_BYTES)
 
-    def request_header(self, method: str, target: str, nonce: str | None = None) -> tuple[str, str]:
-        """(nonce, the header's value) of a request (target: path and query)."""
+    def request_header(self, method: str, target: str, body: bytes = b"",
+                       nonce: str | None = None) -> tuple[str, str]:
+        """(nonce, the header's value) of a request (target: path and
+        query; body: what it sends, if anything)."""
         nonce = nonce or self.nonce()
-        return nonce, f"{nonce}:{_mac(self._asks, method.encode(), target.encode(), nonce.encode()).hex()}"
+        return nonce, f"{nonce}:{self._request_mac(method, target, nonce, body)}"
 
-    def request_nonce(self, method: str, target: str, header: str) -> str | None:
+    def request_nonce(self, method: str, target: str, header: str, body: bytes = b"") -> str | None:
         """The nonce of a request whose header proves a hub made it (None:
         it does not)."""
         nonce, _, mac = header.partition(":")
         if len(nonce) != 2 * NONCE_BYTES or not mac:
             return None
-        want = _mac(self._asks, method.encode(), target.encode(), nonce.encode()).hex()
-        return nonce if hmac.compare_digest(want, mac) else None
+        return nonce if hmac.compare_digest(self._request_mac(method, target, nonce, body), mac) else None
+
+    def _request_mac(self, method: str, target: str, nonce: str, body: bytes) -> str:
+        return _mac(self._asks, method.encode(), target.encode(), nonce.encode(),
+                    hashlib.sha256(body).hexdigest().encode()).hex()
 
     def answer_proof(self, nonce: str, body: bytes) -> str:
         """The proof header of an answer (its body) to the request of nonce."""

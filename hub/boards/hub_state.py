@@ -19,6 +19,7 @@ the service's public methods.
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -137,6 +138,8 @@ class HubState:
         self.refusals: dict[str, Refused] = {}      # board -> the last command it refused as a jump
         self.activity: deque[str] = deque(maxlen=200)   # the consoles' event log
         self.listeners: list[Callable[[dict], None]] = []   # told every row applied
+        # the parts' own book-keeping of every row, once it is folded (before the listeners)
+        self.row_hooks: list[Callable[[dict], None]] = []
         self.reject_listeners: list[Callable[[str, str], None]] = []   # told (category, detail) of each rejected
         # the parts' own book-keeping of an operator's row (but a round's start), run as it is
         # applied, before it is folded
@@ -156,12 +159,16 @@ class HubState:
         self.proofs = TermProofs(secret, self.event_id) if secret is not None and self.event_id else None
         # and the hubs' proofs to each other on the console API (a standby, a hub that took over)
         self.hub_auth = HubAuth(secret) if secret is not None else None
+        # this process, told apart from another hub (a hub that took over and whose web server took
+        # the old primary's address would otherwise ask itself to stop: split_brain.py)
+        self.instance = secrets.token_hex(8)
         # the hub's term: 1, and one more at each takeover recorded in the log (a standby that
         # carried on: cli/takeover.py) with its proof; every command carries it (and its proof),
         # and a board refuses a lower one
         self.term = 1
-        # the highest proven term a board's birth said it has seen (or another hub showed: fence()),
-        # and who: above this hub's, another hub took over from this log's (fenced)
+        # the highest proven term a board's birth said it has seen (or the hub that took over showed:
+        # split_brain.py), and who, as the alert says it ("board T07 has seen"): above this hub's,
+        # another hub took over from this log's (fenced)
         self.seen_term: tuple[int, str] = (1, "")
         # terms above this hub's without a hub's proof, by who said them: alerts, never a fence
         self.unproven: dict[str, Unproven] = {}
@@ -174,7 +181,7 @@ class HubState:
         term, who = self.seen_term
         if term <= self.term:
             return None
-        return (f"{who} has seen hub term {term}, this hub's is {self.term}: another hub took over "
+        return (f"{who} hub term {term}, this hub's is {self.term}: another hub took over "
                 "from this log (tabletimer takeover). This hub sends nothing to the boards: stop it")
 
     def term_proof(self) -> str | None:
@@ -194,7 +201,7 @@ class HubState:
             return
         if self.proven(term, p.get("hash")):
             if term > self.seen_term[0]:
-                self.seen_term = (term, f"board {board}")
+                self.seen_term = (term, f"board {board} has seen")
         elif term > self.term:
             self.unproven[f"board {board}"] = Unproven(term, ev["id"], ev["received_ms"], board)
             self.activity.append(self.unproven_line(self.unproven[f"board {board}"]))
@@ -274,6 +281,8 @@ class HubState:
         self.competition.apply(ev)
         if ev["id"] in self.competition.flagged:
             self.activity.append(f"row #{ev['id']} cannot apply: {self.competition.flagged[ev['id']]}")
+        for fn in self.row_hooks:
+            fn(ev)
         for fn in self.listeners:
             fn(ev)
 

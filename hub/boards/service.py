@@ -32,6 +32,7 @@ from .hub_state import HubState, Outgoing
 from .keys import BoardKeys
 from .operator_actions import AlreadyRecorded, OperatorActions, RequestConflict, StaleDecision
 from .snapshot import Ranker, Snapshot, read as read_snapshot
+from .split_brain import SplitBrain
 from ..event.clock import HubClock
 from ..event.competition import Competition
 from ..event.row_checks import row_problem
@@ -70,6 +71,7 @@ class HubService(HubState):
         self.admission = Admission(self, self.commands)
         self.answers = Answers(self, self.admission, self.commands)
         self.actions = OperatorActions(self, self.commands)
+        self.split = SplitBrain(self)      # two hubs at once: found, flagged, healed (split_brain.py)
         # more alerts (the MQTT adapter's self-probe); first, the terms without a hub's proof
         self.alert_sources: list[Callable[[], list[str]]] = [self.term_alerts]
         # why this process cannot know the boards' state now (a second console whose hub is not
@@ -219,7 +221,7 @@ class HubService(HubState):
         """What needs the head referee's attention, besides waiting calls
         (and, while a hall check runs, what it still waits for)."""
         fenced = [f"FENCED: {self.fenced}"] if self.fenced else []
-        return fenced + self._hall_check_lines() + hub_alerts(
+        return fenced + self.split.alerts() + self._hall_check_lines() + hub_alerts(
             self.competition, self.registry, self.network_alerts(), write_failure=self.write_failure,
             rejected=self.rejected, sync_limit_ms=sync_limit_ms)
 

@@ -93,7 +93,7 @@ class HubClient:
         if self.auth is not None:
             parts = urlsplit(self.url + path)
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            nonce, headers[HEADER] = self.auth.request_header(method, target)
+            nonce, headers[HEADER] = self.auth.request_header(method, target, data or b"")
         else:
             headers["Authorization"] = f"Bearer {self.token}"
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)

@@ -157,6 +157,7 @@ class HubState:
         # None where there is no secret (a remote console, a hall's pages process, a test): terms
         # are then not judged here (a takeover row counts as recorded, a board's term fences nothing)
         self.proofs = TermProofs(secret, self.event_id) if secret is not None and self.event_id else None
+        self._secret = secret                     # (the chains of the event's other rounds: _board_term)
         # and the hubs' proofs to each other on the console API (a standby, a hub that took over)
         self.hub_auth = HubAuth(secret) if secret is not None else None
         # this process, told apart from another hub (a hub that took over and whose web server took
@@ -202,6 +203,9 @@ class HubState:
         if self.proven(term, p.get("hash")):
             if term > self.seen_term[0]:
                 self.seen_term = (term, f"board {board} has seen")
+        elif self._secret is not None and any(TermProofs(self._secret, eid).proven(term, p.get("hash"))
+                                              for eid in self.other_rounds):
+            pass          # a term of the event's round before (its log's own chain): not this round's, no alert
         elif term > self.term:
             self.unproven[f"board {board}"] = Unproven(term, ev["id"], ev["received_ms"], board)
             self.activity.append(self.unproven_line(self.unproven[f"board {board}"]))

@@ -114,6 +114,17 @@ def test_a_board_reporting_a_proven_higher_term_fences_the_hub_as_before(tmp_pat
     blind.store.close()
 
 
+def test_a_term_of_the_events_other_round_is_neither_a_fence_nor_an_alert(tmp_path):
+    """A board that heard a takeover in the round before (its log's own
+    chain) says so in its birth to the next round's hub before it has that
+    round's schedule: that round's term, not this one's."""
+    svc = service(tmp_path / "events.sqlite")
+    svc.other_rounds = {613920551: tmp_path / "round-1.sqlite"}
+    birth(svc, "T07", 1, term=2, hash=TermProofs(SECRET, 613920551).proof(2))
+    assert svc.fenced is None and not [a for a in svc.alerts() if "hub term" in a]
+    svc.store.close()
+
+
 def test_a_takeover_row_without_its_proof_is_not_this_hubs_term(tmp_path):
     store = EventStore(tmp_path / "events.sqlite")
     proofs = TermProofs(SECRET, store.event_id)

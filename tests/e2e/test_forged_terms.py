@@ -61,7 +61,7 @@ def publish_retained(port: int, key: str, payload: bytes) -> None:
 
 def run_briefly(ev, port: int, *extra: str, cmd: str = "run") -> subprocess.CompletedProcess:
     return subprocess.run([TT, cmd, str(ev), "--broker-kind", "embedded", "--port", str(port), "--web-listen",
-                           "off", "--hall-pages", "off", "--duration", "3", *extra],
+                           "off", "--hall-pages", "off", "--duration", "2", *extra],
                           capture_output=True, text=True, timeout=90)
 
 

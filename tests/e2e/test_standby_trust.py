@@ -75,7 +75,7 @@ class Impostor:
 def standby(copy, ev, url: str, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([TT, "standby", str(copy), "--primary", url, "--token-file", str(ev / "console-token"),
                            "--broker-kind", "embedded", "--port", str(free_port()), "--web-listen", "off",
-                           "--duration", "3", *extra], capture_output=True, text=True, timeout=60)
+                           "--duration", "1", *extra], capture_output=True, text=True, timeout=60)
 
 
 def test_an_impostor_at_the_primarys_address_gets_no_token_and_has_no_row_copied(tmp_path):

@@ -58,6 +58,7 @@ import re
 import secrets
 import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs
@@ -78,6 +79,7 @@ TOKEN_FILE = "console-token"
 MAX_ROWS = 5000
 MAX_WAIT_S = 2.0          # a long poll's longest wait (the clients' timeout is 3 s)
 MAX_BODY = 64 * 1024
+NONCES_KEPT = 200_000     # the other hub's request nonces remembered (a standby asks about once a second)
 FOLDER_FILES = ("format.toml", "entrants.csv", "stations.csv")
 API_PATHS = "GET /event, GET /rows?after=N[&wait=S], POST /act, POST /hub/fence"
 log = logging.getLogger(__name__)
@@ -158,6 +160,11 @@ class ConsoleApi:
         # the thread that stored them): what a long poll of /rows waits on
         self._stored = 0
         self._new = threading.Condition()
+        # the nonces of the other hub's requests taken (the last NONCES_KEPT): one sent again (a request
+        # read off the network and replayed) is refused, and does not pass for the standby heard
+        self._nonces: set[str] = set()
+        self._nonce_order: deque[str] = deque()
+        self._nonce_lock = threading.Lock()
         service.listeners.append(self._on_stored)
 
     def _on_stored(self, row: dict) -> None:
@@ -196,6 +203,14 @@ class ConsoleApi:
             raise ApiError(401, "this request's hub proof is not this hub's: the laptop that sent it holds "
                                 "another hub secret than this event folder's (copy this folder's hub-secret "
                                 "to it), or it is no hub of this event", close=True)
+        with self._nonce_lock:
+            if nonce in self._nonces:
+                raise ApiError(401, "this hub's request was taken once already (a request sent again: replayed?)",
+                               close=True)
+            self._nonces.add(nonce)
+            self._nonce_order.append(nonce)
+            if len(self._nonce_order) > NONCES_KEPT:
+                self._nonces.discard(self._nonce_order.popleft())
         return nonce
 
     def carries_token(self, scope: dict) -> bool:

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from brokers import free_port
 from hall import TT, Hub, act
@@ -125,3 +126,57 @@ def test_the_real_primary_is_followed_and_a_copy_without_its_secret_is_told_what
         assert "refused this laptop's hub proof" in other.stderr and "copy this folder's hub-secret" in other.stderr
     finally:
         hub.stop()
+
+
+def test_the_hub_api_takes_a_hubs_proof_once_for_reading_and_fencing_only(tmp_path):
+    """At the primary's web server (real, on a free port): a hub's request
+    is answered with its proof; the same request sent again (read off the
+    network, replayed) is refused; a hub's proof is no credential for
+    /act, nor the console token for /hub/fence; a fence whose body was
+    changed on the way is refused."""
+    import urllib.error
+    import urllib.request
+
+    from tabletimer.hub.boards.hub_secret import HubAuth
+    from tabletimer.hub.boards.keys import BoardKeys
+    from tabletimer.hub.boards.service import HubService
+    from tabletimer.hub.event.competition import Competition
+    from tabletimer.hub.web.server import start_hub_web
+
+    ev, _ = _event(tmp_path)
+    loaded = event_folder.load(ev)
+    secret, _ = ensure_secret(ev)
+    svc = HubService(EventStore(loaded.db), BoardKeys(loaded.keys_file),
+                     Competition(loaded.format, loaded.entrants, loaded.stations), secret=secret)
+    srv = start_hub_web(svc, folder_event(ev), console_token(ev), "127.0.0.1", 0)
+    auth = HubAuth(secret)
+
+    def ask(method: str, path: str, headers: dict, data: bytes | None = None) -> tuple[int, bytes, Any]:
+        req = urllib.request.Request(srv.url() + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, r.read(), r.headers
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), e.headers
+    try:
+        nonce, header = auth.request_header("GET", "/rows?after=0")
+        status, body, headers = ask("GET", "/rows?after=0", {"X-TableTimer-Hub": header})
+        assert status == 200 and auth.answer_proven(nonce, body, headers.get("X-TableTimer-Proof"))
+        status, body, _ = ask("GET", "/rows?after=0", {"X-TableTimer-Hub": header})
+        assert status == 401 and b"taken once already" in body
+        data = json.dumps({"action": "dns", "payload": {"entrant": "1"}}).encode()
+        _, header = auth.request_header("POST", "/act", data)
+        status, body, _ = ask("POST", "/act", {"X-TableTimer-Hub": header, "Content-Type": "application/json"}, data)
+        assert status == 401 and b"reading only" in body
+        fence = json.dumps({"term": 2, "hash": svc.proofs.proof(2), "after": 0, "by": "x"}).encode()
+        status, body, _ = ask("POST", "/hub/fence", {"Authorization": f"Bearer {srv.token}",
+                                                     "Content-Type": "application/json"}, fence)
+        assert status == 401 and b"only another hub" in body
+        _, header = auth.request_header("POST", "/hub/fence", fence.replace(b'"after": 0', b'"after": 1'))
+        status, body, _ = ask("POST", "/hub/fence", {"X-TableTimer-Hub": header,
+                                                     "Content-Type": "application/json"}, fence)
+        assert status == 401 and b"not this hub's" in body
+        assert svc.fenced is None and [r["type"] for r in svc.store.events()] == []   # nothing of it recorded
+    finally:
+        srv.stop()
+        svc.store.close()

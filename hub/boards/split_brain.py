@@ -2,12 +2,13 @@
 the primary was alive, cut off from it only), found and healed.  Part of
 the hub's service (service.py); what it knows is in the log, as hub rows:
 
-- `standby_lost` {"since", "term"}: the primary's standby (a laptop that
+- `standby_lost` {"since", "term", "copied"}: the primary's standby (a laptop that
   proved it holds the hub secret and follows it: console_api.py tells
   `heard_standby`) has not been heard for STANDBY_SILENT_MS.  Every desk
   action recorded from then on is flagged: if the standby took over, it is
-  not in its log.  `standby_back` {"term"} when it is heard again (it copies
-  them).  Written by the hub at its tick (`check`).
+  not in its log (nor any after "copied", the last row it asked after).
+  `standby_back` {"term"} when it is heard again (it copies them).  Written
+  by the hub at its tick (`check`).
 - `fenced` {"term", "hash", "by", "after"}: the hub that took over showed
   this one its proven term (the console API's POST /hub/fence): this hub
   stops (hub_state.fenced), and its desk actions after `after` (the row
@@ -46,6 +47,7 @@ class SplitBrain:
     def __init__(self, state: HubState) -> None:
         self.state = state
         self.heard: int | None = None          # hub ms the standby last asked (None: not this run)
+        self.copied = 0                        # the last row it has (it asked for the rows after it)
         self.lost: dict | None = None          # the open standby_lost row of this hub's term
         self.unseen: list[dict] = []           # desk actions recorded while it was open
         self.desk: list[dict] = []             # every desk action, in log order (a fence lists some)
@@ -91,19 +93,30 @@ class SplitBrain:
         with self.state.lock:
             return list(self.split_log)
 
-    def after_fence(self) -> list[dict]:
-        """The desk actions this hub recorded after the row the takeover that
-        fenced it copied up to (none before a fence)."""
+    def fence_point(self) -> tuple[int, str] | None:
+        """Where the log of the hub that fenced this one may end: the row the
+        takeover's copy ended at (a fenced row says), else, fenced by a
+        board's birth, the last row the lost standby had asked after; with
+        how that is known.  None: not fenced, or not known."""
         f = self.fenced_row
-        after = f["payload"].get("after") if f is not None else None
-        if type(after) is not int:
-            return []
-        return [r for r in self.desk if r["id"] > after]
+        if f is not None and type(f["payload"].get("after")) is int:
+            return f["payload"]["after"], "where the takeover's copy ended"
+        if self.state.fenced and self.lost is not None and type(self.lost["payload"].get("copied")) is int:
+            return self.lost["payload"]["copied"], "the last row the standby had when it was lost"
+        return None
+
+    def after_fence(self) -> list[dict]:
+        """The desk actions this hub recorded after its fence point (none
+        before a fence)."""
+        point = self.fence_point()
+        return [] if point is None else [r for r in self.desk if r["id"] > point[0]]
 
     # ------------------------------------------------------ the primary's standby
-    def heard_standby(self) -> None:
-        """The standby asked for rows, proving it holds the hub secret."""
+    def heard_standby(self, after: int) -> None:
+        """The standby asked for the rows after `after`, proving it holds
+        the hub secret."""
         self.heard = self.state.clock.now_ms()
+        self.copied = max(self.copied, after)
 
     def check(self) -> None:
         """At the hub's tick: a standby that followed this hub and is not
@@ -113,7 +126,7 @@ class SplitBrain:
             return
         silent = st.clock.now_ms() - self.heard > STANDBY_SILENT_MS
         if silent and self.lost is None:
-            self._write("standby_lost", {"since": self.heard, "term": st.term})
+            self._write("standby_lost", {"since": self.heard, "term": st.term, "copied": self.copied})
         elif not silent and self.lost is not None:
             self._write("standby_back", {"term": st.term, "lost": self.lost["id"]})
 
@@ -162,15 +175,20 @@ class SplitBrain:
     def fenced_lines(self) -> list[str]:
         """What a fenced hub says as it stops: its desk actions the event's
         log lacks."""
-        f, actions = self.fenced_row, self.after_fence()
-        if f is None:
+        point, actions = self.fence_point(), self.after_fence()
+        if point is None:
             return []
         if not actions:
-            return [f"this hub recorded no desk action after row #{f['payload'].get('after')}, where the takeover's "
-                    "copy ended: the hub that took over has them all"]
-        return [f"{len(actions)} desk action(s) recorded here after row #{f['payload'].get('after')}, where the "
-                f"takeover's copy ended, are not in the event's log: {_listed(actions)}. The hub that took over "
-                "has them (it asked for them): redo them there in one step, `tabletimer redo` on its folder"]
+            return [f"this hub recorded no desk action after row #{point[0]}, {point[1]}: the hub that took "
+                    "over has them all"]
+        if self.fenced_row is not None:
+            how = ("The hub that took over has them (it asked for them): redo them there in one step, "
+                   "`tabletimer redo` on its folder")
+        else:
+            how = (f"Redo them at the hub that took over in one step: `tabletimer redo ITS-DIR --from "
+                   f"{self.state.store.path}` (a copy of this log)")
+        return [f"{len(actions)} desk action(s) recorded here after row #{point[0]}, {point[1]}, are not in "
+                f"the event's log: {_listed(actions)}. {how}"]
 
     # ------------------------------------------------------ the hub that took over
     def store_split(self, primary: str, term: Any, after: int, actions: Any) -> dict | None:
@@ -208,8 +226,7 @@ class SplitBrain:
             out.append(f"STANDBY NOT HEARD since {since} (log row #{self.lost['id']}){named}. If it took over "
                        "(--auto-after), they are not in its log: once the laptops see each other again this hub "
                        "stops and the new one gets them to redo (docs/operations.md, 'Two hubs at once')")
-        if self.fenced_row is not None:
-            out += [f"FENCED: {line}" for line in self.fenced_lines()]
+        out += [f"FENCED: {line}" for line in self.fenced_lines()]
         for row in self.splits.values():
             p = row["payload"]
             acts = [a for a in p["actions"] if isinstance(a, dict)]

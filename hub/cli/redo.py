@@ -8,16 +8,23 @@ per action (run again, nothing is recorded twice).  A decision on a call or
 count that was decided here since the split is refused as a conflict (the
 desk resolves it: a CONFLICT line), never a silent replacement: the `seen`
 the old desk sent is kept when it names a row both logs share (at or
-before the takeover's copy), and is 0 ("nothing decided") otherwise."""
+before the takeover's copy), and is 0 ("nothing decided") otherwise.
+
+`--from OLD`: the old primary's actions read from a copy of its log (its
+event folder or events.sqlite, brought over on a USB stick), for an old
+primary that stopped before this hub could ask it (a board told it of this
+hub first): its desk actions after the row this hub's takeover copied up
+to, kept as a split row, then redone as above."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ..boards.service import StaleDecision
 from ..event.actions import META
 from ..event.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
-from ..event.replica import desk_action_text
+from ..event.replica import desk_action_text, log_term, split_action_problem
 from ..event.store import EventStore
 from .common import open_event, service_for
 from .options import LOG_FAILED
@@ -47,6 +54,8 @@ def cmd_redo(args) -> int:
             svc = service_for(ev, keys, store)
             if svc.store is not store:     # a standby's copy: it records nothing
                 svc.store.refuse()
+            if args.source is not None:
+                _from_log(svc, Path(args.source))
             return _redo(svc)
         finally:
             store.close()
@@ -63,6 +72,35 @@ def cmd_redo(args) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def _from_log(svc, path: Path) -> None:
+    """The old primary's desk actions after this hub's takeover, read from a
+    copy of its log, kept as a split row (ValueError: not that log)."""
+    takeover = svc.split.takeover
+    if takeover is None or type(takeover["payload"].get("copied_up_to")) is not int:
+        raise ValueError("this log's hub took over from no primary (no takeover of its term): --from is for "
+                         "the hub that took over")
+    after = takeover["payload"]["copied_up_to"]
+    log = path / "events.sqlite" if path.is_dir() else path
+    if not log.is_file():
+        raise ValueError(f"{log} does not exist: give the old primary's event folder or its events.sqlite")
+    old = EventStore(log)
+    try:
+        event_id, rows = old.event_id, old.events()
+    finally:
+        old.close()
+    if event_id != svc.store.event_id:
+        raise ValueError(f"{log} is another event's log (event id {event_id}, this one's {svc.store.event_id})")
+    mine = {r["id"]: r for r in svc.store.events() if r["id"] <= after}
+    theirs = {r["id"]: r for r in rows if r["id"] <= after}
+    if theirs != mine:
+        raise ValueError(f"{log} is not the log this hub took over from: its rows up to #{after}, where the "
+                         "takeover's copy ended, are not this log's")
+    actions = [r for r in rows if r["id"] > after and r["source"] == "operator"
+               and split_action_problem(r, after) is None]
+    svc.split.store_split(f"{log} (a copy of the old primary's log)", log_term(rows, svc.proven), after, actions)
+    svc.catch_up()
 
 
 def _redo(svc) -> int:
@@ -111,5 +149,8 @@ def add_parser(sub, round_help: str) -> None:
     r = sub.add_parser("redo", help="record here, in one step, the desk actions an old primary recorded while "
                                     "this hub had taken over (its SPLIT alert)")
     r.add_argument("dir", help="the event folder of the hub that took over")
+    r.add_argument("--from", dest="source", metavar="OLD",
+                   help="read the old primary's desk actions from a copy of its log (its event folder or "
+                        "events.sqlite): an old primary that stopped before this hub could ask it")
     r.add_argument("--round", help=round_help)
     r.set_defaults(func=cmd_redo)

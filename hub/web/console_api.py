@@ -352,8 +352,9 @@ def _endpoint(api: ConsoleApi, handle: Handler, hubs: str = "read") -> Callable[
                                close=True)
             body = await read_body(request, MAX_BODY)
             nonce = api.check_hub(request.scope, body) if hub else None
-            if nonce is not None and request.url.path == "/rows":
-                api.service.split.heard_standby()          # the standby follows: split_brain.py
+            if nonce is not None and request.url.path == "/rows":          # the standby follows
+                after = parse_qs(request.scope.get("query_string", b"").decode("latin-1")).get("after", ["0"])[-1]
+                api.service.split.heard_standby(api.row_id(after))       # (split_brain.py)
             answer = JsonAnswer(await run_in_threadpool(handle, api, request, body))
             if nonce is not None and api.service.hub_auth is not None:     # the other hub: proven
                 answer.headers[PROOF_HEADER] = api.service.hub_auth.answer_proof(nonce, bytes(answer.body))

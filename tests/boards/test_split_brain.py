@@ -22,6 +22,7 @@ from tabletimer.hub.cli import main as cli
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.event.store import EventStore
+from tabletimer.shared import protocol as P
 
 T0 = 1_796_000_000_000
 
@@ -76,7 +77,7 @@ def test_a_primary_that_loses_its_standby_flags_the_desks_actions_until_it_is_he
     clock = primary.clock
     primary.split.check()
     assert not [r for r in primary.store.events() if r["type"] == "standby_lost"]    # no standby yet: none lost
-    primary.split.heard_standby()
+    primary.split.heard_standby(2)                        # it asks for the rows after #2: it has them
     clock.t += STANDBY_SILENT_MS - 1
     primary.split.check()
     assert primary.split.unseen_warning() is None
@@ -92,10 +93,40 @@ def test_a_primary_that_loses_its_standby_flags_the_desks_actions_until_it_is_he
     again = hub(primary.store.path.parent)
     assert [a for a in again.alerts() if a.startswith("STANDBY NOT HEARD") and f"#{row['id']} confirm" in a]
     again.store.close()
-    primary.split.heard_standby()                         # it asks again: it copies what it missed
+    primary.split.heard_standby(2)                        # it asks again: it copies what it missed
     primary.split.check()
     assert [r["type"] for r in primary.store.events()][-1] == "standby_back"
     assert primary.split.unseen_warning() is None and not [a for a in primary.alerts() if "STANDBY NOT" in a]
+
+
+def test_a_hub_a_board_fences_while_its_standby_is_lost_lists_the_desk_actions_the_standby_lacks(split, capsys):
+    """Fenced by a board's birth (the board heard the hub that took over)
+    before that hub could tell it: it lists its desk actions after the last
+    row its lost standby had, and the hub that took over redoes them from a
+    copy of its log (`tabletimer redo --from`)."""
+    primary, new, after, pid = split
+    primary.split.heard_standby(after)
+    primary.clock.t += STANDBY_SILENT_MS + 1
+    primary.split.check()
+    decided = primary.act("confirm", {"press_id": pid, "missing_found": 3, "seen": 0}, who="Anna")
+    primary.store.append("board", "status", dict(P.status_online(2, "0.3.0", 1, term=2), hash=primary.proofs.proof(2),
+                                                 ctr=1, bt=2), primary.clock.t, board="D1")
+    primary.catch_up()
+    assert primary.fenced and primary.fenced.startswith("board D1 has seen hub term 2")
+    (line,) = primary.split.fenced_lines()
+    assert f"after row #{after}, the last row the standby had when it was lost" in line, line
+    assert f"#{decided['id']} confirm" in line and f"tabletimer redo ITS-DIR --from {primary.store.path}" in line
+    assert cli.main(["redo", str(new), "--from", str(primary.store.path)]) == 0
+    assert f"#{decided['id']} confirm" in capsys.readouterr().out
+    took = hub(new)
+    (confirm,) = [r for r in took.store.events() if r["type"] == "confirm"]
+    assert confirm["payload"]["missing_found"] == 3
+    took.store.close()
+    # another event's log, or a log this hub did not take over from: refused, nothing recorded
+    other = EventStore(new.parent / "other.sqlite")
+    other.close()
+    assert cli.main(["redo", str(new), "--from", str(new.parent / "other.sqlite")]) == 2
+    assert "another event's log" in capsys.readouterr().err
 
 
 def test_a_hub_shown_a_proven_higher_term_fences_itself_and_lists_its_desk_actions_since_the_copy(split):

@@ -29,7 +29,7 @@ from micropython import const
 
 import protocol
 import signals
-from auth import AuthError, Signer
+from auth import AuthError, Signer, proves
 from board import Board
 from journal import Journal, write_atomic
 from localclock import LocalClock
@@ -111,8 +111,10 @@ class App:
         # jump that the next sync request reports (0: none)] -- one name
         # ... and the highest hub term it has seen (a standby that took over: a higher one; kept
         # across reboots in the schedule it came with): a command of a lower term is an old
-        # primary's, refused
-        self.hub_ctr = [0, None, 0, (self.board.sched or {}).get("term", 1)]
+        # primary's, refused; and that term's proof (hex), which a higher term's must hash down
+        # to (auth.proves: only a hub can make it)
+        sc = self.board.sched or {}
+        self.hub_ctr = [0, None, 0, sc.get("term", 1), sc.get("hash")]
         bid = cfg["board"]
         self.topic = protocol.board_topic(bid, "")   # + protocol.STATUS etc.: the board's topics
         b = cfg["broker"]
@@ -175,9 +177,12 @@ class App:
     # -- MQTT callbacks ------------------------------------------------
     async def on_connect(self):
         gc.collect()
+        h = self.hub_ctr
         msg = protocol.status_online(self.board.boot, _FW_VERSION, self.board.stations,
                                      mem=gc.mem_free(), up=self.clock.now() // 1000,
-                                     rssi=self.hw.rssi(), fault=self.fault, term=self.hub_ctr[3])
+                                     rssi=self.hw.rssi(), fault=self.fault, term=h[3])
+        if h[3] > 1 and h[4]:
+            msg["hash"] = h[4]        # the term's proof: the hubs check it (only a hub can make it)
         try:                  # for the hall check: the flash free, and the journal's entries
             s = os.statvfs(self.hw.root)
             n = 0
@@ -203,19 +208,29 @@ class App:
                 # base (docs/protocol.md, "Authenticity and replay protection")
                 raise AuthError("for boot %s of %s, this is %d of %s" % (msg.get("bt"), msg.get("bi"), b.boot, b.bi))
             h = self.hub_ctr
-            t = msg.get("term", 1)
+            t, p = msg.get("term", 1), msg.get("hash")
             if msg["type"] == protocol.T_SCHED and msg.get("ev") != (self.board.sched or {}).get("ev"):
-                h[3] = t                  # another event's hub (a board reused): its terms, not the last event's
+                h[3], h[4] = t, p         # another event's hub (a board reused): its terms, not the last event's
             if t < h[3]:
                 raise AuthError("an old hub's (term %d, not %d)" % (t, h[3]))
-            if t > h[3]:                  # a hub that took over: its counters afresh,
-                h[0], h[1], h[3] = 0, None, t
+            if t > h[3]:                  # a hub that took over, if it proves it (a key
+                if not proves(p, t - h[3], h[4]):   # holder cannot): its counters afresh,
+                    raise AuthError("term %d without a hub's proof" % t)
+                h[0], h[1] = 0, None
                 # and every entry still in flash goes to it again: the old
                 # hub acknowledged some perhaps after its last row reached
                 # the one taking over (the new hub stores each once)
                 self.gone = []
                 self.board.backlog = (0, 0)
                 self.kick.set()
+            if t > h[3] or p and not h[4]:
+                # the term and its proof (the first a term-1 hub gives: its
+                # schedule's), kept across reboots in the saved schedule
+                h[3], h[4] = t, p
+                sc = self.board.sched
+                if sc is not None:
+                    sc["term"], sc["hash"] = t, p
+                    self.save_state()
             if msg["type"] != protocol.T_SCHED:   # schedules are ordered by id
                 ctr = msg.get("ctr")
                 if ctr is None or ctr <= h[0]:

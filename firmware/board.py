@@ -350,7 +350,8 @@ class Board:
                 t += rot[1]
         signals.sort()
         self.sched = {"id": msg["id"], "ev": msg.get("ev"), "start": msg["start"], "end": msg["end"],
-                      "signals": signals, "calls": msg.get("calls"), "term": msg.get("term", 1)}
+                      "signals": signals, "calls": msg.get("calls"), "term": msg.get("term", 1),
+                      "hash": msg.get("hash")}
         calls = msg.get("calls")
         for s in self.st:                 # more puzzles than thought: run again
             if s.done and s.confirmed < (calls[s.number - 1] if calls and s.number <= len(calls) else 1):

@@ -7,13 +7,14 @@ import json
 import os
 
 
-def write_atomic(path, obj):
-    # obj as JSON, written straight to the file (json.dump writes it in
+def write_atomic(path, msg):
+    # msg (an object: the name is one the firmware has already, a qstr the
+    # less) as JSON, written straight to the file (json.dump writes it in
     # pieces: no string of it all on the board's heap, where one of a few
     # hundred bytes in one piece is what fails first when it fragments)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(obj, f)
+        json.dump(msg, f)
     os.rename(tmp, path)
 
 

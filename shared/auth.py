@@ -18,6 +18,8 @@ except ImportError:   # CPython
 
 _KEY_BYTES = const(32)
 _MAC_HEX = const(64)
+_PROOF = const(16)     # a hub term's proof: bytes (32 hex digits on the wire)
+_TERMS = const(64)     # the hub terms an event's chain of proofs holds (hub_secret.TERMS)
 
 
 class AuthError(ValueError):
@@ -94,3 +96,24 @@ def parse_key(text):
     if len(key) != _KEY_BYTES:
         raise AuthError("key must be %d bytes (%d hex digits)" % (_KEY_BYTES, 2 * _KEY_BYTES))
     return key
+
+
+
+def proves(a, steps, b):
+    """Whether a (hex) is the proof of the hub term `steps` (1.._TERMS)
+    above the term whose proof b (hex) is: hashed `steps` times (each time
+    the first 16 bytes of SHA-256), a is b.  The hubs make the chain from
+    their secret (hub/boards/hub_secret.py): nobody without it can make a
+    term's proof before a hub has used it (docs/protocol.md, "Hub terms")."""
+    if not 0 < steps <= _TERMS:
+        return False
+    try:
+        a = binascii.unhexlify(a)
+        b = binascii.unhexlify(b)
+    except (ValueError, TypeError):
+        return False
+    if len(a) != _PROOF:
+        return False
+    for _ in range(steps):
+        a = hashlib.sha256(a).digest()[:_PROOF]
+    return equal(a, b)

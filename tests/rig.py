@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tabletimer.hub.event.competition import Competition
 from tabletimer.hub.rules.formats import load_format
+from tabletimer.hub.boards.hub_secret import ensure_secret
 from tabletimer.hub.boards.keys import BoardKeys
 from tabletimer.hub.boards.mqtt_adapter import HubMqtt
 from tabletimer.hub.boards.service import HubService
@@ -22,6 +23,7 @@ class Rig:
         self.tmp = tmp
         self.broker = broker
         self.keys = BoardKeys(tmp / "board-keys.json")
+        self.secret = ensure_secret(tmp)[0]       # the hub secret: its terms proven to the boards
         self.db = tmp / "events.sqlite"
         self.boards: list[SimBoard] = []
         self.service: HubService | None = None
@@ -36,7 +38,8 @@ class Rig:
         clock: the hub's clock (default a HubClock: this machine's); mqtt:
         more arguments of HubMqtt (the self-probe's timings)."""
         self.store = EventStore(self.db)
-        self.service = HubService(self.store, self.keys, competition or self.competition(preset), clock)
+        self.service = HubService(self.store, self.keys, competition or self.competition(preset), clock,
+                                  secret=self.secret)
         self.mqtt = HubMqtt(self.service, self.broker.host, self.broker.port, **mqtt)
         self.mqtt.start()
         return self.service

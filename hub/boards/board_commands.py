@@ -54,8 +54,14 @@ class BoardCommands:
         signer = self.state.keys.signer(board)
         assert signer is not None
         with self.state.lock:
-            if self.state.term > 1:
-                msg["term"] = self.state.term        # after a takeover: the boards refuse a lower one
+            term = self.state.term
+            if term > 1:
+                msg["term"] = term                   # after a takeover: the boards refuse a lower one
+            # its proof (hub_secret.py): with a higher term, which a board takes only so proven; in a
+            # schedule always (term 1's: what a board checks the next term's proof against)
+            tp = self.state.term_proof() if term > 1 or kind == protocol.SCHED else None
+            if tp is not None:
+                msg["hash"] = tp
             boot: tuple = ()
             if kind != protocol.SCHED:
                 boot = ((to["bt"], hub_protocol.sender_install(to)) if to is not None

@@ -155,6 +155,9 @@ def check_board_message(m: dict) -> dict:
             check_int(m, "rssi", -150, 0, optional=True)
             check_int(m, "ack", 1, 99, optional=True)   # 2 or more: it takes an event's answers in its ack
             check_int(m, "term", 1, optional=True)      # the highest hub term it has seen (takeover.py)
+            tp = m.get("hash")          # and that term's proof (hub_secret.py: the hub checks it)
+            if tp is not None and not (isinstance(tp, str) and len(tp) == 32 and set(tp) <= _HEX):
+                raise ProtocolError("'hash' must be a term's proof: 32 lowercase hex digits")
             fl = m.get("flash")       # [free flash bytes, journal entries] (the hall check)
             if fl is not None and not (isinstance(fl, list) and len(fl) == 2 and all(
                     type(x) is int and 0 <= x < 2 ** 40 for x in fl)):

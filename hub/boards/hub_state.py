@@ -19,6 +19,7 @@ the service's public methods.
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from ..event.store import EventStore
 from ..event.time_base import CLOCK_ROW, clock_alert
 from ..rules.durations import fmt_duration
 from ..rules.timetext import fmt_clock
+from .hub_secret import HubAuth, TermProofs
 from .keys import BoardKeys
 from .registry import BoardRegistry
 from .replay import ReplayGuard
@@ -89,6 +91,21 @@ class Jump:
     heard: bool = False      # a message of the board was taken since: it is not locked out
 
 
+UNPROVEN_ALERT_MS = 30 * 60_000    # a term without a hub's proof is alerted this long after it came
+
+
+@dataclass
+class Unproven:
+    """A hub term above this hub's that came without a hub's proof: a
+    board's birth (somebody has its key, or its firmware predates proofs),
+    or a takeover row (written by a TableTimer before proofs, or copied from
+    an impostor).  An alert, never a fence."""
+    term: int
+    row: int                 # the log row
+    at_ms: int               # when it came (hub time)
+    board: str | None        # the board that reported it (None: a takeover row)
+
+
 @dataclass
 class Refused:
     """A board's latest report of a command it refused as a counter jump
@@ -100,7 +117,7 @@ class Refused:
 
 class HubState:
     def __init__(self, store: EventStore, keys: BoardKeys, competition: Competition,
-                 clock: HubClock | None = None) -> None:
+                 clock: HubClock | None = None, secret: bytes | None = None) -> None:
         self.store = store
         self.keys = keys
         self.clock = clock or HubClock()
@@ -122,6 +139,8 @@ class HubState:
         self.refusals: dict[str, Refused] = {}      # board -> the last command it refused as a jump
         self.activity: deque[str] = deque(maxlen=200)   # the consoles' event log
         self.listeners: list[Callable[[dict], None]] = []   # told every row applied
+        # the parts' own book-keeping of every row, once it is folded (before the listeners)
+        self.row_hooks: list[Callable[[dict], None]] = []
         self.reject_listeners: list[Callable[[str, str], None]] = []   # told (category, detail) of each rejected
         # the parts' own book-keeping of an operator's row (but a round's start), run as it is
         # applied, before it is folded
@@ -135,10 +154,22 @@ class HubState:
         # another process that checks it itself (a remote console: the hub's own act)
         self.checks_seen = True
         self.caught_up = 0       # every row with an id up to this one is applied
+        # the proofs of this log's hub terms, from the event folder's hub secret (hub_secret.py);
+        # None where there is no secret (a remote console, a hall's pages process, a test): terms
+        # are then not judged here (a takeover row counts as recorded, a board's term fences nothing)
+        self.proofs = TermProofs(secret, self.event_id) if secret is not None and self.event_id else None
+        self._secret = secret                     # (the chains of the event's other rounds: _board_term)
+        # and the hubs' proofs to each other on the console API (a standby, a hub that took over)
+        self.hub_auth = HubAuth(secret) if secret is not None else None
+        # this process, told apart from another hub (a hub that took over and whose web server took
+        # the old primary's address would otherwise ask itself to stop: split_brain.py)
+        self.instance = secrets.token_hex(8)
         # the hub's term: 1, and one more at each takeover recorded in the log (a standby that
-        # carried on: cli/takeover.py); every command carries it, and a board refuses a lower one
+        # carried on: cli/takeover.py) with its proof; every command carries it (and its proof),
+        # and a board refuses a lower one
         self.term = 1
-        # the highest term a board's birth said it has seen, and that board: above this hub's,
+        # the highest proven term a board's birth said it has seen (or the hub that took over showed:
+        # split_brain.py), and who, as the alert says it ("board T07 has seen"): above this hub's,
         # another hub took over from this log's (fenced)
         self.seen_term: tuple[int, str] = (1, "")
         # the clock rows' payloads (event/time_base.py: a hub's start, a sleep, a stepped wall
@@ -148,17 +179,74 @@ class HubState:
         # at start): the boot every command to it names ('bt', and 'bi'), which a board requires
         # to be its own (docs/protocol.md, "Authenticity and replay protection"; admission.py)
         self.boots: dict[str, tuple[int, str]] = {}
+        # terms above this hub's without a hub's proof, by who said them: alerts, never a fence
+        self.unproven: dict[str, Unproven] = {}
 
     @property
     def fenced(self) -> str | None:
         """Why this hub must not act (None: it may): a board has seen a
         higher term than its own, another hub took over from this log's.
         Nothing is sent to the boards while it is so (mqtt_adapter)."""
-        term, board = self.seen_term
+        term, who = self.seen_term
         if term <= self.term:
             return None
-        return (f"board {board} has seen hub term {term}, this hub's is {self.term}: another hub took over "
+        return (f"{who} hub term {term}, this hub's is {self.term}: another hub took over "
                 "from this log (tabletimer takeover). This hub sends nothing to the boards: stop it")
+
+    def term_proof(self) -> str | None:
+        """This hub's term's proof, which its commands carry (None: no secret)."""
+        return self.proofs.proof(self.term) if self.proofs is not None else None
+
+    def proven(self, term: object, proof: object) -> bool:
+        """Whether a term comes with a hub's proof (False without a secret here)."""
+        return self.proofs is not None and self.proofs.proven(term, proof)
+
+    def _board_term(self, ev: dict) -> None:
+        """A board's birth says the hub term it has seen: above this hub's
+        and proven, another hub took over (fenced); unproven, an alert."""
+        p, board = ev["payload"], ev["board"]
+        term = p.get("term") or 1
+        if term <= 1 or self.proofs is None:
+            return
+        if self.proven(term, p.get("hash")):
+            if term > self.seen_term[0]:
+                self.seen_term = (term, f"board {board} has seen")
+        elif self._secret is not None and any(TermProofs(self._secret, eid).proven(term, p.get("hash"))
+                                              for eid in self.other_rounds):
+            pass          # a term of the event's round before (its log's own chain): not this round's, no alert
+        elif term > self.term:
+            self.unproven[f"board {board}"] = Unproven(term, ev["id"], ev["received_ms"], board)
+            self.activity.append(self.unproven_line(self.unproven[f"board {board}"]))
+            if self.live:
+                log.warning("%s", self.unproven_line(self.unproven[f"board {board}"]))
+
+    def _takeover(self, ev: dict) -> None:
+        """A takeover row: this hub's term, if it has a hub's proof."""
+        term = takeover_term(ev["payload"])
+        if self.proofs is None or self.proven(term, ev["payload"].get("hash")):
+            self.term = max(self.term, term)
+        else:
+            u = self.unproven[f"row {ev['id']}"] = Unproven(term, ev["id"], ev["received_ms"], None)
+            self.activity.append(self.unproven_line(u))
+
+    def unproven_line(self, u: Unproven) -> str:
+        """The alert of a term without a hub's proof."""
+        when = fmt_clock(u.at_ms)
+        if u.board is not None:
+            return (f"board {u.board} reports hub term {u.term} without a hub's proof (log row #{u.row}, "
+                    f"{when}): no hub took over; somebody has the board's key (its config.json) and signed "
+                    f"that, or its firmware is older than the hub's. This hub carries on (term {self.term}); "
+                    f"flash the board again for a new key (tabletimer board flash)")
+        return (f"log row #{u.row} ({when}) records a takeover to term {u.term} without this event's hub "
+                f"proof (written by a TableTimer before proofs, or copied from a hub that is not this "
+                f"event's): not this hub's term (it is {self.term})")
+
+    def term_alerts(self) -> list[str]:
+        """The unproven terms of the last UNPROVEN_ALERT_MS (hub time)."""
+        now = self.clock.now_ms()
+        with self.lock:
+            found = sorted(self.unproven.values(), key=lambda u: u.row)
+        return [self.unproven_line(u) for u in found if now - u.at_ms < UNPROVEN_ALERT_MS]
 
     # ------------------------------------------------------------ rows
     def apply(self, ev: dict) -> None:
@@ -169,7 +257,7 @@ class HubState:
         if row_problem(ev) is not None:
             pass                     # the fold flags it (below): nothing of it is read here
         elif ev["source"] == "hub" and ev["type"] == "takeover":
-            self.term = max(self.term, takeover_term(p))
+            self._takeover(ev)
         elif ev["source"] == "hub" and ev["type"] == CLOCK_ROW:
             self.clock_events.append(p)
             said = clock_alert(p, fmt_clock)
@@ -177,8 +265,7 @@ class HubState:
                 self.activity.append(said)
         elif ev["source"] == "board" and ev["type"] == "status":
             self.registry.status(ev["board"], p, ev["received_ms"])
-            if (p.get("term") or 1) > self.seen_term[0]:
-                self.seen_term = (p["term"], ev["board"])
+            self._board_term(ev)
             self.activity.append(f"board {ev['board']} {p['state']}")
             if p.get("fault", "").startswith("settings rolled back") or " rolled back: " in p.get("fault", ""):
                 self.activity.append(f"board {ev['board']}: {p['fault']}")
@@ -211,6 +298,8 @@ class HubState:
         self.competition.apply(ev)
         if ev["id"] in self.competition.flagged:
             self.activity.append(f"row #{ev['id']} cannot apply: {self.competition.flagged[ev['id']]}")
+        for fn in self.row_hooks:
+            fn(ev)
         for fn in self.listeners:
             fn(ev)
 

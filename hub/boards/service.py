@@ -33,6 +33,7 @@ from .hub_state import HubState, Outgoing
 from .keys import BoardKeys
 from .operator_actions import AlreadyRecorded, OperatorActions, RequestConflict, StaleDecision
 from .snapshot import Ranker, Snapshot, read as read_snapshot
+from .split_brain import SplitBrain
 from ..event.clock import HubClock
 from ..event.competition import Competition
 from ..event.time_base import ALERT_MS, clock_alert
@@ -64,17 +65,21 @@ def with_defaults(fmt: Format, action: str, payload: dict) -> dict:
 
 class HubService(HubState):
     def __init__(self, store: EventStore, keys: BoardKeys, competition: Competition,
-                 clock: HubClock | None = None) -> None:
+                 clock: HubClock | None = None, secret: bytes | None = None) -> None:
+        """secret: the event folder's hub secret (hub_secret.py): this hub's
+        term proven to the boards, the terms they report checked."""
         rows = store.events()
         # hub time on the round's base: this boot's latest in the log, else the wall clock's
-        super().__init__(store, keys, competition, clock or HubClock.for_log(rows))
+        super().__init__(store, keys, competition, clock or HubClock.for_log(rows), secret)
         self.commands = BoardCommands(self)
         self.firmware = FirmwareUpdates(self, self.commands)     # updates under way (firmware_update.py)
         self.timekeeper = Timekeeper(self)
         self.admission = Admission(self, self.commands, self.timekeeper)
         self.answers = Answers(self, self.admission, self.commands)
         self.actions = OperatorActions(self, self.commands)
-        self.alert_sources: list[Callable[[], list[str]]] = []   # more alerts (the MQTT adapter's self-probe)
+        self.split = SplitBrain(self)      # two hubs at once: found, flagged, healed (split_brain.py)
+        # more alerts (the MQTT adapter's self-probe); first, the terms without a hub's proof
+        self.alert_sources: list[Callable[[], list[str]]] = [self.term_alerts]
         # why this process cannot know the boards' state now (a second console whose hub is not
         # running or cannot be reached); the first that says so counts
         self.blind_sources: list[Callable[[], str | None]] = []
@@ -239,7 +244,7 @@ class HubService(HubState):
         """What needs the head referee's attention, besides waiting calls
         (and, while a hall check runs, what it still waits for)."""
         fenced = [f"FENCED: {self.fenced}"] if self.fenced else []
-        return fenced + self.clock_alerts() + self._hall_check_lines() + hub_alerts(
+        return fenced + self.split.alerts() + self.clock_alerts() + self._hall_check_lines() + hub_alerts(
             self.competition, self.registry, self.network_alerts(), write_failure=self.write_failure,
             rejected=self.rejected, sync_limit_ms=sync_limit_ms)
 

@@ -166,16 +166,50 @@ def hub_lock(log: Path, role: str | None = None):
     return lock
 
 
-def service_for(ev, keys: BoardKeys, store: EventStore) -> HubService:
+def service_for(ev, keys: BoardKeys, store: EventStore, secret: bytes | None = None) -> HubService:
     """The service on an event's log; on a log a running standby copies
-    into, one that records nothing (console/follower.py's StandbyLog)."""
+    into, one that records nothing (console/follower.py's StandbyLog).
+    secret: the event's hub secret (default: the folder's, if it has one
+    that reads: the terms in the log judged as the hub judges them)."""
+    from ..boards.hub_secret import SecretError, read_secret
     from ..event.folder_lock import standby_of
 
     primary = standby_of(store.path) if isinstance(store, EventStore) else None
     if primary is not None:
         from ..console.follower import StandbyLog
         store = StandbyLog(store, primary)      # type: ignore[assignment]
-    return HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations))
+    if secret is None:
+        try:
+            secret = read_secret(ev.path)
+        except SecretError:
+            secret = None
+    return HubService(store, keys, Competition(ev.format, ev.entrants, ev.stations), secret=secret)
+
+
+def hub_secret(folder: Path, make: bool = True) -> bytes | None:
+    """The event folder's hub secret (boards/hub_secret.py), made now if it
+    has none and make (said, with where it must go: the standby's copy of
+    the folder); None after saying what is wrong."""
+    from ..boards.hub_secret import SecretError, ensure_secret, read_secret, secret_path
+
+    try:
+        if not make:
+            secret = read_secret(folder)
+            if secret is None:
+                print(f"error: {secret_path(folder)} does not exist: this folder holds no hub secret, "
+                      "which only the event's hub laptops hold (the primary makes it when it first runs); "
+                      "copy it from the primary's event folder (docs/operations.md, 'The hub laptop died')",
+                      file=sys.stderr)
+            return secret
+        secret, made = ensure_secret(folder)
+    except SecretError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+    if made:
+        print(f"made the event's hub secret {secret_path(folder)} (readable by its owner only): the hub "
+              "laptops' own, never a board's; copy it with the folder to the standby laptop, which refuses "
+              "to follow a primary that does not prove it holds the same", flush=True)
+    return secret
 
 
 HUB_USER = "hub"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..boards.hub_secret import ensure_secret
 from ..event.store import EventStore
 from ..rules.formats import FormatError
 from ..rules.timetext import fmt_clock
 from .brokers import broker_problem
 from .options import LOG_FAILED
-from .common import hub_lock, hub_token, open_event, service_for, writable_log
+from .common import hub_lock, hub_secret, hub_token, open_event, service_for, writable_log
 from .hall_check import firmware_version
 from .serve import serve
 from tabletimer.hub.event import event_folder, rounds
@@ -83,7 +84,10 @@ def run_folder(args, ev, keys, start_sims=None, lock=None, stop=None, boards_sta
     if lock is None:
         return 2
     try:
-        opened = writable_log(ev.db, lambda store: service_for(ev, keys, store))
+        secret = hub_secret(ev.path)        # this hub's terms proven to the boards, the standby's answers
+        if secret is None:
+            return 2
+        opened = writable_log(ev.db, lambda store: service_for(ev, keys, store, secret))
         if opened is None:
             return LOG_FAILED
         store, service = opened
@@ -188,6 +192,7 @@ def cmd_init(args) -> int:
     except (event_folder.EventFolderError, FormatError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    ensure_secret(p)             # the hub laptops' own secret: in the folder the standby copies
     where = p / event_folder.TITLE_FILE
     print(f"event folder {p}, titled {event_folder.event_title(p)!r} "
           + (f"({where})" if where.exists() else f"(the folder's name: write another in {where})")

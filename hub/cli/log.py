@@ -56,6 +56,7 @@ def cmd_act(args) -> int:
                 return 2
             svc.catch_up()          # what the hub recorded meanwhile: a decision since is a conflict
             row = svc.act(args.action, payload, who=args.who, why=args.why)
+            unseen = svc.split.unseen_warning()      # the standby lost: a split brain may be under way
         finally:
             store.close()
     except (ValueError, TypeError) as e:
@@ -73,6 +74,8 @@ def cmd_act(args) -> int:
     print(f"recorded #{row['id']}: {args.action} {json.dumps(row['payload'])}")
     for c in changes:             # what the desk has just changed, said after it too
         print(f"  this {c}")
+    if unseen:
+        print(f"warning: {unseen}", file=sys.stderr)
     return 0
 
 

@@ -122,6 +122,11 @@ def _takeover(sub) -> None:
     add_parser(sub, serve_options, ROUND_HELP)
 
 
+def _redo(sub) -> None:
+    from .redo import add_parser
+    add_parser(sub, ROUND_HELP)
+
+
 def _console(sub) -> None:
     cs = sub.add_parser("console", help="open the organizer console on an event the hub is running "
                                         "(a second screen: the event folder on this machine, or the "
@@ -259,7 +264,7 @@ def _rounds(sub) -> None:
 COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("demo",), _demo), (("run",), _run), (("rehearse",), _rehearse), (("press",), _press),
     (("check-hall",), _hall_check), (("boards",), _boards), (("standby",), _standby),
-    (("takeover",), _takeover), (("console",), _console), (("init",), _init), (("act",), _act),
+    (("takeover",), _takeover), (("redo",), _redo), (("console",), _console), (("init",), _init), (("act",), _act),
     (("replay",), _replay), (("log",), _log), (("board",), _board), (("broker",), _broker),
     (("bench",), _bench_parser), (("formats", "dry-run"), _formats), (("results", "cards"), _outputs),
     (("referees",), _referees), (("round",), _rounds),

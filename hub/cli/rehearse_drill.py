@@ -23,7 +23,6 @@ so that a phone's page comes back where it was."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import socket
@@ -112,16 +111,21 @@ class _Child:
                 self.proc.wait()
 
 
-def _copy_folder(rnd: Path, keys_file: Path, copy: Path) -> None:
-    """The second laptop's copy: the round's definition and the board keys,
-    no log (the standby copies the primary's from its first row)."""
+def _copy_folder(rnd: Path, folder: Path, copy: Path) -> None:
+    """The second laptop's copy: the round's definition, the board keys and
+    the hub secret (made now if the rehearsal has none yet), no log (the
+    standby copies the primary's from its first row)."""
+    from ..boards.hub_secret import SECRET_FILE, ensure_secret
+    from ..boards.private_file import write_private
+
     shutil.rmtree(copy, ignore_errors=True)
     copy.mkdir(parents=True)
     for name in (*FOLDER_FILES, "title"):
         if (rnd / name).exists():
             shutil.copyfile(rnd / name, copy / name)
-    shutil.copyfile(keys_file, copy / keys_file.name)
-    os.chmod(copy / keys_file.name, 0o600)
+    ensure_secret(folder)
+    for name in ("board-keys.json", SECRET_FILE):
+        write_private(copy / name, (folder / name).read_text())     # 0600 from its first byte
 
 
 def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow_presses) -> int:
@@ -141,7 +145,7 @@ def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow
     event_dir = folder.parent
     rnd = rounds.round_dir(folder, source.round)
     copy = event_dir / COPY
-    _copy_folder(rnd, folder / "board-keys.json", copy)
+    _copy_folder(rnd, folder, copy)
     round_arg = [] if rnd == folder else ["--round", source.round]
     kind = ["--broker-kind", args.broker_kind]
     host, web_port = parse_listen(args.web_listen) or ("127.0.0.1", 8765)
@@ -161,8 +165,7 @@ def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow
             print("error: the primary hub did not start (its lines above)", file=sys.stderr)
             return 2
         url.append(said.split("tabletimer console ", 1)[1].split()[0])
-        hubs["standby"] = standby = _Child("standby", [*tt, "standby", str(copy), "--primary", url[0],
-                                                       "--token-file", str(rnd / "console-token"), *kind,
+        hubs["standby"] = standby = _Child("standby", [*tt, "standby", str(copy), "--primary", url[0], *kind,
                                                        "--port", str(args.port), "--web-listen", "off"])
         if standby.wait_line(lambda ln: "(idle: the boards are the primary's)" in ln, 60) is None:
             print("error: the standby did not start (its lines above)", file=sys.stderr)

@@ -95,7 +95,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     # job, nohup): Python leaves an inherited ignore as it is, and the hub then ran on
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sims: list = []
-    broker = hub = remote = pages = hall = awake = None
+    broker = hub = remote = pages = hall = awake = watch = None
     failed = False
     fenced: list[str] = []     # why this hub stopped: another took over from its log
     title = console_title(event, service.competition.format.title)
@@ -115,6 +115,8 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         stop.set()
         for sim in [] if boards_stay else sims:
             sim.stop()
+        if watch:
+            watch.stop()
         if remote:
             remote.stop()
         if pages:
@@ -178,6 +180,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
                 for text in (line, projector):
                     say(text)
                     service.note(text.strip())
+        watch = _old_primary_watch(service, console.is_terminal)     # a takeover's: hubs watch each other
         if start_sims:
             sims = start_sims(address, stop)
         deadline = time.monotonic() + args.duration if args.duration else None
@@ -192,6 +195,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
                 return
             service.catch_up()                       # operator actions from `tabletimer act`
             service.keep_time()                      # a sleep, a stepped clock, the boards' time base
+            service.split.check()                    # the standby lost, or heard again: a row
             _report_dead_sims(sims, service.note if console.is_terminal else print)
             dead()
             said = hall.check() if hall else None
@@ -242,6 +246,8 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
                       "`tabletimer standby` on this event folder, --primary its address "
                       "(docs/operations.md, \"The hub laptop died\")",
                       markup=False, highlight=False, soft_wrap=True)
+        for line in service.split.fenced_lines():       # its desk actions the event's log lacks
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         return FENCED
     console.print("\nstopped; standings:")
     print_final(service)
@@ -257,6 +263,22 @@ def _start_clock(service: HubService) -> list[str]:
         return service.start_clock(other_round_anchors(service.other_rounds))
     except LogWriteFailed as e:
         return [f"the hub's time base was not written to the log ({e}): it is taken again at the next start"]
+
+
+def _old_primary_watch(service: HubService, on_terminal: bool):
+    """A hub that took over (its term is a takeover's in its log) asks the
+    old primary's address until it answers: it is then fenced, and its desk
+    actions kept here to redo (console/old_primary.py); None otherwise."""
+    from ..console.old_primary import OldPrimaryWatch
+
+    if not OldPrimaryWatch.wanted(service):
+        return None
+
+    def say(text: str) -> None:
+        service.note(text)
+        if not on_terminal:
+            print(text, flush=True)
+    return OldPrimaryWatch(service, say).start()
 
 
 def _web_server(service: HubService, event: dict, data: Path, listen: tuple[str, int], say,

@@ -1,28 +1,31 @@
-"""`tabletimer standby DIR --primary URL --token-file F`: a second laptop
-that follows the primary hub live (console/follower.py): the primary's log
+"""`tabletimer standby DIR --primary URL`: a second laptop that follows the
+primary hub live (console/follower.py): the primary's log
 copied row for row into DIR's events.sqlite as it is written, the event's
 broker started here and left idle (the same logins: the boards' second
 address), and a console on the copy with the copy's lag and the primary's
 silence.  It never acks a board and records nothing of its own.
 
 DIR is a copy of the event folder (its format, entrants, stations, board
-keys, logins): the standby refuses a folder whose definition is not the
-primary's, and a log that is not a copy of the primary's."""
+keys, logins, hub secret): the standby refuses a folder whose definition is
+not the primary's, and a log that is not a copy of the primary's.  It
+proves itself to the primary with the hub secret instead of a token, and
+takes only answers the primary proves with it (an impostor at the
+primary's address gets no token and has no row copied)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import threading
 
-from ..console.client import HubClient, RemoteError
+from ..boards.hub_secret import HubAuth
+from ..console.client import HubClient, NotTheHub, RemoteError
 from ..console.follower import SILENT_S, Follower, StandbyLog
 from ..boards.keys import BoardKeys
 from ..event.replica import FOLDER_FILES, differing_files
 from ..event.store import EventStore
 from .options import LOG_FAILED
-from .common import hub_lock, hub_token, open_event, open_log, service_for, stop_on_signals
+from .common import hub_lock, hub_secret, open_event, open_log, service_for, stop_on_signals
 
 
 def cmd_standby(args) -> int:
@@ -30,15 +33,20 @@ def cmd_standby(args) -> int:
     if opened is None:
         return 2
     ev, keys = opened
-    token = hub_token(args, "primary")
-    if token is None:
+    # the primary proves it holds the event's hub secret, and so does this laptop: no token is sent
+    # (an impostor at the primary's address would have it), no row taken that the primary did not sign
+    secret = hub_secret(ev.path, make=False)
+    if secret is None:
         return 2
-    client = HubClient(args.primary, token)
+    client = HubClient(args.primary, None, auth=HubAuth(secret))
     try:
         event = client.request("GET", "/event")
+    except NotTheHub as e:
+        print(f"error: {e}. The standby did not start.", file=sys.stderr)
+        return 2
     except RemoteError as e:
         print(f"error: {e}. The standby needs the primary running: start it, check the address "
-              "and the token file", file=sys.stderr)
+              "and that this folder's hub-secret is the primary's", file=sys.stderr)
         return 2
     problem = _not_a_copy(ev, event)
     if problem:
@@ -177,8 +185,10 @@ def add_parser(sub, serve_options, round_help: str) -> None:
     sb.add_argument("dir", help="this laptop's copy of the event folder")
     sb.add_argument("--primary", required=True, metavar="URL",
                     help="the primary hub's web server, e.g. http://192.168.1.10:8765")
-    sb.add_argument("--token-file", metavar="PATH", help="a copy of the primary's console-token")
-    sb.add_argument("--token", default=os.environ.get("TABLETIMER_CONSOLE_TOKEN"), help=argparse.SUPPRESS)
+    # (the standby proves itself with DIR/hub-secret and never sends the console token: an impostor at
+    # the primary's address would get it; --token-file of older scripts is accepted and not used)
+    sb.add_argument("--token-file", metavar="PATH", help=argparse.SUPPRESS)
+    sb.add_argument("--token", help=argparse.SUPPRESS)
     sb.add_argument("--silent-after", type=float, default=SILENT_S, metavar="S",
                     help=f"the primary silent this long: the alert turns red (default {SILENT_S:g})")
     sb.add_argument("--auto-after", type=float, default=None, metavar="S",

@@ -13,14 +13,16 @@ it has seen a higher term (hub_state.fenced: it sends nothing)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-from ..console.client import HubClient, RemoteError, Unreachable
+from ..console.client import HubClient, NotTheHub, RemoteError, Unreachable
 from ..event.clock import HubClock
 from ..event.replica import last_desk_action, log_term
 from ..rules.timetext import fmt_clock
 from .options import LOG_FAILED
-from .common import hub_token, open_event, open_log
+from ..boards.hub_secret import TERMS, HubAuth, TermProofs
+from .common import hub_secret, open_event, open_log
 
 
 def cmd_takeover(args) -> int:
@@ -34,16 +36,18 @@ def cmd_takeover(args) -> int:
         print(f"error: {ev.db} does not exist: this folder holds no copy of a primary's log (`tabletimer "
               "standby` makes one); to start an event here, `tabletimer run`", file=sys.stderr)
         return 2
-    # whether the primary answers at all: with its token (the copied folder's), what its log holds;
-    # without, its refusal of the request says it is alive as well
-    if args.token_file is None and (ev.path / "console-token").exists():
-        args.token_file = str(ev.path / "console-token")
-    token = (hub_token(args, "primary") or "") if args.token_file else ""
+    secret = hub_secret(ev.path, make=False)     # the primary's: the term's proof, which the boards check
+    if secret is None:
+        return 2
+    # whether the primary answers at all, and what its log holds: asked as the standby asks, with a
+    # hub's proof (no token sent), its answer taken only if it proves it is this event's hub
     try:
-        reply = HubClient(args.primary, token or "-").request("GET", "/rows?after=0")
+        reply = HubClient(args.primary, None, auth=HubAuth(secret)).request("GET", "/rows?after=0")
         answers = f"answers (its log up to row #{reply.get('last')})"
     except Unreachable:
         answers = None
+    except NotTheHub as e:
+        answers = f"answers, without proving it is this event's hub ({e})"
     except RemoteError as e:
         answers = f"answers, refusing: {e}"
     if answers and not args.force:
@@ -58,9 +62,17 @@ def cmd_takeover(args) -> int:
         desk = last_desk_action(rows)
         last = rows[-1]["id"] if rows else 0
         now = HubClock.for_log(rows).now_ms()
-        term = 1 + log_term(rows)
+        proofs = TermProofs(secret, store.event_id)
+        # one above every term a hub proved in this log (a takeover's, one a board reported): a term
+        # nobody proved (a forged birth's 999) is no hub's, and is not counted
+        term = 1 + log_term(rows, proofs.proven)
+        tp = proofs.proof(term)
+        if tp is None:
+            print(f"error: term {term} is beyond the {TERMS} takeovers an event log's proofs hold: no board "
+                  "would take it. Nothing was changed.", file=sys.stderr)
+            return 2
         store.append("hub", "takeover", {"primary": args.primary, "copied_up_to": last, "who": args.who,
-                                         "primary_answered": bool(answers), "term": term}, now)
+                                         "primary_answered": bool(answers), "term": term, "hash": tp}, now)
     finally:
         store.close()
     print(f"takeover: this laptop is the hub now (term {term}: the boards refuse the old primary's "
@@ -81,8 +93,9 @@ def add_parser(sub, serve_options, round_help: str) -> None:
                                         "primary's log (after `tabletimer standby`)")
     t.add_argument("dir", help="the standby's copy of the event folder")
     t.add_argument("--primary", required=True, metavar="URL", help="the primary's web server, as the standby had it")
-    t.add_argument("--token-file", metavar="PATH", default=None,
-                   help="the primary's console token (default: DIR/console-token, the copied folder's)")
+    # (the primary is asked with a hub's proof, DIR/hub-secret, never the console token; --token-file of
+    # older scripts is accepted and not used)
+    t.add_argument("--token-file", metavar="PATH", default=None, help=argparse.SUPPRESS)
     t.add_argument("--force", action="store_true",
                    help="take over even though the primary answers (it certainly cannot reach the boards)")
     t.add_argument("--who", default="operator", help="who takes over (in the log)")

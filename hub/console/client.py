@@ -20,10 +20,12 @@ import urllib.error
 import urllib.request
 from collections import Counter, deque
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..event.clock import HubClock
 from ..event.competition import Competition
 from ..event.description import DescriptionError, competition_of
+from ..boards.hub_secret import HEADER, PROOF_HEADER, HubAuth
 from ..boards.keys import BoardKeys
 from ..boards.service import HubService
 
@@ -39,6 +41,12 @@ class RemoteError(ValueError):
 
 class Unreachable(RemoteError):
     """No answer from the hub."""
+
+
+class NotTheHub(RemoteError):
+    """An answer to a hub's request (HubClient with auth) that does not
+    prove it comes from this event's hub: something else answers at the
+    address, or its hub secret is not this folder's."""
 
 
 class RemoteClock(HubClock):
@@ -65,26 +73,50 @@ class RemoteClock(HubClock):
 
 
 class HubClient:
-    """JSON requests to a hub's console API."""
+    """JSON requests to a hub's console API: with the console's token, or
+    (auth: the event's hub secret, another hub laptop: a standby, a hub
+    that took over) with a hub's proof instead, the token never sent, and
+    every answer taken only if it proves it is this event's hub's
+    (NotTheHub otherwise; boards/hub_secret.py)."""
 
-    def __init__(self, url: str, token: str, clock: RemoteClock | None = None) -> None:
+    def __init__(self, url: str, token: str | None, clock: RemoteClock | None = None,
+                 auth: HubAuth | None = None) -> None:
         self.url = url.rstrip("/")
         self.token = token
         self.clock = clock or RemoteClock()
+        self.auth = auth
 
     def request(self, method: str, path: str, body: dict | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers={
-            "Authorization": f"Bearer {self.token}", "Content-Type": "application/json"})
+        headers = {"Content-Type": "application/json"}
+        nonce = None
+        if self.auth is not None:
+            parts = urlsplit(self.url + path)
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            nonce, headers[HEADER] = self.auth.request_header(method, target, data or b"")
+        else:
+            headers["Authorization"] = f"Bearer {self.token}"
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         sent = self.clock.local_ms()
         try:
             with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
-                reply = json.loads(resp.read())
+                raw = resp.read()
+                proof = resp.headers.get(PROOF_HEADER)
         except urllib.error.HTTPError as e:
             raise RemoteError(self._refusal(e)) from None
         except (urllib.error.URLError, OSError, ValueError) as e:
             reason = getattr(e, "reason", e)
             raise Unreachable(f"no answer from the hub at {self.url}: {reason}") from None
+        if self.auth is not None and nonce is not None and not self.auth.answer_proven(nonce, raw, proof):
+            raise NotTheHub(f"the answer at {self.url} does not prove it comes from this event's hub (no "
+                            f"{PROOF_HEADER} made with this folder's hub-secret): something else answers at "
+                            "that address (an impostor?), or the primary's hub-secret is not this folder's "
+                            "(copy it from the primary's event folder). Nothing of it was taken, and no "
+                            "token was sent")
+        try:
+            reply = json.loads(raw)
+        except ValueError as e:
+            raise Unreachable(f"no answer from the hub at {self.url}: {e}") from None
         if isinstance(reply, dict) and "now" in reply and not reply.get("waited_ms"):
             # (an answer that waited for a row, a long poll, is no clock sample)
             self.clock.sample(sent, self.clock.local_ms(), reply["now"])
@@ -95,6 +127,8 @@ class HubClient:
             text = json.loads(e.read())["error"]
         except (ValueError, KeyError, TypeError, OSError):
             text = e.reason
+        if e.code == 401 and self.auth is not None:
+            return f"the hub at {self.url} refused this laptop's hub proof: {text}"
         if e.code == 401:
             return f"the hub refused the token: {text} (use the event folder's console-token: the hub prints its path)"
         return str(text) if e.code == 400 else f"the hub answered {e.code}: {text}"

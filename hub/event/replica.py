@@ -11,12 +11,15 @@ says why (a folder copied from another event, a log that was written here,
 a primary whose log was replaced).
 
 What a standby and a takeover (`tabletimer takeover`) read of a log is
-here too: its last desk action, its hub's term."""
+here too: its last desk action, its hub's term; and the desk actions two
+hubs at once (a split: boards/split_brain.py) exchange, in one line each."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
+
+from ..rules.timetext import fmt_clock
 
 SOURCES = ("board", "operator", "hub")
 FOLDER_FILES = ("format.toml", "entrants.csv", "stations.csv")
@@ -87,15 +90,58 @@ def takeover_term(payload: dict) -> int:
     return term if type(term) is int else 2
 
 
-def log_term(rows: list[dict]) -> int:
+def log_term(rows: list[dict], proven: Callable[[int, Any], bool] | None = None) -> int:
     """The term of the hub on a log: 1, or the highest term a takeover in
     it records (hub_state's term once the rows are applied); a takeover
-    on the log is one more."""
-    return max([1] + [takeover_term(r["payload"]) for r in rows
-                      if r["source"] == "hub" and r["type"] == "takeover"])
+    on the log is one more.  proven(term, proof): whether a term has a
+    hub's proof (hub_secret.py); given, only proven terms count, and the
+    terms boards reported in their births too (a hub fenced by one carries
+    on above it: docs/operations.md, "A fence that was wrong")."""
+    if proven is None:
+        return max([1] + [takeover_term(r["payload"]) for r in rows
+                          if r["source"] == "hub" and r["type"] == "takeover"])
+    terms = [1]
+    for r in rows:
+        p = r["payload"]
+        if r["source"] == "hub" and r["type"] == "takeover":
+            term = takeover_term(p)
+        elif r["source"] == "board" and r["type"] == "status" and type(p.get("term")) is int:
+            term = p["term"]
+        else:
+            continue
+        if proven(term, p.get("hash")):
+            terms.append(term)
+    return max(terms)
 
 
 def last_desk_action(rows: list[dict]) -> dict | None:
     """The last operator action of rows (None: none): on a standby's copy,
     what the desk did after it on the primary is not here."""
     return next((r for r in reversed(rows) if r["source"] == "operator"), None)
+
+
+def desk_action_text(row: dict) -> str:
+    """A desk action (an operator row) in one line, for a list of them:
+    "#412 confirm press_id=T07/1/3 missing_found=2 by Anna at 10:42:03"."""
+    p = row["payload"]
+    fields = " ".join(f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}"
+                      for k, v in p.items() if k not in ("who", "why", "request", "seen") and v is not None)
+    try:
+        at = fmt_clock(row["received_ms"])
+    except (ValueError, OverflowError, OSError, TypeError):
+        at = str(row.get("received_ms"))
+    return f"#{row['id']} {row['type']}" + (f" {fields}" if fields else "") + f" by {p.get('who', 'operator')} at {at}"
+
+
+def split_action_problem(row: object, after: int) -> str | None:
+    """Why a row an old primary gave as one of its desk actions after the
+    takeover's copy (its row `after`) is not one (None: it is)."""
+    problem = row_problem(row)
+    if problem:
+        return problem
+    assert isinstance(row, dict)
+    if row["source"] != "operator":
+        return f"row {row['id']}: not a desk action (source {row['source']})"
+    if row["id"] <= after:
+        return f"row {row['id']}: not after row #{after}, where the takeover's copy ends"
+    return None

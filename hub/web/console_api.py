@@ -12,13 +12,25 @@ as routes of the hub's web server (web/server.py):
                          stored, not at its next poll); waited_ms: how long it did
     POST /act            {action, payload, who, why}: the hub's own
                          `HubService.act`; returns the stored row
+    POST /hub/fence      {term, hash, after, by, from}: the hub that took over from
+                         this one's log (a hub's request only) shows its
+                         term's proof: this hub is fenced and answers with
+                         its desk actions after row `after` (split_brain.py)
 
 Every request carries `Authorization: Bearer <token>`; the token is made
 once per event folder (`console-token`, readable by its owner only).  The
 hub prints that file's path, never the token (`WebServer.command()`): a
 remote console reads a copy of it (`tabletimer console URL --token-file
-PATH`).  Errors are JSON `{"error": "..."}` with 400 (bad request, an
-action the hub refuses), 401 (token), 404 (path), 503 (the hub's log
+PATH`).  The other hub laptop (a standby, a hub that took over) sends no
+token: its requests carry `X-TableTimer-Hub: <nonce>:<HMAC>` under the
+event's hub secret (boards/hub_secret.py, HubAuth; of the method, path,
+query, nonce and body), and the answer to such a request carries
+`X-TableTimer-Proof`, the HMAC of its body and that nonce: each end proves
+it holds the secret, and an answer replayed for another request does not
+pass (docs/protocol.md, "The standby and its primary").  A hub's request
+is taken for GET /event, GET /rows and POST /hub/fence, never /act.
+Errors are JSON `{"error": "..."}` with 400 (bad request, an action the
+hub refuses), 401 (token), 404 (path), 503 (the hub's log
 cannot be written; too many connections).  Plain HTTP: for the hall's own
 network, like the boards' MQTT.
 
@@ -46,6 +58,7 @@ import re
 import secrets
 import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs
@@ -55,7 +68,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..boards.hub_secret import HEADER, PROOF_HEADER
 from ..boards.service import HubService
+from ..boards.split_brain import SELF
 from ..event import event_folder
 from ..event.log_health import LogWriteFailed
 from .request_body import BodyDropped, BodyRefused, parse_json, read_body
@@ -64,8 +79,9 @@ TOKEN_FILE = "console-token"
 MAX_ROWS = 5000
 MAX_WAIT_S = 2.0          # a long poll's longest wait (the clients' timeout is 3 s)
 MAX_BODY = 64 * 1024
+NONCES_KEPT = 200_000     # the other hub's request nonces remembered (a standby asks about once a second)
 FOLDER_FILES = ("format.toml", "entrants.csv", "stations.csv")
-API_PATHS = "GET /event, GET /rows?after=N[&wait=S], POST /act"
+API_PATHS = "GET /event, GET /rows?after=N[&wait=S], POST /act, POST /hub/fence"
 log = logging.getLogger(__name__)
 
 
@@ -80,6 +96,18 @@ class ApiError(Exception):
 
 
 _ROW_ID = re.compile(r"[0-9]{1,18}")                      # ASCII digits only; an int64 at most
+
+
+def _header(scope: dict, name: bytes) -> str:
+    """A request header's value (its ASGI scope; "" when absent)."""
+    return next((v for k, v in scope.get("headers", ()) if k == name), b"").decode("latin-1")
+
+
+def _target(scope: dict) -> str:
+    """The request's path and query as sent (what a hub's proof covers)."""
+    path = scope.get("raw_path") or scope.get("path", "").encode()
+    query = scope.get("query_string", b"")
+    return (path + (b"?" + query if query else b"")).decode("latin-1")
 
 
 def token_path(folder: Path) -> Path:
@@ -132,6 +160,11 @@ class ConsoleApi:
         # the thread that stored them): what a long poll of /rows waits on
         self._stored = 0
         self._new = threading.Condition()
+        # the nonces of the other hub's requests taken (the last NONCES_KEPT): one sent again (a request
+        # read off the network and replayed) is refused, and does not pass for the standby heard
+        self._nonces: set[str] = set()
+        self._nonce_order: deque[str] = deque()
+        self._nonce_lock = threading.Lock()
         service.listeners.append(self._on_stored)
 
     def _on_stored(self, row: dict) -> None:
@@ -145,11 +178,51 @@ class ConsoleApi:
             raise ApiError(401, "wrong or missing console token "
                                 f"(Authorization: Bearer <the event's {TOKEN_FILE}>)", close=True)
 
+    def check_request(self, scope: dict, hub_only: bool = False) -> bool:
+        """A request's credentials, before its body (its ASGI scope):
+        True for a hub's request (the other hub laptop: checked with its
+        body, check_hub), False for the console's token; ApiError 401
+        (closing the connection) for neither, and for the token where a
+        hub's request is wanted (hub_only)."""
+        if _header(scope, HEADER.lower().encode()):
+            if self.service.hub_auth is None:
+                raise ApiError(401, "this hub has no hub secret: it takes no other hub's requests", close=True)
+            return True
+        if hub_only:
+            raise ApiError(401, f"only another hub of this event may ask this ({HEADER}: its proof)", close=True)
+        self.check_token(_header(scope, b"authorization"))
+        return False
+
+    def check_hub(self, scope: dict, body: bytes) -> str:
+        """The nonce of a hub's request, proven with its body (its answer is
+        proven with it), else ApiError 401."""
+        auth = self.service.hub_auth
+        nonce = auth.request_nonce(scope.get("method", ""), _target(scope), _header(scope, HEADER.lower().encode()),
+                                   body) if auth else None
+        if nonce is None:
+            raise ApiError(401, "this request's hub proof is not this hub's: the laptop that sent it holds "
+                                "another hub secret than this event folder's (copy this folder's hub-secret "
+                                "to it), or it is no hub of this event", close=True)
+        with self._nonce_lock:
+            if nonce in self._nonces:
+                raise ApiError(401, "this hub's request was taken once already (a request sent again: replayed?)",
+                               close=True)
+            self._nonces.add(nonce)
+            self._nonce_order.append(nonce)
+            if len(self._nonce_order) > NONCES_KEPT:
+                self._nonces.discard(self._nonce_order.popleft())
+        return nonce
+
     def carries_token(self, scope: dict) -> bool:
         """Whether a request (its ASGI scope, before its body) carries the
-        console's token: the web server's reserve of connections is for it."""
-        given = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), b"")
-        return hmac.compare_digest(given, f"Bearer {self.token}".encode())
+        console's token, or a hub's proof: the web server's reserve of
+        connections is for it."""
+        given = _header(scope, b"authorization").encode("latin-1")
+        if hmac.compare_digest(given, f"Bearer {self.token}".encode()):
+            return True
+        header = _header(scope, HEADER.lower().encode())
+        auth = self.service.hub_auth
+        return bool(header and auth and auth.request_nonce(scope.get("method", ""), _target(scope), header))
 
     @staticmethod
     def row_id(after: str) -> int:
@@ -206,6 +279,24 @@ class ConsoleApi:
                 "write_failure": dict(f) if (f := self.service.write_failure) else None,
                 "network_alerts": self.service.network_alerts()}
 
+    def fence(self, body: Any) -> dict:
+        """POST /hub/fence {term, hash, after, by} from the hub that took over
+        from this one's log (a hub's request: it holds the hub secret): its
+        term proven, this hub is fenced and answers with its desk actions
+        after `after` (split_brain.py); 400 (nothing changed) otherwise."""
+        if not isinstance(body, dict) or not isinstance(body.get("by"), str):
+            raise ApiError(400, "expected a JSON object {term, hash, after, by, from}")
+        if body.get("from") == self.service.instance:
+            raise ApiError(409, SELF)
+        try:
+            actions = self.service.split.fence(body.get("term"), body.get("hash"), body["by"], body.get("after"))
+        except ValueError as e:
+            raise ApiError(400, str(e)) from None
+        except LogWriteFailed as e:
+            raise ApiError(503, f"{e}; not fenced") from None
+        return {"fenced": True, "term": self.service.term, "actions": actions,
+                "last": self.service.store.last_id()}
+
     def act(self, body: Any) -> dict:
         if not isinstance(body, dict):
             raise ApiError(400, "expected a JSON object {action, payload, who, why}")
@@ -246,15 +337,28 @@ def not_found(method: str, path: str, close: bool) -> JSONResponse:
 Handler = Callable[[ConsoleApi, Request, bytes], Any]
 
 
-def _endpoint(api: ConsoleApi, handle: Handler) -> Callable[[Request], Awaitable[Response]]:
-    """A route's endpoint: the token first (before the body is read), then
-    the body, then handle(api, request, body) in a worker thread (it reads
-    the hub's log); errors as JSON."""
+def _endpoint(api: ConsoleApi, handle: Handler, hubs: str = "read") -> Callable[[Request], Awaitable[Response]]:
+    """A route's endpoint: the token first (before the body is read), or
+    the other hub's proof (with the body), then handle(api, request, body)
+    in a worker thread (it reads the hub's log); errors as JSON.  hubs:
+    "read" (a hub's request taken, as the token), "no" (the token only:
+    an action), "only" (a hub's request only).  The answer to a hub's
+    request carries its proof (bound to the request's nonce)."""
     async def endpoint(request: Request) -> Response:
         try:
-            api.check_token(request.headers.get("authorization", ""))
+            hub = api.check_request(request.scope, hub_only=hubs == "only")
+            if hub and hubs == "no":
+                raise ApiError(401, "a hub's proof is taken for reading only: an action needs the console token",
+                               close=True)
             body = await read_body(request, MAX_BODY)
-            return JsonAnswer(await run_in_threadpool(handle, api, request, body))
+            nonce = api.check_hub(request.scope, body) if hub else None
+            if nonce is not None and request.url.path == "/rows":          # the standby follows
+                after = parse_qs(request.scope.get("query_string", b"").decode("latin-1")).get("after", ["0"])[-1]
+                api.service.split.heard_standby(api.row_id(after))       # (split_brain.py)
+            answer = JsonAnswer(await run_in_threadpool(handle, api, request, body))
+            if nonce is not None and api.service.hub_auth is not None:     # the other hub: proven
+                answer.headers[PROOF_HEADER] = api.service.hub_auth.answer_proof(nonce, bytes(answer.body))
+            return answer
         except BodyRefused as e:
             return error_response(400, str(e), e.close)
         except BodyDropped as e:
@@ -281,8 +385,13 @@ def _act(api: ConsoleApi, request: Request, body: bytes) -> dict:
     return api.act(parse_json(body))
 
 
+def _fence(api: ConsoleApi, request: Request, body: bytes) -> dict:
+    return api.fence(parse_json(body))
+
+
 def console_routes(api: ConsoleApi) -> list[Route]:
     """The console API's routes (web/app.py's build_app puts them in the app)."""
     return [Route("/event", _endpoint(api, _event), methods=["GET"]),
             Route("/rows", _endpoint(api, _rows), methods=["GET"]),
-            Route("/act", _endpoint(api, _act), methods=["POST"])]
+            Route("/act", _endpoint(api, _act, hubs="no"), methods=["POST"]),
+            Route("/hub/fence", _endpoint(api, _fence, hubs="only"), methods=["POST"])]

@@ -221,6 +221,7 @@ def test_ctrl_c_stops_a_hub_started_with_sigint_ignored(tmp_path):
 def test_init_act_and_replay_an_event_folder(tmp_path, capsys):
     ev = tmp_path / "event"
     assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
+    assert (ev / "hub-secret").stat().st_mode & 0o777 == 0o600      # the hub laptops' own (issue 44)
     (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n3,Cecilie,yes\n")
     (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n"
                                      "T02,1,Table 2,3\n")
@@ -363,9 +364,9 @@ def test_run_on_a_port_a_hub_holds_names_that_hub(tmp_path, kind):
     assert f"another TableTimer hub holds it: pid {hub.pid}, event folder {first}: tabletimer run" in said, said
     assert f"kill {hub.pid}" in said, said          # what to do
     assert "systemctl" not in said, said
-    # nothing written but its lock: no log, no broker configuration
+    # nothing written but its lock: no log, no broker configuration (its hub secret is init's)
     assert sorted(p.name for p in second.iterdir()) == ["entrants.csv", "events.sqlite.lock", "format.toml",
-                                                        "stations.csv"]
+                                                        "hub-secret", "stations.csv"]
 
 
 class Terminal:

@@ -19,6 +19,7 @@ import pytest
 from hall import TT, Hub, act
 from rig import synced, within_stated_error
 from tabletimer.hub.boards.broker import free_port
+from tabletimer.hub.boards.hub_secret import ensure_secret
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.store import EventStore
@@ -47,6 +48,7 @@ def _event(tmp_path):
     keys = BoardKeys(ev / "board-keys.json")
     for b in ("D1", "D2"):
         keys.ensure(b)
+    ensure_secret(ev)                                  # as `tabletimer init` makes it
     copy = tmp_path / "standby"
     shutil.copytree(ev, copy)
     return ev, copy, keys

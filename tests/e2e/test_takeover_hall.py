@@ -50,6 +50,7 @@ from hall import TT, Hub, act, replay_json, stored_presses
 from rig import synced, within_stated_error
 from standings_check import compare_standings
 from tabletimer.hub.boards.broker import free_port
+from tabletimer.hub.boards.hub_secret import ensure_secret
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.store import EventStore
@@ -94,6 +95,7 @@ def make_event(tmp: Path) -> tuple[Path, Path, BoardKeys, str]:
         keys.ensure(b)
     assert not event_folder.load(ev).warnings
     token = RefereeBook(book_path(ev)).add("Anna")
+    ensure_secret(ev)                              # as `tabletimer init` makes it
     copy = tmp / "standby"
     shutil.copytree(ev, copy)
     return ev, copy, keys, token
@@ -264,6 +266,8 @@ def test_a_hall_goes_on_when_the_hub_laptop_dies_in_a_burst_and_the_old_one_come
         _wait_presses(copy, len(calls), "every call so far in the new hub's log", sims, new)
         new.wait_for(lambda ln: "tabletimer console http" in ln, "the new hub's web server")
         assert who(url, phone) == "Anna"                 # the phone signed in on the old hub
+        # the old primary's address is the new hub's own now: it does not ask itself to stop (issue 44)
+        new.wait_for(lambda ln: "is this hub's own now: it is not watched" in ln, "the new hub's watch of it")
 
         # 3. the round goes on: calls, and the desk confirms burst calls on the new hub
         made, threads, failed = call_all([by_id[b] for b in later], 1, 2.0, rng)

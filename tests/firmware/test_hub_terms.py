@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from rig import Rig, synced
 from waiting import until
+from tabletimer.hub.boards.hub_protocol import identify
+from tabletimer.hub.boards.hub_secret import TermProofs
+from tabletimer.hub.boards.hub_state import Outgoing
 from tabletimer.hub.event.clock import HubClock
 from tabletimer.hub.event.store import EventStore
 from tabletimer.shared import protocol as P
@@ -59,9 +62,50 @@ def test_a_board_takes_a_higher_term_keeps_it_across_a_reboot_and_refuses_the_ol
         # the hub that took over (its log: this one's and a takeover of term 2) gets it
         rig.stop_hub()
         store = EventStore(rig.db)
-        store.append("hub", "takeover", {"term": 2}, HubClock().now_ms())
+        store.append("hub", "takeover", {"term": 2, "hash": hub.proofs.proof(2)}, HubClock().now_ms())
         store.close()
         assert rig.start_hub().term == 2
         again.wait_for(lambda r: "acked" in r, timeout=30, start=mark)
+    finally:
+        rig.close()
+
+
+def test_a_higher_term_without_a_hubs_proof_is_refused_and_the_real_hub_still_followed(tmp_path, embedded_broker):
+    """Issue 44, item 3: a command of a higher term signed with the board's
+    key (anyone who read its config.json) was taken, and every command of
+    the real hub refused from then on as an old hub's, its acks too.  A
+    board takes a higher term only with its proof, which hashes down to the
+    proof of the term it holds (its schedule's): term 999 without one, and
+    term 2 with a proof of another secret, are refused; the real hub's acks
+    are taken; the real takeover's proof is taken."""
+    rig = Rig(tmp_path, embedded_broker)
+    try:
+        hub = rig.start_hub()
+        hub.start_round()
+        sim = rig.board("K2", stations=2)
+        boot = sim.wait_for(lambda r: "booted" in r)["booted"]
+        sim.wait_for(lambda r: "sched" in r, timeout=30)
+        synced(sim)
+        topic = P.board_topic("K2", P.CMD)
+        mark = len(sim.records)
+        forged = [(999, None), (2, TermProofs(bytes(32), hub.event_id).proof(2)), (3, hub.proofs.proof(1))]
+        for term, tp in forged:
+            # for the board's boot, as a key holder would send it (a command of another boot is
+            # refused before its term is read)
+            msg = P.stamp(identify(hub.clock.now_ms() + 10_000), hub.commands.next_ctr(), *hub.boots["K2"])
+            msg.update({"term": term} if tp is None else {"term": term, "hash": tp})
+            hub.publish([Outgoing(topic, hub.keys.signer("K2").sign(topic, P.encode(msg)), 1, False)])
+        sim.wait_for(lambda r: "term 3 without a hub's proof" in str(r.get("log", "")), timeout=30, start=mark)
+        assert len([r for r in rejected(sim, mark) if "without a hub's proof" in r]) == 3, rejected(sim, mark)
+        sim.press(1)
+        sim.wait_for(lambda r: r.get("acked") == [boot, 1], timeout=30, start=mark)   # the real hub: followed
+        assert not [r for r in rejected(sim, mark) if "an old hub's" in r]
+        # the real takeover (the secret's term 2) is taken: its commands, its acks
+        mark = len(sim.records)
+        hub.term = 2
+        hub.act("identify", {"board": "K2"})
+        sim.press(2)
+        sim.wait_for(lambda r: r.get("acked") == [boot, 2], timeout=30, start=mark)
+        assert rejected(sim, mark) == []
     finally:
         rig.close()

@@ -2,7 +2,9 @@
 # signing, verification, tampering.
 import binascii
 
-from auth import AuthError, Signer, equal, parse_key
+import hashlib
+
+from auth import AuthError, Signer, equal, parse_key, proves
 
 
 def hx(b):
@@ -64,3 +66,27 @@ def test_equal_and_keys():
     assert len(parse_key(KEY)) == 32
     expect_auth_error(parse_key, "abcd")
     expect_auth_error(parse_key, "zz" * 32)
+
+
+def chain(p, n):
+    for _ in range(n):
+        p = hashlib.sha256(p).digest()[:16]
+    return p
+
+
+def test_a_terms_proof_hashes_down_to_the_proof_held():
+    # the proof of term 3 hashed once is term 2's, twice term 1's
+    p3 = b"\x07" * 16
+    p2, p1 = chain(p3, 1), chain(p3, 2)
+    assert len(p2) == 16 and chain(p2, 1) == p1 and p3 != p2 != p1
+    assert proves(hx(p3), 1, hx(p2)) and proves(hx(p3), 2, hx(p1)) and proves(hx(p2), 1, hx(p1))
+    assert not proves(hx(p3), 1, hx(p1))               # one step short
+    assert not proves(hx(p1), 1, hx(p2))               # a lower term's proof proves nothing higher
+    assert not proves(hx(p2), 0, hx(p2))               # no step: no higher term
+    top = b"\x09" * 16
+    assert proves(hx(top), 64, hx(chain(top, 64)))      # the chain's 64 terms: the longest way down
+    assert not proves(hx(top), 65, hx(chain(top, 65)))  # beyond it: never hashed that far
+    # what a forger or a garbled message gives: no proof, never an exception (the board carries on)
+    for bad in (None, 7, "", "zz" * 16, hx(p3)[:30], hx(p3 + b"\x00")):
+        assert not proves(bad, 1, hx(p2))
+    assert not proves(hx(p3), 1, None)

@@ -30,6 +30,7 @@ import threading
 import time
 from pathlib import Path
 
+from tabletimer.hub.boards.hub_secret import ensure_secret
 from tabletimer.hub.boards.ports import free_port
 from tabletimer.tools.bench.hall_rig import Hall
 from tabletimer.tools.bench.report import Report, now_ms, pct
@@ -120,6 +121,7 @@ def run(n: int, seconds: float, broker_kind: str, report: Report) -> int:
     port, web = free_port(), free_port()
     hall = Hall(root / "hall", port, n, seed=n)
     ev = hall.ev
+    ensure_secret(ev)                  # as `tabletimer init` makes it: the standby's copy has it
     copy = root / "standby"
     shutil.copytree(ev, copy)
     extra = ["--port", str(port)] + (["--broker-kind", broker_kind] if broker_kind else [])

@@ -46,6 +46,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tabletimer.hub.boards.hub_secret import ensure_secret
 from tabletimer.hub.boards.ports import free_port
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.event import event_folder
@@ -159,6 +160,7 @@ def run(n: int, auto_after: float, failover: int, report: Report, pause: float =
     keys = BoardKeys(ev / "board-keys.json")
     for b in boards:
         keys.ensure(b)
+    ensure_secret(ev)                  # as `tabletimer init` makes it: the standby's copy has it
     copy = root / "standby"
     shutil.copytree(ev, copy)
     port, web = free_port(), free_port()
@@ -237,6 +239,7 @@ def run_loadgen(n: int, auto_after: float, failover: int, report: Report) -> int
     port, web = free_port(), free_port()
     hall = Hall(root / "hall", port, n, seed=n)
     ev = hall.ev
+    ensure_secret(ev)
     copy = root / "standby"
     shutil.copytree(ev, copy)
     primary = HubProcess(ev, None, "--listen", "127.0.0.2", "--port", str(port), web_port=web, timeout=60)

@@ -13,7 +13,7 @@ from collections import deque
 
 from tabletimer.hub.boards import hub_protocol
 from tabletimer.shared import protocol as P
-from tabletimer.shared.auth import AuthError, Signer
+from tabletimer.shared.auth import AuthError, Signer, proves
 
 # an unacknowledged event is sent again 1, 2, 4, 8 s after the previous
 # send, then every 16 s (docs/protocol.md, ack)
@@ -43,7 +43,7 @@ class Board:
     """Times (now) are the generator's clock in seconds (perf_counter);
     local_ms, the board's own clock in ms (only inside a sync exchange)."""
 
-    __slots__ = ("id", "signer", "boot", "stations", "fw", "ctr", "seq", "hub_ctr", "term", "pending",
+    __slots__ = ("id", "signer", "boot", "stations", "fw", "ctr", "seq", "hub_ctr", "term", "proof", "pending",
                  "backlog", "sync_id", "sync_out", "syncs", "sync_delays", "sched", "topic_cmd", "topic_sched",
                  "topic_evt", "topic_status", "topic_sync")
 
@@ -55,6 +55,7 @@ class Board:
         self.seq = 0
         self.hub_ctr = 0
         self.term = 1                             # the highest hub term heard (a standby that took over: 2)
+        self.proof: str | None = None             # ... and its proof (a schedule's, the first of a term-1 hub)
         self.pending: dict[int, Pending] = {}     # the window: sent, not acked
         self.backlog: deque[Pending] = deque()      # in the journal, not sent yet
         self.sync_id = 0
@@ -79,7 +80,10 @@ class Board:
         return self.topic_status, self.seal(self.topic_status, P.status_offline(self.boot))
 
     def birth(self) -> tuple[str, bytes]:
-        return self.topic_status, self.seal(self.topic_status, P.status_online(self.boot, self.fw, self.stations))
+        msg = P.status_online(self.boot, self.fw, self.stations, term=self.term)
+        if self.term > 1 and self.proof:
+            msg["hash"] = self.proof              # the term's proof: the hubs check it
+        return self.topic_status, self.seal(self.topic_status, msg)
 
     def sync_request(self, local_ms: int) -> tuple[str, bytes]:
         self.sync_id += 1
@@ -127,11 +131,15 @@ class Board:
         except (AuthError, P.ProtocolError) as e:
             return "bad", "%s on %s" % (e, topic.rsplit("/", 1)[1])
         t = msg["type"]
-        term = msg.get("term", 1)           # as the firmware does (app.py): a hub that took over
+        term, proof = msg.get("term", 1), msg.get("hash")   # as the firmware does (app.py)
         if not isinstance(term, int) or term < self.term:
             return "bad", "%s of an old hub's term" % t
-        if term > self.term:                # its counters afresh
-            self.term, self.hub_ctr = term, 0
+        if term > self.term:                # a hub that took over, if it proves it: its counters afresh
+            if not proves(proof, term - self.term, self.proof):
+                return "bad", "%s of term %d without a hub's proof" % (t, term)
+            self.term, self.proof, self.hub_ctr = term, proof, 0
+        elif proof and not self.proof:
+            self.proof = proof
         if t != P.T_SCHED:                  # schedules are ordered by their id
             ctr = msg.get("ctr")
             if ctr is None or ctr <= self.hub_ctr:

@@ -53,6 +53,17 @@ def boards(ev: Path, tmp: Path, port: int) -> list[SimBoard]:
     return sims
 
 
+def round_under_way(tmp: Path, port: int) -> tuple[Path, ClockFaults, Hub, list[SimBoard]]:
+    """A round started, its hub (the laptop's clocks under the test's
+    faults) and its boards synced."""
+    ev = make_event(tmp)
+    faults = ClockFaults(tmp / "faults.json")
+    t0 = int(time.time() * 1000)
+    subprocess.run([TT, "act", str(ev), "round_start", f"at={t0}"], check=True, capture_output=True)
+    hub = Hub(ev, port, env=faults.env())
+    return ev, faults, hub, boards(ev, tmp, port)
+
+
 def true_instants(sims: list[SimBoard]) -> dict[tuple[str, int], int]:
     return {(s.board_id, r["station"]): r["true"] for s in sims for r in s.records if r.get("sim") == "press"}
 
@@ -85,12 +96,7 @@ def test_a_laptop_that_sleeps_mid_round_shortens_no_finish(tmp_path, embedded_br
     one during (journaled on the board) and one after: each at its true
     instant; a clock row says the laptop slept, for how long; the console's
     alerts say it."""
-    ev = make_event(tmp_path)
-    faults = ClockFaults(tmp_path / "faults.json")
-    t0 = int(time.time() * 1000)
-    subprocess.run([TT, "act", str(ev), "round_start", f"at={t0}"], check=True, capture_output=True)
-    hub = Hub(ev, embedded_broker.port, env=faults.env())
-    sims = boards(ev, tmp_path, embedded_broker.port)
+    ev, faults, hub, sims = round_under_way(tmp_path, embedded_broker.port)
     try:
         b1, b2 = sims
         b1.press(1)
@@ -154,12 +160,7 @@ def test_a_hub_restarted_with_its_clock_set_back_keeps_the_rounds_time(tmp_path,
     again (on the same boot: from its log; after a reboot: from the boards,
     which kept the round's time): the later finishes are neither refused as
     'more than 10 min ahead' nor moved; the hub says what it found."""
-    ev = make_event(tmp_path)
-    faults = ClockFaults(tmp_path / "faults.json")
-    t0 = int(time.time() * 1000)
-    subprocess.run([TT, "act", str(ev), "round_start", f"at={t0}"], check=True, capture_output=True)
-    hub = Hub(ev, embedded_broker.port, env=faults.env())
-    sims = boards(ev, tmp_path, embedded_broker.port)
+    ev, faults, hub, sims = round_under_way(tmp_path, embedded_broker.port)
     try:
         sims[0].press(1)
         acked_all(sims[0], 1)

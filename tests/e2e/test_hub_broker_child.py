@@ -18,6 +18,7 @@ import pytest
 
 from brokers import free_port, require_mosquitto
 from hall import TT, Hub, act, stored_presses
+from tabletimer.hub.boards.hub_secret import ensure_secret
 from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.boards.mosquitto_child import SEARCH_ENV, find_mosquitto, parse_version
 from tabletimer.hub.event import event_folder
@@ -27,6 +28,7 @@ from waiting import until
 
 def make_event(tmp: Path, boards=("T01",), keyed=None) -> Path:
     ev = event_folder.init(tmp / "event", "czjpa-individuals")
+    ensure_secret(ev)           # as `tabletimer init` makes it: the hub's first line is then its broker
     (ev / "entrants.csv").write_text("id,name,eligible\n" + "".join(f"{b},Puzzler {b},yes\n" for b in boards))
     (ev / "stations.csv").write_text("board,button,table,entrant\n" + "".join(
         f"{b},1,Table {b},{b}\n" for b in boards))

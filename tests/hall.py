@@ -8,8 +8,13 @@ Plain helpers (not a conftest): import with ``from hall import ...``.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
+
+from tabletimer.hub.boards.hub_secret import ensure_secret
+from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.event import event_folder
 
 from tabletimer.tools.testing.hub_process import TT, stored_presses   # noqa: F401  (re-exported)
 from tabletimer.tools.testing.hub_process import HubProcess as Hub     # noqa: F401
@@ -20,6 +25,25 @@ def act(ev: Path, action: str, **fields) -> None:
     """`tabletimer act DIR ACTION key=value ...`"""
     args = [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in fields.items()]
     subprocess.run([TT, "act", str(ev), action, *args], check=True, capture_output=True)
+
+
+def primary_and_standby_copy(tmp: Path, title: str = "", board: str | None = None,
+                             table: str = "T1") -> tuple[Path, Path, bytes | None]:
+    """Two laptops' folders as docs/operations.md makes them: the primary's
+    event (Anna and Ben; on `board`'s buttons 1 and 2 at `table` when a
+    board is given, with its key), its hub secret as `tabletimer init`
+    makes it, and the standby's copy of the folder taken before the event.
+    Returns (primary, copy, the board's key or None)."""
+    ev = event_folder.init(tmp / "primary", "czjpa-individuals", *([title] if title else []))
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n")
+    key = None
+    if board:
+        (ev / "stations.csv").write_text(f"board,button,table,entrant\n{board},1,{table},1\n{board},2,{table},2\n")
+        key = BoardKeys(ev / "board-keys.json").ensure(board)
+    ensure_secret(ev)
+    copy = tmp / "standby"
+    shutil.copytree(ev, copy)
+    return ev, copy, key
 
 
 def replay_json(ev: Path) -> list[dict]:

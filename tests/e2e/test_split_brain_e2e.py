@@ -17,18 +17,15 @@ firmware flashed with both addresses."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from hall import TT, Hub, act
+from hall import TT, Hub, act, primary_and_standby_copy
 from rig import synced
 from tabletimer.hub.boards.broker import free_port
-from tabletimer.hub.boards.hub_secret import ensure_secret
-from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.boards.keys import mqtt_password
 from tabletimer.hub.event.store import EventStore
 from tabletimer.tools.simulator import SimBoard
 from tabletimer.tools.testing.netimpair import NetImpair
@@ -47,13 +44,7 @@ def rows(folder) -> list[dict]:
 
 
 def test_a_split_brain_heals_when_the_link_returns_and_the_desks_action_is_redone(tmp_path):
-    ev = event_folder.init(tmp_path / "primary", "czjpa-individuals", "Split")
-    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n")
-    (ev / "stations.csv").write_text("board,button,table,entrant\nD1,1,T1,1\nD1,2,T1,2\n")
-    key = BoardKeys(ev / "board-keys.json").ensure("D1")
-    ensure_secret(ev)                                  # as `tabletimer init` makes it
-    copy = tmp_path / "standby"
-    shutil.copytree(ev, copy)
+    ev, copy, key = primary_and_standby_copy(tmp_path, "Split", "D1")
     port, web = free_port(), free_port()
     primary = Hub(ev, None, "--broker-kind", "embedded", "--listen", "127.0.0.2", "--port", str(port),
                   web_port=web)

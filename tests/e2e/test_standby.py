@@ -14,10 +14,10 @@ import subprocess
 import sqlite3
 
 from brokers import free_port
-from hall import TT, Hub, act
+from hall import TT, Hub, act, primary_and_standby_copy
 from rig import synced
 from tabletimer.hub.boards.hub_secret import ensure_secret
-from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
+from tabletimer.hub.boards.keys import mqtt_password
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.store import EventStore
 from tabletimer.tools.simulator import SimBoard
@@ -42,13 +42,7 @@ def event_id(log) -> int:
 
 
 def test_a_standby_copies_the_primarys_log_row_for_row_and_records_nothing_of_its_own(tmp_path):
-    ev = event_folder.init(tmp_path / "primary", "czjpa-individuals", "Standby cup")
-    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n")
-    (ev / "stations.csv").write_text("board,button,table,entrant\nS1,1,Table 1,1\nS1,2,Table 1,2\n")
-    key = BoardKeys(ev / "board-keys.json").ensure("S1")
-    ensure_secret(ev)                              # as `tabletimer init` makes it
-    copy = tmp_path / "standby"
-    shutil.copytree(ev, copy)                      # the folder as the docs copy it, before the event
+    ev, copy, key = primary_and_standby_copy(tmp_path, "Standby cup", "S1", "Table 1")
     web, port = free_port(), free_port()
     hub = Hub(ev, None, "--broker-kind", "embedded", "--port", str(port), web_port=web)
     sim = standby = None

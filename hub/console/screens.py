@@ -173,7 +173,7 @@ class MainScreen(Screen):
                 yield LiveTable("waiting", "pressed", "table", "entrant", "puzzle", "call", "press id", id="calls",
                                 zebra_stripes=True)
                 yield Label("Standings", classes="title")
-                yield LiveTable("place", "award", "name", "status", "time", "penalty", "pieces", "referee",
+                yield LiveTable("place", "award", "name", "status", "time", "penalty", "net", "pieces", "referee",
                                 id="standings", zebra_stripes=True)
             with Vertical(id="right"):
                 yield Label("Hall", classes="title")

@@ -629,3 +629,37 @@ def test_the_hall_check_screen_shows_the_checklist_as_the_buttons_are_pressed(hu
         await settle(pilot, lambda: type(app.screen).__name__ == "MainScreen", "back on the main screen",
                      seen=lambda: app.screen)
     drive(svc, script)
+
+
+# ------------------------------------------------------------------ issue 45: what the screens say
+
+def test_an_armed_start_says_when_it_starts_not_running(hub):
+    """Item 7: a start armed 4:32 ahead: every entrant "starts in 0:04:32",
+    nobody "running"; at the start they run."""
+    hub.start_round(T0 + 272_000)
+
+    async def script(app, pilot):
+        await settle(pilot, lambda: len(standings_cells(app)) == 3, "the standings", seen=lambda: standings_cells(app))
+        assert {k: c[3] for k, c in standings_cells(app).items()} == {
+            "e1": "starts in 0:04:32", "e2": "starts in 0:04:32", "e3": "starts in 0:04:32"}
+        hub.clock.t = T0 + 272_000
+        await settle(pilot, lambda: {c[3] for c in standings_cells(app).values()} == {"running"},
+                     "running at the start", seen=lambda: standings_cells(app))
+    drive(hub, script)
+
+
+def test_the_time_column_is_the_raw_time_and_net_apart_as_results_show_them(hub):
+    """Item 13: "time" is the finish since the start, as results and replay
+    say; the penalty and the net time beside it."""
+    hub.start_round(T0)
+    pid = press(hub, "b1", 2, after_start_ms=600_000)
+    hub.act("confirm", {"press_id": pid, "missing_found": 1}, who="Anna")
+
+    async def script(app, pilot):
+        await settle(pilot, lambda: standings_cells(app).get("e2", [""] * 5)[3] == "finished", "Bob's finish",
+                     seen=lambda: standings_cells(app))
+        table = app.main().query_one("#standings", LiveTable)
+        head = list(table.columns)
+        bob = dict(zip(head, standings_cells(app)["e2"]))
+        assert (bob["time"], bob["penalty"], bob["net"]) == ("0:10:00", "0:00:10", "0:10:10")
+    drive(hub, script)

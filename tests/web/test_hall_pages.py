@@ -307,3 +307,15 @@ def test_a_projector_with_a_wrong_screen_token_says_so_and_shows_the_standings(t
         assert h.hall.limit.screens == 0 and h.hall.limit.streams == 1        # a spectator's stream
     finally:
         h.close()
+
+
+def test_an_armed_start_ahead_says_starts_in_and_nobody_solving(hub, browser):
+    """Issue 45 item 7: a start armed 4:32 ahead: the projector says "starts
+    in 4:3x", not "4 solving"; no row says solving."""
+    hub.svc.act("round_start", {"at": hub.svc.clock.now_ms() + 272_000}, who="desk")
+    screen = browser.new_context(**PROJECTOR).new_page()
+    screen.goto(f"{hub.url}/hall")
+    expect(screen.locator("#summary")).to_contain_text(re.compile(r"^starts in 4:3\d · 4 entrants$"))
+    expect(screen.locator('tr[data-entrant="2"]')).to_contain_text("waiting")
+    expect(screen.locator("#rows")).not_to_contain_text("solving")
+    expect(screen.locator(".prov")).to_have_count(0)

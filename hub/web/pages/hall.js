@@ -18,9 +18,27 @@
     else c.textContent = TT.fmt(now - view.start, 1000) + (view.end ? " · " + TT.fmt(view.end - now, 1000) + " left" : "");
     var s = view.next_signal;
     n.textContent = s && s.at > now ? "next: " + kind(s.kind) + " in " + TT.fmt(s.at - now, 1000) : "";
+    summary();
+  }
+
+  // an armed start still ahead: nobody is solving yet ("waiting"); once it has come, the
+  // waiting are solving (the view that says so follows within seconds)
+  function armed() { return view.start !== null && TT.now() < view.start; }
+  function status(r) { return r.status === "waiting" && view.start !== null && !armed() ? "solving" : r.status; }
+
+  function summary() {
+    var s = document.getElementById("summary");
+    if (armed()) {
+      s.textContent = "starts in " + TT.fmt(view.start - TT.now(), 1000) + " · " + view.rows.length + " entrants";
+      return;
+    }
+    var solving = view.rows.filter(function (r) { return status(r) === "solving"; }).length;
+    s.textContent = view.finished + " finished · " + solving + " solving · " +
+      view.rows.length + " entrants" + (view.provisional ? " · * provisional" : "");
   }
 
   function result(r) {
+    r = Object.assign({}, r, { status: status(r) });
     if (r.status === "finished") return [TT.fmt(r.time_ms, res()), r.penalty_ms ? "+" + TT.fmt(r.penalty_ms, 1000) : "",
                                          TT.fmt(r.net_ms, res())];
     if (r.status === "solving") return ["solving", "", r.pieces ? r.pieces + " pcs" : ""];
@@ -49,14 +67,14 @@
     var tbody = document.getElementById("rows");
     tbody.replaceChildren();
     view.rows.slice(page * n, page * n + n).forEach(function (r) {
-      var rr = result(r);
+      var rr = result(r), st = status(r);
       var cells = [el("td", { "class": "num", text: r.place == null ? "" : String(r.place) }),
                    el("td", { "class": "name" }, [r.name, r.members ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
                    el("td", { text: r.table || "" })];
       if (parts) cells.push(el("td", { text: r.part || "" }));
-      cells.push(el("td", { "class": "num status-" + r.status, text: rr[0] }));
+      cells.push(el("td", { "class": "num status-" + st, text: rr[0] }));
       cells.push(el("td", { "class": "num", text: rr[1] }));
-      cells.push(el("td", { "class": "num" }, [rr[2], r.provisional && r.status !== "solving" ? el("span", { "class": "prov", title: "provisional", text: " *" }) : null]));
+      cells.push(el("td", { "class": "num" }, [rr[2], r.provisional && r.status !== "solving" && r.status !== "waiting" ? el("span", { "class": "prov", title: "provisional", text: " *" }) : null]));
       tbody.appendChild(el("tr", { "class": r.award ? "award" + r.award : "", "data-entrant": r.entrant }, cells));
     });
     var first = tbody.firstElementChild;
@@ -64,8 +82,7 @@
       rowH = first.getBoundingClientRect().height;      // the screen's own row height: draw again
       return draw();
     }
-    document.getElementById("summary").textContent = view.finished + " finished · " + view.solving + " solving · " +
-      view.rows.length + " entrants" + (view.provisional ? " · * provisional" : "");
+    summary();
     document.getElementById("page").textContent = pages > 1 ? "page " + (page + 1) + " / " + pages : "";
     document.getElementById("changed").textContent = view.changed_ms ? "last change " + new Date(view.changed_ms - (view.now - TT.now())).toLocaleTimeString() : "";
   }

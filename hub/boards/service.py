@@ -341,6 +341,12 @@ class HubService(HubState):
         return check_hall(comp.stations, self.registry.boards, [r for r in rows if comp.in_hall_check(r)],
                           begun["received_ms"] if begun is not None else None, hub_fw, clock_limit_ms, rssi_min)
 
+    def standings_as_they_stand(self) -> tuple[list[StandingRow], int | None]:
+        """The standings now, final once the round's time is up, and how long
+        until then (None: final): Competition.standings_as_they_stand."""
+        with self.lock:
+            return self.competition.standings_as_they_stand(self.clock.now_ms())
+
     def standings(self, final: bool = False) -> list[StandingRow]:
         """The standings now (entrants still within their time are
         'running'), or as final results."""

@@ -137,13 +137,18 @@ def _ask(question: str) -> bool:
 
 
 def replay_document(service: HubService) -> dict:
-    """`replay --json`: the final standings, and every station's state and
+    """`replay --json`: the standings ranked as after time-up (every entrant
+    still unfinished by its count: what a check compares with a ranking
+    from scratch), "in_progress" and "left_ms" (until the last time-up, or
+    null) saying whether they are final yet, and every station's state and
     the relay as they are now (hub ms)."""
     from ..rules.relay import relay_view
     from ..rules.standings import row_dict
     comp = service.competition
     now = service.clock.now_ms()
-    return {"now": now, "standings": [row_dict(r) for r in service.standings(final=True)],
+    left = comp.time_left_ms(now)
+    return {"now": now, "in_progress": left is not None, "left_ms": left,
+            "standings": [row_dict(r) for r in service.standings(final=True)],
             "stations": [s.as_dict() for s in service.station_states(now)],
             "relay": relay_view(comp.format, comp.entrants, comp.facts(), now, comp.round_end_ms())
             if comp.format.relay is not None and comp.start_ms is not None else []}

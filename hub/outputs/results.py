@@ -140,11 +140,8 @@ def load_results(path: str | Path, now_ms: int | None = None, round: str | None 
             comp.apply(row)
     finally:
         store.close()
-    now = HubClock().now_ms() if now_ms is None else now_ms
-    end = comp.round_end_ms()
-    if comp.start_ms is not None and end is not None and now < end:
-        return EventResults(ev, comp.standings(now), comp.start_ms, end - now)
-    return EventResults(ev, comp.standings(None), comp.start_ms)
+    rows, left = comp.standings_as_they_stand(HubClock().now_ms() if now_ms is None else now_ms)
+    return EventResults(ev, rows, comp.start_ms, left)
 
 
 # ------------------------------------------------------------------ formatting
@@ -220,7 +217,8 @@ def iso_time(when: datetime) -> str:
 
 
 def in_progress_text(left_ms: int) -> str:
-    return f"round in progress, {fmt_duration(left_ms)} left"
+    """"round in progress, 1:29:59 left" (whole seconds, rounded up)."""
+    return f"round in progress, {fmt_duration(-(-left_ms // 1000) * 1000)} left"
 
 
 def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,

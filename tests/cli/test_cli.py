@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -432,3 +433,31 @@ def test_init_takes_or_asks_the_events_title_and_every_output_shows_it(tmp_path,
     assert sys.stdin.asked == 0 and event_title(tmp_path / "script") == "script"
     assert cli.main(["init", str(tmp_path / "long"), "--format", "czjpa-individuals", "--title", "x" * 121]) == 2
     assert "at most 120" in capsys.readouterr().err and not (tmp_path / "long").exists()
+
+
+def test_replay_mid_round_shows_the_standings_as_results_does_and_says_so(tmp_path, capsys):
+    """Issue 45 item 8: replay 30 minutes into a two-hour round: those still
+    solving are "running" without a place, as `results` shows them, with a
+    warning (it ranked them "unfinished", places 2 and 3, 0 pieces, silently);
+    --json says the round is in progress."""
+    ev = tmp_path / "event"
+    assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n3,Cecilie,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n"
+                                     "T02,1,Table 2,3\n")
+    t0 = int(time.time() * 1000) - 30 * 60_000
+    assert cli.main(["act", str(ev), "round_start", f"at={t0}"]) == 0
+    assert cli.main(["act", str(ev), "press", "entrant=2", "puzzle=1", f"at={t0 + 20 * 60_000}"]) == 0
+    capsys.readouterr()
+    assert cli.main(["replay", str(ev)]) == 0
+    out = capsys.readouterr()
+    lines = {ln.split()[2]: ln.split() for ln in out.out.splitlines()[1:] if ln.strip()}
+    assert [lines[e][:2] + [lines[e][4]] for e in ("2", "1", "3")] == [
+        ["1", "1", "finished"], ["-", "-", "running"], ["-", "-", "running"]]
+    assert re.search(r"warning: round in progress, 1:(29:\d\d|30:00) left: ", out.err) and "provisional" in out.err
+    assert cli.main(["results", str(ev)]) == 0
+    res = capsys.readouterr()
+    assert [ln.split()[4] for ln in res.out.splitlines()[1:] if ln.strip()] == ["finished", "running", "running"]
+    assert cli.main(["replay", str(ev), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["in_progress"] is True and 89 * 60_000 < doc["left_ms"] <= 90 * 60_000

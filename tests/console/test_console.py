@@ -663,3 +663,24 @@ def test_the_time_column_is_the_raw_time_and_net_apart_as_results_show_them(hub)
         bob = dict(zip(head, standings_cells(app)["e2"]))
         assert (bob["time"], bob["penalty"], bob["net"]) == ("0:10:00", "0:00:10", "0:10:10")
     drive(hub, script)
+
+
+def test_a_start_typed_as_a_clock_time_1h48_ago_asks_first(hub):
+    """Item 9: the start form's "at" a clock time 1 h 48 min before now (or,
+    in a time zone where that is yesterday, read as today's and far ahead):
+    the console asks first; no records nothing, yes records it."""
+    import datetime as dt
+    typed = dt.datetime.fromtimestamp((T0 - 108 * 60_000) / 1000).strftime("%H:%M")
+
+    async def script(app, pilot):
+        await fill(app, pilot, "s", at=typed)
+        question = app.screen.question
+        assert question.startswith(f"Careful: at={typed} is read as today {typed}:00, "), question
+        assert re.search(r", (1:48:\d\d ago|\d+:\d\d:\d\d from now)", question), question
+        await answer(app, pilot, "n")
+        assert ops(hub) == []
+        await pilot.press("escape")
+        await fill(app, pilot, "s", at=typed)
+        await answer(app, pilot, "y")
+    drive(hub, script)
+    assert [e["type"] for e in ops(hub)] == ["round_start"]

@@ -354,13 +354,19 @@ def round_heading(title: str, round: str, fmt: Format) -> str:
 
 
 def unofficial_text(fmt: Format) -> str:
-    """What "unofficial" means, for the sheet's legend (HTML): not eligible
-    for an award place, yet ranked; then who is eligible, said apart (the
-    eligibility text right after the mark read as if it described the
-    unofficial ones: "(participants from the Czech Republic)")."""
+    """What "unofficial" means, for the sheet's legend (HTML): unofficial_words."""
+    return esc(unofficial_words(fmt))
+
+
+def unofficial_words(fmt: Format) -> str:
+    """What "unofficial" means (plain text: the sheet's legend, the
+    projector's): not eligible for an award place, yet ranked; then who is
+    eligible, said apart (the eligibility text right after the mark read as
+    if it described the unofficial ones: "(participants from the Czech
+    Republic)")."""
     text = "not eligible for an award place: takes part and is ranked all the same."
     if fmt.eligibility:
-        text += f" Who is eligible for awards: {esc(fmt.eligibility)}"
+        text += f" Who is eligible for awards: {fmt.eligibility}"
         if fmt.kind != "individual" and fmt.eligible_members_min:
             n = fmt.eligible_members_min
             text += (f" (a {fmt.kind}: all its members)" if n >= fmt.max_members

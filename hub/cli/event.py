@@ -24,6 +24,9 @@ def cmd_run(args) -> int:
     if opened is None:
         return 2
     ev, keys = opened
+    note = ev.without_station_note()
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     missing = sorted({s.board for s in ev.stations} - set(keys.boards()))
     if missing:
         print(f"warning: no key for board(s) {', '.join(missing)}: flash them with "

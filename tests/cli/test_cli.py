@@ -498,3 +498,18 @@ def test_act_refuses_a_start_typed_far_off_unless_forced_and_records_nothing(tmp
         json.loads(capsys.readouterr().out)["in_progress"] is False
     assert cli.main(["act", str(ev), "round_start", f"at={typed}", "--force"]) == 0
     assert "recorded #" in capsys.readouterr().out
+
+
+def test_a_reserve_without_a_station_is_no_warning_of_every_command(tmp_path, capsys):
+    """Issue 45 item 13: a reserve listed without a station (the way to
+    prepare a replacement) made every command print "no station for R1"."""
+    ev = tmp_path / "event"
+    assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\nR1,Rita,nej\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\n")
+    capsys.readouterr()
+    assert cli.main(["act", str(ev), "dns", "entrant=1"]) == 0
+    assert cli.main(["replay", str(ev)]) == 0
+    assert cli.main(["results", str(ev)]) == 0
+    err = capsys.readouterr().err
+    assert "no station for" not in err and "warning: " + str(ev) not in err

@@ -246,7 +246,7 @@ class HubService(HubState):
         fenced = [f"FENCED: {self.fenced}"] if self.fenced else []
         return fenced + self.split.alerts() + self.clock_alerts() + self._hall_check_lines() + hub_alerts(
             self.competition, self.registry, self.network_alerts(), write_failure=self.write_failure,
-            rejected=self.rejected, sync_limit_ms=sync_limit_ms)
+            rejected=self.rejected, sync_limit_ms=sync_limit_ms, unused=self.unused_boards)
 
     def _hall_check_lines(self) -> list[str]:
         """While a hall check runs: the hall's progress and each board not ready."""
@@ -262,7 +262,7 @@ class HubService(HubState):
         with self.lock:        # the jumps and refusals are the network thread's
             jumps, refusals = dict(self.jumps), dict(self.refusals)
         return network_alerts(self.alert_sources, self.registry, self.clock.now_ms(), self.retained_junk,
-                              jumps, refusals)
+                              jumps, refusals, unused=self.unused_boards)
 
     def blind(self) -> str | None:
         """Why what this process shows of the boards may be out of date

@@ -684,3 +684,35 @@ def test_a_start_typed_as_a_clock_time_1h48_ago_asks_first(hub):
         await answer(app, pilot, "y")
     drive(hub, script)
     assert [e["type"] for e in ops(hub)] == ["round_start"]
+
+
+def test_no_alerts_for_a_board_this_round_does_not_use(tmp_path, hub, monkeypatch):
+    """Item 13: a day's pairs round uses T01; T02 (the individuals') stays
+    online in the hall, and later falls silent: not this round's alerts
+    ("board b9 is not in stations.csv", "silent"); a board no round knows
+    still is."""
+    from tabletimer.hub.cli.event import other_rounds_boards
+    from tabletimer.hub.event import event_folder
+    day = tmp_path / "day"
+    event_folder.add_round(day, "indiv", "czjpa-individuals")
+    event_folder.add_round(day, "pairs", "czjpa-pairs")
+    (day / "rounds" / "indiv" / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\n"
+                                                           "T02,1,Table 2,2\n")
+    (day / "rounds" / "pairs" / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\n")
+    for r in ("indiv", "pairs"):
+        (day / "rounds" / r / "entrants.csv").write_text("id,name,members,eligible\n1,A,A1|A2,yes\n2,B,B1|B2,yes\n")
+    assert other_rounds_boards(event_folder.load(day, "pairs")) == {"T02"}
+
+    monkeypatch.setitem(KEYS, "b9", "99" * 32)
+    monkeypatch.setitem(KEYS, "bx", "98" * 32)
+    hub.keys = BoardKeys(keys=KEYS)
+    hub.registry.listening(hub.clock.t)      # connected to the broker (as the MQTT adapter says)
+    for b in ("b9", "bx"):
+        hub.sender.send(hub, b, P.STATUS, P.status_online(1, "1.0", 1))
+    hub.clock.t += 120_000           # every board silent for two minutes
+    alerts = hub.alerts()
+    assert "board b9 is not in stations.csv" in alerts and any(a.startswith("board b9 silent") for a in alerts)
+    hub.unused_boards = frozenset({"b9"})
+    alerts = hub.alerts()
+    assert not any("b9" in a for a in alerts), alerts
+    assert "board bx is not in stations.csv" in alerts and any(a.startswith("board bx silent") for a in alerts)

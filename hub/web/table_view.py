@@ -135,7 +135,7 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
             "end": comp.round_end_ms(), "stations": stations, "format": format_spec(fmt)}
 
 
-def _confirmed_splits(comp: Competition, ids: set[str], now: int) -> dict[tuple[str, int], dict]:
+def _confirmed_splits(comp: Competition, ids: set[str], now: int) -> dict[tuple[str, int | None], dict]:
     """(entrant, puzzle) -> {"penalty_ms", "net_ms", "deducted"} of each
     confirmed finish of these entrants, from the standings (scoring.credit's
     arithmetic: what the confirmation recorded); (entrant, None): its last

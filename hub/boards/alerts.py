@@ -24,8 +24,11 @@ JUMP_ALERT_MS = 10 * 60_000  # how long a rejected jump (of a board heard since)
 
 def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *,
                write_failure: dict | None, rejected: Mapping[str, int],
-               sync_limit_ms: int = POOR_SYNC_MS) -> list[str]:
-    """Every alert, the network's (network_alerts) after the log's."""
+               sync_limit_ms: int = POOR_SYNC_MS, unused: frozenset[str] = frozenset()) -> list[str]:
+    """Every alert, the network's (network_alerts) after the log's.
+    unused: boards of the event's other rounds that this round does not use
+    (in the hall, online or not): none of their own alerts (their faults,
+    "not in stations.csv")."""
     out = []
     f = write_failure
     if f is not None:
@@ -44,6 +47,8 @@ def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *
         elif info.sync_err_ms is not None and info.sync_err_ms > sync_limit_ms:
             out.append(f"board {b}: clock sync ±{info.sync_err_ms} ms (poor WiFi?)")
     for b, info in sorted(reg.items()):
+        if b in unused:
+            continue
         if info.fault and info.online and info.fault.startswith(ROLLED_BACK):
             out.append(f"board {b} went back to its previous settings by itself: "
                        f"{info.fault[len(ROLLED_BACK):].lstrip(': ')} (the new ones did not reach the hub: "
@@ -59,7 +64,7 @@ def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *
                        f"(it runs again from its flash; tell the developers if it repeats)")
     known = {s.board for s in comp.stations}
     if not comp.auto_stations:
-        for b in sorted(set(reg) - known):
+        for b in sorted(set(reg) - known - unused):
             out.append(f"board {b} is not in stations.csv")
     if rejected.get("unknown board"):
         out.append(f"{rejected['unknown board']} message(s) from boards without a key")
@@ -83,18 +88,21 @@ def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *
 
 def network_alerts(sources: list[Callable[[], list[str]]], registry: BoardRegistry, now_ms: int,
                    retained_junk: int, jumps: Mapping[str, Jump] | None = None,
-                   refusals: Mapping[str, Refused] | None = None) -> list[str]:
+                   refusals: Mapping[str, Refused] | None = None,
+                   unused: frozenset[str] = frozenset()) -> list[str]:
     """The alerts of what the hub sees on the network and the log does not
     hold: its own path through the broker (sources: the MQTT adapter's
     self-probe), the boards' liveness, boot and counter jumps rejected (a
     board locked out, until it is heard again; else for JUMP_ALERT_MS),
     commands a board refused as a counter jump (for JUMP_ALERT_MS), retained
-    junk cleared."""
+    junk cleared.  unused: boards this round does not use (hub_alerts):
+    their liveness is not this round's alert."""
     out = []
     for fn in sources:
         out += fn()
-    for _b, info in sorted(registry.boards.items()):
-        out += registry.liveness_alerts(info, now_ms)
+    for b, info in sorted(registry.boards.items()):
+        if b not in unused:
+            out += registry.liveness_alerts(info, now_ms)
     for b, j in sorted((jumps or {}).items()):
         if not j.heard:
             out.append(f"board {b}: messages rejected, {j.why} (if the board is genuine: reset_board board={b})")

@@ -130,6 +130,9 @@ class HubState:
         # the logs of the event's other rounds, by their event ids (`tabletimer run` sets it): a
         # board's event made under one of their schedules is stored there (answers.py)
         self.other_rounds: dict[int, Path] = {}
+        # the boards of the event's other rounds that this one does not use (`tabletimer run` sets
+        # it): online in the hall, and no alert of this round's (alerts.py)
+        self.unused_boards: frozenset[str] = frozenset()
         # what the hub counted of the boards' messages (a remote console shows its hub's)
         self.rejected: Counter[str] = Counter()   # reason -> count
         self.duplicates = 0

@@ -246,7 +246,7 @@ class HubService(HubState):
         fenced = [f"FENCED: {self.fenced}"] if self.fenced else []
         return fenced + self.split.alerts() + self.clock_alerts() + self._hall_check_lines() + hub_alerts(
             self.competition, self.registry, self.network_alerts(), write_failure=self.write_failure,
-            rejected=self.rejected, sync_limit_ms=sync_limit_ms)
+            rejected=self.rejected, sync_limit_ms=sync_limit_ms, unused=self.unused_boards)
 
     def _hall_check_lines(self) -> list[str]:
         """While a hall check runs: the hall's progress and each board not ready."""
@@ -262,7 +262,7 @@ class HubService(HubState):
         with self.lock:        # the jumps and refusals are the network thread's
             jumps, refusals = dict(self.jumps), dict(self.refusals)
         return network_alerts(self.alert_sources, self.registry, self.clock.now_ms(), self.retained_junk,
-                              jumps, refusals)
+                              jumps, refusals, unused=self.unused_boards)
 
     def blind(self) -> str | None:
         """Why what this process shows of the boards may be out of date
@@ -340,6 +340,12 @@ class HubService(HubState):
             rssi_min = begun["payload"].get("rssi_min", rssi_min)
         return check_hall(comp.stations, self.registry.boards, [r for r in rows if comp.in_hall_check(r)],
                           begun["received_ms"] if begun is not None else None, hub_fw, clock_limit_ms, rssi_min)
+
+    def standings_as_they_stand(self) -> tuple[list[StandingRow], int | None]:
+        """The standings now, final once the round's time is up, and how long
+        until then (None: final): Competition.standings_as_they_stand."""
+        with self.lock:
+            return self.competition.standings_as_they_stand(self.clock.now_ms())
 
     def standings(self, final: bool = False) -> list[StandingRow]:
         """The standings now (entrants still within their time are

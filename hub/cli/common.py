@@ -20,11 +20,19 @@ from tabletimer.hub.event import event_folder
 
 
 def print_final(service: HubService) -> None:
-    """The final standings on standard output; the ranking's remarks for
-    the desk apart, on standard error (never in what is published)."""
+    """The standings on standard output, final once the round's time is up;
+    before, as they stand (entrants still solving "running", without a
+    place), with a warning that says so, as `results` does; the ranking's
+    remarks for the desk apart, on standard error (never in what is
+    published)."""
+    from ..outputs.results import in_progress_text
     from .formats import standings_table
 
-    rows = service.standings(final=True)
+    rows, left = service.standings_as_they_stand()
+    if left is not None:
+        print(f"warning: {in_progress_text(left)}: "
+              "these standings are provisional (entrants still solving are shown as running, without "
+              "a place; places will change)", file=sys.stderr)
     print(standings_table(rows, service.competition.format, notes=False))
     print_desk_notes(rows)
 

@@ -24,6 +24,9 @@ def cmd_run(args) -> int:
     if opened is None:
         return 2
     ev, keys = opened
+    note = ev.without_station_note()
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     missing = sorted({s.board for s in ev.stations} - set(keys.boards()))
     if missing:
         print(f"warning: no key for board(s) {', '.join(missing)}: flash them with "
@@ -52,6 +55,21 @@ def claim_folder(args, log: Path):
         lock.release()
         return None
     return lock
+
+
+def other_rounds_boards(ev) -> frozenset[str]:
+    """The boards of the event's other rounds that this round does not use
+    (in the hall all day: no alert of this round's); a round whose files do
+    not load gives none."""
+    boards: set[str] = set()
+    for name in rounds.names(ev.path):
+        if name == ev.round:
+            continue
+        try:
+            boards |= {s.board for s in event_folder.load(ev.path, name).stations}
+        except (event_folder.EventFolderError, FormatError, OSError):
+            continue
+    return frozenset(boards - {s.board for s in ev.stations})
 
 
 def other_round_logs(ev) -> dict[int, Path]:
@@ -94,6 +112,7 @@ def run_folder(args, ev, keys, start_sims=None, lock=None, stop=None, boards_sta
         if ev.round_path is not None or ev.several_rounds:
             rounds.set_live(ev.path, ev.round)      # what results, act, console ... mean from now on
             service.other_rounds = other_round_logs(ev)
+            service.unused_boards = other_rounds_boards(ev)
         try:
             return serve(args, service, ev.path, start_sims, event=event, stop=stop, boards_stay=boards_stay)
         finally:

@@ -44,6 +44,13 @@ def cmd_act(args) -> int:
             svc.check_action(args.action, payload, who=args.who, why=args.why)
             print(f"about to record: {args.action} {_described(payload, svc)} (who: {args.who}"
                   + (f", why: {args.why}" if args.why else "") + ")")
+            doubt = _start_doubt(args.action, args.fields, payload, svc)
+            if doubt is not None:
+                print(f"warning: {doubt}", file=sys.stderr)
+                if not args.force and not _ask("record it anyway? [y/N] "):
+                    print(f"error: not recorded; add --force to record it as read, or give the start "
+                          f"exactly as hub ms (at={payload['at']})", file=sys.stderr)
+                    return 2
             changes = svc.consequences(args.action, payload)
             seen = svc.latest_decision_row(args.action, payload)    # the decision this command looked at
             if seen is not None:
@@ -77,6 +84,16 @@ def cmd_act(args) -> int:
     if unseen:
         print(f"warning: {unseen}", file=sys.stderr)
     return 0
+
+
+def _start_doubt(action: str, fields: list[str], payload: dict, svc: HubService) -> str | None:
+    """Why a round start typed as a clock time is asked about first (one far
+    in the past, or read as far ahead: timetext.start_clock_doubt)."""
+    from ..rules.timetext import start_clock_doubt
+    typed = [v for k, _, v in (f.partition("=") for f in fields) if k == "at"]
+    if action != "round_start" or not typed or ":" not in typed[-1]:
+        return None
+    return start_clock_doubt(typed[-1], payload["at"], svc.clock.now_ms())
 
 
 def _act_payload(action: str, fields: list[str], svc: HubService) -> dict:
@@ -137,13 +154,18 @@ def _ask(question: str) -> bool:
 
 
 def replay_document(service: HubService) -> dict:
-    """`replay --json`: the final standings, and every station's state and
+    """`replay --json`: the standings ranked as after time-up (every entrant
+    still unfinished by its count: what a check compares with a ranking
+    from scratch), "in_progress" and "left_ms" (until the last time-up, or
+    null) saying whether they are final yet, and every station's state and
     the relay as they are now (hub ms)."""
     from ..rules.relay import relay_view
     from ..rules.standings import row_dict
     comp = service.competition
     now = service.clock.now_ms()
-    return {"now": now, "standings": [row_dict(r) for r in service.standings(final=True)],
+    left = comp.time_left_ms(now)
+    return {"now": now, "in_progress": left is not None, "left_ms": left,
+            "standings": [row_dict(r) for r in service.standings(final=True)],
             "stations": [s.as_dict() for s in service.station_states(now)],
             "relay": relay_view(comp.format, comp.entrants, comp.facts(), now, comp.round_end_ms())
             if comp.format.relay is not None and comp.start_ms is not None else []}

@@ -166,7 +166,8 @@ def _act(sub) -> None:
     a.add_argument("--who", default="operator", help="who acts (recorded)")
     a.add_argument("--why", default="", help="the reason (recorded)")
     a.add_argument("--force", action="store_true",
-                   help="record an action that replaces or discards a recorded result without asking")
+                   help="record an action that replaces or discards a recorded result, or a round "
+                        "start typed as a clock time far in the past or ahead, without asking")
     a.add_argument("--round", help=ROUND_HELP)
     a.set_defaults(func=_lazy(".log", "cmd_act"))
 

@@ -152,12 +152,12 @@ def cmd_cards(args) -> int:
     tables = len({s.table for s in ev.stations})
     if args.html != "-":
         codes = (f"a QR code per table for its page at {url}/t/..." if url
-                 else "a QR code per station")
+                 else "no QR codes (the page says why)")
         print(f"wrote {tables} table card(s), {len(ev.stations)} station(s), {codes}, to {args.html}",
               file=sys.stderr)
     if not url:
-        print(f"note: for codes a phone opens (each table's page on the hub), "
-              f"{hub_url.NO_URL_ADVICE}", file=sys.stderr)
+        print(f"note: the cards have no QR codes: a code of a station's text opens nothing on a phone. For "
+              f"codes a phone opens (each table's page on the hub), {hub_url.NO_URL_ADVICE}", file=sys.stderr)
     return 0
 
 
@@ -184,13 +184,14 @@ def add_subcommands(sub) -> None:
 
     c = sub.add_parser(
         "cards", help="printable table cards: each table's stations, with a QR code of the "
-                      "table's page for phones (--public-url) or one per station",
+                      "table's page for phones (--public-url)",
         description="Printable A4 table cards (HTML), one per table of stations.csv, listing each "
                     "station's button and entrant and its text "
                     "tabletimer:<event>:<board>:<button>:<entrant>. With the hub's public URL "
                     "(--public-url, or the one saved in the event folder), each card has one QR "
                     "code: the table's page for referees' phones, PUBLIC_URL/t/<table>; without "
-                    "it, each station has a QR code of its text.")
+                    "it, none (a code of a station's text would open nothing on a phone), and the "
+                    "page says so.")
     c.add_argument("dir", help="the event folder")
     c.add_argument("--html", metavar="FILE", required=True, help="the cards page to write ('-': stdout)")
     c.add_argument("--title", help="the event's title on the cards (default: the event's, DIR/title, "

@@ -80,6 +80,9 @@ def cmd_rehearse(args) -> int:
         opened = open_event(args.dir, name)       # the event's own files, checked as `run` checks them
         if opened is None:
             return 2
+        note = opened[0].without_station_note()
+        if note:
+            print(f"note: {note}", file=sys.stderr)
         sources.append(opened[0])
     folder = rehearsal_folder(args.dir)
     event_dir = folder.parent

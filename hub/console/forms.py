@@ -9,7 +9,7 @@ from typing import Callable, Protocol
 
 from ..boards.service import HubService, with_defaults
 from ..rules.formats import fmt_duration
-from ..rules.timetext import parse_clock_time, parse_duration_ms
+from ..rules.timetext import parse_clock_time, parse_duration_ms, start_clock_doubt
 
 
 class Desk(Protocol):
@@ -64,6 +64,9 @@ class ActionForm:
     destructive: bool = False
     why_required: bool = False
     note: str = ""
+    # why these values are asked about first, though the action is not destructive (a
+    # round start typed as a clock time far in the past or ahead); None: no question
+    doubt: Callable[[dict[str, str]], "str | None"] | None = None
 
 
 def action_forms(console: Desk) -> dict[str, ActionForm]:
@@ -91,6 +94,11 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
             warnings = [parse_duration_ms(w, "warnings") for w in words]
         return "round_start", with_defaults(comp.format, "round_start",
                                             {"at": at, "duration": duration, "warnings": warnings})
+
+    def start_doubt(v: dict[str, str]) -> str | None:
+        if not v["at"].strip():
+            return None
+        return start_clock_doubt(v["at"], parse_clock_time(v["at"], now), now)
 
     def confirm(v: dict[str, str]) -> tuple[str, dict]:
         return "confirm", {"press_id": v["press_id"].strip(),
@@ -166,7 +174,8 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
                       f"{' '.join(map(fmt_duration, comp.format.default_warnings_ms())) or 'none'}; "
                       "none = no warnings)", "", "e.g. 10:00 1:00"),
         ], start, destructive=comp.round_start_row() is not None,
-            note="a new start replaces the armed/running one" if comp.round_start_row() else ""),
+            note="a new start replaces the armed/running one" if comp.round_start_row() else "",
+            doubt=start_doubt),
         "confirm": ActionForm("confirm", "Confirm the selected call", [
             FormField("press_id", PRESS_ID, call),
             FormField("found", "missing pieces found", "0"),

@@ -96,14 +96,16 @@ class FormScreen(ModalScreen[bool]):
         seen = self.console.service.latest_decision_row(action, payload)
         if seen is not None:        # the decision the desk looks at now: one recorded since is a conflict
             payload = dict(payload, seen=seen)
-        if not self.form.destructive and not self.console.service.consequences(action, payload):
+        doubt = self.form.doubt(vals) if self.form.doubt is not None else None
+        if not doubt and not self.form.destructive and not self.console.service.consequences(action, payload):
             self._record(action, payload, why)
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
                 self._record(action, payload, why)
-        self.app.push_screen(ConfirmScreen(self.console.describe(action, payload)), answered)
+        question = self.console.describe(action, payload)
+        self.app.push_screen(ConfirmScreen(f"Careful: {doubt}.\n{question}" if doubt else question), answered)
 
     def _record(self, action: str, payload: dict, why: str) -> None:
         try:
@@ -173,7 +175,7 @@ class MainScreen(Screen):
                 yield LiveTable("waiting", "pressed", "table", "entrant", "puzzle", "call", "press id", id="calls",
                                 zebra_stripes=True)
                 yield Label("Standings", classes="title")
-                yield LiveTable("place", "award", "name", "status", "time", "penalty", "pieces", "referee",
+                yield LiveTable("place", "award", "name", "status", "time", "penalty", "net", "pieces", "referee",
                                 id="standings", zebra_stripes=True)
             with Vertical(id="right"):
                 yield Label("Hall", classes="title")

@@ -13,6 +13,7 @@ from textual.widgets import Input, Log, Static
 from .table import LiveTable
 from ..boards.snapshot import Snapshot
 from ..rules.formats import fmt_duration
+from ..rules.standings import StandingRow
 from ..rules.timetext import fmt_clock
 
 CALL_LATE_MS = 60_000        # a call waiting longer than this is highlighted
@@ -29,6 +30,15 @@ def round_clock(s: Snapshot) -> str:
         return f"TIME UP - elapsed {fmt_duration(s.now - s.start)} (limit {fmt_duration(s.end - s.start)})"
     return (f"elapsed {fmt_duration(s.now - s.start)}  remaining {fmt_duration(s.end - s.now)}"
             f"  (limit {fmt_duration(s.end - s.start)})")
+
+
+def status_text(r: StandingRow, s: Snapshot) -> str:
+    """An entrant's state in the standings: the engine's status (with a dq's
+    reason), and before an armed start when it comes ("starts in 0:04:32",
+    not "running")."""
+    if r.status == "waiting" and s.start is not None and s.now < s.start:
+        return f"starts in {fmt_duration(s.start - s.now)}"
+    return r.status + (f" ({r.reason})" if r.reason else "")
 
 
 def appended(old: list[str], new: list[str]) -> list[str] | None:
@@ -91,9 +101,11 @@ class MainView:
             rows.append((r.entrant, [
                 str(r.place) if r.place is not None else "-",
                 str(r.award_place) if r.award_place is not None else ("unofficial" if not r.official else ""),
-                Text(r.name or r.entrant, style), r.status + (f" ({r.reason})" if r.reason else ""),
-                fmt_duration(r.net_time_ms if r.net_time_ms is not None else r.time_ms, res),
+                Text(r.name or r.entrant, style), status_text(r, s),
+                # time, penalty and net as the results and replay show them (time: the raw one)
+                fmt_duration(r.time_ms, res),
                 fmt_duration(r.penalty_ms, res) if r.penalty_ms else "",
+                fmt_duration(r.net_time_ms, res) if r.net_time_ms is not None else "",
                 str(r.pieces) if r.pieces else "", Text(ref, style)]))
         main.query_one("#standings", LiveTable).set_rows(rows)
 

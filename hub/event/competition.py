@@ -526,6 +526,21 @@ class Competition:
             self._live = live
         return self._live.rows(now_ms)
 
+    def standings_as_they_stand(self, now_ms: int) -> tuple[list[StandingRow], int | None]:
+        """The standings at now_ms and how long until the last time-up: final
+        (None) once it is up or when the round never started; before it, the
+        live standings (entrants still solving are "running", without a
+        place, and all of it provisional), as `results`, `replay` and a
+        stopped hub all show them."""
+        left = self.time_left_ms(now_ms)
+        return (self.standings(now_ms), left) if left is not None else (self.standings(None), None)
+
+    def time_left_ms(self, now_ms: int) -> int | None:
+        """How long until the last entrant's time is up (an armed start's
+        round too); None: the round is over, or never started."""
+        end = self.round_end_ms()
+        return end - now_ms if self.start_ms is not None and end is not None and now_ms < end else None
+
     @property
     def start_ms(self) -> int | None:
         row = self._start_row

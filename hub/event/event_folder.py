@@ -41,8 +41,11 @@ from .csv_cells import read_cell
 
 ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes")
 STATION_COLUMNS = ("board", "button", "table", "entrant", "puzzle")
-YES = ("yes", "y", "true", "1", "ja", "ano", "x")
-NO = ("no", "n", "false", "0", "nei", "ne", "")
+# yes and no in the seeds' languages, each as a word and a letter: English, Norwegian and Danish
+# (ja; nei, nej), Czech (ano, ne); x ticks a box, an empty cell is no
+YES = ("yes", "y", "true", "1", "ja", "j", "ano", "x")
+NO = ("no", "n", "false", "0", "nei", "nej", "ne", "")
+YES_NO_WORDS = "yes or no (ja, nei or nej; ano or ne)"
 
 
 TITLE_FILE = "title"
@@ -109,6 +112,19 @@ class EventFolder:
     warnings: list[str] = field(default_factory=list)
     round: str = rounds.MAIN  # which of its rounds this is (rounds.py)
     round_path: Path | None = None    # where the round's files are (None: path itself)
+    # entrants without a station (reserves, the documented way to prepare a replacement): said
+    # where a hub starts (without_station_note), not as a warning of every command
+    without_station: tuple[str, ...] = ()
+
+    def without_station_note(self) -> str | None:
+        """What the hub's start says of the entrants without a station (None: none)."""
+        ids = self.without_station
+        if not ids:
+            return None
+        return (f"{self.files / 'stations.csv'}: no station for " + ", ".join(ids[:10])
+                + (" ..." if len(ids) > 10 else "")
+                + " (reserves? `tabletimer act DIR replace absent=ID entrant=...` gives one an absent"
+                  " entrant's station)")
 
     @property
     def files(self) -> Path:
@@ -202,7 +218,7 @@ def _yes(value: str, where: str) -> bool:
         return True
     if v in NO:
         return False
-    raise EventFolderError(f"{where}: expected yes or no, not {value!r}")
+    raise EventFolderError(f"{where}: expected {YES_NO_WORDS}, not {value!r}")
 
 
 def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
@@ -307,12 +323,9 @@ def load(path: str | Path, round: str | None = None) -> EventFolder:
     fmt = load_format(p / "format.toml")
     entrants, warnings = load_entrants(p / "entrants.csv", fmt)
     stations = load_stations(p / "stations.csv", fmt, {e.id for e in entrants})
-    boards_missing = {e.id for e in entrants} - {s.entrant for s in stations}
-    if boards_missing:
-        warnings.append(f"{p / 'stations.csv'}: no station for "
-                        + ", ".join(sorted(boards_missing)[:10])
-                        + (" ..." if len(boards_missing) > 10 else ""))
-    return EventFolder(hall, fmt, entrants, stations, warnings, name, None if p == hall else p)
+    with_station = {s.entrant for s in stations}
+    without = tuple(e.id for e in entrants if e.id not in with_station)
+    return EventFolder(hall, fmt, entrants, stations, warnings, name, None if p == hall else p, without)
 
 
 def init(path: str | Path, preset: str, title: str | None = None) -> Path:

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from .event_folder import NO, YES
+from .event_folder import NO, YES, YES_NO_WORDS
 from .station_index import StationIndex
 from ..rules.facts import Entrant, Member
 from ..rules.format_model import Format
@@ -76,7 +76,7 @@ def new_entrant(fmt: Format, p: dict) -> Entrant:
         return Entrant(eid, name, tuple(Member(m) for m in names), True)
     words = [w.strip().lower() for w in text.split("|")]
     if any(w not in YES and w not in NO for w in words) or any(not w for w in words):
-        raise ValueError(f"replace: eligible must be yes or no (one per member: yes|no|...), not {text!r}")
+        raise ValueError(f"replace: eligible must be {YES_NO_WORDS} (one per member: yes|no|...), not {text!r}")
     if len(words) > 1:
         if len(words) != len(names):
             raise ValueError(f"replace: eligible has {len(words)} values for {len(names)} members")

@@ -52,7 +52,7 @@ h1{font-size:26px;margin:1mm 0 4mm;overflow-wrap:anywhere}
 svg.qr{width:62mm;height:62mm;flex:none}
 .how{font-size:12px;margin:3mm 0 2mm}
 .url{font:11px/1.2 "DejaVu Sans Mono","Liberation Mono",monospace;color:#333;overflow-wrap:anywhere}
-@page{size:A6 portrait;margin:5mm}
+@page{size:105mm 148mm;margin:5mm}   /* A6: Chromium knows no "A6" (A5, A4, ... letter), and printed an unknown size on Letter */
 @media print{body{padding:0}.badge{margin:0}}
 """
 

@@ -140,11 +140,8 @@ def load_results(path: str | Path, now_ms: int | None = None, round: str | None 
             comp.apply(row)
     finally:
         store.close()
-    now = HubClock().now_ms() if now_ms is None else now_ms
-    end = comp.round_end_ms()
-    if comp.start_ms is not None and end is not None and now < end:
-        return EventResults(ev, comp.standings(now), comp.start_ms, end - now)
-    return EventResults(ev, comp.standings(None), comp.start_ms)
+    rows, left = comp.standings_as_they_stand(HubClock().now_ms() if now_ms is None else now_ms)
+    return EventResults(ev, rows, comp.start_ms, left)
 
 
 # ------------------------------------------------------------------ formatting
@@ -220,7 +217,8 @@ def iso_time(when: datetime) -> str:
 
 
 def in_progress_text(left_ms: int) -> str:
-    return f"round in progress, {fmt_duration(left_ms)} left"
+    """"round in progress, 1:29:59 left" (whole seconds, rounded up)."""
+    return f"round in progress, {fmt_duration(-(-left_ms // 1000) * 1000)} left"
 
 
 def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
@@ -356,13 +354,19 @@ def round_heading(title: str, round: str, fmt: Format) -> str:
 
 
 def unofficial_text(fmt: Format) -> str:
-    """What "unofficial" means, for the sheet's legend (HTML): not eligible
-    for an award place, yet ranked; then who is eligible, said apart (the
-    eligibility text right after the mark read as if it described the
-    unofficial ones: "(participants from the Czech Republic)")."""
+    """What "unofficial" means, for the sheet's legend (HTML): unofficial_words."""
+    return esc(unofficial_words(fmt))
+
+
+def unofficial_words(fmt: Format) -> str:
+    """What "unofficial" means (plain text: the sheet's legend, the
+    projector's): not eligible for an award place, yet ranked; then who is
+    eligible, said apart (the eligibility text right after the mark read as
+    if it described the unofficial ones: "(participants from the Czech
+    Republic)")."""
     text = "not eligible for an award place: takes part and is ranked all the same."
     if fmt.eligibility:
-        text += f" Who is eligible for awards: {esc(fmt.eligibility)}"
+        text += f" Who is eligible for awards: {fmt.eligibility}"
         if fmt.kind != "individual" and fmt.eligible_members_min:
             n = fmt.eligible_members_min
             text += (f" (a {fmt.kind}: all its members)" if n >= fmt.max_members

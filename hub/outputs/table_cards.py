@@ -16,19 +16,20 @@ QR payload (text, one per station):
 `event` and `entrant` are percent-encoded (RFC 3986: everything but ASCII
 letters, digits and -._~, as urllib.parse.quote(text, safe="")), so no field
 ever holds a ':' and `payload.split(":")` always gives the five fields;
-`parse_payload` undoes it.  The same text is printed under each code and is
-the SVG's <title>, for people and screen readers.
+`parse_payload` undoes it.  The text is printed under each station.
 
 With the hub's public URL (`--public-url`, or the event folder's saved
-one), each card carries instead ONE QR code: the table's page for referees'
-phones,
+one), each card carries ONE QR code: the table's page for referees' phones,
 
     PUBLIC_URL/t/<table>        (table percent-encoded: quote(table, safe=""))
 
-with that address printed under it; the stations are listed as before, each
-with its payload as text but no code of its own (a phone's camera facing a
-card with several codes opens whichever it sees first).  `table_url` makes
-the address, `parse_table_url` gives the table back (the web server's side).
+with that address printed under it as people read it (`PUBLIC_URL/t/Stůl 1`,
+not `St%C5%AFl%201`); the stations are listed, each with its text but no
+code of its own (a phone's camera facing a card with several codes opens
+whichever it sees first).  Without it the cards have no code at all, and
+say why at the top: a code of a station's text opens nothing on a phone.
+`table_url` makes the address, `parse_table_url` gives the table back (the
+web server's side).
 """
 
 from __future__ import annotations
@@ -68,6 +69,19 @@ def table_url(public_url: str, table: str) -> str:
     return f"{public_url.rstrip('/')}{TABLE_PATH}{quote(table, safe='')}"
 
 
+def readable_table_url(public_url: str, table: str) -> str:
+    """A table page's address as printed for people: the table's name as it
+    is written (the code holds table_url's, which every phone reads)."""
+    return f"{public_url.rstrip('/')}{TABLE_PATH}{table}"
+
+
+NO_CODES = ("No codes on these cards: a phone's camera opens a table's page only with the hub's"
+            " address on the hall network, which this event folder does not have yet (print them again"
+            " with <code>tabletimer cards DIR --html FILE --public-url http://192.168.1.10:8765</code>:"
+            " the address <code>tabletimer run</code> prints for phones). A code of a station's text"
+            " would open nothing on a phone.")
+
+
 def parse_table_url(url: str) -> str:
     """The table of a table page's address or path (table_url's inverse):
     'http://hub:8765/t/St%C5%AFl%203' or '/t/St%C5%AFl%203' -> 'Stůl 3';
@@ -99,6 +113,7 @@ body{margin:0;padding:16px;font:13px/1.3 "Liberation Sans","DejaVu Sans",Arial,H
   color:#111;background:#fff}
 .page{max-width:190mm;margin:0 auto}
 .hint{margin:0 0 3mm;font-size:10px;color:#555}
+.hint .nocodes{display:block;margin:1mm 0;font-size:12px;color:#900}
 .cards{display:grid;grid-template-columns:1fr 1fr;padding:0.3mm 0 0 0.3mm}
 .card{border:0.3mm dashed #777;margin:-0.3mm 0 0 -0.3mm;padding:4mm 5mm;break-inside:avoid;
   page-break-inside:avoid}
@@ -149,11 +164,10 @@ def cards_html(event: str, fmt: Format, entrants: Sequence[Entrant], stations: I
     (a code per station)."""
     by_id = {e.id: e for e in entrants}
     heading = title or event
-    if public_url:
-        hint = (" Scan a table's code with a phone's camera to open its page on the hub. Under each"
-                " station its text tabletimer:&lt;event&gt;:&lt;board&gt;:&lt;button&gt;:&lt;entrant&gt;.")
-    else:
-        hint = " Each code reads tabletimer:&lt;event&gt;:&lt;board&gt;:&lt;button&gt;:&lt;entrant&gt;."
+    hint = (" Scan a table's code with a phone's camera to open its page on the hub." if public_url
+            else f' <b class="nocodes">{NO_CODES}</b>')
+    hint += (" Under each station its text"
+             " tabletimer:&lt;event&gt;:&lt;board&gt;:&lt;button&gt;:&lt;entrant&gt;.")
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            '<meta name="generator" content="TableTimer">',
            f"<title>{_e(heading)} - table cards</title>", f"<style>{_CSS}</style>", "</head>",
@@ -162,14 +176,14 @@ def cards_html(event: str, fmt: Format, entrants: Sequence[Entrant], stations: I
            '<main class="cards">']
     for table, sts in tables(stations).items():
         wide = " wide" if len(sts) > 4 else ""
-        nocode = " nocode" if public_url else ""
-        out.append(f'<section class="card{wide}{nocode}">')
+        out.append(f'<section class="card{wide} nocode">')
         head = f"<h2>{_e(table)}</h2>" + f'<p class="event">{_e(heading)} &middot; {_e(fmt.title)}</p>'
         if public_url:
             url = table_url(public_url, table)
             out.append('<div class="head"><div>' + head + "</div>"
                        '<figure class="tableqr">' + qr_svg(url) +
-                       f'<figcaption>referees: this table\'s page<div class="url">{_e(url)}</div>'
+                       f'<figcaption>referees: this table\'s page'
+                       f'<div class="url">{_e(readable_table_url(public_url, table))}</div>'
                        "</figcaption></figure></div>")
         else:
             out.append(head)
@@ -180,7 +194,7 @@ def cards_html(event: str, fmt: Format, entrants: Sequence[Entrant], stations: I
             name = (e.name if e and e.name else s.entrant)
             members = ", ".join(m.name for m in e.members) if e else ""
             puzzle = f" &middot; puzzle {s.puzzle}" if s.puzzle is not None else ""
-            out.append('<figure class="station">' + ("" if public_url else qr_svg(payload)) + "<figcaption>"
+            out.append('<figure class="station"><figcaption>'
                        f'<div class="button">Button {s.button}{puzzle}</div>'
                        f'<div class="who">{_e(name)}</div>'
                        + (f'<div class="members">{_e(members)}</div>' if members else "")

@@ -64,7 +64,8 @@ STATUSES = ("finished", "unfinished", "running", "waiting", "dns", "dq")
 
 class StandingRow(NamedTuple):
     """place: overall place (None for dns, dq, waiting and running: an
-    entrant whose time is not up has no result to rank yet); award_place:
+    entrant whose time is not up has no result to rank yet; waiting: the
+    round not started, or, in a live view, its armed start still ahead); award_place:
     place among official entrants when within the awards (else None).  time_ms:
     the finish of the last puzzle (finishers) - in pieces-first formats, and
     with the last-complete-puzzle tie-break, the finish of the last whole
@@ -100,7 +101,8 @@ def rank(fmt: Format, entrants: Sequence[Entrant], facts: Iterable[Fact],
     order), then running rows (no place yet, in their current order), then
     dq, then dns rows.  now_ms: the moment of a live view (entrants whose
     time is not up are "running", without a place: the format ranks the
-    unfinished by their count at time-up); None: the round is over."""
+    unfinished by their count at time-up; before an armed start they are
+    "waiting"); None: the round is over."""
     # Ranking a big round allocates ~10^5 short-lived objects; the cyclic
     # garbage collector would walk the caller's facts again and again meanwhile
     # (a quarter of the time).  Nothing here needs it: reference counting
@@ -250,6 +252,8 @@ class Standings:
         result: list[StandingRow] = []
         append = result.append
         running: list[StandingRow] = []     # time not up: no place yet, listed after the placed
+        # an armed start still ahead (a live view before it): nobody is solving yet, all wait
+        before = now_ms is not None and start is not None and now_ms < start
         place = n = 0
         prev_key = award_rank = -1
         prev_official = -1
@@ -263,7 +267,8 @@ class Standings:
                 # still working: the format ranks an unfinished entrant by its count at
                 # time-up, so it has no place (nor award place) before, and takes none
                 # from those ranked
-                running.append(_new(StandingRow, (None, None, e.id, e.name, s.official, "running", "",
+                running.append(_new(StandingRow, (None, None, e.id, e.name, s.official,
+                                                  "waiting" if before else "running", "",
                                                   time_ms, pen, net, pieces, ded, True, notes, detail)))
                 continue
             if status == "waiting":

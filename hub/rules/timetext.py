@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from .durations import fmt_duration
+
 # what an operator types: digits only (no "1e309", "inf", "nan" or "1_000" that float() and int()
 # take), and few of them: a time or a duration that long is a slip of the keyboard, never parsed
 # (a float overflows, a clock time's hour overflows the system's)
@@ -57,6 +59,32 @@ def parse_clock_time(text: str, now_ms: int) -> int:
             day = dt.datetime.fromtimestamp(now_ms / 1000)
             return int(day.replace(hour=h, minute=m, second=s, microsecond=0).timestamp() * 1000)
     raise ValueError(f"at: a clock time HH:MM[:SS] or hub ms, not {_shown(text)}")
+
+
+# a round start typed as a clock time: one this far in the past, or this far ahead, is asked
+# about first (a cue recorded a few minutes late is not; an hour's slip or a time of yesterday
+# read as today is)
+START_PAST_ASK_MS = 5 * 60_000
+START_AHEAD_ASK_MS = 3 * 3_600_000
+
+
+def start_clock_doubt(text: str, at_ms: int, now_ms: int) -> str | None:
+    """Why a round start typed as a clock time (parse_clock_time: today's)
+    asks the operator first: in the past by more than START_PAST_ASK_MS, or
+    ahead by more than START_AHEAD_ASK_MS (a time just before midnight, meant
+    for yesterday, read as today's); None when it is plainly meant, and for
+    hub ms (which say the instant exactly)."""
+    t = text.strip()
+    if _WHOLE.match(t):
+        return None
+    read = f"at={t} is read as today {fmt_clock(at_ms)}"
+    if at_ms < now_ms - START_PAST_ASK_MS:
+        return (f"{read}, {fmt_duration((now_ms - at_ms) // 1000 * 1000)} ago: the round would have been under way since "
+                "then, every entrant's time counted from it")
+    if at_ms > now_ms + START_AHEAD_ASK_MS:
+        return (f"{read}, {fmt_duration((at_ms - now_ms) // 1000 * 1000)} from now: the boards would wait until then "
+                "(a time of yesterday is given as hub ms)")
+    return None
 
 
 def parse_hub_time(text: str, start_ms: int | None, what: str = "at") -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..outputs.results import unofficial_words
 from ..rules.format_model import Format
 from ..rules.standings import StandingRow
 
@@ -68,12 +69,16 @@ def hall_view(snap: Snapshot, fmt: Format, title: str, tables: dict[str, str],
     received (the results' "last change")."""
     nxt = snap.next_signal
     rows = [standing(fmt, r, tables, members) for r in snap.standings]
+    # an entrant who may not take an award place, marked and explained as the results sheet does
+    unofficial = unofficial_words(fmt) if any(not r.official for r in snap.standings) else None
     return {"title": title, "category": fmt.title, "kind": fmt.kind, "order": fmt.order,
+            "tie_break": fmt.tie_break, "unofficial": unofficial,
             "resolution_ms": fmt.resolution_ms, "awards": fmt.awards,
             "now": snap.now, "start": snap.start, "end": snap.end, "state": round_state(snap),
             "next_signal": {"at": nxt[0], "kind": nxt[1]} if nxt else None,
             "row": last_row, "changed_ms": changed_ms,
             "provisional": any(r.provisional for r in snap.standings),
             "finished": sum(1 for r in rows if r["status"] == "finished"),
+            "ranked": sum(1 for r in snap.standings if r.place is not None),
             "solving": sum(1 for r in rows if r["status"] == "solving"),
             "rows": rows}

@@ -52,6 +52,14 @@ class RoundUnavailable(Exception):
     """A round of the event that cannot be shown now (its files do not load); the text is a page's."""
 
 
+def _tables_members_last(comp: Any, now: int) -> tuple[dict[str, str], dict[str, list[str]], int]:
+    """Entrant id -> its table's name, entrant id -> its members' names (the
+    stations and entrants as the fold leaves them), the last row's id."""
+    comp.facts()            # folded up to the last row: its replacements given
+    return ({s.entrant: s.table for s in reversed(comp.stations)},
+            {e.id: [m.name for m in e.members] for e in comp.entrants}, comp.last_row_id())
+
+
 class RoundView:
     def __init__(self, service: Any, title: str = "", name: str | None = None) -> None:
         """service: a HubService on the round's log; name: the round's (None: the only one)."""
@@ -62,17 +70,17 @@ class RoundView:
         # one view for every page, made again at a change, or after FRESH_S for the
         # clock-driven parts (running -> unfinished at time-up change without a row)
         self.view = SharedView(self.feed, None, self.make, fresh_s=FRESH_S)
-        self._tables, self._members, last = service.read(lambda comp, now: (
-            {s.entrant: s.table for s in reversed(comp.stations)},
-            {e.id: [m.name for m in e.members] for e in comp.entrants}, comp.last_row_id()))
+        last = service.read(lambda comp, now: comp.last_row_id())
         if last:
             rows = service.store.events(after=last - 1)
             self.feed.last_ms = rows[-1]["received_ms"] if rows else None
 
     def make(self) -> dict:
         snap = self.service.snapshot()
-        last = self.service.read(lambda comp, now: comp.last_row_id())
-        return hall_view(snap, self.service.competition.format, self.title, self._tables, self._members,
+        # the tables as the fold has them now: a replacement's station is the new entrant's (the
+        # absent one keeps none), an entrant the replacement added has its members
+        tables, members, last = self.service.read(_tables_members_last)
+        return hall_view(snap, self.service.competition.format, self.title, tables, members,
                          last, self.feed.last_ms)
 
     def results(self) -> tuple:

@@ -43,11 +43,27 @@ def _exempt(fmt: Format, field: str) -> bool:
         (field == "missing_adjacent" and "adjacent" in fmt.exempt)
 
 
+def count_words(fmt: Format) -> dict:
+    """The count form's words at time-up, matching what is counted (the
+    format's count_entry): the pieces joined in groups of min_group or more
+    (placed), or those not in such a group, loose pieces and pairs, in piles
+    of 10 (remaining, Norwegian rules).  {"hint", "label"}; the puzzle and
+    its pieces are the page's to add."""
+    g = fmt.min_group
+    if fmt.count_entry == "remaining":
+        return {"hint": f"Time up: count the pieces remaining, those not joined in a group of {g} or more"
+                        + (" (loose pieces and pairs)" if g == 3 else "") + ", in piles of 10",
+                "label": f"pieces remaining (not in groups of {g}+)"}
+    return {"hint": f"Time up: count the pieces placed, joined correctly in groups of {g} or more",
+            "label": f"pieces placed (in groups of {g}+)"}
+
+
 def format_spec(fmt: Format) -> dict:
     """What the table page's forms need of the format."""
     return {"title": fmt.title, "kind": fmt.kind, "puzzles": list(fmt.puzzles),
             "missing": missing_categories(fmt), "missing_action": fmt.missing_action,
             "penalty_ms": fmt.penalty_per_piece_ms, "count_entry": fmt.count_entry,
+            "count_words": count_words(fmt),
             "min_group": fmt.min_group, "start_offsets": fmt.start_offsets,
             "chosen": any(p.work == "chosen" for p in fmt.parts), "resolution_ms": fmt.resolution_ms}
 
@@ -92,6 +108,7 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
     names = _names(comp, ids)
     counts = recorded_counts(comp, ids)
     fmt = comp.format
+    confirmed = _confirmed_splits(comp, ids, now)
     stations = []
     for st in station_states(comp, now, {s.board for s in mine}):
         if (st.board, st.button) not in where:
@@ -110,9 +127,35 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
             "confirmed": st.confirmed, "calls": st.calls, "missing": st.missing,
             "count": counts.get((st.entrant, pz)) if pz is not None else None,
             "overridden": _overridden(comp, st.board, st.button),
+            # a confirmed finish as the standings reckon it (shown after confirming): its
+            # penalty and net time, or the pieces deducted
+            "result": confirmed.get((st.entrant, pz)) if st.state == "done" else None,
         })
     return {"table": table, "now": now, "row": comp.last_row_id(), "start": comp.start_ms,
             "end": comp.round_end_ms(), "stations": stations, "format": format_spec(fmt)}
+
+
+def _confirmed_splits(comp: Competition, ids: set[str], now: int) -> dict[tuple[str, int | None], dict]:
+    """(entrant, puzzle) -> {"penalty_ms", "net_ms", "deducted"} of each
+    confirmed finish of these entrants, from the standings (scoring.credit's
+    arithmetic: what the confirmation recorded); (entrant, None): its last
+    confirmed finish (a station that times every puzzle of its entrant)."""
+    out: dict[tuple[str, int | None], dict] = {}
+    latest: dict[str, int] = {}             # entrant -> its latest confirmed finish's time
+    for row in comp.standings(now):
+        if row.entrant not in ids:
+            continue
+        for sp in row.splits:
+            if sp.status == "finished" and sp.confirmed and sp.time_ms is not None:
+                # the entrant's last finish: its net time in the standings (every puzzle's penalty)
+                last = row.status == "finished" and row.net_time_ms is not None and sp.time_ms == row.time_ms
+                out[(row.entrant, sp.puzzle)] = done = {
+                    "penalty_ms": sp.penalty_ms, "deducted": sp.deducted,
+                    "net_ms": row.net_time_ms if last else sp.time_ms + sp.penalty_ms}
+                if sp.time_ms >= latest.get(row.entrant, -1):
+                    latest[row.entrant] = sp.time_ms
+                    out[(row.entrant, None)] = done
+    return out
 
 
 def _overridden(comp: Competition, board: str, button: int) -> dict | None:

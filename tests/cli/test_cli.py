@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -432,3 +433,83 @@ def test_init_takes_or_asks_the_events_title_and_every_output_shows_it(tmp_path,
     assert sys.stdin.asked == 0 and event_title(tmp_path / "script") == "script"
     assert cli.main(["init", str(tmp_path / "long"), "--format", "czjpa-individuals", "--title", "x" * 121]) == 2
     assert "at most 120" in capsys.readouterr().err and not (tmp_path / "long").exists()
+
+
+def test_replay_mid_round_shows_the_standings_as_results_does_and_says_so(tmp_path, capsys):
+    """Issue 45 item 8: replay 30 minutes into a two-hour round: those still
+    solving are "running" without a place, as `results` shows them, with a
+    warning (it ranked them "unfinished", places 2 and 3, 0 pieces, silently);
+    --json says the round is in progress."""
+    ev = tmp_path / "event"
+    assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n3,Cecilie,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n"
+                                     "T02,1,Table 2,3\n")
+    t0 = int(time.time() * 1000) - 30 * 60_000
+    assert cli.main(["act", str(ev), "round_start", f"at={t0}"]) == 0
+    assert cli.main(["act", str(ev), "press", "entrant=2", "puzzle=1", f"at={t0 + 20 * 60_000}"]) == 0
+    capsys.readouterr()
+    assert cli.main(["replay", str(ev)]) == 0
+    out = capsys.readouterr()
+    lines = {ln.split()[2]: ln.split() for ln in out.out.splitlines()[1:] if ln.strip()}
+    assert [lines[e][:2] + [lines[e][4]] for e in ("2", "1", "3")] == [
+        ["1", "1", "finished"], ["-", "-", "running"], ["-", "-", "running"]]
+    assert re.search(r"warning: round in progress, 1:(29:\d\d|30:00) left: ", out.err) and "provisional" in out.err
+    assert cli.main(["results", str(ev)]) == 0
+    res = capsys.readouterr()
+    assert [ln.split()[4] for ln in res.out.splitlines()[1:] if ln.strip()] == ["finished", "running", "running"]
+    assert cli.main(["replay", str(ev), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["in_progress"] is True and 89 * 60_000 < doc["left_ms"] <= 90 * 60_000
+
+
+def test_a_start_typed_as_a_clock_time_far_off_is_asked_about_first():
+    """Issue 45 item 9: at 02:50, "01:02" is 1:48 ago and "23:55" is read as
+    today's, 21:05 ahead: both asked about; a few minutes ago, an hour ahead
+    or hub ms: plainly meant."""
+    from datetime import datetime
+    from tabletimer.hub.rules.timetext import parse_clock_time, start_clock_doubt
+    now = int(datetime(2026, 12, 5, 2, 50).timestamp() * 1000)
+
+    def doubt(text: str) -> str | None:
+        return start_clock_doubt(text, parse_clock_time(text, now), now)
+    assert doubt("01:02") == ("at=01:02 is read as today 01:02:00, 1:48:00 ago: the round would have been under "
+                              "way since then, every entrant's time counted from it")
+    assert doubt("23:55") == ("at=23:55 is read as today 23:55:00, 21:05:00 from now: the boards would wait "
+                              "until then (a time of yesterday is given as hub ms)")
+    assert [doubt(t) for t in ("02:47", "03:50", str(now - 108 * 60_000))] == [None, None, None]
+
+
+def test_act_refuses_a_start_typed_far_off_unless_forced_and_records_nothing(tmp_path, capsys):
+    """Issue 45 item 9: `act round_start at=HH:MM` 1 h 48 min ago (or, just
+    after midnight, that clock time read as today's, 22 h ahead) is not
+    recorded without a yes (no terminal: refused, saying how to record it);
+    --force records it as read."""
+    from datetime import datetime
+    ev = tmp_path / "event"
+    assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
+    typed = datetime.fromtimestamp(time.time() - 108 * 60).strftime("%H:%M")
+    capsys.readouterr()
+    assert cli.main(["act", str(ev), "round_start", f"at={typed}"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(rf"warning: at={typed} is read as today {typed}:00, (1:4[78]:\d\d ago|2[12]:\d\d:\d\d from now)", err)
+    assert "error: not recorded; add --force to record it as read, or give the start exactly as hub ms (at=" in err
+    assert not (ev / "events.sqlite").exists() or cli.main(["replay", str(ev), "--json"]) == 0 and \
+        json.loads(capsys.readouterr().out)["in_progress"] is False
+    assert cli.main(["act", str(ev), "round_start", f"at={typed}", "--force"]) == 0
+    assert "recorded #" in capsys.readouterr().out
+
+
+def test_a_reserve_without_a_station_is_no_warning_of_every_command(tmp_path, capsys):
+    """Issue 45 item 13: a reserve listed without a station (the way to
+    prepare a replacement) made every command print "no station for R1"."""
+    ev = tmp_path / "event"
+    assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\nR1,Rita,nej\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\n")
+    capsys.readouterr()
+    assert cli.main(["act", str(ev), "dns", "entrant=1"]) == 0
+    assert cli.main(["replay", str(ev)]) == 0
+    assert cli.main(["results", str(ev)]) == 0
+    err = capsys.readouterr().err
+    assert "no station for" not in err and "warning: " + str(ev) not in err

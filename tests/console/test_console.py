@@ -629,3 +629,90 @@ def test_the_hall_check_screen_shows_the_checklist_as_the_buttons_are_pressed(hu
         await settle(pilot, lambda: type(app.screen).__name__ == "MainScreen", "back on the main screen",
                      seen=lambda: app.screen)
     drive(svc, script)
+
+
+# ------------------------------------------------------------------ issue 45: what the screens say
+
+def test_an_armed_start_says_when_it_starts_not_running(hub):
+    """Item 7: a start armed 4:32 ahead: every entrant "starts in 0:04:32",
+    nobody "running"; at the start they run."""
+    hub.start_round(T0 + 272_000)
+
+    async def script(app, pilot):
+        await settle(pilot, lambda: len(standings_cells(app)) == 3, "the standings", seen=lambda: standings_cells(app))
+        assert {k: c[3] for k, c in standings_cells(app).items()} == {
+            "e1": "starts in 0:04:32", "e2": "starts in 0:04:32", "e3": "starts in 0:04:32"}
+        hub.clock.t = T0 + 272_000
+        await settle(pilot, lambda: {c[3] for c in standings_cells(app).values()} == {"running"},
+                     "running at the start", seen=lambda: standings_cells(app))
+    drive(hub, script)
+
+
+def test_the_time_column_is_the_raw_time_and_net_apart_as_results_show_them(hub):
+    """Item 13: "time" is the finish since the start, as results and replay
+    say; the penalty and the net time beside it."""
+    hub.start_round(T0)
+    pid = press(hub, "b1", 2, after_start_ms=600_000)
+    hub.act("confirm", {"press_id": pid, "missing_found": 1}, who="Anna")
+
+    async def script(app, pilot):
+        await settle(pilot, lambda: standings_cells(app).get("e2", [""] * 5)[3] == "finished", "Bob's finish",
+                     seen=lambda: standings_cells(app))
+        table = app.main().query_one("#standings", LiveTable)
+        head = list(table.columns)
+        bob = dict(zip(head, standings_cells(app)["e2"]))
+        assert (bob["time"], bob["penalty"], bob["net"]) == ("0:10:00", "0:00:10", "0:10:10")
+    drive(hub, script)
+
+
+def test_a_start_typed_as_a_clock_time_1h48_ago_asks_first(hub):
+    """Item 9: the start form's "at" a clock time 1 h 48 min before now (or,
+    in a time zone where that is yesterday, read as today's and far ahead):
+    the console asks first; no records nothing, yes records it."""
+    import datetime as dt
+    typed = dt.datetime.fromtimestamp((T0 - 108 * 60_000) / 1000).strftime("%H:%M")
+
+    async def script(app, pilot):
+        await fill(app, pilot, "s", at=typed)
+        question = app.screen.question
+        assert question.startswith(f"Careful: at={typed} is read as today {typed}:00, "), question
+        assert re.search(r", (1:48:\d\d ago|\d+:\d\d:\d\d from now)", question), question
+        await answer(app, pilot, "n")
+        assert ops(hub) == []
+        await pilot.press("escape")
+        await fill(app, pilot, "s", at=typed)
+        await answer(app, pilot, "y")
+    drive(hub, script)
+    assert [e["type"] for e in ops(hub)] == ["round_start"]
+
+
+def test_no_alerts_for_a_board_this_round_does_not_use(tmp_path, hub, monkeypatch):
+    """Item 13: a day's pairs round uses T01; T02 (the individuals') stays
+    online in the hall, and later falls silent: not this round's alerts
+    ("board b9 is not in stations.csv", "silent"); a board no round knows
+    still is."""
+    from tabletimer.hub.cli.event import other_rounds_boards
+    from tabletimer.hub.event import event_folder
+    day = tmp_path / "day"
+    event_folder.add_round(day, "indiv", "czjpa-individuals")
+    event_folder.add_round(day, "pairs", "czjpa-pairs")
+    (day / "rounds" / "indiv" / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\n"
+                                                           "T02,1,Table 2,2\n")
+    (day / "rounds" / "pairs" / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\n")
+    for r in ("indiv", "pairs"):
+        (day / "rounds" / r / "entrants.csv").write_text("id,name,members,eligible\n1,A,A1|A2,yes\n2,B,B1|B2,yes\n")
+    assert other_rounds_boards(event_folder.load(day, "pairs")) == {"T02"}
+
+    monkeypatch.setitem(KEYS, "b9", "99" * 32)
+    monkeypatch.setitem(KEYS, "bx", "98" * 32)
+    hub.keys = BoardKeys(keys=KEYS)
+    hub.registry.listening(hub.clock.t)      # connected to the broker (as the MQTT adapter says)
+    for b in ("b9", "bx"):
+        hub.sender.send(hub, b, P.STATUS, P.status_online(1, "1.0", 1))
+    hub.clock.t += 120_000           # every board silent for two minutes
+    alerts = hub.alerts()
+    assert "board b9 is not in stations.csv" in alerts and any(a.startswith("board b9 silent") for a in alerts)
+    hub.unused_boards = frozenset({"b9"})
+    alerts = hub.alerts()
+    assert not any("b9" in a for a in alerts), alerts
+    assert "board bx is not in stations.csv" in alerts and any(a.startswith("board bx silent") for a in alerts)

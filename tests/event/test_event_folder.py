@@ -146,7 +146,11 @@ def test_warnings_for_capacity_duplicate_names_and_missing_stations(tmp_path):
     text = "\n".join(ev.warnings)
     assert "102 entrants; the format allows 100" in text
     assert "name 'Person 1' also on line 2" in text
-    assert "no station for" in text
+    # an entrant without a station (a reserve) is no warning of every command (issue 45 item 13):
+    # the hub's start says it
+    assert "no station for" not in text and ev.without_station == tuple(str(i) for i in range(2, 103))
+    assert ev.without_station_note().startswith(f"{d / 'stations.csv'}: no station for 2, 3, 4, 5, 6, 7, 8, 9, 10, "
+                                                "11 ... (reserves?")
 
 
 def test_a_format_with_prizes_for_eligible_entrants_only_needs_the_eligible_column(tmp_path):
@@ -211,3 +215,15 @@ def test_generated_files_cite_nothing_the_event_folder_lacks(tmp_path):
                 if re.fullmatch(r"[a-z]+(?:/[a-z]+)+", ref):
                     continue          # words, such as yes/no or found/lost/adjacent
                 assert (d / ref).exists(), f"{f.name} of {name} cites {ref!r}, which the folder does not have"
+
+
+def test_eligible_takes_yes_and_no_in_the_seeds_languages(tmp_path):
+    """Issue 45 item 13: Danish "nej" (and "j") as Norwegian "nei" and Czech
+    "ne" were; a word that is none says which are taken."""
+    d = ef.init(tmp_path / "ev", "czjpa-individuals")
+    (d / "entrants.csv").write_text("id,name,eligible\n1,A,ja\n2,B,nej\n3,C,j\n4,D,nei\n5,E,ano\n6,F,ne\n7,G,Nej\n")
+    (d / "stations.csv").write_text("board,button,entrant\n" + "".join(f"T01,{i},{i}\n" for i in range(1, 8)))
+    assert [e.eligible for e in ef.load(d).entrants] == [True, False, True, False, True, False, False]
+    (d / "entrants.csv").write_text("id,name,eligible\n1,A,kanske\n")
+    with pytest.raises(ef.EventFolderError, match=r"expected yes or no \(ja, nei or nej; ano or ne\), not 'kanske'"):
+        ef.load(d)

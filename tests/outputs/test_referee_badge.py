@@ -31,7 +31,7 @@ def test_the_page_says_what_the_code_is_and_shows_no_token():
     assert "Scan with the phone's camera to sign in as a referee." in page.replace("&#x27;", "'")
     assert "Keep this card: whoever holds it can record results." in text
     assert f'<p class="url">{URL}/signin</p>' in page
-    assert "<h1>Anna</h1>" in page and "hall-2027" in page and "size:A6" in page
+    assert "<h1>Anna</h1>" in page and "hall-2027" in page and "size:105mm 148mm" in page
 
 
 def test_a_name_with_markup_stays_text():
@@ -48,3 +48,20 @@ def test_signin_url_and_back(token):
     assert referee_badge.signin_token(url) == token
     assert referee_badge.signin_token(url.replace("/signin", "/t")) is None
     assert referee_badge.signin_token(URL + "/signin?token=") is None
+
+
+def test_the_badge_prints_on_one_a6_page(tmp_path):
+    """Issue 45 item 13: the badge's page printed (Chromium to PDF) is one A6
+    page (105 x 148 mm: 297.6 x 419.5 pt), not Letter."""
+    import re as _re
+
+    from rendering import chromium_or_skip, run_chromium
+    page, pdf = tmp_path / "anna.html", tmp_path / "anna.pdf"
+    page.write_text(referee_badge.badge_html("Hall Cup 2027 — individuals", "Anna Nováková", URL, TOKEN),
+                    encoding="utf-8")
+    run_chromium(chromium_or_skip(), tmp_path / "profile", f"--print-to-pdf={pdf}", "--no-pdf-header-footer",
+                 page.resolve().as_uri())
+    boxes = _re.findall(rb"/MediaBox \[0 0 ([\d.]+) ([\d.]+)\]", pdf.read_bytes())
+    assert len(boxes) == 1, boxes
+    w, h = (float(x) for x in boxes[0])
+    assert abs(w - 297.6) < 2 and abs(h - 419.5) < 2, (w, h)

@@ -1,7 +1,8 @@
 """Table cards that phones open (`tabletimer cards DIR --html FILE
 --public-url URL`): one QR code per card, the table's page on the hub, the
 stations' texts still printed; the public URL saved in the event folder and
-used again; without one, the cards as before and a note saying how."""
+used again; without one, no codes (a station's text opens nothing on a phone) and the page and a
+note saying why and how."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def test_cards_with_a_public_url_have_one_code_per_table(tmp_path, capsys):
     for card, table in zip(cards, TABLES):
         url = table_cards.table_url(URL, table)
         assert card.count("<svg") == 1 and f"<title>{html.escape(url)}</title>" in card
-        assert f'<div class="url">{html.escape(url)}</div>' in card
+        # printed as people read it (issue 45 item 13: "/t/St%C5%AFl%203" read as nothing)
+        assert f'<div class="url">{html.escape(URL + "/t/" + table)}</div>' in card
     # the stations' texts stay, as text
     for payload in ("tabletimer:mcr-2027:C01:1:1", "tabletimer:mcr-2027:C01:2:2",
                     "tabletimer:mcr-2027:C02:1:3", "tabletimer:mcr-2027:C03:1:4"):
@@ -76,9 +78,13 @@ def test_the_saved_url_is_used_again_and_none_gives_a_note(tmp_path, capsys):
     out = tmp_path / "cards.html"
     assert cli.main(["cards", str(ev), "--html", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "a QR code per station" in err
-    assert "note: for codes a phone opens" in err and "--public-url http://192.168.1.10:8765" in err
-    assert out.read_text(encoding="utf-8").count("<svg") == 4          # as before: one per station
+    assert "no QR codes (the page says why)" in err
+    assert "note: the cards have no QR codes: a code of a station's text opens nothing on a phone. " \
+           "For codes a phone opens" in err and "--public-url http://192.168.1.10:8765" in err
+    # issue 45 item 13: no code a phone cannot open (a station's text), and the page says why
+    page = out.read_text(encoding="utf-8")
+    assert page.count("<svg") == 0 and "No codes on these cards: a phone's camera opens a table's page" in page
+    assert '<div class="payload">tabletimer:mcr-2027:C01:1:1</div>' in page
     public_url.save(ev, "https://hub.example:8443/tt")
     assert cli.main(["cards", str(ev), "--html", str(out)]) == 0
     err = capsys.readouterr().err

@@ -184,3 +184,16 @@ def test_a_dns_says_why_when_its_fact_does_and_a_reinstatement_clears_it():
         ("N1", "finished", 1, 50 * MIN, ""), ("1", "dns", None, None, "absent: the station went to Jana (N1)"),
         ("2", "dns", None, None, "")]
     assert {r.entrant: r.reason for r in rank(fmt, ents, facts + [Reinstated("1")])}["1"] == ""
+
+
+def test_before_an_armed_start_every_entrant_waits_none_runs():
+    """Issue 45 item 7: a start armed for later is not a round under way: a
+    live view before it has every entrant "waiting" (no place), and at the
+    start they are "running"; once over, the format ranks them."""
+    fmt = load_format("czjpa-individuals")
+    ents = [Entrant("A"), Entrant("B")]
+    facts = [RoundStart(10 * MIN)]
+    assert [(r.status, r.place) for r in rank(fmt, ents, facts, now_ms=10 * MIN - 272_000)] == [
+        ("waiting", None), ("waiting", None)]
+    assert [r.status for r in rank(fmt, ents, facts, now_ms=10 * MIN)] == ["running", "running"]
+    assert [r.status for r in rank(fmt, ents, facts)] == ["unfinished", "unfinished"]

@@ -307,3 +307,81 @@ def test_a_projector_with_a_wrong_screen_token_says_so_and_shows_the_standings(t
         assert h.hall.limit.screens == 0 and h.hall.limit.streams == 1        # a spectator's stream
     finally:
         h.close()
+
+
+def test_an_armed_start_ahead_says_starts_in_and_nobody_solving(hub, browser):
+    """Issue 45 item 7: a start armed 4:32 ahead: the projector says "starts
+    in 4:3x", not "4 solving"; no row says solving."""
+    hub.svc.act("round_start", {"at": hub.svc.clock.now_ms() + 272_000}, who="desk")
+    screen = browser.new_context(**PROJECTOR).new_page()
+    screen.goto(f"{hub.url}/hall")
+    expect(screen.locator("#summary")).to_contain_text(re.compile(r"^starts in 4:3\d · 4 entrants$"))
+    expect(screen.locator('tr[data-entrant="2"]')).to_contain_text("waiting")
+    expect(screen.locator("#rows")).not_to_contain_text("solving")
+    expect(screen.locator(".prov")).to_have_count(0)
+
+
+def test_the_projector_gives_a_replacement_its_table_and_the_absent_none(hub, browser):
+    """Issue 45 item 10: Alice is absent and her station goes to Jana, a new
+    entry: the projector shows Jana at Table 1, Alice at no table (the
+    tables were read once, when the pages started)."""
+    hub.start(ago_ms=5 * 60_000)
+    screen = browser.new_context(**PROJECTOR).new_page()
+    screen.goto(f"{hub.url}/hall")
+    expect(screen.locator('tr[data-entrant="1"] td').nth(2)).to_have_text("Table 1")
+    hub.svc.act("replace", {"absent": "1", "entrant": "N1", "name": "Jana", "eligible": "yes"}, who="desk")
+    expect(screen.locator('tr[data-entrant="N1"] td').nth(2)).to_have_text("Table 1")
+    expect(screen.locator('tr[data-entrant="1"] td').nth(2)).to_have_text("")
+    expect(screen.locator('tr[data-entrant="1"]')).to_contain_text("DNS")
+
+
+def test_an_unofficial_entrant_at_place_1_is_marked_and_explained_as_the_sheet_does(tmp_path, browser):
+    """Issue 45 item 10: Alice (not eligible) wins: place 1, no award
+    colour, an "unofficial" mark, and the footer says what it means and who
+    is eligible; Bob, second, has the gold."""
+    h = WebHub(tmp_path, entrants="id,name,eligible\n1,Alice,no\n2,Bob,yes\n3,Carol,yes\n4,Dan,yes\n")
+    try:
+        h.start(ago_ms=30 * 60_000)
+        h.press("B1", 1, at=h.svc.clock.now_ms() - 10 * 60_000)
+        h.press("B1", 2)
+        screen = browser.new_context(**PROJECTOR).new_page()
+        screen.goto(f"{h.url}/hall")
+        alice, bob = screen.locator('tr[data-entrant="1"]'), screen.locator('tr[data-entrant="2"]')
+        expect(alice.locator("td").first).to_have_text("1")
+        expect(alice.locator(".badge.unofficial")).to_have_text("unofficial")
+        expect(alice).not_to_have_class(re.compile("award"))
+        expect(bob).to_have_class("award1")
+        expect(bob.locator(".badge")).to_have_count(0)
+        expect(screen.locator("#legend")).to_have_text(
+            "unofficial: not eligible for an award place: takes part and is ranked all the same. "
+            "Who is eligible for awards: participants from the Czech Republic.")
+    finally:
+        h.close()
+
+
+def test_a_pieces_ranked_round_shows_pieces_and_the_last_whole_puzzle(tmp_path, browser):
+    """Issue 45 item 10 (rule set 003, Danish teams: most pieces, ties by the
+    earlier last whole puzzle): after time-up both teams have 2399 pieces;
+    the projector's columns are pieces and the last whole puzzle (2:00:00
+    beats 2:10:00), not time/penalty/net with the pieces under "net", and
+    its summary counts the ranked, not "0 finished"."""
+    h = WebHub(tmp_path, "dk-team-championship",
+               entrants="id,name,members,eligible\nT1,Edges,A|B,yes|yes\nT2,Corners,C|D,yes|yes\n",
+               stations="board,button,table,entrant\nB1,1,Table 1,T1\nB1,2,Table 1,T2\n")
+    try:
+        start = h.svc.clock.now_ms() - 3 * 3_600_000 - 60_000
+        h.svc.act("round_start", {"at": start}, who="desk")
+        for team, late in (("T1", 0), ("T2", 10 * 60_000)):
+            for pz in (1, 2):
+                h.svc.act("press", {"entrant": team, "puzzle": pz, "at": start + pz * 3_600_000 + late}, who="desk")
+            h.svc.act("count", {"entrant": team, "puzzle": 3, "placed": 399}, who="Anna")
+        screen = browser.new_context(**PROJECTOR).new_page()
+        screen.goto(f"{h.url}/hall")
+        expect(screen.locator("#head th")).to_have_text(["#", "name", "table", "pieces", "last whole puzzle"])
+        expect(screen.locator('tr[data-entrant="T1"] td')).to_have_text(["1", re.compile("^Edges"), "Table 1", "2399",
+                                                                         re.compile(r"^2:00:00")])
+        expect(screen.locator('tr[data-entrant="T2"] td')).to_have_text(["2", re.compile("^Corners"), "Table 1", "2399",
+                                                                         re.compile(r"^2:10:00")])
+        expect(screen.locator("#summary")).to_contain_text("2 ranked · 0 solving · 2 entrants")
+    finally:
+        h.close()

@@ -6,6 +6,8 @@ rows and what the hub sends the board asserted after each."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -277,3 +279,48 @@ def test_a_revoked_badge_signs_the_open_page_out(hub, phone):
     expect(phone.locator("#link")).to_have_text("live")
     hub.referees.revoke("Anna")
     expect(phone.locator("#link")).to_contain_text("This badge was revoked", timeout=8_000)
+
+
+# ------------------------------------------------------------------ issue 45 item 11
+
+def test_the_calls_list_says_what_its_time_is_and_the_confirmed_card_its_net_time(hub, phone):
+    """The calls list's time is how long the call has waited ("waiting
+    0:0x", not a bare "0:15" that reads as a time of day); once confirmed
+    with one missing piece, the card shows the penalty and the net time."""
+    hub.start(ago_ms=30 * 60_000)
+    hub.press("B1", 2)
+    expect(phone.locator("#calls li .wait")).to_have_text(re.compile(r"^waiting 0:0\d$"))
+    phone.locator("#calls li a").tap()
+    bob = station(phone, "B1", 2)
+    recorded = bob.locator(".recorded").text_content()
+    bob.get_by_label("more missing pieces").tap()
+    bob.locator('[data-act="confirm"]').tap()
+    expect(bob).to_have_attribute("data-state", "done")
+    t = hub.station("Table 1", "2")["time_ms"] // 1000 * 1000
+    net = f"{(t + 10_000) // 60_000}:{(t + 10_000) // 1000 % 60:02d}"
+    expect(bob.locator(".preview")).to_have_text(f"confirmed: {recorded} (1 missing) · penalty +0:10 · net {net}")
+
+
+@pytest.mark.parametrize("preset, hint, label", [
+    ("rogaland-individuals",
+     "Time up: count the pieces remaining, those not joined in a group of 3 or more (loose pieces and pairs), "
+     "in piles of 10 (puzzle 1, 500 pieces)", "pieces remaining (not in groups of 3+)"),
+    ("czjpa-individuals", "Time up: count the pieces placed, joined correctly in groups of 3 or more "
+     "(puzzle 1, 500 pieces)", "pieces placed (in groups of 3+)")])
+def test_the_count_forms_words_say_what_is_counted(tmp_path, browser, preset, hint, label):
+    """The Norwegian form counts what remains (loose pieces and pairs, in
+    piles of 10): its text said "count the pieces in groups of 3" above a
+    "pieces remaining" field; now each form says what its field holds."""
+    h = WebHub(tmp_path, preset)
+    try:
+        ctx = browser.new_context(**PHONE)
+        page = ctx.new_page()
+        page.goto(f"{h.url}/signin?token={h.anna}&next=/t/Table%201")
+        h.start(ago_ms=121 * 60_000)
+        alice = station(page, "B1", 1)
+        expect(alice).to_have_attribute("data-state", "stopped")
+        expect(alice.locator("div.hint").first).to_have_text(hint)
+        expect(alice.get_by_label(label, exact=True)).to_be_visible()
+        ctx.close()
+    finally:
+        h.close()

@@ -33,7 +33,8 @@
         TT.el("a", { href: c.table ? tablePath(c.table) : "#" }, [
           TT.el("span", {}, [TT.el("b", { text: c.table || "by hand" }), " ",
                              TT.el("span", { text: c.name + (c.button ? " (#" + c.button + ")" : "") })]),
-          TT.el("span", { "class": "wait", text: TT.fmt(TT.now() - c.at) }),
+          // how long the call has waited for a referee: said so, not a bare time that reads as one of the day's
+          TT.el("span", { "class": "wait", text: "waiting " + TT.fmt(TT.now() - c.at) }),
           TT.el("span", { "class": "press-id", text: c.short || "" })])]));
     });
     document.getElementById("nocalls").hidden = view.calls.length > 0;

@@ -18,9 +18,44 @@
     else c.textContent = TT.fmt(now - view.start, 1000) + (view.end ? " · " + TT.fmt(view.end - now, 1000) + " left" : "");
     var s = view.next_signal;
     n.textContent = s && s.at > now ? "next: " + kind(s.kind) + " in " + TT.fmt(s.at - now, 1000) : "";
+    summary();
+  }
+
+  // an armed start still ahead: nobody is solving yet ("waiting"); once it has come, the
+  // waiting are solving (the view that says so follows within seconds)
+  function armed() { return view.start !== null && TT.now() < view.start; }
+  function status(r) { return r.status === "waiting" && view.start !== null && !armed() ? "solving" : r.status; }
+
+  function summary() {
+    var s = document.getElementById("summary");
+    if (armed()) {
+      s.textContent = "starts in " + TT.fmt(view.start - TT.now(), 1000) + " · " + view.rows.length + " entrants";
+      return;
+    }
+    var solving = view.rows.filter(function (r) { return status(r) === "solving"; }).length;
+    // a pieces-ranked round counts those ranked (by their pieces), not those who finished every puzzle
+    s.textContent = (pieces() ? view.ranked + " ranked · " : view.finished + " finished · ") + solving + " solving · " +
+      view.rows.length + " entrants" + (view.provisional ? " · * provisional" : "");
+  }
+
+  // the columns after name, table (and part): a time-ranked format's time, penalty and net; a
+  // pieces-ranked one's pieces, its tie-break (the last whole puzzle's time) and deductions
+  function pieces() { return view.order === "pieces"; }
+  function heads() {
+    if (!pieces()) return ["time", "penalty", "net"];
+    return ["pieces"].concat(view.tie_break !== "none" ? ["last whole puzzle"] : [])
+      .concat(view.rows.some(function (r) { return r.deducted; }) ? ["deducted"] : []);
   }
 
   function result(r) {
+    r = Object.assign({}, r, { status: status(r) });
+    if (pieces()) {
+      if (r.status !== "finished" && r.status !== "unfinished") return [r.status === "solving" && r.pieces ? "solving, " + r.pieces + " pcs" : r.status, "", ""];
+      var out = [String(r.pieces)];
+      if (view.tie_break !== "none") out.push(r.time_ms ? TT.fmt(r.time_ms, res()) : "–");
+      if (heads().length > out.length) out.push(r.deducted ? "−" + r.deducted : "");
+      return out;
+    }
     if (r.status === "finished") return [TT.fmt(r.time_ms, res()), r.penalty_ms ? "+" + TT.fmt(r.penalty_ms, 1000) : "",
                                          TT.fmt(r.net_ms, res())];
     if (r.status === "solving") return ["solving", "", r.pieces ? r.pieces + " pcs" : ""];
@@ -40,23 +75,28 @@
     document.getElementById("title").textContent = view.title;
     document.getElementById("category").textContent = view.category;
     var parts = view.rows.some(function (r) { return r.part; });
-    var head = ["#", "name", "table"].concat(parts ? ["part"] : []).concat(["time", "penalty", "net"]);
+    var nums = heads(), head = ["#", "name", "table"].concat(parts ? ["part"] : []).concat(nums);
     document.getElementById("head").replaceChildren.apply(document.getElementById("head"),
-      head.map(function (h) { return el("th", { "class": /time|penalty|net/.test(h) ? "num" : "", text: h }); }));
+      head.map(function (h) { return el("th", { "class": nums.indexOf(h) >= 0 ? "num" : "", text: h }); }));
     var n = perPage(), pages = Math.max(1, Math.ceil(view.rows.length / n));
     if (Date.now() - turned > PAGE_MS) { page = (page + 1) % pages; turned = Date.now(); }
     if (page >= pages) page = 0;
     var tbody = document.getElementById("rows");
     tbody.replaceChildren();
     view.rows.slice(page * n, page * n + n).forEach(function (r) {
-      var rr = result(r);
+      var rr = result(r), st = status(r);
       var cells = [el("td", { "class": "num", text: r.place == null ? "" : String(r.place) }),
-                   el("td", { "class": "name" }, [r.name, r.members ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
+                   el("td", { "class": "name" }, [r.name,
+                     // official is left out of a line when false: an entrant who may not take an award place
+                     r.official ? null : el("span", { "class": "badge unofficial", text: "unofficial" }),
+                     r.members ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
                    el("td", { text: r.table || "" })];
       if (parts) cells.push(el("td", { text: r.part || "" }));
-      cells.push(el("td", { "class": "num status-" + r.status, text: rr[0] }));
-      cells.push(el("td", { "class": "num", text: rr[1] }));
-      cells.push(el("td", { "class": "num" }, [rr[2], r.provisional && r.status !== "solving" ? el("span", { "class": "prov", title: "provisional", text: " *" }) : null]));
+      nums.forEach(function (h, i) {
+        var last = i === nums.length - 1;
+        cells.push(el("td", { "class": "num" + (i === 0 ? " status-" + st : "") }, [rr[i] || "",
+          last && r.provisional && st !== "solving" && st !== "waiting" ? el("span", { "class": "prov", title: "provisional", text: " *" }) : null]));
+      });
       tbody.appendChild(el("tr", { "class": r.award ? "award" + r.award : "", "data-entrant": r.entrant }, cells));
     });
     var first = tbody.firstElementChild;
@@ -64,8 +104,8 @@
       rowH = first.getBoundingClientRect().height;      // the screen's own row height: draw again
       return draw();
     }
-    document.getElementById("summary").textContent = view.finished + " finished · " + view.solving + " solving · " +
-      view.rows.length + " entrants" + (view.provisional ? " · * provisional" : "");
+    summary();
+    document.getElementById("legend").textContent = view.unofficial ? "unofficial: " + view.unofficial : "";
     document.getElementById("page").textContent = pages > 1 ? "page " + (page + 1) + " / " + pages : "";
     document.getElementById("changed").textContent = view.changed_ms ? "last change " + new Date(view.changed_ms - (view.now - TT.now())).toLocaleTimeString() : "";
   }

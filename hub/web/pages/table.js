@@ -167,17 +167,16 @@
   }
 
   function countForm(s, d, card) {
-    var f = view.format, what = f.count_entry;
-    card.appendChild(el("div", { "class": "hint", text: "Time up: count the pieces in groups of " +
-      f.min_group + " or more (puzzle " + s.puzzle + ", " + s.pieces + " pieces)" }));
+    var f = view.format, what = f.count_entry, words = f.count_words;
+    card.appendChild(el("div", { "class": "hint", text: words.hint + " (puzzle " + s.puzzle + ", " + s.pieces + " pieces)" }));
     if (s.count) {
       card.appendChild(el("div", { "class": "preview", text: "recorded: " +
         (s.count.placed !== null ? s.count.placed + " placed" : s.count.remaining + " remaining") }));
     }
     var input = el("input", { type: "number", inputmode: "numeric", min: "0", max: String(s.pieces), name: "entry",
-                              "class": "num", value: d.entry || "", "aria-label": "pieces " + what });
+                              "class": "num", value: d.entry || "", "aria-label": words.label });
     input.addEventListener("input", function () { d.entry = input.value; });
-    card.appendChild(el("div", { "class": "row" }, [el("label", { text: "pieces " + what }), input]));
+    card.appendChild(el("div", { "class": "row" }, [el("label", { text: words.label }), input]));
     if (what === "remaining") {
       var piles = el("input", { type: "number", inputmode: "numeric", min: "0", "class": "num", name: "piles",
                                 value: d.piles || "", "aria-label": "piles of 10" });
@@ -201,6 +200,13 @@
     card.appendChild(el("div", { "class": "actions" }, [record]));
   }
 
+  // a confirmed finish as the standings reckon it: its penalty and net time, or the pieces deducted
+  function resultText(r) {
+    if (!r) return "";
+    if (view.format.missing_action === "subtract") return r.deducted ? " · " + r.deducted + " piece(s) deducted" : "";
+    return (r.penalty_ms ? " · penalty +" + TT.fmt(r.penalty_ms, 1000) : "") + " · net " + TT.fmt(r.net_ms, res());
+  }
+
   function card(s) {
     var d = draft(s);
     var c = el("section", { "class": "station", "data-station": skey(s), "data-state": s.state }, [
@@ -217,7 +223,7 @@
     else if (s.state === "idle") { c.appendChild(el("p", { text: "waiting for the round's start" }));
                                    c.appendChild(el("div", { "class": "actions" }, [dns(s, d)])); }
     else if (s.state === "done") c.appendChild(el("p", { "class": "preview", text: "confirmed: " + TT.fmt(s.time_ms, res()) +
-                                                           (s.missing ? " (" + s.missing + " missing)" : "") }));
+                                                           (s.missing ? " (" + s.missing + " missing)" : "") + resultText(s.result) }));
     else if (s.state === "stopped" && s.reason === "time up") countForm(s, d, c);
     return c;
   }

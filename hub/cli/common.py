@@ -25,12 +25,13 @@ def print_final(service: HubService) -> None:
     place), with a warning that says so, as `results` does; the ranking's
     remarks for the desk apart, on standard error (never in what is
     published)."""
-    from ..outputs.results import in_progress_text
+    from ..outputs.results import in_progress_text, starts_in_ms
     from .formats import standings_table
 
     rows, left = service.standings_as_they_stand()
     if left is not None:
-        print(f"warning: {in_progress_text(left)}: "
+        ahead = starts_in_ms(service.competition.start_ms, service.clock.now_ms())
+        print(f"warning: {in_progress_text(left, ahead)}: "
               "these standings are provisional (entrants still solving are shown as running, without "
               "a place; places will change)", file=sys.stderr)
     print(standings_table(rows, service.competition.format, notes=False))

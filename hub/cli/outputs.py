@@ -51,7 +51,7 @@ def cmd_results(args) -> int:
         print(f"warning: {w}", file=sys.stderr)
     pending = [r.entrant for r in rows if r.provisional]
     if res.left_ms is not None:
-        print(f"warning: {in_progress_text(res.left_ms)}: these are not results yet (provisional; "
+        print(f"warning: {in_progress_text(res.left_ms, res.starts_in_ms)}: these are not results yet (provisional; "
               f"{sum(r.status == 'running' for r in rows)} entrant(s) still running)", file=sys.stderr)
     elif pending:
         print(f"warning: provisional results: {len(pending)} entrant(s) with an unconfirmed finish or"
@@ -68,7 +68,7 @@ def cmd_results(args) -> int:
                                                  round=named))
         if args.html:
             write_output(args.html, results_html(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms,
-                                                 round=named))
+                                                 round=named, starts_in=res.starts_in_ms))
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2

@@ -131,7 +131,7 @@ def load_day(path: str | Path, now_ms: int | None = None) -> DayResults:
 def state_text(r: RoundPodium) -> str:
     """The round's state as the page and the command say it."""
     if r.state == IN_PROGRESS and r.left_ms is not None:
-        return f"provisional: {in_progress_text(r.left_ms)}"
+        return f"provisional: {in_progress_text(r.left_ms, r.results.starts_in_ms if r.results else None)}"
     if r.state == PROVISIONAL:
         return "provisional: finishes not confirmed or piece counts missing"
     if r.state == UNREADABLE:
@@ -249,7 +249,8 @@ def _section(r: RoundPodium, generated_at: datetime) -> list[str]:
            f'data-state="{esc(r.state)}">',
            f'<h2><span class="rname">{esc(r.name)}</span>{ftitle}<span class="state {cls}">{label}</span></h2>']
     if r.state == IN_PROGRESS and r.left_ms is not None:
-        out.append(f'<p class="banner">Provisional: {esc(in_progress_text(r.left_ms).capitalize())} (at '
+        text = in_progress_text(r.left_ms, r.results.starts_in_ms if r.results else None)
+        out.append(f'<p class="banner">Provisional: {esc(text.capitalize())} (at '
                    f'{esc(generated_at.strftime("%H:%M:%S"))}): the podium as it stands; places will '
                    'change.</p>')
     elif r.state == PROVISIONAL:

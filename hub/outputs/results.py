@@ -106,6 +106,7 @@ class EventResults:
     rows: list[StandingRow]
     start_ms: int | None              # the round start (hub ms since 1970), None: never started
     left_ms: int | None = None        # the round is in progress: this long until the last time-up
+    starts_in_ms: int | None = None   # its start is armed: this long until it comes
 
     @property
     def format(self) -> Format:
@@ -140,8 +141,9 @@ def load_results(path: str | Path, now_ms: int | None = None, round: str | None 
             comp.apply(row)
     finally:
         store.close()
-    rows, left = comp.standings_as_they_stand(HubClock().now_ms() if now_ms is None else now_ms)
-    return EventResults(ev, rows, comp.start_ms, left)
+    now = HubClock().now_ms() if now_ms is None else now_ms
+    rows, left = comp.standings_as_they_stand(now)
+    return EventResults(ev, rows, comp.start_ms, left, starts_in_ms(comp.start_ms, now))
 
 
 # ------------------------------------------------------------------ formatting
@@ -216,9 +218,18 @@ def iso_time(when: datetime) -> str:
     return when.isoformat(timespec="seconds")
 
 
-def in_progress_text(left_ms: int) -> str:
-    """"round in progress, 1:29:59 left" (whole seconds, rounded up)."""
+def in_progress_text(left_ms: int, starts_in_ms: int | None = None) -> str:
+    """"round in progress, 1:29:59 left"; a start armed ahead (starts_in_ms
+    > 0): "round not begun: starts in 0:04:32" (whole seconds, rounded up)."""
+    if starts_in_ms is not None and starts_in_ms > 0:
+        return f"round not begun: starts in {fmt_duration(-(-starts_in_ms // 1000) * 1000)}"
     return f"round in progress, {fmt_duration(-(-left_ms // 1000) * 1000)} left"
+
+
+def starts_in_ms(start_ms: int | None, now_ms: int) -> int | None:
+    """How long until an armed start still ahead of now_ms (hub ms); None: no
+    start, or it has come."""
+    return start_ms - now_ms if start_ms is not None and start_ms > now_ms else None
 
 
 def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
@@ -269,10 +280,12 @@ def status_text(r: StandingRow) -> str:
 
 def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
                  entrants: Iterable[Entrant] | None = None, start_ms: int | None = None,
-                 left_ms: int | None = None, round: str | None = None) -> str:
+                 left_ms: int | None = None, round: str | None = None, starts_in: int | None = None) -> str:
     """A printable results sheet: one self-contained HTML page (A4).
-    left_ms: the round is still in progress (a banner says so); round: its
-    name in an event of several (in the heading, with its format's title)."""
+    left_ms: the round is still in progress (a banner says so); starts_in:
+    its start is armed, this long ahead (the banner says when it starts);
+    round: its name in an event of several (in the heading, with its
+    format's title)."""
     if round is not None:
         title = round_heading(title, round, fmt)
     members = member_names(entrants)
@@ -295,7 +308,7 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
         f"<span>Date: {esc(date)}</span></p>",
     ]
     if left_ms is not None:
-        out.append(f'<p class="banner">Provisional: {esc(in_progress_text(left_ms).capitalize())} '
+        out.append(f'<p class="banner">Provisional: {esc(in_progress_text(left_ms, starts_in).capitalize())} '
                    f'(at {esc(generated_at.strftime("%H:%M:%S"))}); entrants still solving are shown as '
                    'running, and places will change.</p>')
     elif provisional:

@@ -48,7 +48,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..outputs.results import in_progress_text, results_csv, results_html, results_json
+from ..outputs.results import in_progress_text, results_csv, results_html, results_json, starts_in_ms
 from . import screens
 from .changes import stream_views
 from .rate_limit import RateLimit
@@ -244,8 +244,9 @@ class HallPages:
         if isinstance(shown, Response):
             return shown
         fmt, rows, when, entrants, start, left, row = await run_in_threadpool(shown.results)
-        html = results_html(shown.title, fmt, rows, when, entrants, start, left)
-        state = ("Provisional: " + in_progress_text(left)) if left is not None else (
+        ahead = starts_in_ms(start, shown.service.clock.now_ms())
+        html = results_html(shown.title, fmt, rows, when, entrants, start, left, starts_in=ahead)
+        state = ("Provisional: " + in_progress_text(left, ahead)) if left is not None else (
             "Provisional: some results wait for a referee" if any(r.provisional for r in rows) else "Final")
         asked = request.query_params.get("round")
         query = "" if asked is None else f"?round={quote(asked, safe='')}"

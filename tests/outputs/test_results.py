@@ -302,6 +302,24 @@ def test_results_before_time_up_say_the_round_is_in_progress(tmp_path, capsys):
     assert [(r.entrant, r.status) for r in final.rows] == [("1", "finished"), ("2", "unfinished")]
 
 
+def test_results_before_an_armed_start_say_when_it_starts(tmp_path, capsys):
+    """A start armed 4:32 ahead: the sheet's banner and the command say the
+    round has not begun and when it starts, not "round in progress"."""
+    now = int(datetime.now().timestamp() * 1000)
+    start = now + 272 * S
+    entrants = "id,name\n1,Jana\n2,Petr\n"
+    stations = "board,button,table,entrant\nC01,1,Table 1,1\nC01,2,Table 1,2\n"
+    ev = make_event(tmp_path / "cz", "cz-championship-individuals", entrants, stations,
+                    [("round_start", {"at": start})], desk_ms=now)
+    res = results.load_results(ev, now_ms=now)
+    assert res.starts_in_ms == 272 * S
+    page = results.results_html("Cup", res.format, res.rows, GENERATED, None, res.start_ms, res.left_ms,
+                                starts_in=res.starts_in_ms)
+    assert "Round not begun: starts in 0:04:32" in page and "in progress" not in page
+    assert cli.main(["results", str(ev), "--json", str(tmp_path / "r.json")]) == 0
+    assert "round not begun: starts in 0:04:" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------------ JSON
 
 

@@ -319,6 +319,10 @@ def test_an_armed_start_ahead_says_starts_in_and_nobody_solving(hub, browser):
     expect(screen.locator('tr[data-entrant="2"]')).to_contain_text("waiting")
     expect(screen.locator("#rows")).not_to_contain_text("solving")
     expect(screen.locator(".prov")).to_have_count(0)
+    phone = browser.new_context(**PHONE).new_page()
+    phone.goto(f"{hub.url}/standings")
+    expect(phone.locator("#summary")).to_contain_text(re.compile(r"^starts in 4:3\d · 4 entrants$"))
+    expect(phone.locator('li[data-entrant="2"] .res')).to_have_text("waiting")
 
 
 def test_the_projector_gives_a_replacement_its_table_and_the_absent_none(hub, browser):
@@ -355,6 +359,13 @@ def test_an_unofficial_entrant_at_place_1_is_marked_and_explained_as_the_sheet_d
         expect(screen.locator("#legend")).to_have_text(
             "unofficial: not eligible for an award place: takes part and is ranked all the same. "
             "Who is eligible for awards: participants from the Czech Republic.")
+        phone = browser.new_context(**PHONE).new_page()       # the spectators' standings on a phone: the same
+        phone.goto(f"{h.url}/standings")
+        alice = phone.locator('li[data-entrant="1"]')
+        expect(alice.locator(".place")).to_have_text("1")
+        expect(alice.locator(".badge.unofficial")).to_have_text("unofficial")
+        expect(phone.locator('li[data-entrant="2"]')).to_have_class("award1")
+        expect(phone.locator("#legend")).to_contain_text("unofficial: not eligible for an award place")
     finally:
         h.close()
 
@@ -383,5 +394,10 @@ def test_a_pieces_ranked_round_shows_pieces_and_the_last_whole_puzzle(tmp_path, 
         expect(screen.locator('tr[data-entrant="T2"] td')).to_have_text(["2", re.compile("^Corners"), "Table 1", "2399",
                                                                          re.compile(r"^2:10:00")])
         expect(screen.locator("#summary")).to_contain_text("2 ranked · 0 solving · 2 entrants")
+        phone = browser.new_context(**PHONE).new_page()       # a spectator's phone: pieces, then the tie-break
+        phone.goto(f"{h.url}/standings")
+        expect(phone.locator('li[data-entrant="T1"] .res')).to_have_text(re.compile(r"^2399 pcs · last whole puzzle 2:00:00"))
+        expect(phone.locator('li[data-entrant="T2"] .res')).to_have_text(re.compile(r"^2399 pcs · last whole puzzle 2:10:00"))
+        expect(phone.locator("#summary")).to_have_text("2 ranked · 0 solving")
     finally:
         h.close()

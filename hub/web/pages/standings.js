@@ -2,24 +2,37 @@
 // The standings on a spectator's phone: search by name, follow one entrant
 // (kept at the top, remembered on this phone).
 (function () {
-  var view = null, el = TT.el, FOLLOW = "tt-follow";
+  var view = null, el = TT.el, FOLLOW = "tt-follow", wasArmed = false;
   var follow = localStorage.getItem(FOLLOW);
   var search = document.getElementById("search");
 
   function res() { return view ? view.resolution_ms : 1000; }
+  // an armed start still ahead: nobody is solving yet; once it has come, the waiting are solving
+  function armed() { return view.start !== null && TT.now() < view.start; }
+  function status(r) { return r.status === "waiting" && view.start !== null && !armed() ? "solving" : r.status; }
+  // a pieces-ranked round (most pieces, ties by the earlier last whole puzzle) ranks by pieces
+  function pieces() { return view.order === "pieces"; }
   function text(r) {
-    if (r.status === "finished") return TT.fmt(r.net_ms, res()) + (r.penalty_ms ? " (+" + TT.fmt(r.penalty_ms, 1000) + ")" : "");
-    if (r.status === "solving") return "solving";
-    if (r.status === "unfinished") return r.pieces + " pcs";
-    return r.status;
+    var st = status(r);
+    if (pieces() && (st === "finished" || st === "unfinished"))
+      return r.pieces + " pcs" + (view.tie_break !== "none" && r.time_ms ? " · last whole puzzle " + TT.fmt(r.time_ms, res()) : "") +
+        (r.deducted ? " (−" + r.deducted + ")" : "");
+    if (st === "finished") return TT.fmt(r.net_ms, res()) + (r.penalty_ms ? " (+" + TT.fmt(r.penalty_ms, 1000) + ")" : "");
+    if (st === "solving") return "solving";
+    if (st === "unfinished") return r.pieces + " pcs";
+    return st;
   }
 
   function item(r) {
     var f = r.entrant === follow;
     return el("li", { "class": (f ? "followed " : "") + (r.award ? "award" + r.award : ""), "data-entrant": r.entrant }, [
       el("span", { "class": "place", text: r.place == null ? "" : String(r.place) }),
-      el("span", { "class": "who" }, [r.name, r.members ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
-      el("span", { "class": "res status-" + r.status }, [text(r), r.provisional && r.status !== "solving" ? el("span", { "class": "prov", text: " *" }) : null]),
+      el("span", { "class": "who" }, [r.name,
+        // official is false for an entrant who may not take an award place (explained below the list)
+        r.official ? null : el("span", { "class": "badge unofficial", text: "unofficial" }),
+        r.members ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
+      el("span", { "class": "res status-" + status(r) }, [text(r),
+        r.provisional && status(r) !== "solving" && status(r) !== "waiting" ? el("span", { "class": "prov", text: " *" }) : null]),
       el("button", { "aria-label": (f ? "stop following " : "follow ") + r.name, "class": "follow", text: f ? "★" : "☆",
                      onclick: function () {
                        follow = f ? null : r.entrant;
@@ -41,8 +54,15 @@
     ol.replaceChildren();
     mine.forEach(function (r) { ol.appendChild(item(r)); });
     rows.forEach(function (r) { if (r.entrant !== follow) ol.appendChild(item(r)); });
-    document.getElementById("summary").textContent = view.finished + " finished · " + view.solving + " solving" +
-      (q ? " · " + rows.length + " found" : "");
+    summary(q ? rows.length : null);
+    document.getElementById("legend").textContent = view.unofficial ? "unofficial: " + view.unofficial : "";
+  }
+
+  function summary(found) {
+    var s = document.getElementById("summary"), more = found === null ? "" : " · " + found + " found";
+    if (armed()) { s.textContent = "starts in " + TT.fmt(view.start - TT.now(), 1000) + " · " + view.rows.length + " entrants" + more; return; }
+    var solving = view.rows.filter(function (r) { return status(r) === "solving"; }).length;
+    s.textContent = (pieces() ? view.ranked + " ranked · " : view.finished + " finished · ") + solving + " solving" + more;
   }
 
   function clock() {
@@ -52,6 +72,8 @@
     else if (now < view.start) c.textContent = "starts in " + TT.fmt(view.start - now, 1000);
     else if (view.end !== null && now >= view.end) c.textContent = "time up";
     else c.textContent = TT.fmt(now - view.start, 1000);
+    // "starts in" counts down; at the start the waiting become solving without waiting for the next view
+    if (armed() || wasArmed) { wasArmed = armed(); draw(); }
   }
 
   search.addEventListener("input", draw);

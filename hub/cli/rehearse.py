@@ -36,6 +36,7 @@ from .rehearse_drill import KILL, TAKEOVER
 FOLDER = "rehearsal"          # in the event folder: an event folder of its own, the boards' flash, the presses
 DEFINITION = ("format.toml", "entrants.csv", "stations.csv")
 LOG_FILES = ("events.sqlite", "events.sqlite-wal", "events.sqlite-shm")
+BOARDS = "boards"              # in the rehearsal folder: the simulated boards' flash, a folder each
 PRESSES = "presses.jsonl"     # a line per press (and per `--next`), from `tabletimer press` / `rehearse --next`
 RUNNING = "running"           # the rehearsing hub's pid, and "day", "round" or "drill", while it runs
 OLD_ROUND = "round"           # an earlier layout: which round the rehearsal's one log was of
@@ -113,7 +114,9 @@ def cmd_rehearse(args) -> int:
 def _mirror(event_dir: Path, folder: Path, sources, fresh: bool) -> None:
     """The rehearsal folder laid out as the event: its rounds (the same
     names, in the same order), the files of the rounds rehearsed copied as
-    they are now; the logs of those rounds removed when fresh."""
+    they are now; the logs of those rounds, and the simulated boards' flash
+    (fresh boards: no schedule, no journal, no hub term seen), removed when
+    fresh."""
     old = folder / OLD_ROUND            # an earlier layout kept any round's log in the folder itself
     if old.exists():
         was = old.read_text().strip()
@@ -127,6 +130,9 @@ def _mirror(event_dir: Path, folder: Path, sources, fresh: bool) -> None:
     if rounds.MAIN not in have:         # the event has no round in its folder itself: neither has the rehearsal
         for name in DEFINITION:
             (folder / name).unlink(missing_ok=True)
+    if fresh:
+        shutil.rmtree(folder / BOARDS, ignore_errors=True)
+    _mirror_referees(event_dir, folder)
     listed = [n for n in have if n != rounds.MAIN]
     if listed:
         (folder / rounds.ROUNDS).mkdir(exist_ok=True)
@@ -139,6 +145,32 @@ def _mirror(event_dir: Path, folder: Path, sources, fresh: bool) -> None:
                 (into / name).unlink(missing_ok=True)
         for name in DEFINITION:               # the round as it is now
             shutil.copyfile(source.files / name, into / name)
+
+
+def _mirror_referees(event_dir: Path, folder: Path) -> None:
+    """The rehearsal's referees: the event's (its referees.json as it is
+    now, copied readable by its owner only), so that a printed badge signs
+    a phone in to the rehearsal's pages; the rehearsal's Demo referee is
+    added to the copy at its start, never to the event's."""
+    from ..boards.private_file import write_private
+    from ..web.referees import FILE
+
+    try:
+        text = (event_dir / FILE).read_text()
+    except FileNotFoundError:
+        (folder / FILE).unlink(missing_ok=True)       # the event has none (any more): nor has its rehearsal
+        return
+    write_private(folder / FILE, text)
+
+
+def referees_line(event_dir: Path) -> str:
+    """What the rehearsal says of its referees' badges."""
+    from ..web.referees import RefereeBook
+
+    active = sum(1 for r in RefereeBook(event_dir).referees() if r[1])
+    return (f"referees: the event's badges sign in to the rehearsal's pages too ({active} active in "
+            f"{event_dir / 'referees.json'}, as it was at this `rehearse`; one added or revoked since: "
+            "rehearse again), and the rehearsal's own Demo referee (below)")
 
 
 def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
@@ -155,6 +187,7 @@ def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
     names = [s.round for s in sources]
     print(f"rehearsing in {folder} (a copy of the event's format, entrants and stations, with a log of "
           f"its own: the event's is not touched); operator actions: tabletimer act {folder} ...", flush=True)
+    print(referees_line(event_dir), flush=True)
     if day:
         print(f"a rehearsed day: the rounds {', '.join(names)} in this order, on the same simulated "
               f"boards; the next round: `tabletimer rehearse {event_dir} --next`", flush=True)
@@ -177,8 +210,10 @@ def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
 
         for b, buttons in sorted(boards.items()):
             key = keys.key(b) or ""
-            sims.append(SimBoard(b, address.host, address.port, folder / "boards", key=key, stations=buttons,
-                                 broker_user=b, broker_password=mqtt_password(key)).start())
+            sim = SimBoard(b, address.host, address.port, folder / BOARDS, key=key, stations=buttons,
+                           broker_user=b, broker_password=mqtt_password(key))
+            sim.reboots = True       # boots again after its reset, as a board does (`boards set`, `boards update`)
+            sims.append(sim.start())
         if not args.broker:
             args.port = address.port     # every round's broker where the boards look for it
         presses, running = folder / PRESSES, folder / RUNNING

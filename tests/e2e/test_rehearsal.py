@@ -161,3 +161,79 @@ def test_a_rehearsed_day_runs_its_rounds_in_order_on_the_same_simulated_boards(t
         rows = json.loads(subprocess.run([TT, "replay", str(rehearsal), "--round", name, "--json"],
                                          capture_output=True, text=True, check=True).stdout)["standings"]
         assert [(r["entrant"], r["status"]) for r in rows] == [(who, "finished")], rows
+
+
+def test_over_the_air_changes_are_rehearsed_the_simulated_boards_reboot_as_a_board_does(tmp_path):
+    """Issue 45, item 5: `boards set ... --all` and `boards update --family
+    sim` in a rehearsal: the simulated boards restart on the new settings or
+    firmware and come back (they stayed off after their reset: "staged",
+    then offline for good)."""
+    ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT02,1,Table 2,2\n")
+    hub = subprocess.Popen([TT, "rehearse", str(ev), "--port", str(free_port()), "--console-listen", "off"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    rehearsal = ev / "rehearsal"
+    try:
+        for b in ("T01", "T02"):
+            out.wait_for(lambda ln: ln.startswith(f"board {b} online"), f"board {b} online")
+        done = subprocess.run([TT, "boards", "set", str(rehearsal), "--all", "wifi.ssid=hall", "--trial", "30"],
+                              capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "T01: committed" in done.stdout and "T02: committed" in done.stdout, done.stdout
+        assert "2/2 board(s) on the new settings" in done.stdout, done.stdout
+        for b in ("T01", "T02"):
+            assert json.loads((rehearsal / "boards" / b / "config.json").read_text())["wifi"]["ssid"] == "hall"
+        update = subprocess.run([TT, "boards", "update", str(rehearsal), "--all", "--family", "sim", "--version",
+                                 "0.9.0-rehearsed", "--trial", "30"], capture_output=True, text=True, timeout=240)
+        assert update.returncode == 0, update.stdout + update.stderr
+        assert "-- 2/2 board(s) on firmware 0.9.0-rehearsed" in update.stdout, update.stdout
+    finally:
+        hub.terminate()
+        hub.wait(30)
+
+
+def test_the_events_referee_badges_sign_in_to_the_rehearsal_and_the_event_keeps_its_referees(tmp_path):
+    """Issue 45, item 12: a badge printed for the event was "not valid" in
+    the rehearsal.  The rehearsal's referees are the event's (copied at
+    `rehearse`) and its Demo referee, who is never added to the event's."""
+    ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\n")
+    added = subprocess.run([TT, "referees", str(ev), "add", "Zdeněk", "--public-url", "http://192.168.1.10:8765"],
+                           capture_output=True, text=True)
+    assert added.returncode == 0, added.stderr
+    event_book = (ev / "referees.json").read_text()
+    token = json.loads(event_book)["referees"][0]["token"]
+    web = free_port()
+    hub = subprocess.Popen([TT, "rehearse", str(ev), "--port", str(free_port()), "--web-listen", f"127.0.0.1:{web}",
+                            "--hall-pages", "off"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    try:
+        said = out.wait_for(lambda ln: ln.startswith("referees: "), "what the rehearsal says of its referees")
+        assert "the event's badges sign in to the rehearsal's pages too (1 active in" in said, said
+        out.wait_for(lambda ln: "sign this browser in as 'Demo referee'" in ln, "the demo sign-in")
+        assert signin_status(f"http://127.0.0.1:{web}", token) == 303            # the event's badge, valid here
+        assert signin_status(f"http://127.0.0.1:{web}", "no-such-badge") == 401
+    finally:
+        hub.terminate()
+        hub.wait(30)
+    assert (ev / "referees.json").read_text() == event_book                # the event's book untouched
+    names = [r["name"] for r in json.loads((ev / "rehearsal" / "referees.json").read_text())["referees"]]
+    assert names == ["Zdeněk", "Demo referee"], names
+    assert (ev / "rehearsal" / "referees.json").stat().st_mode & 0o777 == 0o600
+
+
+def signin_status(base: str, token: str) -> int:
+    """The status of a badge's sign-in at a hub's pages (303: signed in, 401: not valid)."""
+    import http.client
+    from urllib.parse import quote, urlsplit
+
+    u = urlsplit(base)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    try:
+        conn.request("GET", f"/signin?token={quote(token)}")
+        return conn.getresponse().status
+    finally:
+        conn.close()

@@ -30,6 +30,8 @@ from pathlib import Path
 from ..boards.broker import BrokerAddress
 from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
 from ..event import rounds
+from ..event.demo import faster
+from ..event.event_folder import SPEED_FILE
 from .common import open_event
 from .rehearse_drill import KILL, TAKEOVER
 
@@ -84,7 +86,17 @@ def cmd_rehearse(args) -> int:
         sources.append(opened[0])
     folder = rehearsal_folder(args.dir)
     event_dir = folder.parent
+    speed = getattr(args, "speed", 1.0)
+    if speed != 1 and getattr(args, "standby", False):
+        print("error: the standby drill runs in real time (its standby's copy plays the event's limits): "
+              "leave out --speed", file=sys.stderr)
+        return 2
     for source in sources:
+        try:
+            faster(source.format, speed, "rehearsed")
+        except ValueError as e:
+            print(f"error: round {source.round}: {e}", file=sys.stderr)
+            return 2
         if not boards_of(source.stations):
             print(f"error: {source.files / 'stations.csv'} names no board: nothing to rehearse",
                   file=sys.stderr)
@@ -103,7 +115,7 @@ def cmd_rehearse(args) -> int:
               else "."), file=sys.stderr)
         return 2
     try:
-        _mirror(event_dir, folder, sources, args.fresh)
+        _mirror(event_dir, folder, sources, args.fresh, speed)
         if getattr(args, "standby", False):
             return _drill(args, folder, lock, sources[0])
         return _rehearse(args, folder, lock, sources, day)
@@ -111,12 +123,13 @@ def cmd_rehearse(args) -> int:
         lock.release()
 
 
-def _mirror(event_dir: Path, folder: Path, sources, fresh: bool) -> None:
+def _mirror(event_dir: Path, folder: Path, sources, fresh: bool, speed: float = 1.0) -> None:
     """The rehearsal folder laid out as the event: its rounds (the same
     names, in the same order), the files of the rounds rehearsed copied as
     they are now; the logs of those rounds, and the simulated boards' flash
     (fresh boards: no schedule, no journal, no hub term seen), removed when
-    fresh."""
+    fresh; its speed (event_folder.SPEED_FILE: every command on the
+    rehearsal reads its rounds at it) as this `rehearse` says."""
     old = folder / OLD_ROUND            # an earlier layout kept any round's log in the folder itself
     if old.exists():
         was = old.read_text().strip()
@@ -133,6 +146,10 @@ def _mirror(event_dir: Path, folder: Path, sources, fresh: bool) -> None:
     if fresh:
         shutil.rmtree(folder / BOARDS, ignore_errors=True)
     _mirror_referees(event_dir, folder)
+    if speed == 1:
+        (folder / SPEED_FILE).unlink(missing_ok=True)
+    else:
+        (folder / SPEED_FILE).write_text(f"{speed:g}\n")
     listed = [n for n in have if n != rounds.MAIN]
     if listed:
         (folder / rounds.ROUNDS).mkdir(exist_ok=True)
@@ -188,6 +205,14 @@ def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
     print(f"rehearsing in {folder} (a copy of the event's format, entrants and stations, with a log of "
           f"its own: the event's is not touched); operator actions: tabletimer act {folder} ...", flush=True)
     print(referees_line(event_dir), flush=True)
+    speed = getattr(args, "speed", 1.0)
+    if speed != 1:
+        from ..rules.formats import fmt_duration
+        limits = ", ".join(f"{s.round} {fmt_duration(s.format.time_limit_ms)} -> "
+                           f"{fmt_duration(int(s.format.time_limit_ms / speed))}" for s in sources)
+        print(f"rehearsed at {speed:g}x: time limits, warnings, relay rotations and replacement windows "
+              f"{speed:g} times shorter ({limits}); penalties as the rules say; a `round_start duration=` "
+              f"is this round's own limit, as typed (not sped up)", flush=True)
     if day:
         print(f"a rehearsed day: the rounds {', '.join(names)} in this order, on the same simulated "
               f"boards; the next round: `tabletimer rehearse {event_dir} --next`", flush=True)

@@ -16,10 +16,12 @@ def sim_board_id(i: int) -> str:
     return f"sim{i + 1:02d}"
 
 
-def faster(fmt: Format, speed: float) -> Format:
-    """The format with its time limit, relay rotation interval and
-    replacement window divided by speed: a 90-minute round at 30x plays in
-    3 minutes."""
+def faster(fmt: Format, speed: float, played: str = "demo") -> Format:
+    """The format with its time limit, relay rotation interval,
+    replacement window and default warnings divided by speed: a 90-minute
+    round at 30x plays in 3 minutes; its title says so ("(demo at 30x)",
+    played: "rehearsed" for a rehearsal's).  Penalties and the resolution
+    stay the rules'."""
     if not (isinstance(speed, (int, float)) and math.isfinite(speed) and speed > 0):
         raise ValueError(f"--speed must be a positive number, not {speed}")
     if speed == 1:
@@ -35,7 +37,8 @@ def faster(fmt: Format, speed: float) -> Format:
                   if p.rotation_interval_ms else p for p in fmt.parts)
     no_show = int(fmt.no_show_after_ms / speed) if fmt.no_show_after_ms is not None else None
     return dataclasses.replace(fmt, time_limit_ms=int(fmt.time_limit_ms / speed), parts=parts,
-                               no_show_after_ms=no_show, title=f"{fmt.title} (demo at {speed:g}x)")
+                               no_show_after_ms=no_show, title=f"{fmt.title} ({played} at {speed:g}x)",
+                               speed=speed)
 
 
 def demo_minutes(minutes: float | None, what: str, speed: float = 1) -> int | None:

@@ -49,6 +49,7 @@ TITLE_FILE = "title"
 MAX_TITLE = 120
 MAX_CELL = 500              # characters in a cell: an id, a name, a team's members, a note (docs/formats.md)
 REHEARSAL = "rehearsal"     # `tabletimer rehearse DIR`'s own event folder, DIR/rehearsal (cli/rehearse.py)
+SPEED_FILE = "speed"        # in a rehearsal: how many times faster its rounds play (`rehearse --speed N`)
 
 
 class EventFolderError(ValueError):
@@ -296,6 +297,26 @@ def load_stations(path: Path, fmt: Format, entrant_ids: set[str]) -> list[Statio
 
 # ------------------------------------------------------------------------ folder
 
+def rehearsal_speed(path: str | Path) -> float:
+    """How many times faster a rehearsal plays its rounds (`rehearse
+    --speed N`, kept in DIR/rehearsal/speed); 1 for any other folder, or a
+    rehearsal in real time."""
+    p = Path(path)
+    if p.name != REHEARSAL or not rounds.names(p.parent):
+        return 1
+    try:
+        text = (p / SPEED_FILE).read_text().strip()
+    except FileNotFoundError:
+        return 1
+    except OSError as e:
+        raise EventFolderError(f"{p / SPEED_FILE}: cannot read it ({e.strerror})") from None
+    try:
+        return float(text)
+    except ValueError:
+        raise EventFolderError(f"{p / SPEED_FILE}: {text[:40]!r} is not a speed; rehearse again with "
+                               "--speed N (or without, in real time)") from None
+
+
 def load(path: str | Path, round: str | None = None) -> EventFolder:
     """The event folder at path, for one of its rounds (None: its only one,
     else the live one: rounds.resolve)."""
@@ -305,6 +326,13 @@ def load(path: str | Path, round: str | None = None) -> EventFolder:
     except rounds.RoundError as e:
         raise EventFolderError(str(e)) from None
     fmt = load_format(p / "format.toml")
+    speed = rehearsal_speed(hall)
+    if speed != 1:
+        from .demo import faster           # (demo.py reads this module: imported when needed)
+        try:
+            fmt = faster(fmt, speed, "rehearsed")
+        except ValueError as e:
+            raise EventFolderError(f"{hall / SPEED_FILE}: {e}") from None
     entrants, warnings = load_entrants(p / "entrants.csv", fmt)
     stations = load_stations(p / "stations.csv", fmt, {e.id for e in entrants})
     boards_missing = {e.id for e in entrants} - {s.entrant for s in stations}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from brokers import free_port
@@ -237,3 +238,56 @@ def signin_status(base: str, token: str) -> int:
         return conn.getresponse().status
     finally:
         conn.close()
+
+
+def test_a_rehearsal_at_a_speed_reaches_time_up_in_seconds(tmp_path):
+    """Issue 45, item 14: `rehearse --speed N` plays the rounds N times
+    faster: czjpa-individuals' 2 hours at 600x are 12 s; the default
+    warnings (10 and 1 min left) come 1 s and 0.1 s before its end; at
+    time-up the entrant who did not call is unfinished, the one who called
+    finished; `replay` of the rehearsal reads it at the same speed.  A
+    speed that leaves a round under a second is refused before anything."""
+    ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n")
+    too_fast = subprocess.run([TT, "rehearse", str(ev), "--speed", "100000", "--port", str(free_port())],
+                              capture_output=True, text=True, timeout=60)
+    assert too_fast.returncode == 2 and "makes the round 0:00:00" in too_fast.stderr, too_fast.stderr
+    hub = subprocess.Popen([TT, "rehearse", str(ev), "--speed", "600", "--port", str(free_port()),
+                            "--console-listen", "off", "--web-listen", "off"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    rehearsal = ev / "rehearsal"
+    try:
+        said = out.wait_for(lambda ln: ln.startswith("rehearsed at 600x"), "the rehearsal's speed")
+        assert "(main 2:00:00 -> 0:00:12)" in said, said
+        out.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
+        started = subprocess.run([TT, "act", str(rehearsal), "round_start"], capture_output=True, text=True)
+        assert started.returncode == 0, started.stderr
+        assert '"warnings": [1000, 100]' in started.stdout, started.stdout
+        assert press(ev, "T01", "1").returncode == 0
+        out.wait_for(lambda ln: ln.startswith("press 1 (boot 1 seq 1)"), "Anna's call")
+        t0 = time.monotonic()
+        while True:          # the round's 12 s: replay says time-up (unfinished), not running
+            rows = json.loads(subprocess.run([TT, "replay", str(rehearsal), "--json"], capture_output=True,
+                                             text=True, check=True).stdout)["standings"]
+            by = {r["entrant"]: r for r in rows}
+            if by["2"]["status"] != "running":
+                break
+            assert time.monotonic() - t0 < 40, rows
+            time.sleep(0.5)
+        assert by["2"]["status"] == "unfinished" and by["1"]["status"] == "finished", rows
+    finally:
+        hub.terminate()
+        hub.wait(30)
+    assert (rehearsal / "speed").read_text().strip() == "600"
+    # rehearsed again without --speed: real time again
+    again = subprocess.Popen([TT, "rehearse", str(ev), "--port", str(free_port()), "--console-listen", "off",
+                              "--web-listen", "off"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    said = Output(again.stdout)
+    try:
+        said.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
+    finally:
+        again.terminate()
+        again.wait(30)
+    assert not (rehearsal / "speed").exists() and not any(ln.startswith("rehearsed at") for ln in said.lines)

@@ -99,8 +99,10 @@ def boards_of_a_running_hub(ev, named: list, every: bool, what: str) -> bool:
         print("error: name the boards (T01 T02 ...) or give --all", file=sys.stderr)
         return False
     if not ev.db.exists() or not hub_running(ev.db):
+        from ..event.event_folder import rehearsal_hint
+        command = "boards update" if what == "firmware" else "boards set"
         print(f"error: no hub runs on {ev.files}: the boards get their {what} from it; start it with "
-              f"`tabletimer run {ev.path}`, then ask again", file=sys.stderr)
+              f"`tabletimer run {ev.path}`, then ask again" + rehearsal_hint(ev.path, command), file=sys.stderr)
         return False
     return True
 

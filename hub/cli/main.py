@@ -90,7 +90,8 @@ def _rehearse(sub) -> None:
 
 def _press(sub) -> None:
     pr = sub.add_parser("press", help="press a button of a simulated board of a running rehearsal")
-    pr.add_argument("dir", help="the event folder that `tabletimer rehearse` runs")
+    pr.add_argument("dir", help="the rehearsal's folder, DIR/rehearsal, as for every command on the rehearsal "
+                                "(the event folder DIR is taken too)")
     pr.add_argument("board", help="the board's id (stations.csv)")
     pr.add_argument("button", type=int, help="the button (station), from 1")
     how = pr.add_mutually_exclusive_group()

@@ -1,4 +1,4 @@
-"""`tabletimer rehearse DIR` and `tabletimer press DIR BOARD BUTTON`: an event
+"""`tabletimer rehearse DIR` and `tabletimer press DIR/rehearsal BOARD BUTTON`: an event
 walked through before the day without hardware.  The rehearsal runs on a
 copy of the folder's definition (each round's format.toml, entrants.csv,
 stations.csv) in DIR/rehearsal, an event folder of its own laid out as the
@@ -31,7 +31,7 @@ from ..boards.broker import BrokerAddress
 from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
 from ..event import rounds
 from ..event.demo import faster
-from ..event.event_folder import SPEED_FILE
+from ..event.event_folder import REHEARSING, SPEED_FILE, rehearsing
 from .common import open_event
 from .rehearse_drill import KILL, TAKEOVER
 
@@ -40,7 +40,7 @@ DEFINITION = ("format.toml", "entrants.csv", "stations.csv")
 LOG_FILES = ("events.sqlite", "events.sqlite-wal", "events.sqlite-shm")
 BOARDS = "boards"              # in the rehearsal folder: the simulated boards' flash, a folder each
 PRESSES = "presses.jsonl"     # a line per press (and per `--next`), from `tabletimer press` / `rehearse --next`
-RUNNING = "running"           # the rehearsing hub's pid, and "day", "round" or "drill", while it runs
+RUNNING = REHEARSING          # the rehearsing hub's pid, and "day", "round" or "drill", while it runs
 OLD_ROUND = "round"           # an earlier layout: which round the rehearsal's one log was of
 
 # the firmware's gestures, default timings (docs/firmware.md, "Station states and gestures")
@@ -248,7 +248,7 @@ def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
                                                        next_round if day else None),
                          name="rehearsal-presses", daemon=True).start()
         first = sorted(boards)[0]
-        d = event_dir
+        d = folder             # every command on the rehearsal takes its folder (`press` also the event's)
         print(f"rehearsal: {len(sims)} simulated board(s) ({', '.join(sorted(boards))}); press their buttons "
               f"from another terminal:\n  tabletimer press {d} {first} 1              # a finish call\n"
               f"  tabletimer press {d} {first} 1 --missing 2  # a referee counts 2 missing pieces\n"
@@ -366,7 +366,7 @@ def _presser(sim, q: queue.Queue, stop: threading.Event) -> None:
 def _ask_next(args) -> int:
     """`rehearse DIR --next`: the running rehearsed day to its next round."""
     folder = rehearsal_folder(args.dir)
-    kind = _rehearsing(folder / RUNNING)
+    kind = rehearsing(folder)
     if kind is None:
         print(f"error: no rehearsal runs on {args.dir}: start one with `tabletimer rehearse {args.dir}`",
               file=sys.stderr)
@@ -393,7 +393,7 @@ def _ask_next(args) -> int:
 def _ask_drill(args, ask: str) -> int:
     """`rehearse DIR --kill-primary` / `--takeover`: a step of the running drill."""
     folder = rehearsal_folder(args.dir)
-    if _rehearsing(folder / RUNNING) != "drill":
+    if rehearsing(folder) != "drill":
         print(f"error: no standby drill runs on {args.dir}: start one with `tabletimer rehearse {args.dir} "
               "--standby`", file=sys.stderr)
         return 2
@@ -406,9 +406,11 @@ def _ask_drill(args, ask: str) -> int:
 
 
 def cmd_press(args) -> int:
+    """`tabletimer press DIR/rehearsal BOARD BUTTON` (or DIR, the event
+    folder, as every version took)."""
     folder = rehearsal_folder(args.dir)
-    if _rehearsing(folder / RUNNING) is None:
-        print(f"error: no rehearsal runs on {args.dir}: start one with `tabletimer rehearse {args.dir}`",
+    if rehearsing(folder) is None:
+        print(f"error: no rehearsal runs on {args.dir}: start one with `tabletimer rehearse {folder.parent}`",
               file=sys.stderr)
         return 2
     opened = open_event(str(folder))        # the round it rehearses now
@@ -438,13 +440,3 @@ def cmd_press(args) -> int:
     print(f"{args.board} button {args.button}: {what}, played now (after the gesture before it on this "
           f"button, if one is still playing: one hand; another button's gestures do not wait for it)")
     return 0
-
-
-def _rehearsing(running: Path) -> str | None:
-    """What the running rehearsal is ("day" or "round"), None if none runs."""
-    try:
-        lines = running.read_text().split()
-        os.kill(int(lines[0]), 0)
-    except (OSError, ValueError, IndexError):
-        return None
-    return lines[1] if len(lines) > 1 else "round"

@@ -9,7 +9,7 @@ flashed with both addresses, the hub laptop's first.  From another terminal,
 as at the event:
 
     tabletimer act DIR/rehearsal round_start        the desk starts the round
-    tabletimer press DIR T01 1                      a finish call
+    tabletimer press DIR/rehearsal T01 1            a finish call
     tabletimer rehearse DIR --kill-primary          the hub laptop dies (SIGKILL)
     tabletimer rehearse DIR --takeover              at the standby's PRIMARY SILENT:
                                                     it stops, `tabletimer takeover` starts
@@ -190,7 +190,7 @@ def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow
               f"standby laptop (pid {standby.proc.pid}, its idle broker on 127.0.0.1:{args.port}); "
               f"{len(sims)} simulated board(s) flashed with both, the hub laptop's first. From another terminal:\n"
               f"  tabletimer act {folder} round_start    (the desk starts the round)\n"
-              f"  tabletimer press {d} {first} 1    (a finish call)\n"
+              f"  tabletimer press {folder} {first} 1    (a finish call)\n"
               f"  tabletimer rehearse {d} --kill-primary    (the hub laptop dies)\n"
               f"  tabletimer rehearse {d} --takeover    (at the standby's PRIMARY SILENT: it takes over)\n"
               f"  tabletimer act {copy} ...    (the desk, on the new hub)\n"

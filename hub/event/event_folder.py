@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ MAX_TITLE = 120
 MAX_CELL = 500              # characters in a cell: an id, a name, a team's members, a note (docs/formats.md)
 REHEARSAL = "rehearsal"     # `tabletimer rehearse DIR`'s own event folder, DIR/rehearsal (cli/rehearse.py)
 SPEED_FILE = "speed"        # in a rehearsal: how many times faster its rounds play (`rehearse --speed N`)
+REHEARSING = "running"      # in a rehearsal, while it runs: the rehearsing hub's pid, and "day", "round" or "drill"
 
 
 class EventFolderError(ValueError):
@@ -296,6 +298,28 @@ def load_stations(path: Path, fmt: Format, entrant_ids: set[str]) -> list[Statio
 
 
 # ------------------------------------------------------------------------ folder
+
+def rehearsing(folder: str | Path) -> str | None:
+    """What the rehearsal running on the rehearsal folder is ("day",
+    "round" or "drill"), None if none runs."""
+    try:
+        lines = (Path(folder) / REHEARSING).read_text().split()
+        os.kill(int(lines[0]), 0)
+    except (OSError, ValueError, IndexError):
+        return None
+    return lines[1] if len(lines) > 1 else "round"
+
+
+def rehearsal_hint(path: str | Path, command: str) -> str:
+    """For a command given an event folder while a rehearsal of it runs:
+    where the rehearsal is (its commands take DIR/rehearsal); "" if none
+    runs, or path is the rehearsal's."""
+    p = Path(path)
+    if p.name == REHEARSAL or rehearsing(p / REHEARSAL) is None:
+        return ""
+    return (f" (a rehearsal of {p} runs: its folder is {p / REHEARSAL}, "
+            f"`tabletimer {command} {p / REHEARSAL} ...`)")
+
 
 def rehearsal_speed(path: str | Path) -> float:
     """How many times faster a rehearsal plays its rounds (`rehearse

@@ -291,3 +291,41 @@ def test_a_rehearsal_at_a_speed_reaches_time_up_in_seconds(tmp_path):
         again.terminate()
         again.wait(30)
     assert not (rehearsal / "speed").exists() and not any(ln.startswith("rehearsed at") for ln in said.lines)
+
+
+def test_every_command_on_a_rehearsal_takes_its_folder_and_the_event_folder_says_where_it_is(tmp_path):
+    """Issue 45, item 15: `press` took the event folder while `act`,
+    `check-hall` and `boards set` took EVENT/rehearsal.  Every command on
+    the rehearsal takes EVENT/rehearsal (press still takes EVENT too), the
+    rehearsal's help prints them so; the event folder means the event, and
+    a command given it while a rehearsal runs names the rehearsal's folder."""
+    ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\n")
+    rehearsal = ev / "rehearsal"
+    hub = subprocess.Popen([TT, "rehearse", str(ev), "--port", str(free_port()), "--web-listen", "off"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    try:
+        out.wait_for(lambda ln: ln.strip() == f"tabletimer press {rehearsal} T01 1              # a finish call",
+                     "the help's press on the rehearsal's folder")
+        out.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
+        subprocess.run([TT, "act", str(rehearsal), "round_start"], check=True, capture_output=True)
+        assert press(rehearsal, "T01", "1").returncode == 0                 # the rehearsal's folder
+        out.wait_for(lambda ln: ln.startswith("press 1 (boot 1 seq 1)"), "the call")
+        assert press(ev, "T01", "1", "--confirm").returncode == 0           # the event folder, as before
+        out.wait_for(lambda ln: ln.startswith("confirm 1 (boot 1 seq 2"), "the confirmation")
+        hint = f"(a rehearsal of {ev} runs: its folder is {rehearsal}, `tabletimer "
+        check = subprocess.run([TT, "check-hall", str(ev)], capture_output=True, text=True, timeout=60)
+        assert check.returncode == 2 and hint + f"check-hall {rehearsal} ...`)" in check.stderr, check.stderr
+        cfg = subprocess.run([TT, "boards", "set", str(ev), "--all", "wifi.ssid=hall"], capture_output=True,
+                             text=True, timeout=60)
+        assert cfg.returncode == 2 and hint + f"boards set {rehearsal} ...`)" in cfg.stderr, cfg.stderr
+        act = subprocess.run([TT, "act", str(ev), "dns", "entrant=1", "--why", "test"], capture_output=True,
+                             text=True, timeout=60)
+        assert "note: this records into the event's own log" + " " + hint in act.stderr, act.stderr
+    finally:
+        hub.terminate()
+        hub.wait(30)
+    nothing = press(rehearsal, "T01", "1")
+    assert nothing.returncode == 2 and f"start one with `tabletimer rehearse {ev}`" in nothing.stderr

@@ -30,7 +30,7 @@ from pathlib import Path
 from ..boards.broker import BrokerAddress
 from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
 from ..event import rounds
-from ..event.demo import faster
+from ..rules.speed import faster
 from ..event.event_folder import REHEARSING, SPEED_FILE, rehearsing
 from .common import open_event
 from .rehearse_drill import KILL, TAKEOVER

@@ -36,6 +36,7 @@ from pathlib import Path
 from tabletimer.shared.protocol import ProtocolError, check_board_id
 
 from ..rules.formats import Format, format_text, load_format
+from ..rules.speed import faster
 from ..rules.standings import Entrant, Member
 from . import rounds
 from .csv_cells import read_cell
@@ -352,7 +353,6 @@ def load(path: str | Path, round: str | None = None) -> EventFolder:
     fmt = load_format(p / "format.toml")
     speed = rehearsal_speed(hall)
     if speed != 1:
-        from .demo import faster           # (demo.py reads this module: imported when needed)
         try:
             fmt = faster(fmt, speed, "rehearsed")
         except ValueError as e:

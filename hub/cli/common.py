@@ -266,16 +266,23 @@ def hub_token(args, hub: str = "hub") -> str | None:
     return token
 
 
-def stop_on_signals(stop: threading.Event) -> None:
-    """SIGTERM (kill) and SIGHUP (a closed terminal) set stop, from a thread
-    of their own.  A handler runs on the main thread between two of its
-    bytecodes, and the main thread spends its time in stop.wait(): there it
-    may hold the Event's lock (re-taken as a wait times out), and a
-    stop.set() in the handler would wait for that lock forever.  A hub did
-    so once in a test under load (2026-12-04: SIGTERM ignored for an hour;
-    py-spy showed the handler's Event.set inside Condition.wait)."""
+def stop_on_signals(stop: threading.Event, signals: tuple = (signal.SIGTERM, signal.SIGHUP),
+                    said: list | None = None) -> None:
+    """SIGTERM (kill) and SIGHUP (a closed terminal), or the signals given
+    (a serving hub's: SIGINT too), set stop, from a thread of their own; the
+    signal's name is appended to said (why it stopped).  A handler runs on
+    the main thread between two of its bytecodes, and the main thread spends
+    its time in stop.wait(): there it may hold the Event's lock (re-taken as
+    a wait times out), and a stop.set() in the handler would wait for that
+    lock forever.  A hub did so once in a test under load (2026-12-04:
+    SIGTERM ignored for an hour; py-spy showed the handler's Event.set
+    inside Condition.wait).  Nor does a handler raise: an exception raised
+    between two bytecodes of whatever the main thread runs (a
+    KeyboardInterrupt) leaves that half done."""
     def handler(signum, frame) -> None:
+        if said is not None and not said:
+            said.append(signal.Signals(signum).name)
         if not stop.is_set():                 # (is_set takes no lock)
             threading.Thread(target=stop.set, name="stop-on-signal", daemon=True).start()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig in signals:
         signal.signal(sig, handler)

@@ -24,6 +24,10 @@ SEND_WITHIN_MS = 60_000       # a settings request applied later than this (a hu
 # most one a minute: the counter follows the clock's ms), and a restart
 # continues above the last block -- at most this far ahead of the clock
 CTR_BLOCK = 60_000
+# how far ahead of the clock the counters may start to pass another round's hub's (follow_counters):
+# below the boards' window for a counter jump (5 minutes past the first this boot: firmware
+# _HUB_JUMP_MS), whatever the other round's log reserved
+FOLLOW_AHEAD_MS = 4 * 60_000
 
 
 def other_rounds_reserved(logs) -> int:
@@ -86,6 +90,15 @@ class BoardCommands:
             protocol.stamp(msg, self.next_ctr(), *boot)
         topic = protocol.board_topic(board, kind)
         return Outgoing(topic, signer.sign(topic, protocol.encode(msg)), qos, retain)
+
+    def follow_counters(self, reserved: int) -> None:
+        """Number the commands above what the event's other rounds' hubs
+        may have numbered a board with (their logs reserved up to
+        `reserved`), but never more than FOLLOW_AHEAD_MS ahead of the clock:
+        a log's reserve also counts the blocks of `act` and `check-hall`
+        processes, which send nothing, and a counter that far ahead is
+        refused by a board as a jump."""
+        self.ctr_floor = min(reserved, self.state.clock.now_ms() + FOLLOW_AHEAD_MS)
 
     def check_writable(self) -> None:
         """LogWriteFailed unless the log takes a committed write now (the

@@ -133,7 +133,7 @@ class HubService(HubState):
         there (answers.py), and this hub's command counters start above
         theirs (a board left on took them)."""
         self.other_rounds = logs
-        self.commands.ctr_floor = other_rounds_reserved(logs.values())
+        self.commands.follow_counters(other_rounds_reserved(logs.values()))
 
     def catch_up(self) -> int:
         """Apply rows another process appended (operator commands from the

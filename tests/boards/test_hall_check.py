@@ -301,7 +301,7 @@ def test_a_rounds_hub_numbers_its_commands_above_the_round_befores(tmp_path):
     acks and sync replies as replays for up to a minute: its check presses
     were sent again and again.  Above every counter the other rounds'
     hubs reserved, it is not."""
-    from tabletimer.hub.boards.board_commands import CTR_BLOCK
+    from tabletimer.hub.boards.board_commands import CTR_BLOCK, FOLLOW_AHEAD_MS
 
     before = EventStore(tmp_path / "round-1.sqlite")
     now = _service(tmp_path / "clock").clock.now_ms()
@@ -315,5 +315,19 @@ def test_a_rounds_hub_numbers_its_commands_above_the_round_befores(tmp_path):
         svc.check_writable()
         svc.follow_rounds({1: tmp_path / "round-1.sqlite"})
         assert svc.commands.next_ctr() > top
+    finally:
+        svc.store.close()
+    # a log whose acts reserved far ahead (each `act` a block): never more than FOLLOW_AHEAD_MS
+    # ahead of the clock, which a board would refuse as a counter jump (5 minutes)
+    far = EventStore(tmp_path / "round-2.sqlite")
+    for _ in range(8):
+        far.reserve("hub_ctr", CTR_BLOCK, now)
+    far.close()
+    svc = _service(tmp_path / "again")
+    try:
+        svc.check_writable()
+        svc.follow_rounds({2: tmp_path / "round-2.sqlite"})
+        n = svc.commands.next_ctr()
+        assert now + 2 * CTR_BLOCK < n <= svc.clock.now_ms() + FOLLOW_AHEAD_MS + 1
     finally:
         svc.store.close()

@@ -19,7 +19,7 @@ from ..rules.formats import fmt_duration
 from ..rules.timetext import fmt_clock
 from ..rules.standings import StandingRow
 from .brokers import dead_broker_alert, follow_keys, restart_child, start_broker
-from .common import print_final, room_for_connections, stop_on_signals
+from .common import print_final, room_for_connections, serving, stop_on_signals
 from .hall_check import firmware_version
 from .keep_awake import keep_awake
 from .options import FENCED
@@ -67,10 +67,6 @@ def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | Non
     return f"{ev['source']} {ev['type']} {json.dumps(p)}"
 
 
-# the last line of a hub's start off a terminal: from then on a signal is a stop request
-SERVING = "serving: Ctrl-C (SIGINT), SIGTERM or SIGHUP stops the hub in order"
-
-
 def console_title(event: dict | None, format_title: str) -> str:
     """The hub's console's title: the event's and the format's, and the
     round's name in an event of several (its /event's "round")."""
@@ -98,8 +94,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     stop_on_signals(stop, said=why)                  # kill, closed terminal: stop cleanly
     # Ctrl-C stops the hub even when it was started with SIGINT ignored (a script's background
     # job, nohup): Python leaves an inherited ignore as it is, and the hub then ran on. While
-    # it starts, a KeyboardInterrupt (a start that waits, for a broker that does not come, is
-    # left at once); once it serves, a stop request like SIGTERM's (below)
+    # it starts, a KeyboardInterrupt (a start that waits is left at once); then: serving()
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sims: list = []
     broker = hub = remote = pages = hall = awake = watch = None
@@ -191,14 +186,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         if start_sims:
             sims = start_sims(address, stop)
         deadline = time.monotonic() + args.duration if args.duration else None
-        # serving: Ctrl-C (SIGINT) sets stop as SIGTERM does, and the hub stops in order at its
-        # next tick. A KeyboardInterrupt raised between two bytecodes of whatever the main thread
-        # ran (a tick's catch-up, a log transaction's end, a hall process started again) left
-        # that half done, and the shutdown after it could wait on it (issue 45, item 16: a hub
-        # started with SIGINT ignored and stopped by a SIGINT failed once in a full test run)
-        stop_on_signals(stop, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP), said=why)
-        if not console.is_terminal:       # the last line of the start: what a script waits for
-            print(SERVING, flush=True)
+        serving(stop, why, console.is_terminal)      # a signal is a stop request from now on
 
         def tick() -> None:
             if service.fenced and not fenced:

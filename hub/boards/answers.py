@@ -26,10 +26,14 @@ OTHER_ROUND = "other round"
 
 
 class Answers:
-    def __init__(self, state: HubState, admission: Admission, commands: BoardCommands) -> None:
+    def __init__(self, state: HubState, admission: Admission, commands: BoardCommands,
+                 catch_up: Callable[[], int] | None = None) -> None:
         self.state = state
         self.admission = admission
         self.commands = commands
+        # the rows other processes wrote (the service's catch_up): read before a board event of
+        # another round is stored, so that a hall check begun just now is known (check_stray)
+        self.catch_up = catch_up
 
     def store_and_answer(self, taken: list[Taken], emit: Callable[[list[Outgoing]], None]) -> None:
         """Store the messages in one transaction, apply them, then answer
@@ -41,6 +45,8 @@ class Answers:
         during the commit (sync replies, the consoles' and pages' reads go
         on meanwhile)."""
         st = self.state
+        if self.catch_up is not None and any(t.msg.get("ev") in st.other_rounds for t in taken):
+            self.catch_up()
         with st.writer:
             try:
                 with st.store.transaction():              # one commit (fsync) for all
@@ -73,6 +79,10 @@ class Answers:
         if t.kind == protocol.STATUS:         # a birth or will; or an answer to settings (its type: config)
             return STORED, store.append("board", t.msg["type"], t.msg, t.received_ms, t.board)
         other = self.state.other_rounds.get(t.msg.get("ev"))   # (None: this round's, or an unknown event's)
+        if other is not None and self.state.competition.check_stray(
+                {"id": store.last_id() + 1, "source": "board", "type": t.msg["type"],
+                 "received_ms": t.received_ms, "payload": t.msg}):
+            other = None         # a press of this round's hall check, on the round before's schedule
         if other is not None:
             # its own commit in its own log, before this transaction's: an
             # error in either, and nothing is acked (the board sends it again)

@@ -14,6 +14,7 @@ from .station_messages import station_entries
 from ..event.log_health import LogWriteFailed
 from ..event.schedule import board_schedule
 from ..event.station_state import StationState, station_states
+from ..event.store import EventStore
 
 IDENTIFY_TTL_MS = 10_000
 SEND_WITHIN_MS = 60_000       # a settings request applied later than this (a hub restarted) is not sent
@@ -23,12 +24,32 @@ SEND_WITHIN_MS = 60_000       # a settings request applied later than this (a hu
 # most one a minute: the counter follows the clock's ms), and a restart
 # continues above the last block -- at most this far ahead of the clock
 CTR_BLOCK = 60_000
+# how far ahead of the clock the counters may start to pass another round's hub's (follow_counters):
+# below the boards' window for a counter jump (5 minutes past the first this boot: firmware
+# _HUB_JUMP_MS), whatever the other round's log reserved
+FOLLOW_AHEAD_MS = 4 * 60_000
+
+
+def other_rounds_reserved(logs) -> int:
+    """The highest command counter the hubs of the event's other rounds
+    reserved in their logs (logs: paths; 0: none)."""
+    top = 0
+    for path in logs:
+        store = EventStore(path)
+        try:
+            top = max(top, store.reserved("hub_ctr"))
+        finally:
+            store.close()
+    return top
 
 
 class BoardCommands:
     def __init__(self, state: HubState) -> None:
         self.state = state
         self.ctr_next, self.ctr_last = 1, 0   # the reserved block not used yet
+        # the highest counter the hubs of the event's other rounds reserved (other_rounds_reserved):
+        # a board that took theirs (up to a block ahead of the clock) refuses any below it
+        self.ctr_floor = 0
         self.sched_sent: dict[str, tuple] = {}  # board -> (content, id) last published
         self.stations_sent: dict[str, list] = {}   # board -> station entries last published
         # the boot (and install) each board was told the hub's (re)connection for (hub_online);
@@ -70,6 +91,15 @@ class BoardCommands:
         topic = protocol.board_topic(board, kind)
         return Outgoing(topic, signer.sign(topic, protocol.encode(msg)), qos, retain)
 
+    def follow_counters(self, reserved: int) -> None:
+        """Number the commands above what the event's other rounds' hubs
+        may have numbered a board with (their logs reserved up to
+        `reserved`), but never more than FOLLOW_AHEAD_MS ahead of the clock:
+        a log's reserve also counts the blocks of `act` and `check-hall`
+        processes, which send nothing, and a counter that far ahead is
+        refused by a board as a jump."""
+        self.ctr_floor = min(reserved, self.state.clock.now_ms() + FOLLOW_AHEAD_MS)
+
     def check_writable(self) -> None:
         """LogWriteFailed unless the log takes a committed write now (the
         first block of command counters): a hub must not start on a log it
@@ -79,7 +109,7 @@ class BoardCommands:
 
     def _reserve_ctr_block(self, told: bool = False) -> None:
         st = self.state
-        first = st.write(st.store.reserve, "hub_ctr", CTR_BLOCK, st.clock.now_ms(), told=told)
+        first = st.write(st.store.reserve, "hub_ctr", CTR_BLOCK, max(st.clock.now_ms(), self.ctr_floor), told=told)
         self.ctr_next, self.ctr_last = first, first + CTR_BLOCK - 1
 
     def next_ctr(self) -> int:
@@ -94,9 +124,12 @@ class BoardCommands:
         counter left behind the clock, as when it counted commands only,
         made a jump of hours at the next block.)  The clock as a floor also
         puts a new log's first block above what a hub of another event
-        numbered a board that has not rebooted since."""
+        numbered a board that has not rebooted since; a hub of another round
+        of this event may have numbered it up to a block ahead of the clock:
+        above ctr_floor too (the next round's hub was refused as a replay for
+        up to a minute: issue 45, item 4)."""
         with self.state.lock:
-            n = max(self.ctr_next, self.state.clock.now_ms())
+            n = max(self.ctr_next, self.state.clock.now_ms(), self.ctr_floor + 1)
             if n > self.ctr_last:
                 self._reserve_ctr_block()          # LogWriteFailed: the command is not sent
                 n = self.ctr_next

@@ -20,6 +20,7 @@ one concept of it, which it composes and whose public methods it offers:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, TypeVar
 
 from .admission import REJECTED_LINE_EVERY_MS, SIGNED_PAYLOAD_MAX, Admission, Taken
@@ -27,7 +28,7 @@ from .alerts import POOR_SYNC_MS, hub_alerts, network_alerts
 from .hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, HallCheck, check_hall
 from .answers import Answers
 from .firmware_update import FirmwareUpdates
-from .board_commands import CTR_BLOCK, IDENTIFY_TTL_MS, BoardCommands
+from .board_commands import CTR_BLOCK, IDENTIFY_TTL_MS, BoardCommands, other_rounds_reserved
 from .timekeeper import Timekeeper
 from .hub_state import HubState, Outgoing
 from .keys import BoardKeys
@@ -75,7 +76,7 @@ class HubService(HubState):
         self.firmware = FirmwareUpdates(self, self.commands)     # updates under way (firmware_update.py)
         self.timekeeper = Timekeeper(self)
         self.admission = Admission(self, self.commands, self.timekeeper)
-        self.answers = Answers(self, self.admission, self.commands)
+        self.answers = Answers(self, self.admission, self.commands, self.catch_up)
         self.actions = OperatorActions(self, self.commands)
         self.split = SplitBrain(self)      # two hubs at once: found, flagged, healed (split_brain.py)
         # more alerts (the MQTT adapter's self-probe); first, the terms without a hub's proof
@@ -125,6 +126,14 @@ class HubService(HubState):
         if taken:
             self.answers.store_and_answer(taken, emit)
         return out
+
+    def follow_rounds(self, logs: dict[int, Path]) -> None:
+        """The logs of the event's other rounds, by event id (`tabletimer
+        run`): a board's event made under one of their schedules is stored
+        there (answers.py), and this hub's command counters start above
+        theirs (a board left on took them)."""
+        self.other_rounds = logs
+        self.commands.follow_counters(other_rounds_reserved(logs.values()))
 
     def catch_up(self) -> int:
         """Apply rows another process appended (operator commands from the
@@ -338,7 +347,9 @@ class HubService(HubState):
         if begun is not None:           # the limits the check began with (check-hall's), for every view of it
             clock_limit_ms = begun["payload"].get("clock_limit", clock_limit_ms)
             rssi_min = begun["payload"].get("rssi_min", rssi_min)
-        return check_hall(comp.stations, self.registry.boards, [r for r in rows if comp.in_hall_check(r)],
+        # a row that cannot apply (flagged: another event's press, sent from a journal) tested nothing
+        checked = [r for r in rows if comp.in_hall_check(r) and r["id"] not in comp.flagged]
+        return check_hall(comp.stations, self.registry.boards, checked,
                           begun["received_ms"] if begun is not None else None, hub_fw, clock_limit_ms, rssi_min)
 
     def standings_as_they_stand(self) -> tuple[list[StandingRow], int | None]:

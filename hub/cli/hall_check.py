@@ -43,7 +43,7 @@ def cmd_check_hall(args) -> int:
     if not ev.db.exists() or not hub_running(ev.db):
         print(f"error: no hub runs on {ev.files}: the hall check needs the boards online; start it with "
               f"`tabletimer run {ev.path}`" + (f" --round {ev.round}" if ev.several_rounds else "")
-              + ", then check again", file=sys.stderr)
+              + ", then check again" + event_folder.rehearsal_hint(ev.path, "check-hall"), file=sys.stderr)
         return 2
     fw = firmware_version()
     signal.signal(signal.SIGTERM, _interrupt)      # kill, a closed terminal: the verdict as it stands, as Ctrl-C

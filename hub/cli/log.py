@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..boards.service import HubService, with_defaults
 from ..event.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
+from ..event import event_folder
 from ..event.store import EventStore
 from ..rules.formats import fmt_duration
 from .options import LOG_FAILED
@@ -40,6 +41,9 @@ def cmd_act(args) -> int:
                 svc.store.refuse()
             for line in svc.clock.chosen.warnings if svc.clock.chosen else ():
                 print(f"warning: {line}", file=sys.stderr)     # its times are the log's, said why
+            hint = event_folder.rehearsal_hint(ev.path, "act")
+            if hint:          # the event's own log, not the rehearsal's: said before anything is recorded
+                print(f"note: this records into the event's own log{hint}", file=sys.stderr)
             payload = _act_payload(args.action, args.fields, svc)
             svc.check_action(args.action, payload, who=args.who, why=args.why)
             print(f"about to record: {args.action} {_described(payload, svc)} (who: {args.who}"

@@ -70,6 +70,10 @@ def _rehearse(sub) -> None:
     rh.add_argument("--fresh", action="store_true", help="start the rehearsal's log (each rehearsed round's) "
                                                          "afresh")
     serve_options(rh)
+    rh.add_argument("--speed", type=float, default=1.0,
+                    help="play the rounds this many times faster (time limit, warnings, relay rotations, "
+                         "replacement window; penalties stay the rules'): a 2-hour round at 30 plays in "
+                         "4 minutes (default 1: real time)")
     rh.add_argument("--round", help="the round to rehearse (default: an event of several rounds is "
                                     "rehearsed as a day, its rounds in order on the same simulated boards)")
     rh.add_argument("--next", action="store_true",
@@ -86,7 +90,8 @@ def _rehearse(sub) -> None:
 
 def _press(sub) -> None:
     pr = sub.add_parser("press", help="press a button of a simulated board of a running rehearsal")
-    pr.add_argument("dir", help="the event folder that `tabletimer rehearse` runs")
+    pr.add_argument("dir", help="the rehearsal's folder, DIR/rehearsal, as for every command on the rehearsal "
+                                "(the event folder DIR is taken too)")
     pr.add_argument("board", help="the board's id (stations.csv)")
     pr.add_argument("button", type=int, help="the button (station), from 1")
     how = pr.add_mutually_exclusive_group()

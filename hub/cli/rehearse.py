@@ -1,4 +1,4 @@
-"""`tabletimer rehearse DIR` and `tabletimer press DIR BOARD BUTTON`: an event
+"""`tabletimer rehearse DIR` and `tabletimer press DIR/rehearsal BOARD BUTTON`: an event
 walked through before the day without hardware.  The rehearsal runs on a
 copy of the folder's definition (each round's format.toml, entrants.csv,
 stations.csv) in DIR/rehearsal, an event folder of its own laid out as the
@@ -30,14 +30,17 @@ from pathlib import Path
 from ..boards.broker import BrokerAddress
 from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
 from ..event import rounds
+from ..rules.speed import faster
+from ..event.event_folder import REHEARSING, SPEED_FILE, rehearsing
 from .common import open_event
 from .rehearse_drill import KILL, TAKEOVER
 
 FOLDER = "rehearsal"          # in the event folder: an event folder of its own, the boards' flash, the presses
 DEFINITION = ("format.toml", "entrants.csv", "stations.csv")
 LOG_FILES = ("events.sqlite", "events.sqlite-wal", "events.sqlite-shm")
+BOARDS = "boards"              # in the rehearsal folder: the simulated boards' flash, a folder each
 PRESSES = "presses.jsonl"     # a line per press (and per `--next`), from `tabletimer press` / `rehearse --next`
-RUNNING = "running"           # the rehearsing hub's pid, and "day", "round" or "drill", while it runs
+RUNNING = REHEARSING          # the rehearsing hub's pid, and "day", "round" or "drill", while it runs
 OLD_ROUND = "round"           # an earlier layout: which round the rehearsal's one log was of
 
 # the firmware's gestures, default timings (docs/firmware.md, "Station states and gestures")
@@ -86,7 +89,17 @@ def cmd_rehearse(args) -> int:
         sources.append(opened[0])
     folder = rehearsal_folder(args.dir)
     event_dir = folder.parent
+    speed = getattr(args, "speed", 1.0)
+    if speed != 1 and getattr(args, "standby", False):
+        print("error: the standby drill runs in real time (its standby's copy plays the event's limits): "
+              "leave out --speed", file=sys.stderr)
+        return 2
     for source in sources:
+        try:
+            faster(source.format, speed, "rehearsed")
+        except ValueError as e:
+            print(f"error: round {source.round}: {e}", file=sys.stderr)
+            return 2
         if not boards_of(source.stations):
             print(f"error: {source.files / 'stations.csv'} names no board: nothing to rehearse",
                   file=sys.stderr)
@@ -105,7 +118,7 @@ def cmd_rehearse(args) -> int:
               else "."), file=sys.stderr)
         return 2
     try:
-        _mirror(event_dir, folder, sources, args.fresh)
+        _mirror(event_dir, folder, sources, args.fresh, speed)
         if getattr(args, "standby", False):
             return _drill(args, folder, lock, sources[0])
         return _rehearse(args, folder, lock, sources, day)
@@ -113,10 +126,13 @@ def cmd_rehearse(args) -> int:
         lock.release()
 
 
-def _mirror(event_dir: Path, folder: Path, sources, fresh: bool) -> None:
+def _mirror(event_dir: Path, folder: Path, sources, fresh: bool, speed: float = 1.0) -> None:
     """The rehearsal folder laid out as the event: its rounds (the same
     names, in the same order), the files of the rounds rehearsed copied as
-    they are now; the logs of those rounds removed when fresh."""
+    they are now; the logs of those rounds, and the simulated boards' flash
+    (fresh boards: no schedule, no journal, no hub term seen), removed when
+    fresh; its speed (event_folder.SPEED_FILE: every command on the
+    rehearsal reads its rounds at it) as this `rehearse` says."""
     old = folder / OLD_ROUND            # an earlier layout kept any round's log in the folder itself
     if old.exists():
         was = old.read_text().strip()
@@ -130,6 +146,13 @@ def _mirror(event_dir: Path, folder: Path, sources, fresh: bool) -> None:
     if rounds.MAIN not in have:         # the event has no round in its folder itself: neither has the rehearsal
         for name in DEFINITION:
             (folder / name).unlink(missing_ok=True)
+    if fresh:
+        shutil.rmtree(folder / BOARDS, ignore_errors=True)
+    _mirror_referees(event_dir, folder)
+    if speed == 1:
+        (folder / SPEED_FILE).unlink(missing_ok=True)
+    else:
+        (folder / SPEED_FILE).write_text(f"{speed:g}\n")
     listed = [n for n in have if n != rounds.MAIN]
     if listed:
         (folder / rounds.ROUNDS).mkdir(exist_ok=True)
@@ -142,6 +165,32 @@ def _mirror(event_dir: Path, folder: Path, sources, fresh: bool) -> None:
                 (into / name).unlink(missing_ok=True)
         for name in DEFINITION:               # the round as it is now
             shutil.copyfile(source.files / name, into / name)
+
+
+def _mirror_referees(event_dir: Path, folder: Path) -> None:
+    """The rehearsal's referees: the event's (its referees.json as it is
+    now, copied readable by its owner only), so that a printed badge signs
+    a phone in to the rehearsal's pages; the rehearsal's Demo referee is
+    added to the copy at its start, never to the event's."""
+    from ..boards.private_file import write_private
+    from ..web.referees import FILE
+
+    try:
+        text = (event_dir / FILE).read_text()
+    except FileNotFoundError:
+        (folder / FILE).unlink(missing_ok=True)       # the event has none (any more): nor has its rehearsal
+        return
+    write_private(folder / FILE, text)
+
+
+def referees_line(event_dir: Path) -> str:
+    """What the rehearsal says of its referees' badges."""
+    from ..web.referees import RefereeBook
+
+    active = sum(1 for r in RefereeBook(event_dir).referees() if r[1])
+    return (f"referees: the event's badges sign in to the rehearsal's pages too ({active} active in "
+            f"{event_dir / 'referees.json'}, as it was at this `rehearse`; one added or revoked since: "
+            "rehearse again), and the rehearsal's own Demo referee (below)")
 
 
 def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
@@ -158,6 +207,15 @@ def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
     names = [s.round for s in sources]
     print(f"rehearsing in {folder} (a copy of the event's format, entrants and stations, with a log of "
           f"its own: the event's is not touched); operator actions: tabletimer act {folder} ...", flush=True)
+    print(referees_line(event_dir), flush=True)
+    speed = getattr(args, "speed", 1.0)
+    if speed != 1:
+        from ..rules.formats import fmt_duration
+        limits = ", ".join(f"{s.round} {fmt_duration(s.format.time_limit_ms)} -> "
+                           f"{fmt_duration(int(s.format.time_limit_ms / speed))}" for s in sources)
+        print(f"rehearsed at {speed:g}x: time limits, warnings, relay rotations and replacement windows "
+              f"{speed:g} times shorter ({limits}); penalties as the rules say; a `round_start duration=` "
+              f"is this round's own limit, as typed (not sped up)", flush=True)
     if day:
         print(f"a rehearsed day: the rounds {', '.join(names)} in this order, on the same simulated "
               f"boards; the next round: `tabletimer rehearse {event_dir} --next`", flush=True)
@@ -180,8 +238,10 @@ def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
 
         for b, buttons in sorted(boards.items()):
             key = keys.key(b) or ""
-            sims.append(SimBoard(b, address.host, address.port, folder / "boards", key=key, stations=buttons,
-                                 broker_user=b, broker_password=mqtt_password(key)).start())
+            sim = SimBoard(b, address.host, address.port, folder / BOARDS, key=key, stations=buttons,
+                           broker_user=b, broker_password=mqtt_password(key))
+            sim.reboots = True       # boots again after its reset, as a board does (`boards set`, `boards update`)
+            sims.append(sim.start())
         if not args.broker:
             args.port = address.port     # every round's broker where the boards look for it
         presses, running = folder / PRESSES, folder / RUNNING
@@ -191,7 +251,7 @@ def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
                                                        next_round if day else None),
                          name="rehearsal-presses", daemon=True).start()
         first = sorted(boards)[0]
-        d = event_dir
+        d = folder             # every command on the rehearsal takes its folder (`press` also the event's)
         print(f"rehearsal: {len(sims)} simulated board(s) ({', '.join(sorted(boards))}); press their buttons "
               f"from another terminal:\n  tabletimer press {d} {first} 1              # a finish call\n"
               f"  tabletimer press {d} {first} 1 --missing 2  # a referee counts 2 missing pieces\n"
@@ -309,7 +369,7 @@ def _presser(sim, q: queue.Queue, stop: threading.Event) -> None:
 def _ask_next(args) -> int:
     """`rehearse DIR --next`: the running rehearsed day to its next round."""
     folder = rehearsal_folder(args.dir)
-    kind = _rehearsing(folder / RUNNING)
+    kind = rehearsing(folder)
     if kind is None:
         print(f"error: no rehearsal runs on {args.dir}: start one with `tabletimer rehearse {args.dir}`",
               file=sys.stderr)
@@ -336,7 +396,7 @@ def _ask_next(args) -> int:
 def _ask_drill(args, ask: str) -> int:
     """`rehearse DIR --kill-primary` / `--takeover`: a step of the running drill."""
     folder = rehearsal_folder(args.dir)
-    if _rehearsing(folder / RUNNING) != "drill":
+    if rehearsing(folder) != "drill":
         print(f"error: no standby drill runs on {args.dir}: start one with `tabletimer rehearse {args.dir} "
               "--standby`", file=sys.stderr)
         return 2
@@ -349,9 +409,11 @@ def _ask_drill(args, ask: str) -> int:
 
 
 def cmd_press(args) -> int:
+    """`tabletimer press DIR/rehearsal BOARD BUTTON` (or DIR, the event
+    folder, as every version took)."""
     folder = rehearsal_folder(args.dir)
-    if _rehearsing(folder / RUNNING) is None:
-        print(f"error: no rehearsal runs on {args.dir}: start one with `tabletimer rehearse {args.dir}`",
+    if rehearsing(folder) is None:
+        print(f"error: no rehearsal runs on {args.dir}: start one with `tabletimer rehearse {folder.parent}`",
               file=sys.stderr)
         return 2
     opened = open_event(str(folder))        # the round it rehearses now
@@ -381,13 +443,3 @@ def cmd_press(args) -> int:
     print(f"{args.board} button {args.button}: {what}, played now (after the gesture before it on this "
           f"button, if one is still playing: one hand; another button's gestures do not wait for it)")
     return 0
-
-
-def _rehearsing(running: Path) -> str | None:
-    """What the running rehearsal is ("day" or "round"), None if none runs."""
-    try:
-        lines = running.read_text().split()
-        os.kill(int(lines[0]), 0)
-    except (OSError, ValueError, IndexError):
-        return None
-    return lines[1] if len(lines) > 1 else "round"

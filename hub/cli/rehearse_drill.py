@@ -9,7 +9,7 @@ flashed with both addresses, the hub laptop's first.  From another terminal,
 as at the event:
 
     tabletimer act DIR/rehearsal round_start        the desk starts the round
-    tabletimer press DIR T01 1                      a finish call
+    tabletimer press DIR/rehearsal T01 1            a finish call
     tabletimer rehearse DIR --kill-primary          the hub laptop dies (SIGKILL)
     tabletimer rehearse DIR --takeover              at the standby's PRIMARY SILENT:
                                                     it stops, `tabletimer takeover` starts
@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 from ..boards.keys import mqtt_password
 from ..event import rounds
 from ..event.replica import FOLDER_FILES
+from ..web.referees import FILE as REFEREES
 from .common import stop_on_signals
 
 SECOND = "127.0.0.2"              # the hub laptop's address; the standby's is 127.0.0.1
@@ -114,7 +115,12 @@ class _Child:
 def _copy_folder(rnd: Path, folder: Path, copy: Path) -> None:
     """The second laptop's copy: the round's definition, the board keys and
     the hub secret (made now if the rehearsal has none yet), no log (the
-    standby copies the primary's from its first row)."""
+    standby copies the primary's from its first row).  Made afresh at every
+    drill, with the drill's boards' flash in it (copy/boards): a drill's
+    boards see the new hub's term 2, which fenced every later rehearsal on
+    the rehearsal's own boards, and the next drill's primary (issue 45,
+    item 6); each drill's boards are flashed anew, the rehearsal's stay as
+    they were."""
     from ..boards.hub_secret import SECRET_FILE, ensure_secret
     from ..boards.private_file import write_private
 
@@ -126,6 +132,8 @@ def _copy_folder(rnd: Path, folder: Path, copy: Path) -> None:
     ensure_secret(folder)
     for name in ("board-keys.json", SECRET_FILE):
         write_private(copy / name, (folder / name).read_text())     # 0600 from its first byte
+    if (folder / REFEREES).exists():        # the phones sign in again on the new hub (the event's badges)
+        write_private(copy / REFEREES, (folder / REFEREES).read_text())
 
 
 def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow_presses) -> int:
@@ -172,16 +180,17 @@ def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow
             return 2
         for b, buttons in sorted(boards.items()):
             key = keys.key(b) or ""
-            sim = SimBoard(b, SECOND, args.port, folder / "boards", key=key, stations=buttons,
+            sim = SimBoard(b, SECOND, args.port, copy / "boards", key=key, stations=buttons,
                            broker_user=b, broker_password=mqtt_password(key))
             sim.config["broker"].update(host=[SECOND, "127.0.0.1"], failover=FAILOVER_S)
+            sim.reboots = True       # boots again after its reset, as a board does
             sims.append(sim.start())
         d, first = event_dir, sorted(boards)[0]
         print(f"drill: the hub laptop (pid {primary.proc.pid}, its broker on {SECOND}:{args.port}) and the "
               f"standby laptop (pid {standby.proc.pid}, its idle broker on 127.0.0.1:{args.port}); "
               f"{len(sims)} simulated board(s) flashed with both, the hub laptop's first. From another terminal:\n"
               f"  tabletimer act {folder} round_start    (the desk starts the round)\n"
-              f"  tabletimer press {d} {first} 1    (a finish call)\n"
+              f"  tabletimer press {folder} {first} 1    (a finish call)\n"
               f"  tabletimer rehearse {d} --kill-primary    (the hub laptop dies)\n"
               f"  tabletimer rehearse {d} --takeover    (at the standby's PRIMARY SILENT: it takes over)\n"
               f"  tabletimer act {copy} ...    (the desk, on the new hub)\n"

@@ -19,7 +19,7 @@ from ..rules.formats import fmt_duration
 from ..rules.timetext import fmt_clock
 from ..rules.standings import StandingRow
 from .brokers import dead_broker_alert, follow_keys, restart_child, start_broker
-from .common import print_final, room_for_connections, stop_on_signals
+from .common import print_final, room_for_connections, serving, stop_on_signals
 from .hall_check import firmware_version
 from .keep_awake import keep_awake
 from .options import FENCED
@@ -90,9 +90,11 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     console = Console()
     room_for_connections(4096)    # the web server's 1024 connections, the broker's and the log's files
     stop = stop or threading.Event()
-    stop_on_signals(stop)                            # kill, closed terminal: stop cleanly
+    why: list[str] = []                              # the signal that stopped it
+    stop_on_signals(stop, said=why)                  # kill, closed terminal: stop cleanly
     # Ctrl-C stops the hub even when it was started with SIGINT ignored (a script's background
-    # job, nohup): Python leaves an inherited ignore as it is, and the hub then ran on
+    # job, nohup): Python leaves an inherited ignore as it is, and the hub then ran on. While
+    # it starts, a KeyboardInterrupt (a start that waits is left at once); then: serving()
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sims: list = []
     broker = hub = remote = pages = hall = awake = watch = None
@@ -184,6 +186,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
         if start_sims:
             sims = start_sims(address, stop)
         deadline = time.monotonic() + args.duration if args.duration else None
+        serving(stop, why, console.is_terminal)      # a signal is a stop request from now on
 
         def tick() -> None:
             if service.fenced and not fenced:
@@ -229,6 +232,8 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
                 tick()
                 print_stored()
             print_stored()
+            if why:
+                print(f"stopping: {why[0]}", flush=True)
     except KeyboardInterrupt:
         pass
     except (RuntimeError, ConnectionError, ValueError) as e:

@@ -38,7 +38,7 @@ from .event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
 from .press_numbers import PressNumbers, is_board_press
 from .replacements import Replacement, ReplacementBook, check as check_replacement
-from .row_checks import check_end, in_check, press_problem, round_window, row_problem, start_problem
+from .row_checks import check_end, in_check, made_in_check, press_problem, round_window, row_problem, start_problem
 from .station_index import StationIndex
 from .time_base import CLOCK_ROW
 from ..rules.formats import Format
@@ -115,7 +115,7 @@ class Competition:
 
     def _other_event(self, row: dict) -> str | None:
         ev = row["payload"].get("ev") if row["source"] == "board" else None
-        if ev is None or self.event_id is None or ev == self.event_id:
+        if ev is None or self.event_id is None or ev == self.event_id or self.check_stray(row):
             return None
         return (f"made under another event's schedule (event {ev}): a press left in board "
                 f"{row['board']}'s journal from an earlier event or round")
@@ -558,6 +558,15 @@ class Competition:
         and pressed before the round's start (a press then is the check's,
         not a stray; one at or after the start never: row_checks.in_check)."""
         return in_check(row, self._check_row, self.hall_check_end_ms())
+
+    def check_stray(self, row: dict) -> bool:
+        """A stray made during this round's hall check: the check's press,
+        whatever schedule the board made it under.  Before a round's start
+        the hub sends no schedule, so a board still holds the round
+        before's (or an earlier event's), and every press of the check is a
+        stray under it (issue 45, item 4): this round's, stored in its log."""
+        return (row.get("source", "board") == "board" and row.get("type") == "stray"
+                and made_in_check(row, self._check_row, self.hall_check_end_ms()))
 
     def hall_check_end_ms(self) -> int | None:
         """When the latest hall check ends by the round's start (hub ms: the

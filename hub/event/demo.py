@@ -3,39 +3,17 @@ newcomer sees the whole system work without hardware or set-up."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 from .event_folder import Station
 from ..rules.format_model import MAX_ROUND_MS
-from ..rules.formats import Format, fmt_duration, load_format
+from ..rules.formats import Format, load_format
+from ..rules.speed import faster
 from ..rules.standings import Entrant
 
 
 def sim_board_id(i: int) -> str:
     return f"sim{i + 1:02d}"
-
-
-def faster(fmt: Format, speed: float) -> Format:
-    """The format with its time limit, relay rotation interval and
-    replacement window divided by speed: a 90-minute round at 30x plays in
-    3 minutes."""
-    if not (isinstance(speed, (int, float)) and math.isfinite(speed) and speed > 0):
-        raise ValueError(f"--speed must be a positive number, not {speed}")
-    if speed == 1:
-        return fmt
-    if not 1000 <= fmt.time_limit_ms / speed <= MAX_ROUND_MS:
-        raise ValueError(f"--speed {speed:g} makes the round {fmt_duration(int(fmt.time_limit_ms / speed))} long; "
-                         f"a round lasts 0:00:01 to {fmt_duration(MAX_ROUND_MS)}")
-    for p in fmt.parts:
-        if p.rotation_interval_ms and p.rotation_interval_ms / speed < 1000:
-            raise ValueError(f"--speed {speed:g} makes the relay rotate more than once a second; "
-                             f"at most {p.rotation_interval_ms // 1000}")
-    parts = tuple(dataclasses.replace(p, rotation_interval_ms=int(p.rotation_interval_ms / speed))
-                  if p.rotation_interval_ms else p for p in fmt.parts)
-    no_show = int(fmt.no_show_after_ms / speed) if fmt.no_show_after_ms is not None else None
-    return dataclasses.replace(fmt, time_limit_ms=int(fmt.time_limit_ms / speed), parts=parts,
-                               no_show_after_ms=no_show, title=f"{fmt.title} (demo at {speed:g}x)")
 
 
 def demo_minutes(minutes: float | None, what: str, speed: float = 1) -> int | None:

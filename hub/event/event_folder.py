@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from pathlib import Path
 from tabletimer.shared.protocol import ProtocolError, check_board_id
 
 from ..rules.formats import Format, format_text, load_format
+from ..rules.speed import faster
 from ..rules.standings import Entrant, Member
 from . import rounds
 from .csv_cells import read_cell
@@ -52,6 +54,8 @@ TITLE_FILE = "title"
 MAX_TITLE = 120
 MAX_CELL = 500              # characters in a cell: an id, a name, a team's members, a note (docs/formats.md)
 REHEARSAL = "rehearsal"     # `tabletimer rehearse DIR`'s own event folder, DIR/rehearsal (cli/rehearse.py)
+SPEED_FILE = "speed"        # in a rehearsal: how many times faster its rounds play (`rehearse --speed N`)
+REHEARSING = "running"      # in a rehearsal, while it runs: the rehearsing hub's pid, and "day", "round" or "drill"
 
 
 class EventFolderError(ValueError):
@@ -312,6 +316,48 @@ def load_stations(path: Path, fmt: Format, entrant_ids: set[str]) -> list[Statio
 
 # ------------------------------------------------------------------------ folder
 
+def rehearsing(folder: str | Path) -> str | None:
+    """What the rehearsal running on the rehearsal folder is ("day",
+    "round" or "drill"), None if none runs."""
+    try:
+        lines = (Path(folder) / REHEARSING).read_text().split()
+        os.kill(int(lines[0]), 0)
+    except (OSError, ValueError, IndexError):
+        return None
+    return lines[1] if len(lines) > 1 else "round"
+
+
+def rehearsal_hint(path: str | Path, command: str) -> str:
+    """For a command given an event folder while a rehearsal of it runs:
+    where the rehearsal is (its commands take DIR/rehearsal); "" if none
+    runs, or path is the rehearsal's."""
+    p = Path(path)
+    if p.name == REHEARSAL or rehearsing(p / REHEARSAL) is None:
+        return ""
+    return (f" (a rehearsal of {p} runs: its folder is {p / REHEARSAL}, "
+            f"`tabletimer {command} {p / REHEARSAL} ...`)")
+
+
+def rehearsal_speed(path: str | Path) -> float:
+    """How many times faster a rehearsal plays its rounds (`rehearse
+    --speed N`, kept in DIR/rehearsal/speed); 1 for any other folder, or a
+    rehearsal in real time."""
+    p = Path(path)
+    if p.name != REHEARSAL or not rounds.names(p.parent):
+        return 1
+    try:
+        text = (p / SPEED_FILE).read_text().strip()
+    except FileNotFoundError:
+        return 1
+    except OSError as e:
+        raise EventFolderError(f"{p / SPEED_FILE}: cannot read it ({e.strerror})") from None
+    try:
+        return float(text)
+    except ValueError:
+        raise EventFolderError(f"{p / SPEED_FILE}: {text[:40]!r} is not a speed; rehearse again with "
+                               "--speed N (or without, in real time)") from None
+
+
 def load(path: str | Path, round: str | None = None) -> EventFolder:
     """The event folder at path, for one of its rounds (None: its only one,
     else the live one: rounds.resolve)."""
@@ -321,6 +367,12 @@ def load(path: str | Path, round: str | None = None) -> EventFolder:
     except rounds.RoundError as e:
         raise EventFolderError(str(e)) from None
     fmt = load_format(p / "format.toml")
+    speed = rehearsal_speed(hall)
+    if speed != 1:
+        try:
+            fmt = faster(fmt, speed, "rehearsed")
+        except ValueError as e:
+            raise EventFolderError(f"{hall / SPEED_FILE}: {e}") from None
     entrants, warnings = load_entrants(p / "entrants.csv", fmt)
     stations = load_stations(p / "stations.csv", fmt, {e.id for e in entrants})
     with_station = {s.entrant for s in stations}

@@ -180,3 +180,15 @@ def in_check(row: dict, check_row: dict | None, end: int | None) -> bool:
     p = row.get("payload")
     at = p.get("at") if isinstance(p, dict) else None
     return (row.get("received_ms") or 0) < end and not (isinstance(at, int) and at >= end)
+
+
+def made_in_check(row: dict, check_row: dict | None, end: int | None) -> bool:
+    """A board row made during the hall check: in_check, and (when timed)
+    pressed at or after its beginning: a press kept in a journal from
+    before the check, sent late, tested nothing of the check."""
+    if not in_check(row, check_row, end):
+        return False
+    assert check_row is not None
+    p = row.get("payload")
+    at = p.get("at") if isinstance(p, dict) else None
+    return not (isinstance(at, int) and at < (check_row.get("received_ms") or 0))

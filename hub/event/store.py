@@ -304,6 +304,13 @@ class EventStore:
                              " DO UPDATE SET reserved = excluded.reserved", (name, first + count - 1))
         return first
 
+    def reserved(self, name: str) -> int:
+        """The highest number of the counter `name` reserved so far (0: none)."""
+        with self._lock:
+            self._db.execute(COUNTERS)
+            row = self._db.execute("SELECT reserved FROM counters WHERE name = ?", (name,)).fetchone()
+        return int(row[0]) if row else 0
+
     @staticmethod
     def _row(id_, received_ms, source, type_, board, payload) -> dict:
         return {"id": id_, "received_ms": received_ms, "source": source, "type": type_,

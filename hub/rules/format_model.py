@@ -102,6 +102,9 @@ class Format:
     # station may be given to another participant (`replace`); None: never
     no_show_after_ms: int | None = None
     info: dict[str, Any] = field(default_factory=dict)   # informational keys, by dotted name
+    # played this many times faster (a demo's --speed, a rehearsal's): its limits divided by it
+    # (event/demo.py: faster), and the default warnings with them
+    speed: float = 1
 
     @property
     def puzzles(self) -> tuple[int, ...]:
@@ -114,11 +117,12 @@ class Format:
 
     def default_warnings_ms(self, limit_ms: int | None = None) -> list[int]:
         """The warnings (ms before the end) of a round start that names none:
-        10 and 1 minutes left, those within its limit (default the format's).
+        10 and 1 minutes left (divided by its speed), those within its limit
+        (default the format's).
         Every path that starts a round (the console, `act`, a remote
         console) takes these for a blank."""
         limit = limit_ms or self.time_limit_ms
-        return [w for w in DEFAULT_WARNINGS_MS if w < limit]
+        return [int(w / self.speed) for w in DEFAULT_WARNINGS_MS if int(w / self.speed) < limit]
 
     def puzzles_text(self) -> str:
         """"500", "1000 + 500 (chosen order)", "4x500 relay | 2x500 | 500 | 1000"."""

@@ -260,3 +260,74 @@ def test_a_start_moved_before_its_instant_moves_the_checks_end_and_a_verdict_bef
         assert "the round's start" not in checklist(svc.hall_check())
     finally:
         svc.store.close()
+
+
+def test_a_check_stray_made_under_the_round_befores_schedule_is_this_rounds_check_press(tmp_path):
+    """Issue 45, item 4: before a round's start the hub sends no schedule,
+    so a board left on holds the round before's ('ev' another event id) and
+    every press of the check is a stray under it.  One made during this
+    round's check is the check's (not flagged, counted); one made before the
+    check (sent late from a journal) or outside a check stays another
+    event's, flagged."""
+    svc = _service(tmp_path)
+    try:
+        svc.catch_up()
+        comp = svc.competition
+        other = (svc.event_id or 0) + 1
+
+        def stray(station: int, seq: int, at: int) -> dict:
+            msg = {"v": 1, "type": "stray", "boot": 1, "seq": seq, "station": station, "at": at, "err": 2,
+                   "state": "stopped", "ev": other}
+            row = svc.store.append_board_event("A1", msg, svc.clock.now_ms())[1]
+            svc.catch_up()
+            return row
+        before = stray(1, 1, svc.clock.now_ms())                 # no check yet: another event's
+        assert before["id"] in comp.flagged
+        svc.act("hall_check", {"phase": "begin"}, who="desk")
+        began = comp.hall_check_row()["received_ms"]
+        journaled = stray(1, 2, began - 5_000)                  # pressed before the check began
+        pressed = stray(2, 3, svc.clock.now_ms())
+        assert journaled["id"] in comp.flagged and pressed["id"] not in comp.flagged
+        assert comp.check_stray(pressed) and not comp.check_stray(journaled)
+        assert svc.hall_check().boards[0].pressed == [2]
+    finally:
+        svc.store.close()
+
+
+def test_a_rounds_hub_numbers_its_commands_above_the_round_befores(tmp_path):
+    """Issue 45, item 4: a hub's counters run up to a block (CTR_BLOCK) ahead
+    of the clock (the block an `act` reserved first); the next round's hub,
+    on a new log, numbered from the clock, and the board left on refused its
+    acks and sync replies as replays for up to a minute: its check presses
+    were sent again and again.  Above every counter the other rounds'
+    hubs reserved, it is not."""
+    from tabletimer.hub.boards.board_commands import CTR_BLOCK, FOLLOW_AHEAD_MS
+
+    before = EventStore(tmp_path / "round-1.sqlite")
+    now = _service(tmp_path / "clock").clock.now_ms()
+    before.reserve("hub_ctr", CTR_BLOCK, now)
+    before.reserve("hub_ctr", CTR_BLOCK, now)                    # a second block: two minutes ahead
+    top = before.reserved("hub_ctr")
+    assert top == now + 2 * CTR_BLOCK
+    before.close()
+    svc = _service(tmp_path)
+    try:
+        svc.check_writable()
+        svc.follow_rounds({1: tmp_path / "round-1.sqlite"})
+        assert svc.commands.next_ctr() > top
+    finally:
+        svc.store.close()
+    # a log whose acts reserved far ahead (each `act` a block): never more than FOLLOW_AHEAD_MS
+    # ahead of the clock, which a board would refuse as a counter jump (5 minutes)
+    far = EventStore(tmp_path / "round-2.sqlite")
+    for _ in range(8):
+        far.reserve("hub_ctr", CTR_BLOCK, now)
+    far.close()
+    svc = _service(tmp_path / "again")
+    try:
+        svc.check_writable()
+        svc.follow_rounds({2: tmp_path / "round-2.sqlite"})
+        n = svc.commands.next_ctr()
+        assert now + 2 * CTR_BLOCK < n <= svc.clock.now_ms() + FOLLOW_AHEAD_MS + 1
+    finally:
+        svc.store.close()

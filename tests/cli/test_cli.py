@@ -197,6 +197,8 @@ def test_ctrl_c_stops_a_hub_started_with_sigint_ignored(tmp_path):
     (so does everything a non-interactive shell starts with &): Ctrl-C, or a
     SIGINT to its process group, still stops it cleanly, its broker too."""
     from brokers import free_port
+    from tabletimer.hub.cli.common import SERVING
+    from tabletimer.hub.web.hall_process import READY_S
 
     folder = tmp_path / "event"
     assert cli.main(["init", str(folder), "--format", "czjpa-individuals"]) == 0
@@ -205,7 +207,11 @@ def test_ctrl_c_stops_a_hub_started_with_sigint_ignored(tmp_path):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     out = Output(proc.stdout)
     try:
-        out.wait_for(lambda line: line.startswith("hall pages"), "the hub serving (its last line at start)")
+        # the hub's own last line at start (issue 45, item 16): "hall pages" was not -- the
+        # projector's line and the start's end came after it, and the SIGINT sent at it reached
+        # the hub still starting, as a KeyboardInterrupt in whatever it ran. Its deadline: the
+        # start's own bounds (the broker's, the hall's pages' READY_S), not a guess
+        out.wait_for(lambda line: line.strip() == SERVING, "the hub serving", timeout=READY_S + 30)
     finally:
         os.killpg(proc.pid, signal.SIGINT)
     try:
@@ -214,6 +220,10 @@ def test_ctrl_c_stops_a_hub_started_with_sigint_ignored(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.wait(timeout=5) == 0, rest
+    # a stop request, as SIGTERM's (issue 45, item 16): the serving hub's loop ends at its next
+    # tick and it stops in order; a KeyboardInterrupt raised into whatever its main thread ran
+    # left that half done (a failure once in two full runs, passed alone)
+    assert "stopping: SIGINT" in rest, rest
     assert "stopped; standings:" in rest
     until(lambda: not _pids_mentioning(str(folder)), "the broker to stop with the hub", timeout=15,
           seen=lambda: _pids_mentioning(str(folder)), poll=0.1)

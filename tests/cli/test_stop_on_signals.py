@@ -20,10 +20,21 @@ for sig in (signal.SIGTERM, signal.SIGHUP):
     os.kill(os.getpid(), sig)
     assert stop.wait(10), f"{sig.name}: the stop event not set within 10 s"
     print(sig.name, set_by)
+# a serving hub's Ctrl-C (issue 45, item 16): a stop request too, never a KeyboardInterrupt raised
+# into whatever the main thread runs; the signal's name said
+stop, why = threading.Event(), []
+stop_on_signals(stop, (signal.SIGINT,), said=why)
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    assert stop.wait(10), "SIGINT: the stop event not set within 10 s"
+except KeyboardInterrupt:
+    raise SystemExit("SIGINT raised KeyboardInterrupt")
+print("SIGINT", why)
 '''
 
 
 def test_sigterm_and_sighup_set_the_stop_event_from_a_thread_of_their_own():
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["SIGTERM ['stop-on-signal']", "SIGHUP ['stop-on-signal']"], done.stdout
+    assert done.stdout.splitlines() == ["SIGTERM ['stop-on-signal']", "SIGHUP ['stop-on-signal']",
+                                        "SIGINT ['SIGINT']"], done.stdout

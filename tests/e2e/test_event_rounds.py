@@ -22,7 +22,7 @@ from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
 from tabletimer.hub.event import event_folder, rounds
 from tabletimer.hub.event.store import EventStore
 from tabletimer.tools.simulator import SimBoard
-from waiting import until
+from waiting import Output, until
 
 
 def tt(*args: str) -> subprocess.CompletedProcess:
@@ -302,3 +302,49 @@ def test_a_phone_picks_another_round_and_stays_on_it(tmp_path):
                 b.close()
     finally:
         hub.stop()
+
+
+def test_the_hall_check_before_the_next_round_counts_the_presses_made_under_the_last_rounds_schedule(tmp_path):
+    """Issue 45, item 4: round indiv is over (its time up), the hall moves to
+    pairs, not started yet: the board still holds indiv's schedule (pairs
+    has none before its start), so its presses are strays made under
+    indiv's.  Those made during pairs' hall check are the check's: stored
+    in pairs' log (the check says 1/1 pressed), none in indiv's, each acked
+    once and never sent again."""
+    hall = make_day(tmp_path)
+    port = free_port()
+    key = BoardKeys(hall / "board-keys.json").key("T01")
+    board = hub = check = None
+    indiv, pairs = (hall / "rounds" / n / "events.sqlite" for n in ("indiv", "pairs"))
+    try:
+        three_hours_ago = int(time.time() * 1000) - 3 * 3_600_000       # indiv's 2 h are over
+        assert tt("act", str(hall), "round_start", f"at={three_hours_ago}", "--round", "indiv").returncode == 0
+        hub = Hub(hall, None, "--port", str(port), "--broker-kind", "embedded", "--round", "indiv")
+        board = SimBoard("T01", "127.0.0.1", port, tmp_path / "boards", key=key,
+                         broker_user="T01", broker_password=mqtt_password(key)).start()
+        board.wait_for(lambda rec: "sched" in rec, timeout=30)          # indiv's schedule, its time up
+        hub.stop()
+        hub = Hub(hall, None, "--port", str(port), "--broker-kind", "embedded", "--round", "pairs")
+        check = subprocess.Popen([TT, "check-hall", str(hall), "--round", "pairs", "--timeout", "60"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        said = Output(check.stdout)
+        said.wait_for(lambda ln: ln.startswith("hall check begun"), "the check begun")
+        said.wait_for(lambda ln: ln.startswith("T01: not ready: button 1 not pressed"), "T01 waiting for its press")
+        mark = len(board.records)
+        board.press(1)
+        said.wait_for(lambda ln: ln.startswith("T01: ready"), "T01 ready: its press is the check's")
+        board.wait_for(lambda rec: "acked" in rec, timeout=30, start=mark)
+        time.sleep(8)          # the board's resend interval passed: nothing of it sent again
+        acks = [r for r in board.records[mark:] if "acked" in r]
+        assert len(acks) == 1, acks
+        assert [e["type"] for e in presses(indiv)] == []                 # nothing of the check in indiv's log
+        assert [e["type"] for e in presses(pairs)] == ["stray"]          # the check's press, in pairs' log
+        assert results(hall, "--round", "pairs")[0]["status"] != "finished"
+    finally:
+        if check is not None and check.poll() is None:
+            check.terminate()
+            check.wait(30)
+        if hub is not None:
+            hub.stop()
+        if board is not None:
+            board.stop()

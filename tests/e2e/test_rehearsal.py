@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from brokers import free_port
@@ -161,3 +162,170 @@ def test_a_rehearsed_day_runs_its_rounds_in_order_on_the_same_simulated_boards(t
         rows = json.loads(subprocess.run([TT, "replay", str(rehearsal), "--round", name, "--json"],
                                          capture_output=True, text=True, check=True).stdout)["standings"]
         assert [(r["entrant"], r["status"]) for r in rows] == [(who, "finished")], rows
+
+
+def test_over_the_air_changes_are_rehearsed_the_simulated_boards_reboot_as_a_board_does(tmp_path):
+    """Issue 45, item 5: `boards set ... --all` and `boards update --family
+    sim` in a rehearsal: the simulated boards restart on the new settings or
+    firmware and come back (they stayed off after their reset: "staged",
+    then offline for good)."""
+    ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT02,1,Table 2,2\n")
+    hub = subprocess.Popen([TT, "rehearse", str(ev), "--port", str(free_port()), "--console-listen", "off"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    rehearsal = ev / "rehearsal"
+    try:
+        for b in ("T01", "T02"):
+            out.wait_for(lambda ln: ln.startswith(f"board {b} online"), f"board {b} online")
+        done = subprocess.run([TT, "boards", "set", str(rehearsal), "--all", "wifi.ssid=hall", "--trial", "30"],
+                              capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "T01: committed" in done.stdout and "T02: committed" in done.stdout, done.stdout
+        assert "2/2 board(s) on the new settings" in done.stdout, done.stdout
+        for b in ("T01", "T02"):
+            assert json.loads((rehearsal / "boards" / b / "config.json").read_text())["wifi"]["ssid"] == "hall"
+        update = subprocess.run([TT, "boards", "update", str(rehearsal), "--all", "--family", "sim", "--version",
+                                 "0.9.0-rehearsed", "--trial", "30"], capture_output=True, text=True, timeout=240)
+        assert update.returncode == 0, update.stdout + update.stderr
+        assert "-- 2/2 board(s) on firmware 0.9.0-rehearsed" in update.stdout, update.stdout
+    finally:
+        hub.terminate()
+        hub.wait(30)
+
+
+def test_the_events_referee_badges_sign_in_to_the_rehearsal_and_the_event_keeps_its_referees(tmp_path):
+    """Issue 45, item 12: a badge printed for the event was "not valid" in
+    the rehearsal.  The rehearsal's referees are the event's (copied at
+    `rehearse`) and its Demo referee, who is never added to the event's."""
+    ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\n")
+    added = subprocess.run([TT, "referees", str(ev), "add", "Zdeněk", "--public-url", "http://192.168.1.10:8765"],
+                           capture_output=True, text=True)
+    assert added.returncode == 0, added.stderr
+    event_book = (ev / "referees.json").read_text()
+    token = json.loads(event_book)["referees"][0]["token"]
+    web = free_port()
+    hub = subprocess.Popen([TT, "rehearse", str(ev), "--port", str(free_port()), "--web-listen", f"127.0.0.1:{web}",
+                            "--hall-pages", "off"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    try:
+        said = out.wait_for(lambda ln: ln.startswith("referees: "), "what the rehearsal says of its referees")
+        assert "the event's badges sign in to the rehearsal's pages too (1 active in" in said, said
+        out.wait_for(lambda ln: "sign this browser in as 'Demo referee'" in ln, "the demo sign-in")
+        assert signin_status(f"http://127.0.0.1:{web}", token) == 303            # the event's badge, valid here
+        assert signin_status(f"http://127.0.0.1:{web}", "no-such-badge") == 401
+    finally:
+        hub.terminate()
+        hub.wait(30)
+    assert (ev / "referees.json").read_text() == event_book                # the event's book untouched
+    names = [r["name"] for r in json.loads((ev / "rehearsal" / "referees.json").read_text())["referees"]]
+    assert names == ["Zdeněk", "Demo referee"], names
+    assert (ev / "rehearsal" / "referees.json").stat().st_mode & 0o777 == 0o600
+
+
+def signin_status(base: str, token: str) -> int:
+    """The status of a badge's sign-in at a hub's pages (303: signed in, 401: not valid)."""
+    import http.client
+    from urllib.parse import quote, urlsplit
+
+    u = urlsplit(base)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    try:
+        conn.request("GET", f"/signin?token={quote(token)}")
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_a_rehearsal_at_a_speed_reaches_time_up_in_seconds(tmp_path):
+    """Issue 45, item 14: `rehearse --speed N` plays the rounds N times
+    faster: czjpa-individuals' 2 hours at 600x are 12 s; the default
+    warnings (10 and 1 min left) come 1 s and 0.1 s before its end; at
+    time-up the entrant who did not call is unfinished, the one who called
+    finished; `replay` of the rehearsal reads it at the same speed.  A
+    speed that leaves a round under a second is refused before anything."""
+    ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n")
+    too_fast = subprocess.run([TT, "rehearse", str(ev), "--speed", "100000", "--port", str(free_port())],
+                              capture_output=True, text=True, timeout=60)
+    assert too_fast.returncode == 2 and "makes the round 0:00:00" in too_fast.stderr, too_fast.stderr
+    hub = subprocess.Popen([TT, "rehearse", str(ev), "--speed", "600", "--port", str(free_port()),
+                            "--console-listen", "off", "--web-listen", "off"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    rehearsal = ev / "rehearsal"
+    try:
+        said = out.wait_for(lambda ln: ln.startswith("rehearsed at 600x"), "the rehearsal's speed")
+        assert "(main 2:00:00 -> 0:00:12)" in said, said
+        out.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
+        started = subprocess.run([TT, "act", str(rehearsal), "round_start"], capture_output=True, text=True)
+        assert started.returncode == 0, started.stderr
+        assert '"warnings": [1000, 100]' in started.stdout, started.stdout
+        assert press(ev, "T01", "1").returncode == 0
+        out.wait_for(lambda ln: ln.startswith("press 1 (boot 1 seq 1)"), "Anna's call")
+        t0 = time.monotonic()
+        while True:          # the round's 12 s: replay says time-up (unfinished), not running
+            rows = json.loads(subprocess.run([TT, "replay", str(rehearsal), "--json"], capture_output=True,
+                                             text=True, check=True).stdout)["standings"]
+            by = {r["entrant"]: r for r in rows}
+            if by["2"]["status"] != "running":
+                break
+            assert time.monotonic() - t0 < 40, rows
+            time.sleep(0.5)
+        assert by["2"]["status"] == "unfinished" and by["1"]["status"] == "finished", rows
+    finally:
+        hub.terminate()
+        hub.wait(30)
+    assert (rehearsal / "speed").read_text().strip() == "600"
+    # rehearsed again without --speed: real time again
+    again = subprocess.Popen([TT, "rehearse", str(ev), "--port", str(free_port()), "--console-listen", "off",
+                              "--web-listen", "off"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    said = Output(again.stdout)
+    try:
+        said.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
+    finally:
+        again.terminate()
+        again.wait(30)
+    assert not (rehearsal / "speed").exists() and not any(ln.startswith("rehearsed at") for ln in said.lines)
+
+
+def test_every_command_on_a_rehearsal_takes_its_folder_and_the_event_folder_says_where_it_is(tmp_path):
+    """Issue 45, item 15: `press` took the event folder while `act`,
+    `check-hall` and `boards set` took EVENT/rehearsal.  Every command on
+    the rehearsal takes EVENT/rehearsal (press still takes EVENT too), the
+    rehearsal's help prints them so; the event folder means the event, and
+    a command given it while a rehearsal runs names the rehearsal's folder."""
+    ev = event_folder.init(tmp_path / "event", "czjpa-individuals")
+    (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\n")
+    rehearsal = ev / "rehearsal"
+    hub = subprocess.Popen([TT, "rehearse", str(ev), "--port", str(free_port()), "--web-listen", "off"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = Output(hub.stdout)
+    try:
+        out.wait_for(lambda ln: ln.strip() == f"tabletimer press {rehearsal} T01 1              # a finish call",
+                     "the help's press on the rehearsal's folder")
+        out.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
+        subprocess.run([TT, "act", str(rehearsal), "round_start"], check=True, capture_output=True)
+        assert press(rehearsal, "T01", "1").returncode == 0                 # the rehearsal's folder
+        out.wait_for(lambda ln: ln.startswith("press 1 (boot 1 seq 1)"), "the call")
+        assert press(ev, "T01", "1", "--confirm").returncode == 0           # the event folder, as before
+        out.wait_for(lambda ln: ln.startswith("confirm 1 (boot 1 seq 2"), "the confirmation")
+        hint = f"(a rehearsal of {ev} runs: its folder is {rehearsal}, `tabletimer "
+        check = subprocess.run([TT, "check-hall", str(ev)], capture_output=True, text=True, timeout=60)
+        assert check.returncode == 2 and hint + f"check-hall {rehearsal} ...`)" in check.stderr, check.stderr
+        cfg = subprocess.run([TT, "boards", "set", str(ev), "--all", "wifi.ssid=hall"], capture_output=True,
+                             text=True, timeout=60)
+        assert cfg.returncode == 2 and hint + f"boards set {rehearsal} ...`)" in cfg.stderr, cfg.stderr
+        act = subprocess.run([TT, "act", str(ev), "dns", "entrant=1", "--why", "test"], capture_output=True,
+                             text=True, timeout=60)
+        assert "note: this records into the event's own log" + " " + hint in act.stderr, act.stderr
+    finally:
+        hub.terminate()
+        hub.wait(30)
+    nothing = press(rehearsal, "T01", "1")
+    assert nothing.returncode == 2 and f"start one with `tabletimer rehearse {ev}`" in nothing.stderr

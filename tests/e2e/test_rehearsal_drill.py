@@ -9,6 +9,7 @@ server is where the dead primary's was."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -17,7 +18,7 @@ import pytest
 from brokers import free_port
 from tabletimer.hub.event import event_folder
 from tabletimer.hub.event.store import EventStore
-from test_rehearsal import TT, press
+from test_rehearsal import TT, press, signin_status
 from waiting import Output
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -33,6 +34,10 @@ def test_the_standby_drill_runs_on_one_laptop_and_loses_no_call(tmp_path):
     (ev / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Bea,yes\n")
     (ev / "stations.csv").write_text("board,button,table,entrant\nD1,1,T1,1\nD1,2,T1,2\n")
     assert _rehearse(ev, "--kill-primary").returncode == 2                 # no drill runs
+    # an event's referee, her badge printed (issue 45, item 12): valid in the drill, before and after the takeover
+    assert subprocess.run([TT, "referees", str(ev), "add", "Anna", "--public-url", "http://192.168.1.10:8765"],
+                          capture_output=True).returncode == 0
+    token = json.loads((ev / "referees.json").read_text())["referees"][0]["token"]
     drill = subprocess.Popen([TT, "rehearse", str(ev), "--standby", "--port", str(free_port()),
                               "--web-listen", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
@@ -55,6 +60,9 @@ def test_the_standby_drill_runs_on_one_laptop_and_loses_no_call(tmp_path):
                      timeout=60)
         out.wait_for(lambda ln: ln.startswith("new hub: press 2 (boot 1 seq 2)"), "the second call on the new hub",
                      timeout=60)
+        url = [ln.split("tabletimer console ")[1].split()[0] for ln in out.lines if "tabletimer console http" in ln][0]
+        assert signin_status(url, token) == 303                  # the event's badge signs a phone in to the new hub
+        assert signin_status(url, "not-a-badge") == 401
     finally:
         drill.terminate()
         drill.wait(60)
@@ -70,3 +78,18 @@ def test_the_standby_drill_runs_on_one_laptop_and_loses_no_call(tmp_path):
         store.close()
     assert sorted(calls) == [(1, 1), (1, 2)]
     assert not (ev / "events.sqlite").exists()                              # the event's own log untouched
+
+    # issue 45, item 6: a rehearsal after the drill, --fresh or not, is not fenced by the drill's term 2
+    for fresh in ([], ["--fresh"]):
+        again = subprocess.Popen([TT, "rehearse", str(ev), *fresh, "--port", str(free_port()), "--console-listen",
+                                  "off", "--web-listen", "off"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True)
+        said = Output(again.stdout)
+        try:
+            said.wait_for(lambda ln: ln.startswith("board D1 online"), f"the board online ({fresh or 'kept'})")
+            assert not any("FENCED" in ln for ln in said.lines), said.lines
+        finally:
+            again.terminate()
+            again.wait(30)
+        assert again.returncode == 0, said.lines[-20:]
+

@@ -172,7 +172,7 @@ class Competition:
         self._fold_row(row)
         if self._live is not None:
             if len(self.entrants) != entrants:      # an auto station appeared
-                self._live = None
+                self._live = self._ranked = None
             elif len(self._facts) > n:
                 self._live.extend(self._facts[n:])
 
@@ -239,6 +239,8 @@ class Competition:
         self._facts = []
         self._entrant_facts: dict[str, list[int]] = {}   # entrant -> positions in _facts (facts_of)
         self._live = None
+        self._ranked: list[Entrant] | None = None          # the entrants ranked (ranked_entrants)
+        self._ranked_ids: set[str] = set()
         self.unassigned: list[Unassigned] = []
         self.strays: list[dict] = []
         self.refused: list[Refused] = []          # board presses whose time cannot be a finish
@@ -266,6 +268,9 @@ class Competition:
         press = self._presses.get(pid) if pid and t is not Press else None
         entrant = press.entrant if press is not None else getattr(f, "entrant", "")
         if entrant:
+            if entrant not in self._entrant_facts and self._ranked is not None and \
+                    entrant not in self._ranked_ids and entrant in self._index.entrant_ids:
+                self._ranked = self._live = None    # an entrant without a station, in the log now
             self._entrant_facts.setdefault(entrant, []).append(len(self._facts) - 1)   # type: ignore[arg-type]
         if t is Press:
             self._presses[f.press_id] = f       # type: ignore[union-attr]
@@ -521,10 +526,23 @@ class Competition:
         new facts are evaluated again)."""
         facts = self.facts()
         if self._live is None:
-            live = Standings(self.format, self.entrants)
+            live = Standings(self.format, self.ranked_entrants())
             live.extend(facts)
             self._live = live
         return self._live.rows(now_ms)
+
+    def ranked_entrants(self) -> list[Entrant]:
+        """The entrants the standings rank: those at a station, and any
+        other the log has a fact of (a finish or count recorded by hand, a
+        DNS).  A reserve listed without a station (ready to replace an
+        absent entrant) is not in the round: not running, no place, nothing
+        provisional, until a replacement gives it a station."""
+        self.facts()
+        if self._ranked is None:
+            seated = {s.entrant for s in self.stations}
+            self._ranked = [e for e in self.entrants if e.id in seated or e.id in self._entrant_facts]
+            self._ranked_ids = {e.id for e in self._ranked}
+        return self._ranked
 
     @property
     def start_ms(self) -> int | None:

@@ -110,9 +110,28 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
             "confirmed": st.confirmed, "calls": st.calls, "missing": st.missing,
             "count": counts.get((st.entrant, pz)) if pz is not None else None,
             "overridden": _overridden(comp, st.board, st.button),
+            "at_board": at_the_board(comp, st.board, st.button, call_at) if call_at is not None else None,
         })
     return {"table": table, "now": now, "row": comp.last_row_id(), "start": comp.start_ms,
             "end": comp.round_end_ms(), "stations": stations, "format": format_spec(fmt)}
+
+
+def at_the_board(comp: Competition, board: str, button: int, call_at: int) -> dict:
+    """The short presses at a station since its open call (the board
+    reports each, firmware/board.py): the competitor's repeat calls (a
+    nervous second press: never a missing piece) and the referee's count
+    so far, which a confirm at the board records (0: none counted)."""
+    repeats = missing = 0
+    for row in comp.strays:
+        p = row["payload"]
+        if row["board"] != board or p["station"] != button or p["state"] != "called" or \
+                (p.get("at") is not None and p["at"] < call_at):
+            continue
+        if p.get("missing"):
+            missing = max(missing, p["missing"])
+        else:
+            repeats += 1
+    return {"repeats": repeats, "missing": missing}
 
 
 def _overridden(comp: Competition, board: str, button: int) -> dict | None:

@@ -28,11 +28,12 @@ class OnTable:
         self._swaps: dict[str, dict[int, Swap]] = {}            # entrant -> log row id -> its swap
         self._finishes: dict[str, dict[str, tuple[int, int]]] = {}   # entrant -> press id -> (at, puzzle)
         self._entrant_of: dict[str, str] = {}                   # press id -> entrant
+        self._latest: dict[str, int] = {}                       # entrant -> its latest call's time (voided too)
 
     def reset(self) -> None:
         """Before the fold folds the log again: the calls are folded again
         (the swaps stay: `scan` reads them again)."""
-        self._finishes, self._entrant_of = {}, {}
+        self._finishes, self._entrant_of, self._latest = {}, {}, {}
 
     def scan(self, rows: list[dict], flagged: dict[int, str]) -> None:
         """Every stored swap of the log (but the flagged), before the fold."""
@@ -50,14 +51,17 @@ class OnTable:
 
     def moves_a_press(self, payload: dict) -> bool:
         """A swap that came before a call already folded (its time at or
-        before that press's): the call may be of another puzzle."""
-        at = payload["at"]
-        return any(t >= at for t, _pz in self._finishes.get(payload["entrant"], {}).values())
+        before that press's, a voided one too): the call may be of another
+        puzzle."""
+        latest = self._latest.get(payload["entrant"])
+        return latest is not None and latest >= payload["at"]
 
     def called(self, entrant: str, pid: str, at: int, puzzle: int) -> None:
         """A finish call (a press fact) of the entrant."""
         self._finishes.setdefault(entrant, {})[pid] = (at, puzzle)
         self._entrant_of[pid] = entrant
+        if at > self._latest.get(entrant, at - 1):
+            self._latest[entrant] = at
 
     def voided(self, pid: str) -> None:
         """A void: that call finished nothing (its puzzle is on the table again)."""

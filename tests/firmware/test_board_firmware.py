@@ -54,7 +54,13 @@ def test_gestures_with_bounce_noise(rig):
     # the referee at station 1: two counted missing pieces, then a confirming hold
     then(sim, "press 1 100", buzz(1800))
     then(sim, "press 1 100", buzz(1800))
+    held = len(sim.records)
     then(sim, "press 1 900", journaled_as(4, "confirm"))
+    # the hold says what its release records: the armed tick, then a blip per missing piece
+    sim.wait_for(buzz(1500), start=held)                       # the confirmed sound's first tone
+    tones = [r["freq"] for r in sim.records[held:] if r.get("sim") == "buzz" and r["freq"]]
+    tones = [f for f in tones[tones.index(3000):] if f != 2500]     # (the counts' acks: 2500)
+    assert tones[:4] == [3000, 1800, 1800, 1500], tones
     # station 2: a call, then the referee voids it
     then(sim, "press 2 80", journaled_as(5, "press"))
     then(sim, "press 2 1800", journaled_as(6, "void"))

@@ -101,3 +101,21 @@ def test_the_puzzle_on_the_table():
     assert puzzle_on_table((1, 2), [(5, 1)], [], None) == 2
     assert puzzle_on_table((1, 2), [(5, 1), (9, 2)], [], None) == 2  # all done: the last one
     assert puzzle_on_table((1, 2, 3), [(5, 1)], [], None) == 2       # fixed order, or chosen without a swap
+
+
+def test_the_desk_is_told_before_a_late_swap_moves_a_call():
+    """A swap recorded after a call it came before changes which puzzle that
+    call is for: the desk is told first (consequences), the phone's swap
+    (sent late by a phone without WiFi) is recorded as the referee made it."""
+    from tabletimer.hub.event.consequences import consequences
+
+    log, comp = Log(), team()
+    log.act("round_start", S, at=S, warnings=[])
+    log.press("B1", 1, S + 80 * M)
+    for row in log.rows:
+        comp.apply(row)
+    (said,) = consequences(comp, "swap", {"entrant": "T1", "at": S + 5 * M, "packed": 1, "opened": 2}, S + 81 * M)
+    assert said.startswith("changes which puzzle 1 finish call(s) made since the swap's time are for")
+    assert "B1-1" in said and "(now puzzle 1)" in said
+    assert consequences(comp, "swap", {"entrant": "T1", "at": S + 90 * M, "packed": 1, "opened": 2},
+                        S + 91 * M) == []

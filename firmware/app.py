@@ -315,7 +315,7 @@ class App:
         if "st" in msg:
             # the hub's state of the stations (a stations message, or the
             # ack of the event that changed them): the board follows it
-            changed = self.board.update(msg["st"])
+            changed = self.board.update(msg["st"], now)
             if changed:
                 self.save_state()
                 for n, sound in changed:
@@ -337,7 +337,13 @@ class App:
             self.flags |= 2
             try:
                 if self.sounds:
-                    await pattern(hw, self.sounds.pop(0))
+                    n = self.sounds.pop(0)
+                    if type(n) is int:        # a count the confirm's release records: a blip each
+                        for _ in range(n):
+                            await pattern(hw, "count")
+                            await asyncio.sleep_ms(120)
+                    else:
+                        await pattern(hw, n)
                 elif not self.mqtt.connected or not hw.network_ok():
                     for freq, ms in signals.steps("offline"):
                         hw.led(freq > 0)

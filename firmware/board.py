@@ -7,10 +7,17 @@
 # Station states: idle (before the start) -> running -> called (a finish call
 # waits for the referee) -> done (confirmed); stopped after time-up.
 # In 'running' a press is the finish call, stamped at the press instant.
-# In 'called' presses are the referee's: short ones count missing pieces,
-# a hold of 2 s confirms with that count, a hold of 6 s voids
-# the call (back to running).  In any other state a press is reported as a
-# stray event, never dropped.
+# In 'called' a hold is the referee's: 2 s confirms with the missing pieces
+# counted, 6 s voids the call (back to running).  A short press counts one
+# missing piece only once the hub has the call (its station state says so)
+# and the station has been quiet for quiet_ms since then: any other short
+# press is the competitor's (a repeat call: a nervous second press while
+# the ack's beeps are late), never a missing piece.  Every short press in
+# 'called' is reported (a stray with state 'called', and 'missing': the
+# count so far when it counted), so the referee's phone shows the count the
+# board's confirm will record; the confirm's hold says it too (a count blip
+# per piece after the armed tick).  In any other state a press is reported
+# as a stray event, never dropped.
 #
 # Times: t is the board's local time (ms, LocalClock), "hub time" is the
 # hub's (sync.to_hub(t)).
@@ -35,6 +42,7 @@ _WINDOW = const(4)
 _DEBOUNCE_MS = const(30)     # contact bounce settles within this
 _CONFIRM_MS = const(2000)    # hold this long: referee confirms the call
 _VOID_MS = const(6000)       # hold this long: referee voids the call
+_QUIET_MS = const(5000)      # short presses count missing pieces this long after the hub has the call
 
 
 class Station(gestures.Debouncer):
@@ -48,6 +56,7 @@ class Station(gestures.Debouncer):
         self.armed = 0           # hold feedback given: 1 confirm, 2 void
         self.call = None         # [boot, seq] of the pending finish call
         self.missing = 0
+        self.timeout = None      # local time from which a short press counts (None: the hub has not the call; a ROM name)
         self.confirmed = 0       # finish calls confirmed so far
         self.done = False
         self.key = None          # [boot, seq] of its latest finish call, open or closed
@@ -66,6 +75,7 @@ class Board:
         self.stations = stations
         self.confirm_ms = t.get("confirm_ms", _CONFIRM_MS)
         self.void_ms = t.get("void_ms", _VOID_MS)
+        self.quiet_ms = t.get("quiet_ms", _QUIET_MS)
         settle = t.get("debounce_ms", _DEBOUNCE_MS)
         self.st = []
         for i in range(stations):
@@ -138,7 +148,7 @@ class Board:
             s.down_at, s.down_state, s.armed = t, state, 0
             if state == "running":
                 e = self._event(protocol.T_PRESS, number, t)
-                s.call, s.missing = [e["boot"], e["seq"]], 0
+                s.call, s.missing, s.timeout = [e["boot"], e["seq"]], 0, None
                 s.key = s.call
                 return [("event", e), ("sound", "call")]
             if state == "called":
@@ -151,9 +161,18 @@ class Board:
         if began != "called" or s.call is None or s.down_at is None:
             return []
         kind = gestures.classify(t - s.down_at, self.confirm_ms, self.void_ms)
-        if kind == "short":
+        if kind is None:                  # a short press
+            e = self._event(protocol.T_STRAY, number, s.down_at)
+            e["state"] = "called"
+            if s.timeout is None or s.down_at < s.timeout:
+                # the competitor's (a repeat call), never a missing piece;
+                # the quiet time runs again from it
+                if s.timeout is not None:
+                    s.timeout = t + self.quiet_ms
+                return [("event", e), ("sound", "call")]
             s.missing += 1
-            return [("sound", "count")]
+            e["missing"] = s.missing
+            return [("event", e), ("sound", "count")]
         call, s.call = s.call, None
         if kind == "confirm":
             s.confirmed += 1
@@ -169,19 +188,23 @@ class Board:
         e["call"] = call
         return [("event", e), ("sound", "voided")]
 
-    def update(self, entries):
+    def update(self, entries, t=0):
         """The hub's state of the stations (protocol 'stations'): each
         station's own end, and a call of this board's that the hub closed
         (the desk voided or confirmed it, or refused the board's own
         decision on it) is closed here as the hub has it.  An open call at
         the hub, or one that is not the station's latest here (a newer call
-        of its own), is left alone.  Returns the stations whose call
+        of its own), is left alone; the station's own call open at the
+        hub: the hub has it, a short press counts a missing piece quiet_ms
+        after (local time t).  Returns the stations whose call
         changed, with their sound."""
         out = []
         for i in range(min(len(entries), self.stations)):
             code, call, end, conf = entries[i]
             s = self.st[i]
             s.end = end
+            if code == 2 and call is not None and call == s.call and s.timeout is None:
+                s.timeout = t + self.quiet_ms
             if code == 2 or call is None or call != s.key:
                 continue
             was = (s.call is None, s.done, s.confirmed)
@@ -204,6 +227,8 @@ class Board:
                 elif held >= self.confirm_ms and s.armed < 1:
                     s.armed = 1
                     out.append(("sound", "confirm_armed"))
+                    if s.missing:             # what the release records: a blip per missing piece
+                        out.append(("sound", s.missing))    # type: ignore[arg-type]
         return out
 
     def next_hold_ms(self, now):

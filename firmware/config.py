@@ -111,9 +111,9 @@ def check(cfg, path="config", kind=None):
     if not isinstance(t, dict):
         raise ConfigError(path + ": 'timings' must be an object")
     for k in t:
-        if k not in ("debounce_ms", "confirm_ms", "void_ms", "watchdog_ms"):
+        if k not in ("debounce_ms", "confirm_ms", "void_ms", "quiet_ms", "watchdog_ms"):
             raise ConfigError(path + ": unknown 'timings' key " + k
-                              + " (known: debounce_ms, confirm_ms, void_ms, watchdog_ms)")
+                              + " (known: debounce_ms, confirm_ms, void_ms, quiet_ms, watchdog_ms)")
         if type(t[k]) is not int or t[k] <= 0:
             raise ConfigError(path + ": 'timings." + k + "' must be a positive number of ms")
     if t.get("confirm_ms", 2000) >= t.get("void_ms", 6000):

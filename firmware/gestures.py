@@ -5,7 +5,7 @@
 # press by how long it was held.  The times (settling, confirm and void
 # holds) are the board's (board.py: defaults, and config "timings").
 
-# levels: 1 pressed, 0 released; classify(): "short", "confirm", "void"
+# levels: 1 pressed, 0 released; classify(): None (short), "confirm", "void"
 # (plain values, not module names: each global name of a loaded module is
 # a qstr and a dict slot on the board)
 
@@ -49,10 +49,11 @@ class Debouncer:
 
 
 def classify(t, confirm_ms, void_ms):
-    """A completed press held t ms: "short", "confirm" (held confirm_ms or
-    more) or "void" (void_ms or more)."""
+    """A completed press held t ms: None (a short one), "confirm" (held
+    confirm_ms or more) or "void" (void_ms or more).  (None, not a word: a
+    word is one more qstr in the board's RAM.)"""
     if t >= void_ms:
         return "void"
     if t >= confirm_ms:
         return "confirm"
-    return "short"
+    return None

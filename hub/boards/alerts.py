@@ -80,7 +80,9 @@ def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *
                    f"not ranked: {r.why}; record the finish by hand if it is one")
     for u in comp.unassigned[-5:]:
         out.append(f"{u.type} from {u.board} button {u.station}: no station for it")
-    for row in [r for r in comp.strays[-5:] if not comp.in_hall_check(r)]:    # the check's presses: its own
+    # the check's presses are its own; a short press at a call (a repeat call, or the referee's
+    # count) is the table page's, no alert
+    for row in [r for r in comp.strays[-5:] if not comp.in_hall_check(r) and r["payload"]["state"] != "called"]:
         p = row["payload"]
         out.append(f"stray press {row['board']} button {p['station']} while {p['state']}")
     return out

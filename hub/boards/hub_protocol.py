@@ -115,8 +115,11 @@ def check_board_message(m: dict) -> dict:
             check_call(m)
         if t == T_CONFIRM:
             check_int(m, "missing", 0, 999)
-        elif t == T_STRAY and m.get("state") not in STATION_STATES:
-            raise ProtocolError("'state' must be one of " + ", ".join(STATION_STATES))
+        elif t == T_STRAY:
+            if m.get("state") not in STATION_STATES:
+                raise ProtocolError("'state' must be one of " + ", ".join(STATION_STATES))
+            # a short press at a call: the referee's count so far (a repeat call carries none)
+            check_int(m, "missing", 1, 999, optional=True)
     elif t == T_FW:
         # a board's answer to a firmware update (firmware/fwupdate.py, update.py)
         if m.get("state") not in FW_ANSWERS:

@@ -166,4 +166,5 @@ def read(comp: Competition, registry: BoardRegistry, now: int, *, rejected: Mapp
         alerts=alerts, activity=activity,
         names={e.id: e.name or e.id for e in comp.entrants}, blind=blind,
         short_ids={c[1]: comp.short_press_id(c[1]) for c in calls})
-    return snap, (comp.format, facts, len(facts), comp.entrants, len(comp.entrants))
+    ranked = comp.ranked_entrants()         # (a reserve without a station is not in the round)
+    return snap, (comp.format, facts, len(facts), ranked, len(ranked))

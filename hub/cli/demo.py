@@ -113,7 +113,10 @@ def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, s
                        broker_user=b, broker_password=mqtt_password(key),
                        stations=per_board.get(b, 1),
                        clock_offset_ms=rng.randint(-5, 5) * 3_600_000 + rng.randint(0, 3_599_999),
-                       drift_ppm=rng.randint(-50, 50))
+                       drift_ppm=rng.randint(-50, 50),
+                       # the demo's referee counts missing pieces a second after the call, not 5 s
+                       # (the board's quiet time after the hub has the call: docs/firmware.md)
+                       timings={"quiet_ms": 500})
         sims.append(sim.start())
 
     comp = service.competition
@@ -138,7 +141,7 @@ def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, s
                     break
                 sim = next(x for x in sims if x.board_id == s.board)
                 plan.append((at, 0, sim, s.button, 80))
-                ref = at + rng.uniform(0.3, 0.6) * min(step, 6)
+                ref = at + 1 + rng.uniform(0.3, 0.6) * min(step, 6)
                 for k in range(rng.choice((0, 0, 0, 1, 2))):
                     plan.append((ref + 0.4 * k, 1, sim, s.button, 100))
                 plan.append((ref + 1, 2, sim, s.button, 2500))

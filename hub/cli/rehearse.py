@@ -254,7 +254,7 @@ def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
         d = folder             # every command on the rehearsal takes its folder (`press` also the event's)
         print(f"rehearsal: {len(sims)} simulated board(s) ({', '.join(sorted(boards))}); press their buttons "
               f"from another terminal:\n  tabletimer press {d} {first} 1              # a finish call\n"
-              f"  tabletimer press {d} {first} 1 --missing 2  # a referee counts 2 missing pieces\n"
+              f"  tabletimer press {d} {first} 1 --missing 2  # a referee counts 2 missing pieces (5 s after the call's two beeps)\n"
               f"  tabletimer press {d} {first} 1 --confirm    # ... and confirms\n"
               f"  tabletimer press {d} {first} 1 --void       # or voids the call", flush=True)
         return sims

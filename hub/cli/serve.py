@@ -46,6 +46,11 @@ def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | Non
     if ev["type"] == "stray":
         if service.competition.in_hall_check(ev):
             return f"hall check: {ev['board']} button {p['station']} pressed"
+        if p["state"] == "called":           # a short press at a call (firmware/board.py)
+            if p.get("missing"):
+                return (f"missing piece counted at {ev['board']}/{p['station']}: {p['missing']} so far "
+                        f"(the board's confirm records them)")
+            return f"repeat call at {ev['board']}/{p['station']} (a second press at the call: no missing piece)"
         return f"stray press {ev['board']}/{p['station']} while {p['state']}"
     if ev["type"] == "status":
         # a roll-back of new settings, or what reset it (its birth's fault)

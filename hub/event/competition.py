@@ -36,6 +36,7 @@ from .board_events import board_order, event_key, install_press_id, maker, press
 from .conflict_book import INTENT_CONFLICT, ConflictBook, OpenConflict, open_conflicts, subject_of
 from .event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
+from .on_table import OnTable
 from .press_numbers import PressNumbers, is_board_press
 from .replacements import Replacement, ReplacementBook, check as check_replacement
 from .row_checks import check_end, in_check, made_in_check, press_problem, round_window, row_problem, start_problem
@@ -81,6 +82,7 @@ class Competition:
         self._numbers = PressNumbers()          # the short press ids
         self._replaced = ReplacementBook()      # absent entrants' stations given to others
         self._replace_flags: dict[int, str] = {}
+        self._table = OnTable()                 # the puzzle on each entrant's table (next-puzzle stations)
         self._reset_fold()
         rows, self.rows, self._ids = self.rows, [], []
         for row in rows:
@@ -161,6 +163,8 @@ class Competition:
                 self._facts = self._live = None     # the stations table is the new one from here on
                 self.facts()
                 return
+            if row["type"] == "swap" and self._facts is not None and self._table.moves_a_press(row["payload"]):
+                moved = True                 # a call already folded was of the puzzle it opened
         if i < len(self._ids) - 1 or self._facts is None or moved or self._overtakes(row):
             self._facts = self._live = None
             return
@@ -168,7 +172,7 @@ class Competition:
         self._fold_row(row)
         if self._live is not None:
             if len(self.entrants) != entrants:      # an auto station appeared
-                self._live = None
+                self._live = self._ranked = None
             elif len(self._facts) > n:
                 self._live.extend(self._facts[n:])
 
@@ -180,6 +184,7 @@ class Competition:
                 self.flagged.pop(rid, None)
             self._replace_flags = self._replaced.scan(self.format, self._index, self.rows, self.flagged)
             self.flagged.update(self._replace_flags)
+            self._table.scan(self.rows, self.flagged)    # every swap, by its time (on_table.py)
             for row in board_order([r for r in self.rows if r["id"] not in self.flagged]):
                 self._fold_row(row)
         return self._facts          # type: ignore[return-value]
@@ -234,14 +239,15 @@ class Competition:
         self._facts = []
         self._entrant_facts: dict[str, list[int]] = {}   # entrant -> positions in _facts (facts_of)
         self._live = None
+        self._ranked: list[Entrant] | None = None          # the entrants ranked (ranked_entrants)
+        self._ranked_ids: set[str] = set()
         self.unassigned: list[Unassigned] = []
         self.strays: list[dict] = []
         self.refused: list[Refused] = []          # board presses whose time cannot be a finish
         self.key_conflicts: list[dict] = []       # conflict rows (hub/event/store.py): a key sent again, other content
         self._installs: dict[str, list[str]] = {}  # board -> its installs, as they appear in the log
-        self._calls: dict[str, int] = {}          # entrant -> standing finish calls (next-puzzle stations)
         self._voided: set[str] = set()
-        self._press_entrant: dict[str, str] = {}  # press id -> entrant (to give back a voided call)
+        self._table.reset()
         self._presses: dict[str, Press] = {}      # press id -> press
         self._confirms: dict[str, list[Confirm]] = {}   # press id -> its confirmations
         self._press_station: dict[str, tuple[str, int]] = {}   # board press id -> (board, button)
@@ -262,9 +268,13 @@ class Competition:
         press = self._presses.get(pid) if pid and t is not Press else None
         entrant = press.entrant if press is not None else getattr(f, "entrant", "")
         if entrant:
+            if entrant not in self._entrant_facts and self._ranked is not None and \
+                    entrant not in self._ranked_ids and entrant in self._index.entrant_ids:
+                self._ranked = self._live = None    # an entrant without a station, in the log now
             self._entrant_facts.setdefault(entrant, []).append(len(self._facts) - 1)   # type: ignore[arg-type]
         if t is Press:
             self._presses[f.press_id] = f       # type: ignore[union-attr]
+            self._table.called(f.entrant, f.press_id, f.at_ms, f.puzzle)      # type: ignore[union-attr]
             if f.press_id not in self._closed:  # type: ignore[union-attr]
                 self._open[f.press_id] = f      # type: ignore[union-attr]
         elif t is Confirm or t is Void:
@@ -324,11 +334,8 @@ class Competition:
             # the station's entrant when it was pressed (a replacement since: the absent one's)
             entrant = self._replaced.entrant_at(row["board"], p["station"], p["at"], st.entrant)
             puzzle = st.puzzle
-            if puzzle is None:
-                calls = self._calls[entrant] = self._calls.get(entrant, 0) + 1
-                free = self._index.free_puzzles(entrant)
-                puzzle = free[min(calls, len(free)) - 1]
-            self._press_entrant[pid] = entrant if st.puzzle is None else ""
+            if puzzle is None:              # the puzzle on the table when it was pressed
+                puzzle = self._table.puzzle(entrant, self._index.free_puzzles(entrant), p["at"])
             self._press_station[pid] = (row["board"], p["station"])
             self._station_last[row["board"], p["station"]] = pid
             self._add(Press(entrant=entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
@@ -369,9 +376,7 @@ class Competition:
             return
         self._voided.add(pid)
         self._add(Void(press_id=pid))
-        e = self._press_entrant.get(pid)
-        if e:                       # the next call is for the same puzzle again
-            self._calls[e] -= 1
+        self._table.voided(pid)     # its puzzle is on the table again
 
     def _operator(self, row: dict) -> None:
         p, typ = row["payload"], row["type"]
@@ -394,6 +399,8 @@ class Competition:
                 self._out[r.absent] = "dns"
                 if self._out.pop(r.entrant, None) == "dns":     # a listed reserve marked DNS: starts now
                     self._add(Reinstated(entrant=r.entrant))
+        elif typ == "swap":
+            self._add(self._table.swap(row["id"], p))     # (a refold's scan knew it already)
         elif typ == "round_start":
             self._add(RoundStart(at_ms=p["at"], limit_ms=p.get("duration")))
         elif typ == "press":
@@ -405,8 +412,6 @@ class Competition:
             old = self._presses.get(p["press_id"])
             if old is not None:
                 self._void(p["press_id"])
-                if self._press_entrant.get(p["press_id"]):
-                    self._calls[old.entrant] += 1    # the corrected press keeps its puzzle
                 new = f"op/{row['id']}"
                 self._add(Press(entrant=old.entrant, puzzle=old.puzzle, at_ms=p["at"], press_id=new))
                 # a confirmation of the old press carries over to the corrected one
@@ -521,7 +526,7 @@ class Competition:
         new facts are evaluated again)."""
         facts = self.facts()
         if self._live is None:
-            live = Standings(self.format, self.entrants)
+            live = Standings(self.format, self.ranked_entrants())
             live.extend(facts)
             self._live = live
         return self._live.rows(now_ms)
@@ -540,6 +545,19 @@ class Competition:
         round too); None: the round is over, or never started."""
         end = self.round_end_ms()
         return end - now_ms if self.start_ms is not None and end is not None and now_ms < end else None
+
+    def ranked_entrants(self) -> list[Entrant]:
+        """The entrants the standings rank: those at a station, and any
+        other the log has a fact of (a finish or count recorded by hand, a
+        DNS).  A reserve listed without a station (ready to replace an
+        absent entrant) is not in the round: not running, no place, nothing
+        provisional, until a replacement gives it a station."""
+        self.facts()
+        if self._ranked is None:
+            seated = {s.entrant for s in self.stations}
+            self._ranked = [e for e in self.entrants if e.id in seated or e.id in self._entrant_facts]
+            self._ranked_ids = {e.id for e in self._ranked}
+        return self._ranked
 
     @property
     def start_ms(self) -> int | None:
@@ -601,6 +619,12 @@ class Competition:
     def free_puzzles(self, entrant: str) -> tuple[int, ...]:
         """The puzzles an entrant's 'next puzzle' stations count through."""
         return self._index.free_puzzles(entrant)
+
+    def puzzle_on_table(self, entrant: str) -> int:
+        """The puzzle on the entrant's table now, of those its 'next
+        puzzle' stations count through (its finishes and swaps: on_table.py)."""
+        self.facts()
+        return self._table.puzzle(entrant, self._index.free_puzzles(entrant))
 
     def station_of(self, pid: str) -> tuple[str, int] | None:
         """(board, button) of a board's finish call, None for the desk's."""

@@ -61,7 +61,27 @@ def consequences(comp: Competition, action: str, payload: dict, now: int,
         out.append(f"marks {payload['entrant']}, who has recorded finish calls, as not started")
     elif action == "replace":
         out += _replacing(comp, payload, now, presses)
+    elif action == "swap":
+        out += _swapping(comp, payload, presses, facts)
     return out
+
+
+def _swapping(comp: Competition, p: dict, presses: list, facts: list) -> list[str]:
+    """A swap recorded after calls the entrant's 'next puzzle' station made
+    since its time: those calls are for the puzzle on the table then, which
+    the swap changes (event/on_table.py)."""
+    voided = {f.press_id for f in facts if f.kind == "void"}
+    moved = []
+    for f in presses:
+        station = comp.station_of(f.press_id)
+        st = comp.station_at(*station) if station else None
+        if f.entrant == p["entrant"] and f.at_ms >= p["at"] and f.press_id not in voided and \
+                st is not None and st.puzzle is None:
+            moved.append(f"{comp.short_press_id(f.press_id)} at {fmt_clock(f.at_ms)} (now puzzle {f.puzzle})")
+    if not moved:
+        return []
+    return [f"changes which puzzle {len(moved)} finish call(s) made since the swap's time are for (the "
+            f"puzzle on the table then): {', '.join(moved)}"]
 
 
 def _replacing(comp: Competition, p: dict, now: int, presses: list) -> list[str]:

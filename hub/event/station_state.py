@@ -113,6 +113,8 @@ def station_states(comp: "Competition", now_ms: int | None,
                 next_puzzle = pz
             elif next_puzzle is None:
                 next_puzzle = pz
+        if s.puzzle is None and open_call is None and done_n < len(own):
+            next_puzzle = comp.puzzle_on_table(s.entrant)     # on the table (after a swap: the one opened)
         time_ms = last_time - e_start if last_time is not None and e_start is not None else None
         reason = ""
         if s.entrant in out_status:

@@ -134,3 +134,29 @@ def one_on_table(cfg: Config, fin: dict[int, int], placed: dict[int, int], packe
             for pz in counted:
                 keep[pz] = placed[pz]
     return keep
+
+
+def puzzle_on_table(free: tuple[int, ...], finishes: list[tuple[int, int]], swaps: list[Swap],
+                    at: int | None) -> int:
+    """The puzzle an entrant's 'next puzzle' station times at hub time `at`
+    (None: after everything known): the first of `free` (the puzzles it
+    counts through) until a swap opens another; after a finish, the first
+    of them not finished (a puzzle packed by a swap is opened again then).
+    finishes: (press time, puzzle) of the entrant's standing finish calls;
+    swaps: the entrant's swaps (their `at_ms`: when the team swapped, so
+    a swap recorded after a press it came before still moves that press).
+    Every puzzle finished: the one finished last (a further call is a
+    second call for it; its first stands)."""
+    events = sorted([(t, 0, pz) for t, pz in finishes] +
+                    [(w.at_ms, 1, w.opened) for w in swaps if w.opened in free])
+    table, done = free[0], set()
+    for t, kind, pz in events:
+        if at is not None and t > at:
+            break
+        if kind == 1:
+            table = pz
+            continue
+        done.add(pz)
+        if pz == table:
+            table = next((n for n in free if n not in done), pz)
+    return table

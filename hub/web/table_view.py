@@ -130,6 +130,7 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
             # a confirmed finish as the standings reckon it (shown after confirming): its
             # penalty and net time, or the pieces deducted
             "result": confirmed.get((st.entrant, pz)) if st.state == "done" else None,
+            "at_board": at_the_board(comp, st.board, st.button, call_at) if call_at is not None else None,
         })
     return {"table": table, "now": now, "row": comp.last_row_id(), "start": comp.start_ms,
             "end": comp.round_end_ms(), "stations": stations, "format": format_spec(fmt)}
@@ -156,6 +157,22 @@ def _confirmed_splits(comp: Competition, ids: set[str], now: int) -> dict[tuple[
                     latest[row.entrant] = sp.time_ms
                     out[(row.entrant, None)] = done
     return out
+def at_the_board(comp: Competition, board: str, button: int, call_at: int) -> dict:
+    """The short presses at a station since its open call (the board
+    reports each, firmware/board.py): the competitor's repeat calls (a
+    nervous second press: never a missing piece) and the referee's count
+    so far, which a confirm at the board records (0: none counted)."""
+    repeats = missing = 0
+    for row in comp.strays:
+        p = row["payload"]
+        if row["board"] != board or p["station"] != button or p["state"] != "called" or \
+                (p.get("at") is not None and p["at"] < call_at):
+            continue
+        if p.get("missing"):
+            missing = max(missing, p["missing"])
+        else:
+            repeats += 1
+    return {"repeats": repeats, "missing": missing}
 
 
 def _overridden(comp: Competition, board: str, button: int) -> dict | None:

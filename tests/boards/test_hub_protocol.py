@@ -69,6 +69,8 @@ def test_invalid_schedules_are_refused() -> None:
     b'{"v": 1, "type": "status", "state": "online", "boot": 1, "fw": "1", "stations": 2, "flash": [-1, 0]}',
     b'{"v": 1, "type": "status", "state": "online", "boot": 1, "fw": "1", "stations": 2, "flash": "full"}',
     b'{"v": 1, "type": "stray", "boot": 1, "seq": 1, "station": 1, "at": 5, "state": "x"}',
+    b'{"v": 1, "type": "stray", "boot": 1, "seq": 1, "station": 1, "at": 5, "state": "called", "missing": 0}',
+    b'{"v": 1, "type": "stray", "boot": 1, "seq": 1, "station": 1, "at": 5, "state": "called", "missing": "1"}',
     b'{"v": 1, "type": "confirm", "boot": 1, "seq": 2, "station": 1, "at": 5, "call": [1], "missing": 0}',
     b'{"v": 1, "type": "confirm", "boot": 1, "seq": 2, "station": 1, "at": 5, "call": [1, 1], "missing": 1000}',
     b'{"v": 1, "type": "void", "boot": 1, "seq": 2, "station": 1, "at": 5}',
@@ -85,7 +87,9 @@ def test_the_boards_messages_pass_the_hubs_check() -> None:
             H.press(3, 17, 2, 1796000000123, 2), H.press(1, 1, 1, None),
             P.event(P.T_CONFIRM, 3, 18, 2, 1796000000999, 2, call=[3, 17], missing=2),
             P.event(P.T_VOID, 3, 19, 2, None, call=[3, 17]),
-            P.event(P.T_STRAY, 3, 20, 1, 5, state="done"), P.sync_request(7, 1000)]
+            P.event(P.T_STRAY, 3, 20, 1, 5, state="done"), P.sync_request(7, 1000),
+            P.event(P.T_STRAY, 3, 21, 1, 5, state="called"),            # a repeat call (issue 45, item 3)
+            P.event(P.T_STRAY, 3, 22, 1, 5, state="called", missing=2)]  # the referee's count so far
     for m in msgs:
         assert H.decode_from_board(P.encode(P.stamp(m, 5, 3))) == m
     assert set(H.EVENT_TYPES) == {P.T_PRESS, P.T_CONFIRM, P.T_VOID, P.T_STRAY}

@@ -42,24 +42,34 @@ def buzz(freq):
 def test_gestures_with_bounce_noise(rig):
     hub = rig.start_hub()
     hub.start_round()
-    sim = rig.board("g1", stations=2, timings=FAST)
+    sim = rig.board("g1", stations=2, timings=dict(FAST, quiet_ms=1))
     ready(sim)
     # station 1: a bouncy press (closing and opening contacts), held 200 ms
     first = len(sim.records)
     then(sim, "edges 1 0:1 3:0 5:1 9:0 12:1 200:0 203:1 206:0", journaled_as(1, "press"))
     true_ms = sim.wait_for(lambda r: r.get("sim") == "press", start=first)["true"]  # the first edge
+    sim.wait_for(lambda r: r.get("acked") == [1, 1], start=first)    # the hub has the call: counts count
     # station 2: a 2 ms glitch, which must come to nothing
     sim.command("edges 2 0:1 2:0")
     # the referee at station 1: two counted missing pieces, then a confirming hold
     then(sim, "press 1 100", buzz(1800))
     then(sim, "press 1 100", buzz(1800))
-    then(sim, "press 1 900", journaled_as(2, "confirm"))
+    held = len(sim.records)
+    then(sim, "press 1 900", journaled_as(4, "confirm"))
+    # the hold says what its release records: the armed tick, then a blip per missing piece
+    sim.wait_for(buzz(1500), start=held)                       # the confirmed sound's first tone
+    tones = [r["freq"] for r in sim.records[held:] if r.get("sim") == "buzz" and r["freq"]]
+    tones = [f for f in tones[tones.index(3000):] if f != 2500]     # (the counts' acks: 2500)
+    assert tones[:4] == [3000, 1800, 1800, 1500], tones
     # station 2: a call, then the referee voids it
-    then(sim, "press 2 80", journaled_as(3, "press"))
-    then(sim, "press 2 1800", journaled_as(4, "void"))
+    then(sim, "press 2 80", journaled_as(5, "press"))
+    then(sim, "press 2 1800", journaled_as(6, "void"))
+    # each count told to the hub (the phone shows it): a stray at the call with the count so far
     assert [(r["journaled"][1], r["type"]) for r in sim.records if "journaled" in r] == [
-        (1, "press"), (2, "confirm"), (3, "press"), (4, "void")]
+        (1, "press"), (2, "stray"), (3, "stray"), (4, "confirm"), (5, "press"), (6, "void")]
     conf = rig.wait_event(lambda ev: ev["type"] == "confirm")
+    counts = [ev["payload"] for ev in hub.store.events() if ev["type"] == "stray"]
+    assert [(p["state"], p["missing"]) for p in counts] == [("called", 1), ("called", 2)]
     # the station hears back what was recorded: provisional, then confirmed
     sim.wait_for(lambda r: r.get("recorded", [0])[0] == 1 and r["recorded"][2] is False)
     sim.wait_for(lambda r: r.get("recorded", [0])[0] == 1 and r["recorded"][2] is True)
@@ -272,3 +282,35 @@ def test_invalid_configuration_is_signalled_not_guessed(tmp_path, embedded_broke
         assert not any("booted" in r or "sched" in r for r in sim.records)
     finally:
         sim.kill()
+
+
+def test_a_nervous_second_press_while_the_hub_is_away_is_never_a_missing_piece(rig):
+    """Issue 45, item 3, on the real firmware: the competitor calls while
+    the hub is away (no ack, no beeps) and presses again, twice.  Those
+    presses answer with the call's beep, are stored as repeat calls once the
+    hub is back, and the referee's confirm (a hold, after the quiet time)
+    records no missing piece: no penalty.  The table page says so."""
+    from tabletimer.hub.web.table_view import table_view
+
+    hub = rig.start_hub()
+    hub.start_round()
+    sim = rig.board("g9", timings=dict(FAST, quiet_ms=800))
+    ready(sim)
+    rig.stop_hub()                                    # the hub laptop away: nothing acked
+    then(sim, "press 1 80", journaled_as(1, "press"))
+    for seq in (2, 3):                                # no two beeps back: pressed again
+        start = len(sim.records)
+        then(sim, "press 1 80", journaled_as(seq, "stray"))
+        assert sim.wait_for(lambda r: r.get("sim") == "buzz" and r["freq"] > 0, start=start)["freq"] == 2500
+    hub = rig.start_hub()                             # back: the journal comes in, acked
+    sim.wait_for(lambda r: r.get("acked") == [1, 3], timeout=20)
+    reps = [ev["payload"] for ev in hub.store.events() if ev["type"] == "stray"]
+    assert [(p["state"], "missing" in p) for p in reps] == [("called", False), ("called", False)]
+    view = table_view(hub.competition, "g9", hub.clock.now_ms())
+    assert view["stations"][0]["at_board"] == {"repeats": 2, "missing": 0}
+    then(sim, "press 1 900", journaled_as(4, "confirm"))     # the referee's hold
+    conf = rig.wait_event(lambda ev: ev["type"] == "confirm")
+    assert conf["payload"]["missing"] == 0
+    (row,) = [r for r in hub.standings() if r.entrant == "g9/1"]
+    assert (row.status, row.penalty_ms) == ("finished", 0)
+    assert not [a for a in hub.alerts() if "stray" in a]    # a repeat call is no alert

@@ -71,19 +71,30 @@ def test_press_while_running_is_a_finish_call_with_hub_time():
     assert protocol.decode(protocol.encode(m)) == m
 
 
+def hub_has(board, call, t):
+    """The hub's station states (in the press's ack) say the call is open
+    there, at local time t."""
+    board.update([[2, [call["boot"], call["seq"]], None, 0]], t)
+
+
 def test_referee_counts_missing_pieces_then_confirms():
     b = Board(1, 1)
     running(b)
     call = events(press(b, 1, 1000))[0]
-    assert sounds(hold(b, 1, 5000, 100)) == ["count"]
-    assert sounds(hold(b, 1, 6000, 300)) == ["count"]
-    acts = hold(b, 1, 7000, 2500)
+    hub_has(b, call, 1100)                          # the ack: counts from 6100 on (5 s quiet)
+    acts = hold(b, 1, 6100, 100)
+    assert sounds(acts) == ["count"]
+    (counted,) = events(acts)                       # told to the hub: the phone shows the count
+    assert (counted["type"], counted["state"], counted["missing"], counted["at"]) == \
+        ("stray", "called", 1, 6100 + OFF)
+    assert sounds(hold(b, 1, 7000, 300)) == ["count"]
+    acts = hold(b, 1, 8000, 2500)
     (conf,) = events(acts)
     assert sounds(acts) == ["confirmed"]
     assert conf["type"] == "confirm" and conf["call"] == [1, call["seq"]] and conf["missing"] == 2
-    assert conf["at"] == 9500 + OFF                 # the release that confirmed
-    assert b.state(1, b.sync.to_hub(9600)) == "done"
-    (stray,) = events(press(b, 1, 10000))           # after the confirmation
+    assert conf["at"] == 10500 + OFF                # the release that confirmed
+    assert b.state(1, b.sync.to_hub(10600)) == "done"
+    (stray,) = events(press(b, 1, 11000))           # after the confirmation
     assert stray["type"] == "stray" and stray["state"] == "done"
 
 
@@ -113,6 +124,50 @@ def test_hold_feedback_tells_the_referee_what_release_does():
     assert b.next_hold_ms(7000) == 11000
     assert sounds(b.hold_feedback(11000)) == ["void_armed"]
     assert b.hold_feedback(12000) == [] and b.next_hold_ms(12000) is None
+
+
+def test_a_nervous_second_press_is_a_repeat_call_never_a_missing_piece():
+    """Issue 45, item 3: the competitor presses again after calling (the
+    ack's beeps late: the hub away).  Before the hub has the call, and
+    within the quiet time after it (restarted by each such press), a short
+    press is a repeat call: reported, answered with the call's beep, never
+    counted; the confirm records no missing piece."""
+    b = Board(1, 1)
+    running(b)
+    call = events(press(b, 1, 1000))[0]
+    for t in (3000, 20000, 60000):                  # the hub away: no ack for a minute
+        acts = press(b, 1, t)
+        assert sounds(acts) == ["call"]
+        (rep,) = events(acts)
+        assert (rep["type"], rep["state"], "missing" in rep) == ("stray", "called", False)
+    hub_has(b, call, 61000)                         # the ack comes: counts from 66000 on
+    assert sounds(press(b, 1, 63000)) == ["call"]   # the competitor hears the beeps, presses once more
+    assert sounds(press(b, 1, 66000)) == ["call"]   # ... which started the quiet time again
+    assert b.st[0].missing == 0
+    (conf,) = events(hold(b, 1, 70000, 2500))       # the referee confirms
+    assert conf["missing"] == 0
+    # the referee's own count, once the station has been quiet: counted
+    b = Board(1, 1)
+    running(b)
+    call = events(press(b, 1, 1000))[0]
+    hub_has(b, call, 1500)
+    assert sounds(press(b, 1, 30000)) == ["count"] and b.st[0].missing == 1
+
+
+def test_the_confirm_hold_says_the_count_it_records():
+    """At the armed tick, a blip per missing piece counted: the referee
+    hears what the release records before it is recorded."""
+    b = Board(1, 1)
+    running(b)
+    call = events(press(b, 1, 1000))[0]
+    hub_has(b, call, 1000)
+    press(b, 1, 7000)
+    press(b, 1, 8000)
+    press(b, 1, 9000)
+    b.st[0].stable = PRESSED
+    b.transition(1, PRESSED, 10000)
+    assert sounds(b.hold_feedback(12000)) == ["confirm_armed", 3]
+    assert (b.st[0].missing, events(b.transition(1, RELEASED, 12500))[0]["missing"]) == (3, 3)
 
 
 def test_presses_outside_the_round_are_reported_not_dropped():
@@ -227,7 +282,8 @@ def test_snapshot_restores_pending_call_across_reboot():
     b = Board(1, 2)
     running(b)
     call = events(press(b, 1, 1000))[0]
-    hold(b, 1, 2000, 100)
+    hub_has(b, call, 1000)
+    hold(b, 1, 7000, 100)                          # a missing piece counted
     b2 = Board(2, 2)
     b2.restore(b.snapshot())
     synced(b2)
@@ -341,9 +397,15 @@ def test_one_at_a_time_station_follows_a_confirmation_at_the_desk():
 def test_default_and_configured_hold_times():
     b = Board(1, 1)                                  # defaults: confirm 2 s, void 6 s
     running(b)
-    press(b, 1, 1000)
-    assert sounds(hold(b, 1, 2000, 1999)) == ["count"]
-    assert sounds(hold(b, 1, 5000, 2000)) == ["confirmed"]
+    call = events(press(b, 1, 1000))[0]
+    hub_has(b, call, 1000)
+    assert sounds(hold(b, 1, 6000, 1999)) == ["count"]   # quiet 5 s after the hub has the call
+    assert sounds(hold(b, 1, 9000, 2000)) == ["confirmed"]
+    b = Board(1, 1, timings={"quiet_ms": 300})
+    running(b)
+    call = events(press(b, 1, 1000))[0]
+    hub_has(b, call, 1000)
+    assert sounds(press(b, 1, 1299)) == ["call"] and sounds(press(b, 1, 1700)) == ["count"]
     b = Board(1, 1, timings={"confirm_ms": 400, "void_ms": 900, "debounce_ms": 10})
     running(b)
     press(b, 1, 1000)

@@ -2,7 +2,7 @@
 from gestures import Debouncer, classify
 
 PRESSED, RELEASED = 1, 0
-SHORT, CONFIRM, VOID = "short", "confirm", "void"
+SHORT, CONFIRM, VOID = None, "confirm", "void"
 
 
 def feed(d, edges):

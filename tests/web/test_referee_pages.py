@@ -238,6 +238,9 @@ def test_the_chosen_order_swap(tmp_path, browser):
         expect(page.locator("#message")).to_contain_text("stored: swap puzzle 1 for 2")
         (row,) = h.rows("swap")
         assert (row["payload"]["packed"], row["payload"]["opened"], row["payload"]["who"]) == (1, 2, "Anna")
+        # the card follows the swap: the 500 on the table, its swap back offered (issue 45, item 1)
+        expect(team).to_contain_text("puzzle 2 (500)")
+        expect(team.locator('[data-act="swap1-arm"]')).to_have_text("Pack 2, open 1")
         ctx.close()
     finally:
         h.close()
@@ -324,3 +327,24 @@ def test_the_count_forms_words_say_what_is_counted(tmp_path, browser, preset, hi
         ctx.close()
     finally:
         h.close()
+
+
+def test_the_card_shows_repeat_calls_and_the_count_the_boards_confirm_records(hub, phone):
+    """Issue 45, item 3: Bob presses again after his call (a repeat call,
+    never a missing piece); the referee counts one missing piece at the
+    board.  The card says both, and what the board's confirm records (the
+    penalty and net time), before it is recorded."""
+    from tabletimer.shared import protocol as P
+
+    hub.start()
+    hub.press("B1", 2)                                    # Bob calls (seq 1)
+    now = hub.svc.clock.now_ms()
+    hub.board("B1", P.event(P.T_STRAY, 1, 2, 2, now, state="called"))              # nervous: again
+    hub.board("B1", P.event(P.T_STRAY, 1, 3, 2, now + 5, state="called", missing=1))   # the referee's count
+    phone.goto(f"{hub.url}/t/Table%201")
+    bob = station(phone, "B1", 2)
+    expect(bob.locator(".repeats")).to_contain_text("pressed again 1× since the call: repeat calls, "
+                                                    "no missing piece")
+    expect(bob.locator(".board-count")).to_contain_text("counted at the board: 1 missing; the board's confirm "
+                                                        "(hold 2 s) records penalty +0:10")
+    assert not [a for a in hub.svc.alerts() if "stray" in a]          # no alert for either

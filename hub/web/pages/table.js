@@ -116,6 +116,16 @@
     card.appendChild(el("div", { "class": "recorded", text: TT.fmt(s.time_ms, res()) }));
     card.appendChild(el("div", { "class": "hint wait", "data-since": String(s.call_at) }));
     if (s.call_short) card.appendChild(el("div", { "class": "hint press-id", text: "press " + s.call_short }));
+    var ab = s.at_board;
+    if (ab && ab.missing) {
+      // the referee's count at the board: what its confirming hold records (said by its blips too)
+      card.appendChild(el("div", { "class": "hint board-count", text: "counted at the board: " + ab.missing +
+        " missing; the board's confirm (hold 2 s) records " + penaltyText(s, { missing: { missing_found: ab.missing } }) }));
+    }
+    if (ab && ab.repeats) {
+      card.appendChild(el("div", { "class": "hint repeats", text: "pressed again " + ab.repeats +
+        "× since the call: repeat calls, no missing piece" }));
+    }
     var pv = el("div", { "class": "preview" });
     function update() { pv.textContent = penaltyText(s, d); }
     view.format.missing.forEach(function (c) { card.appendChild(stepper(s, d, c, update)); });

@@ -37,7 +37,7 @@ from mqtt_client import MQTTClient
 
 # const() with a leading underscore: folded into the bytecode, no global
 # (each module-level name costs RAM on the board)
-_FW_VERSION = const("0.4.0")
+_FW_VERSION = const("0.5.0")
 _SYNC_BURST = const(6)            # requests right after (re)connecting
 _SYNC_BURST_GAP_MS = const(100)
 _SYNC_INTERVAL_MS = const(30000)

@@ -188,6 +188,22 @@ def test_no_module_of_the_hub_or_the_benches_is_over_450_lines_without_a_reason(
     assert not stale, f"docs/architecture.md explains modules that are no longer over {LONG_LINES} lines: {stale}"
 
 
+def test_architecture_md_names_every_module_and_none_that_is_gone():
+    """docs/architecture.md names every module of the hub, shared/, the
+    firmware and the tools (by its file name, in backquotes), and no file
+    that is not in the tree (tests/ counted)."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`([^`\s]*?\.py)`", text))
+    names = {Path(n).name for n in named}
+    ours = [p for folder in ("hub", "shared", "firmware", "tools") for p in modules(folder)
+            if p.name != "__init__.py" and "__pycache__" not in p.parts]
+    missing = sorted(str(p.relative_to(ROOT)) for p in ours if p.name not in names)
+    assert not missing, f"modules docs/architecture.md does not name: {missing}"
+    present = {p.name for folder in ("hub", "shared", "firmware", "tools", "tests") for p in modules(folder)}
+    gone = sorted(n for n in named if Path(n).name not in present)
+    assert not gone, f"docs/architecture.md names modules that are not in the tree: {gone}"
+
+
 def module_graph(root: Path = ROOT) -> dict[str, set[str]]:
     """Module -> the modules of ours it imports.  The hub, shared/ and
     tools/ by their installed names; the firmware's flat modules (deployed

@@ -2,7 +2,7 @@
 asks and tells this; pure bookkeeping, no I/O):
 
   - at most max_connections in all, and at most per_address from one source
-    (an IPv4 address; an IPv6 /64: `source_of`);
+    (an IPv4 address; an IPv6 /64: boards/peer_address.py's `source_of`, the broker's rule too);
   - the last `reserved` of them only for requests with a credential
     (`privileged(scope)`: a referee's sign-in, the console's token, a hall
     screen's token): a connection accepted there waits until its first
@@ -19,10 +19,9 @@ consoles and the projector their room (issue #33 item 2)."""
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from collections import Counter
-from typing import Any, Callable, Hashable
+from typing import Callable, Hashable
 
 PER_ADDRESS = 64             # connections from one source at a time (a phone needs a few, a NAT more)
 RESERVED_SHARE = 16          # the last 1/16 of the connections (64 of 1024) only for a credential
@@ -31,22 +30,6 @@ PROBATION_PER_ADDRESS = 4    # connections of one source waiting in the reserve 
 log = logging.getLogger(__name__)
 
 Privileged = Callable[[dict], bool]     # an ASGI scope -> does its request carry a valid credential?
-
-
-def source_of(peer: Any) -> str:
-    """What a connection is counted against: its peer's IPv4 address (an
-    IPv4-mapped IPv6 one too), or its IPv6 /64 (a host picks any address of
-    its /64 for itself)."""
-    host = peer[0] if isinstance(peer, (tuple, list)) and peer else peer
-    try:
-        ip = ipaddress.ip_address(str(host).split("%", 1)[0])
-    except ValueError:
-        return str(host or "?")
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip)
 
 
 def _drop(counter: Counter, key: str) -> None:

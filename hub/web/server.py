@@ -45,7 +45,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..boards.service import HubService
 from . import connection_limits
-from .connection_limits import PER_ADDRESS, RESERVED_SHARE, ConnectionLimits, Privileged, source_of
+from ..boards.peer_address import source_of
+from .connection_limits import PER_ADDRESS, RESERVED_SHARE, ConnectionLimits, Privileged
 
 DEFAULT_PORT = 8765
 REQUEST_TIMEOUT_S = 10.0     # a request arrives whole within this, or its connection is closed

@@ -26,7 +26,8 @@ MAY_IMPORT = {
     "hub.outputs": {"hub.event", "hub.rules", "shared"},
     "hub.console": {"hub.boards", "hub.event", "hub.rules", "shared"},
     "hub.web": {"hub.boards", "hub.event", "hub.rules", "hub.outputs", "shared"},
-    "hub.cli": {"hub.web", "hub.console", "hub.outputs", "hub.boards", "hub.event", "hub.rules",
+    "hub.runtime": {"hub.web", "hub.console", "hub.outputs", "hub.boards", "hub.event", "hub.rules", "shared"},
+    "hub.cli": {"hub.runtime", "hub.web", "hub.console", "hub.outputs", "hub.boards", "hub.event", "hub.rules",
                 "shared", "tools"},
     "shared": set(),
 }

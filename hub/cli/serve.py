@@ -18,6 +18,7 @@ from .common import print_final, room_for_connections, serving, stop_on_signals
 from .hall_check import firmware_version
 from .keep_awake import keep_awake
 from .log_sentences import describe
+from ..runtime.main_loop import MainLoop
 from .options import FENCED
 
 
@@ -170,7 +171,8 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
                 timer.daemon = True
                 timer.start()
             threading.Thread(target=watchdog, daemon=True).start()
-            run_console(service, title, stop, tick, hub_fw=firmware_version())
+            loop = MainLoop(service.note)            # Textual's timer paces it; measured all the same
+            run_console(service, title, stop, lambda: loop.run_pass(tick), hub_fw=firmware_version())
         else:   # a log, not a screen: one line per stored event
             # printed here, not by the thread that stores it (a ranking per
             # line cost the commit thread half its time in a burst): the
@@ -181,10 +183,12 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
                     while stored:
                         print(describe(service, stored.popleft(), ranked), flush=True)
 
-            while not stop.is_set() and not (deadline and time.monotonic() > deadline):
-                stop.wait(0.25)
+            def one_pass() -> None:
                 tick()
                 print_stored()
+
+            MainLoop(print).run(one_pass, stop.wait,
+                                lambda: stop.is_set() or bool(deadline and time.monotonic() > deadline))
             print_stored()
             if why:
                 print(f"stopping: {why[0]}", flush=True)

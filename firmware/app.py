@@ -57,6 +57,18 @@ _HUB_JUMP_MS = const(300000)
 # a hub that takes over (a higher term) gets them again (on_message), the
 # ones its copy of the log missed included (docs/protocol.md, "Terms")
 _KEEP_MS = const(600000)
+# App.hub_ctr, one list (one allocation) of what the board holds of its hub:
+_HUB_CTR = const(0)     # the highest command counter taken (0: none this boot)
+_HUB_BASE = const(1)    # the first taken this boot less the local time it came (None: none yet)
+_HUB_JUMP = const(2)    # one refused as a jump, which the next sync request reports (0: none)
+_HUB_TERM = const(3)    # the highest hub term seen (kept across reboots in the schedule)
+_HUB_PROOF = const(4)   # that term's proof (hex; auth.proves)
+# App.flags: the tasks the board cannot do without that looped since the
+# watchdog was last fed (by the inputs task, once all have)
+_LOOPED_SIGNALS = const(1)    # scheduled_signals
+_LOOPED_PLAYER = const(2)     # player
+_LOOPED_SENDER = const(4)     # sender
+_LOOPED_ALL = const(_LOOPED_SIGNALS | _LOOPED_PLAYER | _LOOPED_SENDER)
 
 
 class Wake:
@@ -106,13 +118,10 @@ class App:
         except (OSError, ValueError):
             pass
         self.ctr = 0              # counter of every message this boot signs
-        # the hub's counters: [the highest taken, the first taken this boot
-        # less the local time it came (None: none yet), one refused as a
-        # jump that the next sync request reports (0: none)] -- one name
-        # ... and the highest hub term it has seen (a standby that took over: a higher one; kept
-        # across reboots in the schedule it came with): a command of a lower term is an old
-        # primary's, refused; and that term's proof (hex), which a higher term's must hash down
-        # to (auth.proves: only a hub can make it)
+        # the hub's counters, term and proof (_HUB_CTR.._HUB_PROOF): a
+        # command of a lower term than the highest seen (a standby that took
+        # over: a higher one) is an old primary's, refused; a higher term's
+        # proof must hash down to the one held (auth.proves: only a hub can make it)
         sc = self.board.sched or {}
         self.hub_ctr = [0, None, 0, sc.get("term", 1), sc.get("hash")]
         bid = cfg["board"]
@@ -139,9 +148,7 @@ class App:
         self.sounds = []                   # feedback patterns waiting to play
         self.sound = Wake()                # one more in sounds
         self.sync_burst = 0
-        # 1, 2, 4: the scheduled signals, the sound player, the sender looped
-        # since the watchdog was last fed (by the inputs task)
-        self.flags = 0
+        self.flags = 0                     # _LOOPED_*: the tasks that looped since the last feed
         # acknowledged entries still in flash, runs of keys flat (boot,
         # first seq, last seq, boot, ...: Journal.forget):
         # kept for a hub that takes over (_KEEP_MS after the round's end:
@@ -180,9 +187,9 @@ class App:
         h = self.hub_ctr
         msg = protocol.status_online(self.board.boot, _FW_VERSION, self.board.stations,
                                      mem=gc.mem_free(), up=self.clock.now() // 1000,
-                                     rssi=self.hw.rssi(), fault=self.fault, term=h[3])
-        if h[3] > 1 and h[4]:
-            msg["hash"] = h[4]        # the term's proof: the hubs check it (only a hub can make it)
+                                     rssi=self.hw.rssi(), fault=self.fault, term=h[_HUB_TERM])
+        if h[_HUB_TERM] > 1 and h[_HUB_PROOF]:
+            msg["hash"] = h[_HUB_PROOF]   # the term's proof: the hubs check it (only a hub can make it)
         try:                  # for the hall check: the flash free, and the journal's entries
             s = os.statvfs(self.hw.root)
             n = 0
@@ -210,39 +217,39 @@ class App:
             h = self.hub_ctr
             t, p = msg.get("term", 1), msg.get("hash")
             if msg["type"] == protocol.T_SCHED and msg.get("ev") != (self.board.sched or {}).get("ev"):
-                h[3], h[4] = t, p         # another event's hub (a board reused): its terms, not the last event's
-            if t < h[3]:
-                raise AuthError("an old hub's (term %d, not %d)" % (t, h[3]))
-            if t > h[3]:                  # a hub that took over, if it proves it (a key
-                if not proves(p, t - h[3], h[4]):   # holder cannot): its counters afresh,
+                h[_HUB_TERM], h[_HUB_PROOF] = t, p   # another event's hub (a board reused): its terms, not the last event's
+            if t < h[_HUB_TERM]:
+                raise AuthError("an old hub's (term %d, not %d)" % (t, h[_HUB_TERM]))
+            if t > h[_HUB_TERM]:          # a hub that took over, if it proves it (a key
+                if not proves(p, t - h[_HUB_TERM], h[_HUB_PROOF]):   # holder cannot): its counters afresh,
                     raise AuthError("term %d without a hub's proof" % t)
-                h[0], h[1] = 0, None
+                h[_HUB_CTR], h[_HUB_BASE] = 0, None
                 # and every entry still in flash goes to it again: the old
                 # hub acknowledged some perhaps after its last row reached
                 # the one taking over (the new hub stores each once)
                 self.gone = []
                 self.board.backlog = (0, 0)
                 self.kick.set()
-            if t > h[3] or p and not h[4]:
+            if t > h[_HUB_TERM] or p and not h[_HUB_PROOF]:
                 # the term and its proof (the first a term-1 hub gives: its
                 # schedule's), kept across reboots in the saved schedule
-                h[3], h[4] = t, p
+                h[_HUB_TERM], h[_HUB_PROOF] = t, p
                 sc = self.board.sched
                 if sc is not None:
                     sc["term"], sc["hash"] = t, p
                     self.save_state()
             if msg["type"] != protocol.T_SCHED:   # schedules are ordered by id
                 ctr = msg.get("ctr")
-                if ctr is None or ctr <= h[0]:
+                if ctr is None or ctr <= h[_HUB_CTR]:
                     raise AuthError("replayed or unnumbered")
                 # a counter far ahead (someone with the key) would make every
                 # later command of the real hub a replay: refused, reported
-                if h[1] is None:
-                    h[1] = ctr - now
-                elif ctr - now > h[1] + _HUB_JUMP_MS + now // 1000:
-                    h[2] = ctr
+                if h[_HUB_BASE] is None:
+                    h[_HUB_BASE] = ctr - now
+                elif ctr - now > h[_HUB_BASE] + _HUB_JUMP_MS + now // 1000:
+                    h[_HUB_JUMP] = ctr
                     raise AuthError("counter jump (%d)" % ctr)
-                h[0] = ctr
+                h[_HUB_CTR] = ctr
         except (protocol.ProtocolError, AuthError) as e:
             self.hw.log("rejected message on %s: %s" % (topic, e))
             return
@@ -334,7 +341,7 @@ class App:
         not hear a board's WiFi trouble); a sound cuts the blink short."""
         hw = self.hw
         while True:
-            self.flags |= 2
+            self.flags |= _LOOPED_PLAYER
             try:
                 if self.sounds:
                     n = self.sounds.pop(0)
@@ -361,7 +368,7 @@ class App:
         """Scheduled hall signals, on the board's synchronised clock."""
         b = self.board
         while True:
-            self.flags |= 1
+            self.flags |= _LOOPED_SIGNALS
             try:
                 now = self.clock.now()
                 t = b.sync.to_hub(now)
@@ -416,7 +423,7 @@ class App:
                 # fed only if the other tasks the board cannot do without
                 # looped too: one that hangs (or a VM stuck in a loop) resets
                 # the board.  (In the try: the simulator's feed allocates.)
-                if self.flags == 7:
+                if self.flags == _LOOPED_ALL:
                     self.flags = 0
                     self.hw.watchdog(0)
             except Exception as e:    # a MemoryError on a fragmented heap, above all
@@ -488,7 +495,7 @@ class App:
     async def sender(self):
         while True:
             await self.kick.wait(_SEND_POLL_MS)
-            self.flags |= 4
+            self.flags |= _LOOPED_SENDER
             try:
                 b = self.board
                 for e in b.fill(self.journal.load):   # acknowledged ones made room
@@ -526,11 +533,11 @@ class App:
                         self.sync_burst -= 1
                     msg = self.board.sync_request(self.clock.now())
                     h = self.hub_ctr
-                    d = h[2]
+                    d = h[_HUB_JUMP]
                     if d:                 # a command refused as a jump: the hub hears of it
                         msg["hub_ctr"] = d
-                    if await self.send(self.topic + protocol.SYNC, msg) and h[2] == d:
-                        h[2] = 0
+                    if await self.send(self.topic + protocol.SYNC, msg) and h[_HUB_JUMP] == d:
+                        h[_HUB_JUMP] = 0
                 gc.collect()
                 self.hw.emit({"heap": [gc.mem_alloc(), gc.mem_free()]})
             except Exception as e:    # a MemoryError on a fragmented heap, above all

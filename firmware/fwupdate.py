@@ -88,7 +88,7 @@ class Job:
         if type(self.size) is not int or not 0 < self.size <= 4096:
             raise ValueError("a manifest of %r bytes" % (self.size,))
         self.want = None         # the file's sha256 (the manifest's: its HMAC, self.sig)
-        self.h = hashlib.sha256(app.signer._ipad)       # HMAC's inner hash, fed as it comes
+        self.h = app.signer.start()       # HMAC's inner hash, fed as it comes
         self.f = self.o = self.got = self.total = 0
         self.fw = None           # the version, once the manifest is in
 
@@ -102,9 +102,7 @@ class Job:
     def file(self, app):
         # the file just received checked; on to the next (True: it was the last)
         if self.f == 0:
-            out = hashlib.sha256(app.signer._opad)
-            out.update(self.h.digest())
-            if not equal(out.digest(), self.sig):
+            if not equal(app.signer.end(self.h), self.sig):
                 raise ValueError("the manifest's signature is not this board's hub's")
             w = self.line(0)
             if len(w) != 3 or w[0] != "tabletimer-firmware" or not 0 < len(w[1]) <= 16:
@@ -172,7 +170,7 @@ class Job:
             w = self.line(n) if n else ["manifest.txt"]
             if not w:
                 return
-            h = hashlib.sha256(app.signer._ipad) if n == 0 else hashlib.sha256()
+            h = app.signer.start() if n == 0 else hashlib.sha256()
             with open(self.slot + w[0], "rb") as f:
                 while True:
                     k = f.readinto(buf)
@@ -180,9 +178,7 @@ class Job:
                         break
                     h.update(memoryview(buf)[:k])
             if n == 0:
-                out = hashlib.sha256(app.signer._opad)
-                out.update(h.digest())
-                if not equal(out.digest(), self.sig):
+                if not equal(app.signer.end(h), self.sig):
                     raise ValueError("the manifest changed in flash")
             elif binascii.hexlify(h.digest()).decode() != w[2]:
                 raise ValueError(w[0] + ": changed in flash (its sha256 read back differs)")

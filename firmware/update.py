@@ -31,6 +31,14 @@ import sys
 
 from journal import write_atomic
 
+try:
+    from micropython import const
+except ImportError:   # CPython (a tool reading KEYS)
+    def const(v):
+        return v
+
+_HUB_CTR = const(0)   # App.hub_ctr's index of the highest hub counter taken (app.py)
+
 # what the hub may set, as "part.key" (or "key") of the configuration
 KEYS = ("wifi.ssid", "wifi.password", "broker.host", "broker.port", "broker.failover",
         "broker.keepalive", "broker.user", "broker.password", "buzzer.pin", "buzzer.kind",
@@ -206,7 +214,7 @@ async def answer(app, rid, why, applied=False):
 async def run(app):
     """This boot's trial (new settings, or a new firmware: main.py):
     committed once the hub's signed, numbered message is taken
-    (App.on_message: hub_ctr[0] set), else back to the previous
+    (App.on_message: hub_ctr[_HUB_CTR] set), else back to the previous
     configuration (or version) within the limit, and a restart."""
     import asyncio
     import protocol
@@ -217,7 +225,7 @@ async def run(app):
     else:
         n = _fw[2]
         what = "firmware " + n[3]
-    while not app.hub_ctr[0]:
+    while not app.hub_ctr[_HUB_CTR]:
         if app.clock.now() > n[1] * 1000:
             if not hw.network_ok():
                 why = "WiFi not joined"

@@ -41,17 +41,31 @@ class Signer:
             self._ipad[i] = k ^ 0x36
             self._opad[i] = k ^ 0x5C
 
+    # HMAC streamed: start() gives the inner hash (update() it with the
+    # message as it comes: a firmware's files, chunk by chunk), end() the
+    # MAC of what it was fed.  (start, end: names the interpreter has
+    # already, no qstr in the board's RAM.)
+    def start(self):
+        """The HMAC's inner hash, the key's inner pad fed: feed it the
+        message with update(), then give it to end()."""
+        return hashlib.sha256(self._ipad)
+
+    def end(self, sha256):
+        """The HMAC-SHA256 (32 bytes) of what the hash start() gave was fed
+        (the argument's name is one the interpreter has already)."""
+        outer = hashlib.sha256(self._opad)
+        outer.update(sha256.digest())
+        return outer.digest()
+
     def mac(self, data, topic=None):
         """HMAC-SHA256 of data; with a topic, of topic + "\\n" + data (the
         parts fed in turn: no copy of the message on the board's heap)."""
-        inner = hashlib.sha256(self._ipad)
+        inner = self.start()
         if topic is not None:
             inner.update(topic.encode())
             inner.update(b"\n")
         inner.update(data)
-        outer = hashlib.sha256(self._opad)
-        outer.update(inner.digest())
-        return outer.digest()
+        return self.end(inner)
 
     def sign(self, topic, body):
         """body: bytes (the JSON text) -> the signed payload."""

@@ -159,6 +159,21 @@ def test_the_boards_names_fit_four_qstr_pools(tmp_path):
     assert "'app'" in r.stdout and "'mqtt_client'" in r.stdout
 
 
+def test_packed_fields_are_read_by_named_indices():
+    """App.hub_ctr's fields and App.flags' bits are read and set by named
+    const() (folded into the bytecode: no qstr, no RAM; the qstr test above
+    and docs/benchmarks.md's figures hold), never by a bare number."""
+    fw = Path(__file__).resolve().parents[2] / "firmware"
+    app = (fw / "app.py").read_text()
+    update = (fw / "update.py").read_text()
+    bare = (re.findall(r"\bh\[\d\]|hub_ctr\[\d\]|flags \|= \d|flags == \d", app)
+            + re.findall(r"hub_ctr\[\d\]", update))
+    assert not bare, bare
+    for name in ("_HUB_CTR", "_HUB_BASE", "_HUB_JUMP", "_HUB_TERM", "_HUB_PROOF",
+                 "_LOOPED_SIGNALS", "_LOOPED_PLAYER", "_LOOPED_SENDER", "_LOOPED_ALL"):
+        assert re.search(r"^%s = const\(" % name, app, flags=re.M), name
+
+
 def test_mpy_reads_bursts_and_long_payloads(device, paho_factory):
     pre = prefix()
     paho = paho_factory()

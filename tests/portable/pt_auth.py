@@ -26,6 +26,21 @@ def test_rfc4231_long_key_is_hashed():
         "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
 
 
+def test_a_mac_streamed_is_the_mac_of_the_whole():
+    # start(), the message fed in parts, end(): what mac() gives of it whole
+    # (a firmware's manifest, checked as its chunks come: firmware/fwupdate.py)
+    s = Signer(b"Jefe")
+    h = s.start()
+    for part in (b"what do ya ", b"", b"want for nothing?"):
+        h.update(part)
+    assert hx(s.end(h)) == \
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+    h = s.start()
+    h.update(b"tt/v1/b/t1/evt\n")
+    h.update(b'{"a": 1}')
+    assert s.end(h) == s.mac(b'{"a": 1}', "tt/v1/b/t1/evt") != s.mac(b'{"a": 1}')
+
+
 KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
 

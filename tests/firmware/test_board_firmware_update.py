@@ -441,4 +441,6 @@ def test_an_update_in_a_small_heap_restarts_the_board_on_its_version_and_fails_s
         sim.wait_for(lambda r: "heap" in r and r["t"] > failed["received_ms"], timeout=20)
         free = [f for u, f in (r["heap"] for r in sim.records if "heap" in r)]
         print("heap free at the last sync after the restart", free[-1], "of", HEAP_KB * 1024)
-        assert free[-1] > 8 * 1024                 # its RAM whole again, not the 3 KB a failed import leaves
+        # its RAM whole again (8.6-8.8 KB alone; 7.6 KB once in a loaded run: more in flight at the
+        # sync), not the 3 KB a failed import leaves
+        assert free[-1] > 6 * 1024

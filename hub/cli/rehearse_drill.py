@@ -65,6 +65,16 @@ def _port_free(host: str, port: int) -> bool:
     return True
 
 
+_OUTPUT = threading.Lock()          # the drill's standard output, one child's line at a time
+
+
+def _say(text: str) -> None:
+    """The drill's own line(s), written whole between the children's."""
+    with _OUTPUT:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
 class _Child:
     """A hub of the drill as a child process, its lines printed with a prefix."""
 
@@ -79,7 +89,12 @@ class _Child:
     def _relay(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            print(f"{self.name}: {line.rstrip()}", flush=True)
+            # one write per line, under one lock for every child: print() writes the text and its
+            # newline apart, and two children's lines met on one ("standby: copied ...primary: board
+            # D1 online"), which nobody reading the drill's output could find
+            with _OUTPUT:
+                sys.stdout.write(f"{self.name}: {line.rstrip()}\n")
+                sys.stdout.flush()
             with self.said:
                 self.lines.append(line)
                 self.said.notify_all()
@@ -186,7 +201,7 @@ def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow
             sim.reboots = True       # boots again after its reset, as a board does
             sims.append(sim.start())
         d, first = event_dir, sorted(boards)[0]
-        print(f"drill: the hub laptop (pid {primary.proc.pid}, its broker on {SECOND}:{args.port}) and the "
+        _say(f"drill: the hub laptop (pid {primary.proc.pid}, its broker on {SECOND}:{args.port}) and the "
               f"standby laptop (pid {standby.proc.pid}, its idle broker on 127.0.0.1:{args.port}); "
               f"{len(sims)} simulated board(s) flashed with both, the hub laptop's first. From another terminal:\n"
               f"  tabletimer act {folder} round_start    (the desk starts the round)\n"
@@ -194,20 +209,19 @@ def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow
               f"  tabletimer rehearse {d} --kill-primary    (the hub laptop dies)\n"
               f"  tabletimer rehearse {d} --takeover    (at the standby's PRIMARY SILENT: it takes over)\n"
               f"  tabletimer act {copy} ...    (the desk, on the new hub)\n"
-              f"Ctrl-C ends the drill.", flush=True)
+              f"Ctrl-C ends the drill.")
 
         def asked(what: str) -> None:
             if what == KILL and primary.proc.poll() is None:
-                print(f"drill: the hub laptop dies: SIGKILL to pid {primary.proc.pid}", flush=True)
+                _say(f"drill: the hub laptop dies: SIGKILL to pid {primary.proc.pid}")
                 primary.stop(kill=True)
             elif what == TAKEOVER and "new hub" not in hubs:
                 if primary.proc.poll() is None:
-                    print("drill: the primary still runs: kill it first (`--kill-primary`); a takeover from "
-                          "a live primary is the split brain the docs warn of", flush=True)
+                    _say("drill: the primary still runs: kill it first (`--kill-primary`); a takeover from "
+                          "a live primary is the split brain the docs warn of")
                     return
-                print("drill: the standby stops; `tabletimer takeover` starts on its copy, its web server on "
-                      f"the dead primary's address ({url[0]}: the phones' pages come back where they were)",
-                      flush=True)
+                _say("drill: the standby stops; `tabletimer takeover` starts on its copy, its web server on "
+                      f"the dead primary's address ({url[0]}: the phones' pages come back where they were)")
                 standby.stop()
                 hubs["new hub"] = _Child("new hub", [*tt, "takeover", str(copy), "--primary", url[0], *kind,
                                                      "--listen", "127.0.0.1", "--port", str(args.port),
@@ -233,6 +247,6 @@ def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow
                 stored = sum(e["source"] == "board" and e["type"] == "press" for e in store.events())
             finally:
                 store.close()
-            print(f"drill over: the boards made {presses} press(es); the new hub's log has {stored}", flush=True)
+            _say(f"drill over: the boards made {presses} press(es); the new hub's log has {stored}")
         else:
-            print(f"drill over (no takeover): the boards made {presses} press(es)", flush=True)
+            _say(f"drill over (no takeover): the boards made {presses} press(es)")

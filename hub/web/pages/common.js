@@ -218,10 +218,16 @@ var TT = (function () {
     return out.length ? (sep || "?") + out.join("&") : "";
   }
 
+  // a hall view's armed start still ahead (nobody solving yet), and an entrant's status as shown:
+  // once the start has come the waiting are solving, before the next view says so
+  function armed(view) { return view.start !== null && now() < view.start; }
+  function shownStatus(view, r) { return r.status === "waiting" && view.start !== null && !armed(view) ? "solving" : r.status; }
+
   window.addEventListener("online", flush);
   setInterval(flush, 3000);
   document.addEventListener("DOMContentLoaded", showQueue);
 
   return { now: now, fmt: fmt, el: el, act: act, flush: flush, stream: stream, queue: load, hallQuery: hallQuery,
+           armed: armed, shownStatus: shownStatus,
            onAnswer: function (fn) { handlers.answer = fn; }, isLive: function () { return live; } };
 })();

@@ -23,8 +23,8 @@
 
   // an armed start still ahead: nobody is solving yet ("waiting"); once it has come, the
   // waiting are solving (the view that says so follows within seconds)
-  function armed() { return view.start !== null && TT.now() < view.start; }
-  function status(r) { return r.status === "waiting" && view.start !== null && !armed() ? "solving" : r.status; }
+  function armed() { return TT.armed(view); }
+  function status(r) { return TT.shownStatus(view, r); }
 
   function summary() {
     var s = document.getElementById("summary");

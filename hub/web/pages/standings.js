@@ -8,8 +8,8 @@
 
   function res() { return view ? view.resolution_ms : 1000; }
   // an armed start still ahead: nobody is solving yet; once it has come, the waiting are solving
-  function armed() { return view.start !== null && TT.now() < view.start; }
-  function status(r) { return r.status === "waiting" && view.start !== null && !armed() ? "solving" : r.status; }
+  function armed() { return TT.armed(view); }
+  function status(r) { return TT.shownStatus(view, r); }
   // a pieces-ranked round (most pieces, ties by the earlier last whole puzzle) ranks by pieces
   function pieces() { return view.order === "pieces"; }
   function text(r) {

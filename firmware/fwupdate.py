@@ -51,7 +51,7 @@ def older(a, b):
     follows them: "0.8.0-old", "1.0.0-rc1", "1.0.0+dev") before the one
     without, and two suffixes as text ("-old" before "-rc1").  A version
     without numbers ("dev") is 0 with a suffix: before every numbered one.
-    Runs on CPython too (the hub's desk asks it, hub/boards/firmware_update.py)."""
+    Runs on CPython too (the hub's desk asks it, hub/fleet/firmware_update.py)."""
     k = []
     for v in (a, b):
         n, s = [0], ""

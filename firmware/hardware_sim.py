@@ -3,7 +3,7 @@
 # simulator or a test can press buttons and watch the buzzer.
 #
 # stdin, one line each (SimBoard sends them at their instants; a test speaks
-# its gestures -- press, down, up, edges -- to SimBoard, tools/simulator.py):
+# its gestures -- press, down, up, edges -- to SimBoard, hub/fleet/simulator.py):
 #   edge <station> <level> <host ms> <first>
 #       a contact changes to level (1 pressed, 0 released) at that instant
 #       (told up to LEAD_MS ahead: it happens at its instant, in time order
@@ -148,7 +148,7 @@ class Hardware:
         sys.exit(3)
 
     def watchdog(self, t):
-        # the chip's timer is SimBoard's (tools/simulator.py), outside the
+        # the chip's timer is SimBoard's (hub/fleet/simulator.py), outside the
         # board's heap: started with t ms, fed with 0 (no "t": SimBoard
         # takes the instant it reads the line)
         print('{"watchdog":%d}' % t)
@@ -185,7 +185,7 @@ class Hardware:
                 continue
             t = at - _host_ms()
             if t > 0:
-                # told ahead (tools/simulator.py): the contact changes at its instant,
+                # told ahead (hub/fleet/simulator.py): the contact changes at its instant,
                 # in time order with everything else this board waits for -- however
                 # late the host's threads run, the world is never late for the chip
                 asyncio.create_task(self.schedule(t, station, level, at, first))

@@ -4,7 +4,7 @@
 # rename (the commit of a write-then-rename), a remove and a gc.collect()
 # block the VM -- nothing runs meanwhile, not a pin interrupt's handler
 # either.  Installed in sys.modules before the firmware imports them, so
-# the firmware has no code for it.  Host only (tools/firmware_build.py).
+# the firmware has no code for it.  Host only (hub/fleet/firmware_build.py).
 # Also the model of a board that joined no WiFi (wifi(): the hall's access
 # point refused its ssid or password, hardware_sim.py), loaded only then.
 

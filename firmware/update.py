@@ -5,7 +5,7 @@
 # trial: config.boot).  Nothing of it is in RAM otherwise, nor are its names
 # (each one a qstr, tests/firmware/test_firmware_heap.py).  Runs on CPython
 # too: the hub checks a change with merge() and config.check before it is
-# stored (hub/boards/board_settings.py).
+# stored (hub/fleet/board_settings.py).
 #
 # The files, beside the configuration file P ("/config.json"):
 #   P                       the configuration the board boots

@@ -117,7 +117,7 @@ def proves(a, steps, b):
     """Whether a (hex) is the proof of the hub term `steps` (1.._TERMS)
     above the term whose proof b (hex) is: hashed `steps` times (each time
     the first 16 bytes of SHA-256), a is b.  The hubs make the chain from
-    their secret (hub/boards/hub_secret.py): nobody without it can make a
+    their secret (hub/protocol/hub_secret.py): nobody without it can make a
     term's proof before a hub has used it (docs/protocol.md, "Hub terms")."""
     if not 0 < steps <= _TERMS:
         return False

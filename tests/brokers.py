@@ -6,7 +6,7 @@ import os
 import sys
 
 from needs import in_ci, missing
-from tabletimer.hub.boards import ports as _ports
+from tabletimer.hub.broker import ports as _ports
 from tabletimer.tools.testing.local_mosquitto import LocalMosquitto, mosquitto_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,7 +46,7 @@ def require_micropython():
 def micropython_env():
     """Environment for running firmware modules under MicroPython (the
     simulator's module path: frozen asyncio, firmware/, shared/)."""
-    from tabletimer.tools.simulator import micropython_path
+    from tabletimer.hub.fleet.simulator import micropython_path
 
     return dict(os.environ, MICROPYPATH=micropython_path())
 

@@ -1,12 +1,12 @@
 """A hub clock held still for a test (plain helper: `from clocks import
 FixedClock`): hub time is `t`, which the test sets and moves; the rest is
-the hub clock's own interface (hub/event/clock.py), on a base of
+the hub clock's own interface (hub/event/time/clock.py), on a base of
 generation 0."""
 
 from __future__ import annotations
 
-from tabletimer.hub.event.clock import HubClock
-from tabletimer.hub.event.time_base import Base
+from tabletimer.hub.event.time.clock import HubClock
+from tabletimer.hub.event.time.time_base import Base
 
 
 class FixedClock(HubClock):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from brokers import MosquittoBroker
-from tabletimer.hub.boards.broker import EmbeddedBroker
+from tabletimer.hub.broker.broker import EmbeddedBroker
 
 
 # hubs the tests start (also as child processes) serve their web server (remote consoles) on a

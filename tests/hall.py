@@ -12,13 +12,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tabletimer.hub.boards.hub_secret import ensure_secret
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.protocol.hub_secret import ensure_secret
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.event.folder import event_folder
 
-from tabletimer.tools.testing.hub_process import TT, stored_presses   # noqa: F401  (re-exported)
-from tabletimer.tools.testing.hub_process import HubProcess as Hub     # noqa: F401
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.tools.testing.hub_process import TT, stored_presses  # noqa: F401  (re-exported)
+from tabletimer.tools.testing.hub_process import HubProcess as Hub  # noqa: F401
+from tabletimer.hub.fleet.simulator import SimBoard
 
 
 def act(ev: Path, action: str, **fields) -> None:

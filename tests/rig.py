@@ -6,14 +6,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.rules.formats import load_format
-from tabletimer.hub.boards.hub_secret import ensure_secret
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.mqtt_adapter import HubMqtt
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.protocol.hub_secret import ensure_secret
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.link.mqtt_adapter import HubMqtt
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet.simulator import SimBoard
 
 HOUR = 3_600_000
 

@@ -19,26 +19,42 @@ from tabletimer import repo_root
 ROOT = repo_root()
 
 # part -> the parts it may import (besides itself); the order is the arrows' direction
+# the event part's rooms, each a part of its own
+EVENT = ("hub.event.time", "hub.event.log", "hub.event.folder", "hub.event.fold", "hub.event.actions")
 MAY_IMPORT = {
-    "hub.rules": {"shared"},
-    "hub.event": {"hub.rules", "shared"},
-    "hub.boards": {"hub.event", "hub.rules", "shared"},
-    "hub.outputs": {"hub.event", "hub.rules", "shared"},
-    "hub.console": {"hub.boards", "hub.event", "hub.rules", "shared"},
-    "hub.web": {"hub.boards", "hub.event", "hub.rules", "hub.outputs", "shared"},
-    "hub.runtime": {"hub.web", "hub.console", "hub.outputs", "hub.boards", "hub.event", "hub.rules", "shared"},
-    "hub.cli": {"hub.runtime", "hub.web", "hub.console", "hub.outputs", "hub.boards", "hub.event", "hub.rules",
-                "shared", "tools"},
     "shared": set(),
+    "hub.rules": {"shared"},
+    # the event's rooms: time, log and folder at the bottom, the fold on them, the actions on top
+    "hub.event.time": {"hub.rules", "shared"},
+    "hub.event.log": {"hub.event.time", "hub.rules", "shared"},
+    "hub.event.folder": {"hub.rules", "shared"},
+    "hub.event.fold": {"hub.event.folder", "hub.event.log", "hub.event.time", "hub.rules", "shared"},
+    "hub.event.actions": {"hub.event.fold", "hub.event.folder", "hub.event.log", "hub.event.time",
+                          "hub.rules", "shared"},
+    "hub.protocol": {*EVENT, "hub.rules", "shared"},
+    "hub.broker": {"hub.protocol", *EVENT, "hub.rules", "shared"},
+    "hub.fleet": {"hub.protocol", *EVENT, "hub.rules", "shared"},
+    "hub.core": {"hub.fleet", "hub.protocol", *EVENT, "hub.rules", "shared"},
+    "hub.link": {"hub.core", "hub.broker", "hub.protocol", *EVENT, "hub.rules", "shared"},
+    "hub.outputs": {*EVENT, "hub.rules", "shared"},
+    "hub.console": {"hub.core", "hub.fleet", "hub.protocol", *EVENT, "hub.rules", "shared"},
+    "hub.web": {"hub.core", "hub.broker", "hub.fleet", "hub.protocol", *EVENT, "hub.rules", "hub.outputs",
+                "shared"},
+    "hub.runtime": {"hub.web", "hub.console", "hub.outputs", "hub.link", "hub.core", "hub.fleet", "hub.broker",
+                    "hub.protocol", *EVENT, "hub.rules", "shared"},
+    "hub.cli": {"hub.runtime", "hub.web", "hub.console", "hub.outputs", "hub.link", "hub.core", "hub.fleet",
+                "hub.broker", "hub.protocol", *EVENT, "hub.rules", "shared", "tools"},
 }
+# parts made of rooms of their own (hub/event/log, ...): each room is a part
+ROOMS_INSIDE = {"event"}
 # the names of a namedtuple's public API start with an underscore
 NAMEDTUPLE_API = {"_asdict", "_replace", "_fields", "_make"}
 # the standard library's documented names that start with an underscore
 STDLIB_PRIVATE = {("os", "_exit")}
 # private names of a third party the hub must reach (and why)
 FOREIGN_PRIVATE = {
-    ("hub/boards/broker_child.py", "_subscriptions"): "amqtt 0.12.1 iterates it unsafely: the patch swaps it",
-    ("hub/boards/mqtt_client.py", "_set_as_published"): "paho 2.2.0 (pinned): a message the hub's client "
+    ("hub/broker/broker_child.py", "_subscriptions"): "amqtt 0.12.1 iterates it unsafely: the patch swaps it",
+    ("hub/link/mqtt_client.py", "_set_as_published"): "paho 2.2.0 (pinned): a message the hub's client "
                                                         "writes or retires is marked as paho marks it",
 }
 
@@ -48,7 +64,7 @@ def modules(folder: str, root: Path = ROOT) -> list[Path]:
 
 
 def dotted(path: Path, root: Path = ROOT) -> str:
-    """hub/boards/service.py -> tabletimer.hub.boards.service"""
+    """hub/core/service.py -> tabletimer.hub.core.service"""
     rel = path.relative_to(root).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "__init__":
@@ -84,6 +100,8 @@ def part_of(module: str) -> str | None:
     if parts[0] != "tabletimer" or len(parts) < 2:
         return None
     if parts[1] == "hub":
+        if len(parts) > 3 and parts[2] in ROOMS_INSIDE:
+            return f"hub.{parts[2]}.{parts[3]}"
         return "hub." + parts[2] if len(parts) > 2 else "hub"
     return parts[1]
 
@@ -117,6 +135,11 @@ def test_every_hub_module_is_in_a_part():
     assert not loose, f"modules of no part in hub/: {loose}"
     assert set(p.name for p in (ROOT / "hub").iterdir() if p.is_dir() and (p / "__init__.py").exists()) \
         == {k.split(".")[1] for k in MAY_IMPORT if k.startswith("hub.")}
+    for room in ROOMS_INSIDE:
+        loose = [p.name for p in (ROOT / "hub" / room).glob("*.py") if p.name != "__init__.py"]
+        assert not loose, f"modules of no room in hub/{room}/: {loose}"
+        assert set(p.name for p in (ROOT / "hub" / room).iterdir() if (p / "__init__.py").exists()) \
+            == {k.split(".")[2] for k in MAY_IMPORT if k.startswith(f"hub.{room}.")}
 
 
 def private_uses(path: Path, root: Path = ROOT) -> list[str]:
@@ -321,9 +344,9 @@ def test_the_arrows_test_sees_a_wrong_arrow_and_a_private_read(tmp_path):
     """The checks above can fail: an upward import and a private read are seen."""
     src = source_copy(tmp_path)
     bad = src / "hub" / "rules" / "arrow_probe.py"
-    bad.write_text("from ..boards.service import HubService\nfrom ..event import store\n"
+    bad.write_text("from ..core.service import HubService\nfrom ..event.log import store\n"
                    "x = store._db\n")
-    assert "hub/rules/arrow_probe.py:1 imports tabletimer.hub.boards.service (hub.boards)" in \
+    assert "hub/rules/arrow_probe.py:1 imports tabletimer.hub.core.service (hub.core)" in \
         wrong_arrows("hub.rules", src)
     assert wrong_arrows("hub.rules") == []
     assert any("reads store._db" in f for f in private_uses(bad, src))

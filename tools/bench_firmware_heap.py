@@ -1,5 +1,5 @@
 """Benchmark: the board firmware's heap.  Runs the real firmware, compiled to
-.mpy as on a board (tools/firmware_build.py, as `tabletimer board flash`
+.mpy as on a board (hub/fleet/firmware_build.py, as `tabletimer board flash`
 does, but plain bytecode instead of -march=xtensawin: the unix port loads
 it, and the firmware has no native code, so the files are the same), on the
 unix MicroPython port with the simulated hardware, against the embedded
@@ -39,15 +39,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from tabletimer.hub.boards.broker import BrokerAddress, EmbeddedBroker
-from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.broker.broker import BrokerAddress, EmbeddedBroker
+from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.rules.formats import load_format
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.mqtt_adapter import HubMqtt
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools import firmware_build
-from tabletimer.tools.simulator import SimBoard, micropython_binary, micropython_path
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.link.mqtt_adapter import HubMqtt
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet import firmware_build
+from tabletimer.hub.fleet.simulator import SimBoard, micropython_binary, micropython_path
 
 SIZES_KB = (160, 128, 112, 96, 80, 72, 64, 60, 56)
 OUTAGE_HEAPS_KB = (64, 80)

@@ -1,5 +1,5 @@
 """`tabletimer boards update DIR [BOARD...|--all]`: firmware over the air
-(boards/firmware_update.py), beside the running hub.  The package is built
+(fleet/firmware_update.py), beside the running hub.  The package is built
 from this installation's firmware (tools/firmware_build.package; or
 --package, one built before) into the log's folder (firmware/<version>-
 <family>-<sha>/), where the running hub reads it.  Every board's request is
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from ..boards.firmware_update import TRIES, load_package
-from ..boards.hub_protocol import FW_ROLLED_BACK
+from ..fleet.firmware_update import TRIES, load_package
+from ..protocol.hub_protocol import FW_ROLLED_BACK
 from .common import boards_of_a_running_hub, every_board_checked, on_log, open_event, service_for
 
 POLL_S = 0.25
@@ -143,7 +143,7 @@ class ProgressShown:
 
 
 def cmd_boards_update(args) -> int:
-    from ...tools import firmware_build
+    from ..fleet import firmware_build
 
     opened = open_event(args.dir, getattr(args, "round", None))
     if opened is None:
@@ -229,7 +229,7 @@ def _update(args, ev, keys, store, pkg, name: str) -> int:
 
 
 def add_parser(bsub) -> None:
-    from ...tools.firmware_build import FAMILIES
+    from ..fleet.firmware_build import FAMILIES
 
     u = bsub.add_parser("update", help="send the boards a new firmware: each checks it, restarts on it, and "
                                        "goes back to the version before by itself if it does not reach the hub",

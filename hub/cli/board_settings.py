@@ -1,5 +1,5 @@
 """`tabletimer boards set DIR [BOARD...|--all] KEY=VALUE...`: settings over
-the air (boards/board_settings.py), beside the running hub.  Every board's
+the air (fleet/board_settings.py), beside the running hub.  Every board's
 request is checked first (the keys, the values with the board's own checks,
 no round running on it); if one fails nothing is stored or sent.  Then one
 `settings` row per board goes into the log, the running hub sends each as
@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ..boards import board_settings
+from ..fleet import board_settings
 from .common import boards_of_a_running_hub, every_board_checked, on_log, open_event, service_for
 
 POLL_S = 0.25

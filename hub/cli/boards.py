@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
+from ..protocol.keys import BoardKeys, KeyFileError, mqtt_password
 from ..rules.formats import FormatError
 from .common import HUB_USER, ensure_hub_password, load_event
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.folder import event_folder
 
 
 def add_config_options(p, template_default: str = "firmware/config.example.json") -> None:
@@ -40,7 +40,7 @@ def board_config(args, keys: BoardKeys, board: str, template: Path, store_key: b
     of add_config_options (a new install id; the board's key from the keys
     file, generated and stored there first if store_key; its broker login).
     DeployError, KeyFileError, ValueError, OSError name what is wrong."""
-    from tabletimer.tools import deploy
+    from tabletimer.hub.fleet import deploy
 
     cfg = deploy.make_config(
         template, key=keys.key(board) or "00" * 32, board=board, wifi_ssid=args.wifi_ssid,
@@ -59,7 +59,7 @@ def board_config(args, keys: BoardKeys, board: str, template: Path, store_key: b
 
 def cmd_board_flash(args) -> int:
     from tabletimer import firmware_dir
-    from tabletimer.tools import deploy
+    from tabletimer.hub.fleet import deploy
 
     try:
         keys = BoardKeys(Path(args.keys))
@@ -89,7 +89,7 @@ def _board_ca(path: str | None) -> str | None:
     """--broker-ca: the CA certificate (PEM) as the board's configuration carries it."""
     if not path:
         return None
-    from ..boards.tls_certs import board_ca
+    from ..broker.tls_certs import board_ca
 
     try:
         return board_ca(Path(path).read_bytes())
@@ -110,10 +110,10 @@ def shown_config(cfg: dict) -> dict:
 def cmd_broker_config(args) -> int:
     """A Mosquitto configuration for the event: a login per board (password
     derived from its key), the hub's login, an ACL, persistence."""
-    from ..boards.mosquitto_config import write_mosquitto_config
+    from ..broker.mosquitto_config import write_mosquitto_config
 
     try:
-        from ..event import rounds
+        from ..event.folder import rounds
 
         evs = [load_event(args.dir, r) for r in rounds.names(args.dir)] or [load_event(args.dir)]
         ev = evs[0]                     # the hall's files are every round's
@@ -144,6 +144,6 @@ def cmd_broker_config(args) -> int:
 
 
 def cmd_board_check(args) -> int:
-    from tabletimer.tools import board_check
+    from tabletimer.hub.fleet import board_check
 
     return board_check.main(["-v"] if args.verbose else [])

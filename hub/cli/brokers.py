@@ -11,9 +11,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..boards.broker import BrokerAddress, BrokerLogins, EmbeddedBroker, parse_broker_url
-from ..boards.keys import BoardKeys
-from ..boards.mosquitto_child import INSTALL_HINT, MosquittoChild, check_port_free, find_mosquitto
+from ..broker.broker import BrokerAddress, BrokerLogins, EmbeddedBroker, parse_broker_url
+from ..protocol.keys import BoardKeys
+from ..broker.mosquitto_child import INSTALL_HINT, MosquittoChild, check_port_free, find_mosquitto
 from .common import HUB_USER, ensure_hub_password, hub_password
 
 # the hall the embedded broker is measured to serve (docs/benchmarks.md, 2026-12-01): 100
@@ -102,7 +102,7 @@ def broker_problem(args) -> str | None:
 
 
 def _write_child_config(keys: BoardKeys, data: Path, password: str, host: str, port: int) -> Path:
-    from ..boards.mosquitto_config import write_mosquitto_config
+    from ..broker.mosquitto_config import write_mosquitto_config
 
     return write_mosquitto_config(child_folder(data), keys, HUB_USER, password, listen_host=host, port=port)
 

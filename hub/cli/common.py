@@ -8,15 +8,15 @@ import sys
 import threading
 from pathlib import Path
 
-from ..boards.open_files import room_for
-from ..boards.keys import BoardKeys, KeyFileError
-from ..boards.service import HubService
-from ..event.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
-from ..event.competition import Competition
-from ..event.store import EventStore
+from ..broker.open_files import room_for
+from ..protocol.keys import BoardKeys, KeyFileError
+from ..core.service import HubService
+from ..event.log.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
+from ..event.fold.competition import Competition
+from ..event.log.store import EventStore
 from ..rules.formats import FormatError
 from .options import LOG_FAILED
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.folder import event_folder
 
 
 def print_final(service: HubService) -> None:
@@ -102,13 +102,13 @@ def boards_of_a_running_hub(ev, named: list, every: bool, what: str) -> bool:
     """True if the command names its boards or says --all (not both) and a
     hub runs on the event (the boards get `what` from it); else False,
     after saying what to do."""
-    from ..event.folder_lock import hub_running
+    from ..event.folder.folder_lock import hub_running
 
     if bool(named) == bool(every):
         print("error: name the boards (T01 T02 ...) or give --all", file=sys.stderr)
         return False
     if not ev.db.exists() or not hub_running(ev.db):
-        from ..event.event_folder import rehearsal_hint
+        from ..event.folder.event_folder import rehearsal_hint
         command = "boards update" if what == "firmware" else "boards set"
         print(f"error: no hub runs on {ev.files}: the boards get their {what} from it; start it with "
               f"`tabletimer run {ev.path}`, then ask again" + rehearsal_hint(ev.path, command), file=sys.stderr)
@@ -164,7 +164,7 @@ def hub_lock(log: Path, role: str | None = None):
     """One hub per event log: the lock held for the process's lifetime
     (None after saying who holds it); role: what it says of its holder
     ("standby URL")."""
-    from ..event.folder_lock import FolderLocked, HubLock
+    from ..event.folder.folder_lock import FolderLocked, HubLock
 
     try:
         lock = HubLock(log, role).acquire()
@@ -182,8 +182,8 @@ def service_for(ev, keys: BoardKeys, store: EventStore, secret: bytes | None = N
     into, one that records nothing (console/follower.py's StandbyLog).
     secret: the event's hub secret (default: the folder's, if it has one
     that reads: the terms in the log judged as the hub judges them)."""
-    from ..boards.hub_secret import SecretError, read_secret
-    from ..event.folder_lock import standby_of
+    from ..protocol.hub_secret import SecretError, read_secret
+    from ..event.folder.folder_lock import standby_of
 
     primary = standby_of(store.path) if isinstance(store, EventStore) else None
     if primary is not None:
@@ -198,10 +198,10 @@ def service_for(ev, keys: BoardKeys, store: EventStore, secret: bytes | None = N
 
 
 def hub_secret(folder: Path, make: bool = True) -> bytes | None:
-    """The event folder's hub secret (boards/hub_secret.py), made now if it
+    """The event folder's hub secret (protocol/hub_secret.py), made now if it
     has none and make (said, with where it must go: the standby's copy of
     the folder); None after saying what is wrong."""
-    from ..boards.hub_secret import SecretError, ensure_secret, read_secret, secret_path
+    from ..protocol.hub_secret import SecretError, ensure_secret, read_secret, secret_path
 
     try:
         if not make:
@@ -235,7 +235,7 @@ def ensure_hub_password(ev_path: Path) -> Path:
     byte): the hub's login on Mosquitto and on the embedded broker."""
     import secrets
 
-    from ..boards.private_file import write_private
+    from ..event.folder.private_file import write_private
 
     path = hub_password(ev_path)
     if not path.exists():
@@ -245,7 +245,7 @@ def ensure_hub_password(ev_path: Path) -> Path:
 
 
 def room_for_connections(want: int) -> int | None:
-    """Raise this process's open-files limit towards want (boards/open_files.py);
+    """Raise this process's open-files limit towards want (broker/open_files.py);
     the soft limit now (None: no such limit here, Windows).  What does not
     fit is refused where it is opened (the web server answers 503)."""
     return room_for(want)

@@ -8,10 +8,10 @@ import threading
 import time
 from pathlib import Path
 
-from ..boards.broker import BrokerAddress
-from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
-from ..boards.service import HubService
-from ..event.competition import Competition
+from ..broker.broker import BrokerAddress
+from ..protocol.keys import BoardKeys, KeyFileError, mqtt_password
+from ..core.service import HubService
+from ..event.fold.competition import Competition
 from ..rules.formats import FormatError
 from .common import writable_log
 from .options import LOG_FAILED
@@ -22,7 +22,7 @@ def cmd_demo(args) -> int:
     """Hub + broker + simulated boards playing a round: its options checked,
     then the folder's lock and the broker's port, then the first write."""
     from ..web.console_api import demo_description
-    from ..event.demo import demo_event, demo_minutes
+    from ..event.folder.demo import demo_event, demo_minutes
     from ..rules.formats import format_text
     from .event import claim_folder
 
@@ -48,7 +48,7 @@ def cmd_demo(args) -> int:
 
 
 def _demo(args, data: Path, competition: Competition, keys: BoardKeys, event: dict) -> int:
-    from ..event.demo import sim_board_id
+    from ..event.folder.demo import sim_board_id
 
     stations = competition.stations
     for i in range(args.boards):
@@ -97,9 +97,9 @@ def keep_earlier_run(log: Path) -> Path | None:
 
 
 def _start_sims(args, address: BrokerAddress, data: Path, service: HubService, stations, stop):
-    from tabletimer.tools.simulator import SimBoard
+    from tabletimer.hub.fleet.simulator import SimBoard
 
-    from ..event.demo import sim_board_id
+    from ..event.folder.demo import sim_board_id
 
     rng = random.Random(args.seed)
     per_board: dict[str, int] = {}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..boards.hub_secret import ensure_secret
-from ..event.store import EventStore
+from ..protocol.hub_secret import ensure_secret
+from ..event.log.store import EventStore
 from ..rules.formats import FormatError
 from ..rules.timetext import fmt_clock
 from .brokers import broker_problem
@@ -14,7 +14,7 @@ from .options import LOG_FAILED
 from .common import hub_lock, hub_secret, hub_token, open_event, service_for, writable_log
 from .hall_check import firmware_version
 from .serve import serve
-from tabletimer.hub.event import event_folder, rounds
+from tabletimer.hub.event.folder import event_folder, rounds
 
 
 def cmd_run(args) -> int:
@@ -155,7 +155,7 @@ def watch_the_hub(service, log: Path) -> None:
     """A console beside the hub (the same folder) shows the log as the hub
     wrote it: when the hub is not running, the boards' state in it is
     history, and the console says so (an alert, and "boards online ?")."""
-    from ..event.folder_lock import hub_running
+    from ..event.folder.folder_lock import hub_running
 
     since: list[int] = []
 

@@ -1,5 +1,5 @@
 """`tabletimer check-hall DIR`: the hall check before the round, beside the
-running hub (boards/hall_check.py).  It writes the check's beginning into
+running hub (fleet/hall_check.py).  It writes the check's beginning into
 the round's log (from then on a press at a station not running is the
 check's), optionally makes every board buzz its identify pattern, then
 follows the log and prints what changes (a board ready, a button pressed)
@@ -14,8 +14,8 @@ import signal
 import sys
 import time
 
-from ..boards.hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, checklist, ended_by_start
-from ..event import event_folder
+from ..fleet.hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, checklist, ended_by_start
+from ..event.folder import event_folder
 from ..rules.timetext import fmt_clock
 from .common import on_log, open_event, service_for
 
@@ -25,7 +25,7 @@ POLL_S = 0.25               # the log is read this often (a running hub applies 
 def firmware_version() -> str | None:
     """The firmware version `tabletimer board flash` writes (firmware/app.py's,
     as tools/firmware_build reads it); None if this installation has none."""
-    from ...tools.firmware_build import firmware_version as of_app
+    from ..fleet.firmware_build import firmware_version as of_app
 
     try:
         return of_app()
@@ -34,7 +34,7 @@ def firmware_version() -> str | None:
 
 
 def cmd_check_hall(args) -> int:
-    from ..event.folder_lock import hub_running
+    from ..event.folder.folder_lock import hub_running
 
     opened = open_event(args.dir, getattr(args, "round", None))
     if opened is None:

@@ -8,10 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-from ..boards.service import HubService, with_defaults
-from ..event.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
-from ..event import event_folder
-from ..event.store import EventStore
+from ..core.service import HubService, with_defaults
+from ..event.log.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
+from ..event.folder import event_folder
+from ..event.log.store import EventStore
 from ..rules.formats import fmt_duration
 from .options import LOG_FAILED
 from .common import open_event, print_final, service_for
@@ -198,7 +198,7 @@ def cmd_replay(args) -> int:
 def _log_at(where: str, round: str | None = None) -> Path | None:
     """The event log of a folder (its round's events.sqlite: rounds.py), or
     the log file itself; None after saying there is none."""
-    from ..event import rounds
+    from ..event.folder import rounds
 
     p = Path(where)
     if p.is_file():
@@ -261,8 +261,8 @@ def _flagged(log: Path, rows: list[dict]) -> list[str] | None:
     """The readable rows the fold cannot use (kept, flagged and alerted
     at the desk): folded as the hub folds them, when log is an event
     folder's; None: no event folder to fold them with."""
-    from ..event import event_folder
-    from ..event.competition import Competition
+    from ..event.folder import event_folder
+    from ..event.fold.competition import Competition
     from ..rules.formats import FormatError
 
     if not (log.parent / "format.toml").is_file():
@@ -281,7 +281,7 @@ def _flagged(log: Path, rows: list[dict]) -> list[str] | None:
 
 
 def _say_health(log: Path, health) -> None:
-    from ..event import log_rows
+    from ..event.log import log_rows
 
     files = ", ".join(f"{p.name} {size:,} bytes" for p, size in health.files)
     print(f"event log {log} ({files}; schema version {health.version if health.version is not None else '?'}, "
@@ -314,7 +314,7 @@ def _say_health(log: Path, health) -> None:
 def cmd_log_check(args) -> int:
     """An event log read row by row, without writing it: what reads, what
     is damaged.  0: sound; LOG_FAILED: damaged."""
-    from ..event import log_repair
+    from ..event.log import log_repair
 
     log = _log_at(args.dir, getattr(args, "round", None))
     if log is None:
@@ -334,7 +334,7 @@ def cmd_log_recover(args) -> int:
     """Every readable row of a damaged log into a new log in its place,
     the damaged file kept beside it; what was lost said.  Under the hub's
     lock: not while a hub runs on it."""
-    from ..event import log_repair
+    from ..event.log import log_repair
     from .common import hub_lock
 
     log = _log_at(args.dir, getattr(args, "round", None))

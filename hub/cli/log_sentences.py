@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from ..boards.service import HubService
-from ..event.time_base import CLOCK_ROW, clock_alert
+from ..core.service import HubService
+from ..event.time.time_base import CLOCK_ROW, clock_alert
 from ..rules.formats import fmt_duration
 from ..rules.standings import StandingRow
 from ..rules.timetext import fmt_clock
@@ -55,7 +55,7 @@ def describe(service: HubService, ev: dict, ranked: dict[str, StandingRow] | Non
         where = "its log" if p.get("source") == "log" else "this laptop's clock"
         return clock_alert(p, fmt_clock) or f"clock: the hub's time base, from {where} ({fmt_clock(p['hub_ms'])})"
     if ev["type"] == "settings" and isinstance(p.get("set"), dict):
-        from ..boards.board_settings import shown
+        from ..fleet.board_settings import shown
 
         return f"{ev['source']} settings for board {p.get('board')}: {shown(p['set'])}"   # no password shown
     return f"{ev['source']} {ev['type']} {json.dumps(p)}"

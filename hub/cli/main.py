@@ -15,8 +15,8 @@ import sys
 from importlib import import_module
 from typing import Callable
 
-from ..event.actions import FIELDS as OPERATOR_ACTIONS
-from ..event.log_health import DamagedLog
+from ..event.log.action_rows import FIELDS as OPERATOR_ACTIONS
+from ..event.log.log_health import DamagedLog
 from .options import LOG_FAILED, ROUND_HELP, serve_options
 
 

@@ -11,7 +11,7 @@ from ..outputs.results import in_progress_text, load_results, results_csv, resul
 from ..rules.formats import FormatError
 from .common import print_desk_notes
 from .options import ROUND_HELP
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.folder import event_folder
 
 
 def write_output(target: str, text: str, bom: bool = False) -> None:

@@ -8,7 +8,7 @@ configuration with the next free id (as `board flash --id` does: a new
 install id, the board's key from the event's keys file), makes it play
 its identify pattern, and says "T07 done on /dev/ttyUSB0: unplug it and
 plug the next".  Every attempt is a row of DIR/provisioning.csv
-(boards/provisioning.py): a restart goes on with the next free id; a failed
+(fleet/provisioning.py): a restart goes on with the next free id; a failed
 attempt hands out no id.  Ctrl-C ends it with a summary.  Exit 0 once
 nothing is left to provision, 1 if some ids are left (or a board failed at
 the end), 2 on bad input (nothing done)."""
@@ -24,12 +24,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..boards import provisioning as pv
-from ..boards.keys import BoardKeys, KeyFileError
+from ..fleet import provisioning as pv
+from ..protocol.keys import BoardKeys, KeyFileError
 from ..rules.formats import FormatError
 from .boards import add_config_options, board_config
 from .common import load_event
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.folder import event_folder
 
 POLL_S = 0.5
 DEPLOY_TIMEOUT_S = 180          # mpremote copying some 20 files at 115200 baud: well under a minute
@@ -85,7 +85,7 @@ class Session:
 
 
 def cmd_boards_provision(args) -> int:
-    from tabletimer.tools import deploy, usb_boards
+    from tabletimer.hub.fleet import deploy, usb_boards
 
     try:
         s = _session(args)
@@ -107,7 +107,7 @@ def cmd_boards_provision(args) -> int:
                   file=sys.stderr)
     _print_plan(s, sample)
     with tempfile.TemporaryDirectory() as tmp:
-        from tabletimer.tools import firmware_build
+        from tabletimer.hub.fleet import firmware_build
 
         try:
             s.files = firmware_build.build(Path(tmp) / "board")
@@ -129,8 +129,8 @@ def cmd_boards_provision(args) -> int:
 
 def _session(args) -> Session:
     from tabletimer import firmware_dir
-    from tabletimer.tools import usb_boards
-    from ..event import rounds
+    from tabletimer.hub.fleet import usb_boards
+    from ..event.folder import rounds
 
     names = [args.round] if args.round else rounds.names(args.dir)
     evs = [load_event(args.dir, r) for r in names] or [load_event(args.dir)]
@@ -174,7 +174,7 @@ def _print_plan(s: Session, sample: dict) -> None:
 
 
 def _print_dry_run(s: Session, sample: dict) -> None:
-    from tabletimer.tools import deploy, usb_boards
+    from tabletimer.hub.fleet import deploy, usb_boards
 
     board = s.plan.next()
     print("dry run: nothing is written, no key is stored, no board is waited for")
@@ -201,7 +201,7 @@ def _shown_command(cmd: list[str]) -> str:
 
 
 def _play() -> list[str]:
-    from tabletimer.tools import deploy
+    from tabletimer.hub.fleet import deploy
 
     return ["exec", deploy.PLAY_IDENTIFY, "+"]
 
@@ -232,7 +232,7 @@ def _lock(record: Path) -> int | None:
 
 
 def _loop(s: Session) -> int:
-    from tabletimer.tools import usb_boards
+    from tabletimer.hub.fleet import usb_boards
 
     try:
         present = set(usb_boards.list_ports())
@@ -267,7 +267,7 @@ def _loop(s: Session) -> int:
 
 
 def _one(s: Session, port) -> None:
-    from tabletimer.tools import deploy, usb_boards
+    from tabletimer.hub.fleet import deploy, usb_boards
 
     where = port.device
     print(f"{where}: a board" + (f" (USB serial {port.serial})" if port.serial else "") + ": reading it ...",

@@ -1,7 +1,7 @@
 """`tabletimer redo DIR`: the desk actions an old primary recorded while
 another hub had taken over from its log (two hubs at once, a split brain),
 which this hub got from it when it fenced it (a `split` row:
-boards/split_brain.py, console/old_primary.py), recorded here in one step.
+core/split_brain.py, console/old_primary.py), recorded here in one step.
 Each goes through the usual checks, as `act` records it, with who did it
 and why ("redone from the old primary's row #N"), and an idempotency key
 per action (run again, nothing is recorded twice).  A decision on a call or
@@ -21,11 +21,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..boards.service import StaleDecision
-from ..event.actions import META
-from ..event.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
-from ..event.replica import desk_action_text, log_term, split_action_problem
-from ..event.store import EventStore
+from ..core.service import StaleDecision
+from ..event.log.action_rows import META
+from ..event.log.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
+from ..event.log.replica import desk_action_text, log_term, split_action_problem
+from ..event.log.store import EventStore
 from .common import open_event, service_for
 from .options import LOG_FAILED
 

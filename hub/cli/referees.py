@@ -10,8 +10,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from ..boards.private_file import write_private
-from ..event import event_folder
+from ..event.folder.private_file import write_private
+from ..event.folder import event_folder
 from ..outputs.referee_badge import badge_html
 from ..web import public_url as hub_url
 from ..web.referees import RefereeBook, slug
@@ -21,7 +21,7 @@ BADGES = "badges"
 
 def _folder(path: str) -> Path | None:
     """The event folder, or None after saying why it is not one."""
-    from ..event import rounds
+    from ..event.folder import rounds
 
     p = Path(path)
     if not rounds.names(p):

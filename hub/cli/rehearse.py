@@ -27,11 +27,11 @@ import sys
 import threading
 from pathlib import Path
 
-from ..boards.broker import BrokerAddress
-from ..boards.keys import BoardKeys, KeyFileError, mqtt_password
-from ..event import rounds
+from ..broker.broker import BrokerAddress
+from ..protocol.keys import BoardKeys, KeyFileError, mqtt_password
+from ..event.folder import rounds
 from ..rules.speed import faster
-from ..event.event_folder import REHEARSING, SPEED_FILE, rehearsing
+from ..event.folder.event_folder import REHEARSING, SPEED_FILE, rehearsing
 from .common import open_event
 from .rehearse_drill import KILL, TAKEOVER
 
@@ -64,7 +64,7 @@ def rehearsal_folder(path: str | Path) -> Path:
 def cmd_rehearse(args) -> int:
     """Everything checked and the rehearsal folder's lock taken before the
     first write: a refused rehearsal changes nothing of a running one."""
-    from ..event.folder_lock import hub_running
+    from ..event.folder.folder_lock import hub_running
     from .event import claim_folder
 
     if getattr(args, "next", False):
@@ -172,7 +172,7 @@ def _mirror_referees(event_dir: Path, folder: Path) -> None:
     now, copied readable by its owner only), so that a printed badge signs
     a phone in to the rehearsal's pages; the rehearsal's Demo referee is
     added to the copy at its start, never to the event's."""
-    from ..boards.private_file import write_private
+    from ..event.folder.private_file import write_private
     from ..web.referees import FILE
 
     try:
@@ -234,7 +234,7 @@ def _rehearse(args, folder: Path, lock, sources, day: bool) -> int:
     def start_sims(address: BrokerAddress, stop: threading.Event):
         if sims:                         # a rehearsed day's next round: the same boards, still running
             return sims
-        from tabletimer.tools.simulator import SimBoard
+        from tabletimer.hub.fleet.simulator import SimBoard
 
         for b, buttons in sorted(boards.items()):
             key = keys.key(b) or ""

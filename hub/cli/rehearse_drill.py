@@ -32,9 +32,9 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..boards.keys import mqtt_password
-from ..event import rounds
-from ..event.replica import FOLDER_FILES
+from ..protocol.keys import mqtt_password
+from ..event.folder import rounds
+from ..event.log.replica import FOLDER_FILES
 from ..web.referees import FILE as REFEREES
 from .common import stop_on_signals
 
@@ -136,8 +136,8 @@ def _copy_folder(rnd: Path, folder: Path, copy: Path) -> None:
     the rehearsal's own boards, and the next drill's primary (issue 45,
     item 6); each drill's boards are flashed anew, the rehearsal's stay as
     they were."""
-    from ..boards.hub_secret import SECRET_FILE, ensure_secret
-    from ..boards.private_file import write_private
+    from ..protocol.hub_secret import SECRET_FILE, ensure_secret
+    from ..event.folder.private_file import write_private
 
     shutil.rmtree(copy, ignore_errors=True)
     copy.mkdir(parents=True)
@@ -155,7 +155,7 @@ def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow
     """The drill on the rehearsal's folder (its round `source`), until
     Ctrl-C / SIGTERM; follow_presses(sims, stop, asks) plays `tabletimer
     press` and hands the drill's asks (kill-primary, takeover) to asks."""
-    from tabletimer.tools.simulator import SimBoard
+    from tabletimer.hub.fleet.simulator import SimBoard
 
     from ..web.server import parse_listen
 
@@ -241,7 +241,7 @@ def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow
         for child in reversed(list(hubs.values())):
             child.stop()
         if "new hub" in hubs:
-            from ..event.store import EventStore
+            from ..event.log.store import EventStore
             store = EventStore(copy / "events.sqlite")
             try:
                 stored = sum(e["source"] == "board" and e["type"] == "press" for e in store.events())

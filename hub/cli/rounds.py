@@ -1,12 +1,12 @@
 """`tabletimer round add DIR NAME --format PRESET` and `round list DIR`: the
 rounds of an event folder (a competition day: one hall of boards, several
-categories one after another; hub/event/rounds.py)."""
+categories one after another; hub/event/folder/rounds.py)."""
 
 from __future__ import annotations
 
 import sys
 
-from ..event import event_folder, rounds
+from ..event.folder import event_folder, rounds
 from ..rules.formats import FormatError
 
 

@@ -10,9 +10,9 @@ import time
 from collections import deque
 from pathlib import Path
 
-from ..boards.mqtt_adapter import HubMqtt
-from ..boards.service import HubService
-from ..boards.timekeeper import other_round_anchors
+from ..link.mqtt_adapter import HubMqtt
+from ..core.service import HubService
+from ..core.timekeeper import other_round_anchors
 from .brokers import dead_broker_alert, follow_keys, restart_child, start_broker
 from .common import print_final, room_for_connections, serving, stop_on_signals
 from .hall_check import firmware_version
@@ -220,7 +220,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
 def _start_clock(service: HubService) -> list[str]:
     """The hub's time base written to its log (this boot's, of its own log or of
     another round's, else the wall clock's): what the operator must know."""
-    from ..event.log_health import LogWriteFailed
+    from ..event.log.log_health import LogWriteFailed
 
     try:
         return service.start_clock(other_round_anchors(service.other_rounds))

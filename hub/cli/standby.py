@@ -18,12 +18,12 @@ import argparse
 import sys
 import threading
 
-from ..boards.hub_secret import HubAuth
+from ..protocol.hub_secret import HubAuth
 from ..console.client import HubClient, NotTheHub, RemoteError
 from ..console.follower import SILENT_S, Follower, StandbyLog
-from ..boards.keys import BoardKeys
-from ..event.replica import FOLDER_FILES, differing_files
-from ..event.store import EventStore
+from ..protocol.keys import BoardKeys
+from ..event.log.replica import FOLDER_FILES, differing_files
+from ..event.log.store import EventStore
 from .options import LOG_FAILED
 from .common import hub_lock, hub_secret, open_event, open_log, service_for, stop_on_signals
 
@@ -67,7 +67,7 @@ def cmd_standby(args) -> int:
         lock.release()
     if rc != AUTO_TAKEOVER:
         return rc
-    from .takeover import cmd_takeover      # as `tabletimer takeover DIR --primary URL` runs it, with these options
+    from .takeover import cmd_takeover  # as `tabletimer takeover DIR --primary URL` runs it, with these options
     args.force, args.who = False, "standby (--auto-after)"
     return cmd_takeover(args)
 

@@ -17,11 +17,11 @@ import argparse
 import sys
 
 from ..console.client import HubClient, NotTheHub, RemoteError, Unreachable
-from ..event.clock import HubClock
-from ..event.replica import last_desk_action, log_term
+from ..event.time.clock import HubClock
+from ..event.log.replica import last_desk_action, log_term
 from ..rules.timetext import fmt_clock
 from .options import LOG_FAILED
-from ..boards.hub_secret import TERMS, HubAuth, TermProofs
+from ..protocol.hub_secret import TERMS, HubAuth, TermProofs
 from .common import hub_secret, open_event, open_log
 
 

@@ -12,7 +12,7 @@ module is the app that holds them and the service.
 
 Threads: the service calls its listeners from the MQTT thread with its lock
 held, so the listener here only posts a message (never waits for the UI);
-the screen redraws from the service's snapshot (boards/snapshot.py), at most
+the screen redraws from the service's snapshot (core/snapshot.py), at most
 four times a second and whenever a stored event arrives.
 """
 
@@ -31,9 +31,9 @@ from .forms import ActionForm, action_forms
 from .screens import ConfirmScreen, FormScreen, MainScreen, NameScreen
 from .table import LiveTable
 from .view import MainView
-from ..boards.hall_check import checklist
-from ..boards.service import HubService
-from ..boards.snapshot import Snapshot
+from ..fleet.hall_check import checklist
+from ..core.service import HubService
+from ..core.snapshot import Snapshot
 
 # the screens and forms are in screens.py and forms.py, the drawing in view.py; the screens'
 # names here too, for those who drive the console

@@ -22,12 +22,12 @@ from collections import Counter, deque
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..event.clock import HubClock
-from ..event.competition import Competition
-from ..event.description import DescriptionError, competition_of
-from ..boards.hub_secret import HEADER, PROOF_HEADER, HubAuth
-from ..boards.keys import BoardKeys
-from ..boards.service import HubService
+from ..event.time.clock import HubClock
+from ..event.fold.competition import Competition
+from ..event.fold.description import DescriptionError, competition_of
+from ..protocol.hub_secret import HEADER, PROOF_HEADER, HubAuth
+from ..protocol.keys import BoardKeys
+from ..core.service import HubService
 
 POLL_S = 0.25
 RETRY_S = 1.0
@@ -77,7 +77,7 @@ class HubClient:
     (auth: the event's hub secret, another hub laptop: a standby, a hub
     that took over) with a hub's proof instead, the token never sent, and
     every answer taken only if it proves it is this event's hub's
-    (NotTheHub otherwise; boards/hub_secret.py)."""
+    (NotTheHub otherwise; protocol/hub_secret.py)."""
 
     def __init__(self, url: str, token: str | None, clock: RemoteClock | None = None,
                  auth: HubAuth | None = None) -> None:
@@ -236,7 +236,7 @@ class RemoteHubService(HubService):
 
 
 def event_competition(event: dict) -> Competition:
-    """The Competition the hub runs, from its /event (event/description.py;
+    """The Competition the hub runs, from its /event (event/fold/description.py;
     RemoteError if it is not an event's description)."""
     try:
         return competition_of(event)

@@ -4,7 +4,7 @@ the primary's console API (GET /rows, console/client.py's HubClient), and
 what the standby's console says of it: how far behind it is, how long the
 primary has been silent, this laptop's clock against the primary's.
 
-The copy's rules (the same event, rows that follow on) are event/replica.py's;
+The copy's rules (the same event, rows that follow on) are event/log/replica.py's;
 a batch that breaks them is not stored, the follower stops copying and says
 why (it never writes a row of its own).  `StandbyLog` is the copy as the
 standby's HubService sees it: read, never written (an operator action on a
@@ -16,8 +16,8 @@ import threading
 import time
 from collections import deque
 
-from ..event.replica import last_desk_action
-from ..event.store import EventStore
+from ..event.log.replica import last_desk_action
+from ..event.log.store import EventStore
 from ..rules.timetext import fmt_clock
 from .client import HubClient, RemoteError
 

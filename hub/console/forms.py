@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-from ..boards.service import HubService, with_defaults
+from ..core.service import HubService, with_defaults
 from ..rules.formats import fmt_duration
 from ..rules.timetext import parse_clock_time, parse_duration_ms, start_clock_doubt
 

@@ -4,11 +4,11 @@ boards.  A standby that took over on a network cut between the two laptops
 leaves the primary running (a split brain): the primary may still ack the
 boards it reaches, and its desk records actions this hub never gets.  So
 this hub asks the old primary's address every RETRY_S, as a hub (with the
-hub secret: boards/hub_secret.py), to take its proven term (POST /hub/fence,
+hub secret: protocol/hub_secret.py), to take its proven term (POST /hub/fence,
 web/console_api.py): the old primary fences itself, stops with its broker,
 and answers with its desk actions after the row the takeover's copy ended
 at, which this hub keeps in its log for the desk to redo in one step
-(boards/split_brain.py, `tabletimer redo`).  A dead primary never answers:
+(core/split_brain.py, `tabletimer redo`).  A dead primary never answers:
 nothing happens; one started again later is fenced when it answers."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from ..boards.service import HubService
-from ..boards.split_brain import SELF
+from ..core.service import HubService
+from ..core.split_brain import SELF
 from .client import HubClient, NotTheHub, RemoteError, Unreachable
 
 RETRY_S = 2.0

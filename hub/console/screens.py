@@ -15,7 +15,7 @@ from textual.widgets import Button, Footer, Input, Label, Log, Static
 from .forms import ActionForm, Desk
 from .table import LiveTable
 from .view import LOG_LINES
-from ..event.log_health import LogWriteFailed
+from ..event.log.log_health import LogWriteFailed
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -231,7 +231,7 @@ class MainScreen(Screen):
 CHECK_REDRAW_S = 0.5      # the check is read from the log's rows since it began: not every frame
 
 class HallCheckScreen(Screen):
-    """The latest hall check (`tabletimer check-hall`, boards/hall_check.py)
+    """The latest hall check (`tabletimer check-hall`, fleet/hall_check.py)
     as its checklist: the hall's verdict, a line per board with what is
     still missing; redrawn as the boards answer (every CHECK_REDRAW_S).  The
     desk watches it while volunteers press the buttons."""

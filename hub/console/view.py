@@ -1,4 +1,4 @@
-"""What the main screen of the console shows: a Snapshot (boards/snapshot.py)
+"""What the main screen of the console shows: a Snapshot (core/snapshot.py)
 drawn into its header, tables, alerts and event log, redrawing only what
 changed since the last draw."""
 
@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Log, Static
 
 from .table import LiveTable
-from ..boards.snapshot import Snapshot
+from ..core.snapshot import Snapshot
 from ..rules.formats import fmt_duration
 from ..rules.standings import StandingRow
 from ..rules.timetext import fmt_clock

@@ -1,2 +1,3 @@
-"""The event's state: the fold of the log (competition, station states), the log itself
-(store), the event folder and its lock, operator actions' shapes, the hub clock."""
+"""The event's state, in rooms of its own: time (the hub clock), log (the append-only store and
+its rows), folder (the event folder and its rounds), fold (the competition folded from the log) and
+actions (what an operator action may do and would replace)."""

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ..event import event_folder, rounds
-from ..event.csv_cells import csv_text
+from ..event.folder import event_folder, rounds
+from ..event.folder.csv_cells import csv_text
 from ..rules.formats import Format, FormatError, fmt_duration
 from ..rules.standings import StandingRow
 from .results import (EventResults, in_progress_text, iso_time, load_results, member_names, public_row,
@@ -98,7 +98,7 @@ def load_day(path: str | Path, now_ms: int | None = None) -> DayResults:
     """Every round of the event folder at path, each with its state and
     standings at now_ms (default: this machine's clock, the same moment for
     all); EventFolderError for a folder with no round."""
-    from ..event.clock import HubClock
+    from ..event.time.clock import HubClock
 
     hall = Path(path)
     names = rounds.names(hall)

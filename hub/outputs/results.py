@@ -25,7 +25,7 @@ truncated to the resolution as the ranking compares them; each has an exact
 `_ms` column too.  Empty cell: no value (no time, a dns row's pieces, ...).
 Text cells are in double quotes, and one that begins with = + - @, tab or CR
 (a name `=HYPERLINK(...)`, a dq reason, a negative time) gets a `'` in front:
-shown, never run (formula injection: event/csv_cells.py); numbers are bare.
+shown, never run (formula injection: event/folder/csv_cells.py); numbers are bare.
 
     round            (an event of several rounds only) the round's name, on every row
     place            overall place (equal results share it); empty for dns/dq and for
@@ -88,9 +88,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..event import event_folder
-from ..event.competition import Competition
-from ..event.csv_cells import csv_text
+from ..event.folder import event_folder
+from ..event.fold.competition import Competition
+from ..event.folder.csv_cells import csv_text
 from ..rules.formats import Format, fmt_duration
 from ..rules.standings import Entrant, StandingRow, row_dict
 from .sheet_style import CSS, esc, medal, page_head
@@ -127,8 +127,8 @@ def load_results(path: str | Path, now_ms: int | None = None, round: str | None 
     one): final once the round's time is up, else as they stand at now_ms
     (default: this machine's clock), entrants still within their time
     shown as running and the whole marked as in progress."""
-    from ..event.clock import HubClock
-    from ..event.store import EventStore
+    from ..event.time.clock import HubClock
+    from ..event.log.store import EventStore
 
     ev = event_folder.load(path, round)
     if not ev.db.exists():

@@ -40,7 +40,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 import segno
 
-from ..event.event_folder import Station
+from ..event.folder.event_folder import Station
 from ..rules.formats import Format
 from ..rules.standings import Entrant
 

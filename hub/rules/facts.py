@@ -85,7 +85,7 @@ class Swap:
 @dataclass(slots=True)
 class DidNotStart:
     """reason: why, when the standings say it (an absent entrant whose
-    station went to another: hub/event/replacements.py)."""
+    station went to another: hub/event/fold/replacements.py)."""
     kind: str = field(default="dns", init=False)
     entrant: str = ""
     reason: str = ""

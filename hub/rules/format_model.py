@@ -23,7 +23,7 @@ DEFAULT_WARNINGS_MS = (600_000, 60_000)        # a round start's signals unless 
 # The limits of every value a format holds (docs/formats.md, "Limits"): far beyond any real
 # event, and within what the rest of the hub carries -- a board's schedule (shared/protocol.py:
 # times below 2**53 ms, at most 200 relay rotations, a 'next puzzle' button calling at most 99
-# puzzles), the operator actions' fields (event/actions.py takes its limits from here).  A value
+# puzzles), the operator actions' fields (event/log/action_rows.py takes its limits from here).  A value
 # over its limit is an error when the file is loaded, before anything is stored.
 MAX_ROUND_MS = 3 * 86_400_000   # a round's time limit (and a round start's own): 72 hours
 MAX_PUZZLES = 99                # puzzles in a round
@@ -103,7 +103,7 @@ class Format:
     no_show_after_ms: int | None = None
     info: dict[str, Any] = field(default_factory=dict)   # informational keys, by dotted name
     # played this many times faster (a demo's --speed, a rehearsal's): its limits divided by it
-    # (event/demo.py: faster), and the default warnings with them
+    # (event/folder/demo.py: faster), and the default warnings with them
     speed: float = 1
 
     @property

@@ -2,7 +2,7 @@
 asks and tells this; pure bookkeeping, no I/O):
 
   - at most max_connections in all, and at most per_address from one source
-    (an IPv4 address; an IPv6 /64: boards/peer_address.py's `source_of`, the broker's rule too);
+    (an IPv4 address; an IPv6 /64: broker/peer_address.py's `source_of`, the broker's rule too);
   - the last `reserved` of them only for requests with a credential
     (`privileged(scope)`: a referee's sign-in, the console's token, a hall
     screen's token): a connection accepted there waits until its first

@@ -23,7 +23,7 @@ hub prints that file's path, never the token (`WebServer.command()`): a
 remote console reads a copy of it (`tabletimer console URL --token-file
 PATH`).  The other hub laptop (a standby, a hub that took over) sends no
 token: its requests carry `X-TableTimer-Hub: <nonce>:<HMAC>` under the
-event's hub secret (boards/hub_secret.py, HubAuth; of the method, path,
+event's hub secret (protocol/hub_secret.py, HubAuth; of the method, path,
 query, nonce and body), and the answer to such a request carries
 `X-TableTimer-Proof`, the HMAC of its body and that nonce: each end proves
 it holds the secret, and an answer replayed for another request does not
@@ -68,11 +68,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..boards.hub_secret import HEADER, PROOF_HEADER
-from ..boards.service import HubService
-from ..boards.split_brain import SELF
-from ..event import event_folder
-from ..event.log_health import LogWriteFailed
+from ..protocol.hub_secret import HEADER, PROOF_HEADER
+from ..core.service import HubService
+from ..core.split_brain import SELF
+from ..event.folder import event_folder
+from ..event.log.log_health import LogWriteFailed
 from .request_body import BodyDropped, BodyRefused, parse_json, read_body
 
 TOKEN_FILE = "console-token"

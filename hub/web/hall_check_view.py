@@ -1,5 +1,5 @@
 """What the referees' calls page shows of a hall check while it runs
-(boards/hall_check.py), for the person walking the tables with a phone: the
+(fleet/hall_check.py), for the person walking the tables with a phone: the
 hall's progress, then per table and board what is still missing -- the
 buttons not pressed yet, by table name and button as the table card
 names them (with the entrant seated there), and what is wrong with the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..boards.hall_check import HallCheck
+from ..fleet.hall_check import HallCheck
 
 
 def hall_check_view(check: HallCheck | None, stations: Iterable, entrants: Iterable = ()) -> dict | None:

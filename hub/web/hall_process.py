@@ -8,10 +8,10 @@ The hub (`HallProcess`) starts `python -m tabletimer.hub.web.hall_process
 read from the file, never on the command line, which other users of the
 machine can see; DIR: the event folder, whose other rounds the pages show
 with ?round=, round_views.py; NAME: the live one's), writes it the event's
-description (event/description.py, as the console API's /event) as the
+description (event/fold/description.py, as the console API's /event) as the
 first line of its stdin, and then a byte every HEARTBEAT_S.  The process
 builds the event's Competition from the description, follows the hub's log
-read-only (event/followed_log.py; new rows every FOLLOW_S), serves the
+read-only (event/log/followed_log.py; new rows every FOLLOW_S), serves the
 pages on its own port (web/server.py's WebServer: the same limits; the
 other rounds a page asked for: their logs every round_views.OTHERS_S), and
 answers `ready HOST PORT` (or `error: WHY`) on its stdout.  It ends when
@@ -82,10 +82,10 @@ def _heard(stdin_fd: int, heard: list[float], gone: threading.Event) -> None:
 
 
 def serve_hall(argv: list[str] | None = None) -> int:
-    from ..boards.keys import BoardKeys
-    from ..boards.service import HubService
-    from ..event.description import competition_of
-    from ..event.followed_log import FollowedLog
+    from ..protocol.keys import BoardKeys
+    from ..core.service import HubService
+    from ..event.fold.description import competition_of
+    from ..event.log.followed_log import FollowedLog
     from .app import build_hall_app
     from .hall_pages import HallPages
     from .round_views import OTHERS_S, EventRounds
@@ -186,7 +186,7 @@ class HallProcess:
     def start(self, timeout: float = READY_S) -> "HallProcess":
         """Start it and wait for its ready (RuntimeError with what it said
         if it does not start)."""
-        from ..boards.private_file import append_private
+        from ..event.folder.private_file import append_private
         with append_private(self._errors) as err:          # client addresses: the owner's only
             proc = subprocess.Popen([*self._args, "--listen", f"{self.host}:{self.port}"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,

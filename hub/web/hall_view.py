@@ -15,7 +15,7 @@ from ..rules.format_model import Format
 from ..rules.standings import StandingRow
 
 if TYPE_CHECKING:
-    from ..boards.snapshot import Snapshot
+    from ..core.snapshot import Snapshot
 
 # what the hall is told of an entrant's state
 SHOWN_STATUS = {"finished": "finished", "running": "solving", "unfinished": "unfinished",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .table_view import recorded_counts
 
 if TYPE_CHECKING:
-    from ..event.competition import Competition
+    from ..event.fold.competition import Competition
 
 # what a referee may do from the table page (the round's start, a
 # disqualification, a board's reset stay at the desk)

@@ -55,8 +55,8 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Redire
     StreamingResponse
 from starlette.routing import Route
 
-from ..boards.service import AlreadyRecorded, RequestConflict
-from ..event.log_health import LogWriteFailed
+from ..core.service import AlreadyRecorded, RequestConflict
+from ..event.log.log_health import LogWriteFailed
 from . import intents
 from .changes import ChangeFeed, SharedView, stream_views
 from .hall_check_view import hall_check_view

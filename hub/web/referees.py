@@ -1,7 +1,7 @@
 """The event's referees and their sign-in tokens (`tabletimer referees DIR
 add|list|revoke`): `referees.json` in the event folder, written whole and
 atomically replaced, readable by its owner only from the first byte
-(boards/private_file.py).
+(event/folder/private_file.py).
 
     {"version": 1,
      "referees": [{"name": "Anna", "token": "...", "tag": "3f9a0c",
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from ..boards.private_file import write_private
+from ..event.folder.private_file import write_private
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The rounds the hall's pages show (hall_pages.py): the live one, the round
 the hub runs, and with ?round=NAME any other round of the event folder
-(event/rounds.py), each from its own log, read-only.
+(event/folder/rounds.py), each from its own log, read-only.
 
 `RoundView` is one round as the pages see it: a HubService following the
 round's log, its change feed, and the one view every page open on the
@@ -8,7 +8,7 @@ round is sent (made once per change), titled as the hub titles the live
 round ("Title — NAME").  `EventRounds` is the event's other rounds: one is
 opened at the first page that asks for it (its description built from its
 folder as the hub builds the live one's: console_api.folder_event,
-event/description.py), and followed from then on every OTHERS_S (a board's
+event/fold/description.py), and followed from then on every OTHERS_S (a board's
 journal press of an earlier round lands in that round's log).  A round
 that has not started may have no log yet: it shows "not started" and its
 entrants, and is read once the log is there."""
@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..boards.keys import BoardKeys
-from ..boards.service import HubService
-from ..event import rounds
-from ..event.description import competition_of
-from ..event.followed_log import FollowedLog
+from ..protocol.keys import BoardKeys
+from ..core.service import HubService
+from ..event.folder import rounds
+from ..event.fold.description import competition_of
+from ..event.log.followed_log import FollowedLog
 from .changes import ChangeFeed, SharedView
 from .console_api import folder_event
 from .hall_view import hall_view

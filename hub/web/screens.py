@@ -5,7 +5,7 @@ web servers' reserve (server.py) and its stream is one of SCREEN_STREAMS
 kept apart from the spectators' (hall_pages.py, rate_limit.py).
 
 The token is made once per event folder (`screen-token`, readable by its
-owner only from its first byte: boards/private_file.py) and printed by the
+owner only from its first byte: event/folder/private_file.py) and printed by the
 hub in the projector's address.  It is a small secret: whoever has it can
 take the screens' places (SCREEN_STREAMS of them), nothing more -- it reads
 only what the public pages show.  A new one: delete the file and restart
@@ -18,7 +18,7 @@ import secrets
 from pathlib import Path
 from urllib.parse import parse_qs
 
-from ..boards.private_file import write_private
+from ..event.folder.private_file import write_private
 
 FILE = "screen-token"
 PARAM = "screen"

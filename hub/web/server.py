@@ -43,9 +43,9 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ..boards.service import HubService
+from ..core.service import HubService
 from . import connection_limits
-from ..boards.peer_address import source_of
+from ..broker.peer_address import source_of
 from .connection_limits import PER_ADDRESS, RESERVED_SHARE, ConnectionLimits, Privileged
 
 DEFAULT_PORT = 8765

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..event.station_state import station_states
+from ..event.fold.station_state import station_states
 from ..rules.format_model import Format
 
 if TYPE_CHECKING:
-    from ..event.competition import Competition
+    from ..event.fold.competition import Competition
 
 # the missing-piece categories a referee is asked for, by what the format exempts
 _ORDINARY = ("missing_found", "missing pieces")

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
 from clocks import FixedClock
 

@@ -25,17 +25,17 @@ from pathlib import Path
 import pytest
 
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.rules.formats import load_format
-from tabletimer.hub.boards import hub_protocol as H
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards import replay
-from tabletimer.hub.boards.alerts import JUMP_ALERT_MS
-from tabletimer.hub.event import store as event_store
-from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.protocol import hub_protocol as H
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.protocol import replay
+from tabletimer.hub.core.alerts import JUMP_ALERT_MS
+from tabletimer.hub.event.log import store as event_store
+from tabletimer.hub.core.service import HubService
 from tabletimer.hub.rules.standings import row_dict
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from clocks import FixedClock

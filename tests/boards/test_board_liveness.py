@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.boards import hub_protocol as H
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.registry import BoardRegistry
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol import hub_protocol as H
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.registry import BoardRegistry
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
 
 from test_hub_core import KEYS, FakeClock, Sender, competition

@@ -1,4 +1,4 @@
-"""Settings over the air, the hub's pure part (hub/boards/board_settings.py):
+"""Settings over the air, the hub's pure part (hub/fleet/board_settings.py):
 KEY=VALUE read and checked with the board's own code, passwords sealed in
 the log, and a board's state of a request followed from the log's rows."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tabletimer.hub.boards import board_settings as S
+from tabletimer.hub.fleet import board_settings as S
 
 KEY = "11" * 32
 OTHER_KEY = "22" * 32

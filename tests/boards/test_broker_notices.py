@@ -1,11 +1,11 @@
-"""The broker's takeover notices in the hub's words (hub/boards/broker_notices.py):
+"""The broker's takeover notices in the hub's words (hub/broker/broker_notices.py):
 pure, no broker."""
 
 from __future__ import annotations
 
 import json
 
-from tabletimer.hub.boards.broker_notices import ALERT_MS, BrokerNotices
+from tabletimer.hub.broker.broker_notices import ALERT_MS, BrokerNotices
 
 
 def notice(client, old, new, **extra) -> bytes:

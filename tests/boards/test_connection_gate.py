@@ -1,9 +1,9 @@
-"""The embedded broker's connection gate (hub/boards/connection_gate.py):
+"""The embedded broker's connection gate (hub/broker/connection_gate.py):
 pure, no sockets."""
 
 from __future__ import annotations
 
-from tabletimer.hub.boards.connection_gate import BUSY, SLOW, ConnectionGate
+from tabletimer.hub.broker.connection_gate import BUSY, SLOW, ConnectionGate
 
 
 def test_one_address_gets_its_share_and_this_machine_is_not_counted():
@@ -25,7 +25,7 @@ def test_one_host_is_one_source_in_both_address_forms_and_an_ipv6_host_by_its_64
     """Issue 46, item 6: the broker counted the raw peer address, so a host
     seen as 10.0.0.66 and as ::ffff:10.0.0.66 (a dual-stack socket) had two
     shares, and an IPv6 host rotating its addresses one share per address;
-    the web server's rule (boards/peer_address.py) holds for both now."""
+    the web server's rule (broker/peer_address.py) holds for both now."""
     g = ConnectionGate(per_host=2)
     assert g.admit("10.0.0.66") and g.admit("::ffff:10.0.0.66")
     assert not g.admit("::ffff:10.0.0.66") and not g.admit("10.0.0.66")

@@ -1,4 +1,4 @@
-"""The embedded broker (amqtt, patched in hub/boards/broker_child.py): a client gets the
+"""The embedded broker (amqtt, patched in hub/broker/broker_child.py): a client gets the
 retained messages of its own subscriptions only (amqtt 0.12.1 sent every
 connecting client those of every topic anyone had subscribed to)."""
 
@@ -62,7 +62,7 @@ def test_a_replaced_connection_cannot_take_the_new_ones_subscription() -> None:
     from amqtt.broker import Broker
     from amqtt.session import Session
 
-    from tabletimer.hub.boards.broker_child import patch_amqtt
+    from tabletimer.hub.broker.broker_child import patch_amqtt
 
     async def main() -> None:
         broker = Broker({"listeners": {"default": {"type": "tcp", "bind": "127.0.0.1:0"}}})
@@ -126,7 +126,7 @@ def test_the_session_monitor_leaves_a_client_that_connected_again_meanwhile() ->
     from amqtt.broker import Broker
     from amqtt.session import Session
 
-    from tabletimer.hub.boards.broker_child import patch_amqtt
+    from tabletimer.hub.broker.broker_child import patch_amqtt
 
     async def main() -> None:
         broker = Broker({"listeners": {"default": {"type": "tcp", "bind": "127.0.0.1:0"}}})
@@ -153,7 +153,7 @@ def test_the_session_monitor_leaves_a_client_that_connected_again_meanwhile() ->
 def test_the_subscriptions_index_follows_the_filters_added_and_removed() -> None:
     from amqtt.broker import Broker
 
-    from tabletimer.hub.boards.broker_child import SnapshotDict
+    from tabletimer.hub.broker.broker_child import SnapshotDict
 
     d = SnapshotDict({"a/b": [1], "a/+": [2]})
     d["a/#"] = [3]
@@ -171,8 +171,8 @@ def test_the_subscriptions_index_follows_the_filters_added_and_removed() -> None
 TAKEOVER_SCRIPT = r'''
 import asyncio, socket, sys, time
 from amqtt.broker import Broker
-from tabletimer.hub.boards.broker import free_port
-from tabletimer.hub.boards.broker_child import guard_amqtt, patch_amqtt
+from tabletimer.hub.broker.broker import free_port
+from tabletimer.hub.broker.broker_child import guard_amqtt, patch_amqtt
 
 def connect_packet(cid):
     body = b"\x00\x04MQTT\x04\x02\x00\x1e" + len(cid).to_bytes(2, "big") + cid
@@ -238,7 +238,7 @@ async def never_ends(self):                 # as amqtt's did: a handler's stop a
     await asyncio.Event().wait()
 
 amqtt.broker.Broker.shutdown = never_ends
-from tabletimer.hub.boards.broker_child import serve
+from tabletimer.hub.broker.broker_child import serve
 serve(sys.argv[1], "")
 """
 
@@ -253,8 +253,8 @@ def test_a_broker_whose_hub_died_ends_even_when_amqtts_shutdown_hangs(tmp_path) 
     import subprocess
     import sys
 
-    from tabletimer.hub.boards.broker import EmbeddedBroker, wait_port
-    from tabletimer.hub.boards.broker_child import SHUTDOWN_S
+    from tabletimer.hub.broker.broker import EmbeddedBroker, wait_port
+    from tabletimer.hub.broker.broker_child import SHUTDOWN_S
 
     EmbeddedBroker(tmp_path / "broker").start().stop()      # its configuration, written as the hub would
     script = tmp_path / "hung.py"

@@ -14,11 +14,11 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 import pytest
 
-from tabletimer.hub.boards import hub_protocol as H
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol import hub_protocol as H
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
@@ -132,7 +132,7 @@ def test_a_sync_request_is_answered_while_a_commit_waits(tmp_path, broker):
     behind the event on paho's network thread); once the lock is let go the
     event is stored and acked (sent again as a board does, if that commit
     gave up)."""
-    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
+    from tabletimer.hub.link.mqtt_adapter import HubMqtt
 
     svc, boards = hub(tmp_path), Boards()
     edge = HubMqtt(svc, broker.host, broker.port)

@@ -1,4 +1,4 @@
-"""The hall check's verdicts (hub/boards/hall_check.py), directly: pure
+"""The hall check's verdicts (hub/fleet/hall_check.py), directly: pure
 logic on stations, what the registry knows of each board and the rows of
 the check; and the check's log rows through a real HubService on a real
 SQLite log (the action's shape, the round started, a check press not a
@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from tabletimer.hub.boards.hall_check import BoardCheck, HallCheck, check_hall, checklist
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.registry import BoardInfo
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.actions import shape_problem
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.event_folder import Station
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.fleet.hall_check import BoardCheck, HallCheck, check_hall, checklist
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.registry import BoardInfo
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.log.action_rows import shape_problem
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.folder.event_folder import Station
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.facts import Entrant
 from tabletimer.hub.rules.timetext import fmt_clock
@@ -301,7 +301,7 @@ def test_a_rounds_hub_numbers_its_commands_above_the_round_befores(tmp_path):
     acks and sync replies as replays for up to a minute: its check presses
     were sent again and again.  Above every counter the other rounds'
     hubs reserved, it is not."""
-    from tabletimer.hub.boards.board_commands import CTR_BLOCK, FOLLOW_AHEAD_MS
+    from tabletimer.hub.core.board_commands import CTR_BLOCK, FOLLOW_AHEAD_MS
 
     before = EventStore(tmp_path / "round-1.sqlite")
     now = _service(tmp_path / "clock").clock.now_ms()

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.boards import hub_protocol as H
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.protocol import hub_protocol as H
 from tabletimer.hub.rules.formats import load_format
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.registry import BoardRegistry
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.registry import BoardRegistry
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from clocks import FixedClock
@@ -407,7 +407,7 @@ def test_operator_input_is_checked_with_clear_messages(hub, action, payload, mes
 
 
 def test_call_queue_and_alerts(tmp_path):
-    from tabletimer.hub.event.event_folder import Station
+    from tabletimer.hub.event.folder.event_folder import Station
     from tabletimer.hub.rules.standings import Entrant
 
     store = EventStore(tmp_path / "e.sqlite")
@@ -436,7 +436,7 @@ def test_call_queue_and_alerts(tmp_path):
 def test_relay_schedule_changes_only_when_the_relay_does(tmp_path):
     """The rotations of a team's board: sent once, unchanged while time
     passes, dropped (a newer schedule) when the team's part 1 is done."""
-    from tabletimer.hub.event.event_folder import Station
+    from tabletimer.hub.event.folder.event_folder import Station
     from tabletimer.hub.rules.standings import Entrant
 
     fmt = load_format("cz-championship-teams")
@@ -597,7 +597,7 @@ def test_the_desk_refuses_a_firmware_older_than_the_boards_unless_it_allows_it(h
     and for the board's boot, says so."""
     import time
 
-    from tabletimer.hub.boards.firmware_update import Package
+    from tabletimer.hub.fleet.firmware_update import Package
 
     hub.sender.send(hub, "b1", P.STATUS, P.status_online(3, "0.9.0", 1), boot=3)
     request = {"board": "b1", "fw": "0.8.0-old", "pkg": "p", "sha": "0" * 64}

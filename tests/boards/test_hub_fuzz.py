@@ -34,10 +34,10 @@ import pytest
 
 from rig import Rig, ready
 from waiting import until
-from tabletimer.hub.boards import hub_protocol as H
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol import hub_protocol as H
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from clocks import FixedClock
@@ -433,7 +433,7 @@ class Sender:
 def used_counters(genuine: list[tuple[str, bytes]]) -> dict[str, int]:
     """board -> a counter at or below the last one it used in each of the
     guard's streams (its sync requests, and its stored messages: counted
-    apart, hub/boards/replay.py): a message signed with it is a replay."""
+    apart, hub/protocol/replay.py): a message signed with it is a replay."""
     last: dict[tuple[str, bool], int] = {}
     for topic, payload in genuine:
         board, kind = topic.split("/")[3:5]
@@ -594,7 +594,7 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
     spy.on_subscribe = lambda *a: subscribed.set()
     spy.connect(rig.broker.host, rig.broker.port)
     spy.loop_start()
-    adapter_log = logging.getLogger("tabletimer.hub.boards.mqtt_adapter")
+    adapter_log = logging.getLogger("tabletimer.hub.link.mqtt_adapter")
     total, seen, want = [0], threading.Event(), [10 ** 9]
     lock = threading.Lock()
 

@@ -16,13 +16,13 @@ from pathlib import Path
 
 from hall import TT, Hub, act, replay_json
 from rig import HOUR, Rig, ready, synced
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.boards.broker import free_port
-from tabletimer.hub.event.clock import HubClock
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.mqtt_adapter import HubMqtt
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.broker.broker import free_port
+from tabletimer.hub.event.time.clock import HubClock
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.link.mqtt_adapter import HubMqtt
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from waiting import until
@@ -136,7 +136,7 @@ def test_counters_are_reserved_in_blocks_in_the_log_not_written_per_message(tmp_
     board refuses one far ahead of the clock, docs/protocol.md), and is
     reserved in the log a block at a time: a write per block, never per
     message, above every block of any run or process."""
-    from tabletimer.hub.boards import board_commands
+    from tabletimer.hub.core import board_commands
 
     monkeypatch.setattr(board_commands, "CTR_BLOCK", 50)
     keys = BoardKeys(tmp_path / "board-keys.json")
@@ -226,7 +226,7 @@ def test_a_log_that_stops_taking_writes_is_an_alert_nothing_is_acked_and_it_reco
         assert alert.startswith("EVENT LOG NOT WRITTEN since ") and "nothing acknowledged meanwhile" in alert
         assert f"cannot write the event log {rig.db}" in alert and "read-only" in alert, alert
         errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
-        assert len(errors) == 1 and errors[0].name == "tabletimer.hub.boards.service", \
+        assert len(errors) == 1 and errors[0].name == "tabletimer.hub.core.service", \
             [r.getMessage()[:100] for r in errors]                         # once per burst, no tracebacks
         assert "Nothing is acknowledged" in errors[0].getMessage()
         # the disk is back: the boards' retries are stored (once) and acked

@@ -1,11 +1,11 @@
-"""hub/boards/hub_protocol.py: the hub's half of the wire protocol (its topics and
+"""hub/protocol/hub_protocol.py: the hub's half of the wire protocol (its topics and
 the messages it sends), checked against the shared validation the boards run."""
 
 from __future__ import annotations
 
 import pytest
 
-from tabletimer.hub.boards import hub_protocol as H
+from tabletimer.hub.protocol import hub_protocol as H
 from tabletimer.shared import protocol as P
 
 
@@ -98,7 +98,7 @@ def test_the_boards_messages_pass_the_hubs_check() -> None:
 def test_a_birth_message_may_name_the_fault_that_reset_the_board():
     """'fault' (issue 14, item 8): what ended the board's previous boot, a
     short string; kept by the registry until a birth without one."""
-    from tabletimer.hub.boards.registry import BoardRegistry
+    from tabletimer.hub.core.registry import BoardRegistry
     msg = P.status_online(2, "0.2.0", 2, fault="RuntimeError: boom (File \"app.py\", line 3, in syncer)")
     assert H.check_board_message(P.stamp(msg, 1, 2))["fault"].startswith("RuntimeError")
     for bad in ("", 7, "x" * 201, ["boom"]):

@@ -1,6 +1,6 @@
-"""The generated Mosquitto configuration (hub/boards/mosquitto_config.py): the text
+"""The generated Mosquitto configuration (hub/broker/mosquitto_config.py): the text
 of each file, then the brokers running it -- the real mosquitto binary and
-the embedded broker with the event's logins (hub/boards/broker_access.py), the
+the embedded broker with the event's logins (hub/broker/broker_access.py), the
 same tests for both: logins, client ids, the per-board ACL, last wills,
 packet sizes (and persistence, Mosquitto's) -- with paho-mqtt clients.
 
@@ -29,10 +29,10 @@ import pytest
 
 from brokers import free_port, require_mosquitto, wait_port
 from needs import require_account, require_tool
-from tabletimer.hub.boards import mosquitto_config as mc
-from tabletimer.hub.boards.broker import BrokerLogins, EmbeddedBroker
-from tabletimer.hub.boards.hub_protocol import HUB_STATUS, PROBE, hub_subscriptions
-from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
+from tabletimer.hub.broker import mosquitto_config as mc
+from tabletimer.hub.broker.broker import BrokerLogins, EmbeddedBroker
+from tabletimer.hub.protocol.hub_protocol import HUB_STATUS, PROBE, hub_subscriptions
+from tabletimer.hub.protocol.keys import BoardKeys, mqtt_password
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import AuthError, Signer
 
@@ -595,7 +595,7 @@ def test_a_packet_over_the_limit_closes_its_connection(event):
     hub held it in RAM at every restart.  Now the broker closes a connection
     that sends a packet over MAX_PACKET; nothing of it is delivered or
     retained; the limit itself passes."""
-    from tabletimer.hub.boards.hub_protocol import MAX_PACKET
+    from tabletimer.hub.protocol.hub_protocol import MAX_PACKET
 
     h = hub(event, "tt/v1/#")
     b1 = board(event, "b1")

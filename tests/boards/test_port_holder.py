@@ -12,9 +12,9 @@ import socket
 import pytest
 
 from brokers import free_port
-from tabletimer.hub.boards import port_holder
-from tabletimer.hub.boards.port_holder import port_taken_advice
-from tabletimer.hub.event.folder_lock import HubLock
+from tabletimer.hub.broker import port_holder
+from tabletimer.hub.broker.port_holder import port_taken_advice
+from tabletimer.hub.event.folder.folder_lock import HubLock
 
 
 @pytest.fixture(params=["proc", "lsof"])

@@ -1,12 +1,12 @@
 """free_port(): ports for servers that bind them later, outside the range the
-kernel takes outgoing connections' source ports from (hub/boards/ports.py)."""
+kernel takes outgoing connections' source ports from (hub/broker/ports.py)."""
 
 import os
 import socket
 import subprocess
 import sys
 
-from tabletimer.hub.boards import ports
+from tabletimer.hub.broker import ports
 
 
 def ephemeral_low() -> int:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.boards import private_file
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.event.folder import private_file
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.fleet.simulator import SimBoard
 
 
 @pytest.fixture

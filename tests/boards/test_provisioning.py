@@ -1,11 +1,11 @@
-"""Batch provisioning's rules (hub/boards/provisioning.py): the next id, the
+"""Batch provisioning's rules (hub/fleet/provisioning.py): the next id, the
 record a restart goes on from, what a plugged board's configuration says."""
 
 from __future__ import annotations
 
 import pytest
 
-from tabletimer.hub.boards import provisioning as pv
+from tabletimer.hub.fleet import provisioning as pv
 
 ORDER = ["T01", "T02", "T03", "T04"]
 

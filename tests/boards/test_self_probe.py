@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from tabletimer.hub.boards import hub_protocol as H
-from tabletimer.hub.boards.self_probe import SelfProbe
+from tabletimer.hub.protocol import hub_protocol as H
+from tabletimer.hub.link.self_probe import SelfProbe
 from tabletimer.hub.rules.timetext import fmt_clock
 from tabletimer.shared.auth import Signer
 

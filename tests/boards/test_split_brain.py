@@ -1,4 +1,4 @@
-"""Issue 44, item 4, the logic (boards/split_brain.py, cli/redo.py): two
+"""Issue 44, item 4, the logic (core/split_brain.py, cli/redo.py): two
 hubs of one event at once.  The primary notes its standby lost and flags
 the desk actions recorded meanwhile; shown the proven term of the hub that
 took over, it fences itself (a row) and answers with its desk actions after
@@ -14,14 +14,14 @@ import shutil
 
 import pytest
 
-from tabletimer.hub.boards.hub_secret import ensure_secret
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.boards.split_brain import STANDBY_SILENT_MS
+from tabletimer.hub.protocol.hub_secret import ensure_secret
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.core.split_brain import STANDBY_SILENT_MS
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
 
 T0 = 1_796_000_000_000
@@ -68,7 +68,7 @@ def split(tmp_path):
 
 
 def hub_proofs(folder, store):
-    from tabletimer.hub.boards.hub_secret import TermProofs, read_secret
+    from tabletimer.hub.protocol.hub_secret import TermProofs, read_secret
     return TermProofs(read_secret(folder), store.event_id)
 
 

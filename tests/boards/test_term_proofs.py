@@ -3,7 +3,7 @@ in its config.json (a USB cable at a table reads it); one status message
 signed with it saying "term": 999 fenced the hub, for good (the row in the
 log, the message retained by the broker).  A hub's term is proven now by a
 hash chain made from the event's hub secret, which only hub laptops hold
-(hub/boards/hub_secret.py): a board reports the proof of the term it heard,
+(hub/protocol/hub_secret.py): a board reports the proof of the term it heard,
 and the hub checks it.  A term without its proof is an alert, never a
 fence, at once and when the log is read again; a proven one fences as
 before.  Real SQLite, the hub's own service; no broker needed."""
@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.boards import hub_protocol as H
-from tabletimer.hub.boards.hub_secret import TERMS, HubAuth, TermProofs, ensure_secret, read_secret
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.replica import log_term
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol import hub_protocol as H
+from tabletimer.hub.protocol.hub_secret import TERMS, HubAuth, TermProofs, ensure_secret, read_secret
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.log.replica import log_term
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.shared import auth
 from tabletimer.shared import protocol as P

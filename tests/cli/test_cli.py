@@ -74,7 +74,7 @@ def test_every_flash_writes_a_new_install_id_and_keeps_the_key(tmp_path, capsys)
 def test_board_flash_prints_no_secret(tmp_path, capfd):
     """Neither the WiFi password nor the board's key or broker login is
     printed (the mpremote command names a temporary file)."""
-    from tabletimer.hub.boards.keys import mqtt_password
+    from tabletimer.hub.protocol.keys import mqtt_password
 
     keys = tmp_path / "keys.json"
     wifi = "hall-wifi-s3cret"
@@ -293,7 +293,7 @@ def test_demo_times_past_a_rounds_limits_are_refused_before_anything_starts(tmp_
 
 
 def test_demo_format_is_sped_up():
-    from tabletimer.hub.event.demo import demo_event
+    from tabletimer.hub.event.folder.demo import demo_event
 
     fmt, entrants, stations = demo_event("cz-championship-teams", 2, 2, speed=60)
     assert fmt.time_limit_ms == 5 * 3_600_000 // 60 and fmt.relay.rotation_interval_ms == 8_000
@@ -315,8 +315,8 @@ def test_a_refused_rehearsal_changes_nothing_of_the_running_one(tmp_path, capsys
     import shutil
 
     from brokers import free_port
-    from tabletimer.hub.boards.keys import BoardKeys
-    from tabletimer.hub.event.folder_lock import HubLock
+    from tabletimer.hub.protocol.keys import BoardKeys
+    from tabletimer.hub.event.folder.folder_lock import HubLock
 
     ev = tmp_path / "event"
     assert cli.main(["init", str(ev), "--format", "czjpa-individuals"]) == 0
@@ -400,7 +400,7 @@ def test_init_takes_or_asks_the_events_title_and_every_output_shows_it(tmp_path,
     terminal (blank: the folder's name); the projector, the cards, the badges
     and the results show it, a rehearsal the event's, marked as such, never
     the folder's name "rehearsal"."""
-    from tabletimer.hub.event.event_folder import event_title
+    from tabletimer.hub.event.folder.event_folder import event_title
     from tabletimer.hub.web.console_api import folder_event
 
     ev = tmp_path / "hall-2027"

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.cli import main as cli
 from tabletimer.hub.cli.common import service_for
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
 
 ROWS = 300          # board events after the round start: enough pages for a page to be damaged
@@ -235,7 +235,7 @@ def test_a_log_with_nothing_readable_is_left_as_it_is(tmp_path, capsys):
 
 
 def test_recover_waits_for_the_hub_to_stop(tmp_path, capsys):
-    from tabletimer.hub.event.folder_lock import HubLock
+    from tabletimer.hub.event.folder.folder_lock import HubLock
 
     ev = _event(tmp_path, capsys)
     _cut_last_payload(ev / "events.sqlite")

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.folder import event_folder
 
 
 def act(hall: Path, *args: str) -> None:

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.folder_lock import HubLock
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.folder.folder_lock import HubLock
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.timetext import fmt_clock
 from waiting import Output
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.boards import provisioning as pv
+from tabletimer.hub.fleet import provisioning as pv
 from tabletimer.hub.cli import main as cli
-from tabletimer.tools import usb_boards
+from tabletimer.hub.fleet import usb_boards
 
 SETTINGS = ["--wifi-ssid", "hall", "--wifi-password", "hall-wifi-s3cret", "--broker-host", "192.168.1.10"]
 
@@ -137,7 +137,7 @@ def test_a_board_flashed_for_this_event_before_keeps_its_id(tmp_path, capsys, mo
     """A board `board flash --id T02` made for this event (its key is the
     event's): recorded as T02, not written, and T02 is not handed out."""
     ev = event(tmp_path / "hall")
-    from tabletimer.hub.boards.keys import BoardKeys
+    from tabletimer.hub.protocol.keys import BoardKeys
 
     key = BoardKeys(ev / "board-keys.json").ensure("T02")
     monkeypatch.setattr(usb_boards, "list_ports", Plugs([], [port]))
@@ -276,7 +276,7 @@ def test_the_board_plays_the_identify_pattern_on_the_buzzer_and_led_of_its_confi
     import types
 
     from tabletimer import firmware_dir
-    from tabletimer.tools import deploy
+    from tabletimer.hub.fleet import deploy
 
     played = []
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.outputs import referee_badge
 from tabletimer.hub.web.referees import RefereeBook
 

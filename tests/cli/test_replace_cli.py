@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.log.store import EventStore
 
 M = 60_000
 

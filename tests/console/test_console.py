@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.console.app import ConfirmScreen, ConsoleApp, FormScreen, NameScreen, run_console
 from tabletimer.hub.console.table import LiveTable
-from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.event.folder.event_folder import Station
 from tabletimer.hub.rules.formats import load_format
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
 from tabletimer.hub.rules.standings import Entrant
-from tabletimer.hub.event.store import EventStore
-from tabletimer.hub.boards import hub_protocol
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.protocol import hub_protocol
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from textual.widgets import Input, Label, Log
@@ -692,7 +692,7 @@ def test_no_alerts_for_a_board_this_round_does_not_use(tmp_path, hub, monkeypatc
     ("board b9 is not in stations.csv", "silent"); a board no round knows
     still is."""
     from tabletimer.hub.cli.event import other_rounds_boards
-    from tabletimer.hub.event import event_folder
+    from tabletimer.hub.event.folder import event_folder
     day = tmp_path / "day"
     event_folder.add_round(day, "indiv", "czjpa-individuals")
     event_folder.add_round(day, "pairs", "czjpa-pairs")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from needs import require_tool
 from rig import synced
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet.simulator import SimBoard
 from waiting import until
 
 TT = str(Path(sys.executable).parent / "tabletimer")

@@ -23,19 +23,19 @@ import pytest
 
 from tabletimer.hub.cli import main as cli
 from tabletimer.hub.web import console_api
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.console.app import ConsoleApp, FormScreen
 from tabletimer.hub.console.table import LiveTable
-from tabletimer.hub.event.clock import HubClock
+from tabletimer.hub.event.time.clock import HubClock
 from tabletimer.hub.console.client import RemoteError, Unreachable, connect, event_competition
 from tabletimer.hub.web.console_api import console_token, folder_event
 from tabletimer.hub.web.server import WebServer, parse_listen, start_hub_web
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
 from tabletimer.hub.rules.standings import row_dict
-from tabletimer.hub.event.store import EventStore
-from tabletimer.hub.boards import hub_protocol
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.protocol import hub_protocol
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from textual.widgets import Input
@@ -402,7 +402,7 @@ def test_hub_time_on_the_remote_follows_the_hubs_clock(tmp_path):
 
 
 def test_the_demo_event_is_rebuilt_remotely():
-    from tabletimer.hub.event.demo import demo_event
+    from tabletimer.hub.event.folder.demo import demo_event
     from tabletimer.hub.rules.formats import format_text
 
     fmt, entrants, stations = demo_event("cz-championship-teams", 3, 2, 30)
@@ -573,12 +573,12 @@ def test_a_console_beside_the_hub_says_when_the_hub_is_not_running(tmp_path):
     holds it as `tabletimer run` does) and one gone."""
     from tabletimer.hub.cli.common import service_for
     from tabletimer.hub.cli.event import watch_the_hub
-    from tabletimer.hub.event.store import EventStore
+    from tabletimer.hub.event.log.store import EventStore
 
     ev_path = event_folder.init(tmp_path / "event", "czjpa-individuals")
     ev = event_folder.load(ev_path)
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys; from tabletimer.hub.event.folder_lock import HubLock; "
+        "import sys; from tabletimer.hub.event.folder.folder_lock import HubLock; "
         f"l = HubLock({str(ev.db)!r}).acquire(); print('held', flush=True); sys.stdin.read()")],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     store = EventStore(ev.db)

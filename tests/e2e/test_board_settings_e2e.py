@@ -12,11 +12,11 @@ import subprocess
 
 from brokers import require_mosquitto
 from rig import synced
-from tabletimer.hub.boards.broker import free_port
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.broker.broker import free_port
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.tools.testing.local_mosquitto import LocalMosquitto
 from waiting import Output
 

@@ -23,13 +23,13 @@ import pytest
 
 from rig import Rig, ready
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools import deploy
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet import deploy
 from tabletimer import firmware_dir
-from tabletimer.tools.simulator import new_install
+from tabletimer.hub.fleet.simulator import new_install
 from waiting import until
 
 FAST = {"debounce_ms": 30, "confirm_ms": 600, "void_ms": 1500}

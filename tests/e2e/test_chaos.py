@@ -13,7 +13,7 @@ What must hold afterwards:
 The hall: one board per team, one button per relay station (4 buttons).
 Buttons 1-3 are the relay stations 1-3; button 4 is relay station 4 and,
 after the relay, the team's "next puzzle" button (stations.csv gives it no
-puzzle: its n-th finish call is puzzle 4, 5, 6, 7, 8 - hub/event/competition.py).
+puzzle: its n-th finish call is puzzle 4, 5, 6, 7, 8 - hub/event/fold/competition.py).
 Every finish call is checked by a referee on the button: sometimes a few
 short presses (missing pieces), then a hold (confirm).  Some teams run out
 of time.
@@ -54,13 +54,13 @@ import pytest
 
 from hall import Hub, act, replay_json, stored_presses
 from standings_check import compare_standings
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.rules.formats import load_format, preset_names
-from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.rules.standings import Confirm, Press, RoundStart, rank
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.tools.testing.netimpair import NetImpair
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet.simulator import SimBoard
 
 DEFAULT_SEED = 7007
 TOL_MS = 15                  # recorded vs true instant: the clock-sync error allowed (or the

@@ -19,8 +19,8 @@ import pytest
 from brokers import require_mosquitto
 from rig import Rig, synced
 from waiting import until
-from tabletimer.hub.boards.connection_gate import CONNECT_DEADLINE_S, PER_HOST
-from tabletimer.hub.boards.open_files import BROKER_FILES
+from tabletimer.hub.broker.connection_gate import CONNECT_DEADLINE_S, PER_HOST
+from tabletimer.hub.broker.open_files import BROKER_FILES
 
 FLOOD = PER_HOST + 24
 
@@ -89,8 +89,8 @@ def test_both_brokers_take_the_open_files_a_flood_would_exhaust(tmp_path, laptop
     and let no client in (tools/attack/connect_flood.py): each broker's
     process now raises its own limit (to 65,536 where the system allows)."""
     require_mosquitto()
-    from tabletimer.hub.boards.broker import EmbeddedBroker, free_port
-    from tabletimer.hub.event import event_folder
+    from tabletimer.hub.broker.broker import EmbeddedBroker, free_port
+    from tabletimer.hub.event.folder import event_folder
     from tabletimer.tools.testing.hub_process import HubProcess
 
     with EmbeddedBroker(tmp_path / "embedded") as b:

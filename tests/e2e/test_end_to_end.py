@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from rig import HOUR, Rig, ready, synced, within_stated_error
-from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.core.service import HubService
 from tabletimer.hub.rules.standings import row_dict
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.log.store import EventStore
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_a_hub_reconnect_counts_no_boards_retained_status_as_an_attack(rig):
     board's retained status again, which it has had.  The rejected counter
     stays at 0: it means attacks."""
     from waiting import until
-    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
+    from tabletimer.hub.link.mqtt_adapter import HubMqtt
     hub = rig.start_hub()
     sims = [rig.board(f"rs{i}") for i in range(2)]
     until(lambda: all(hub.registry.boards.get(s.board_id) and hub.registry.boards[s.board_id].online
@@ -123,7 +123,7 @@ def test_retained_junk_on_a_boards_topic_is_cleared_once_not_counted_at_every_re
     hub start gets nothing."""
     import paho.mqtt.client as mqtt
     from waiting import until
-    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
+    from tabletimer.hub.link.mqtt_adapter import HubMqtt
     from tabletimer.shared import protocol as P
 
     hub = rig.start_hub()

@@ -1,4 +1,4 @@
-"""Issue 31: an event holds its rounds (hub/event/rounds.py): the hall's
+"""Issue 31: an event holds its rounds (hub/event/folder/rounds.py): the hall's
 boards, keys and logins once, each round's format, entrants, stations and
 log in DIR/rounds/NAME.  Moving the hall to the next round needs nothing
 at the tables: the board (the real firmware, never restarted) takes the new
@@ -18,10 +18,10 @@ import pytest
 
 from brokers import free_port
 from hall import TT, Hub
-from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
-from tabletimer.hub.event import event_folder, rounds
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.protocol.keys import BoardKeys, mqtt_password
+from tabletimer.hub.event.folder import event_folder, rounds
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet.simulator import SimBoard
 from waiting import Output, until
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from brokers import free_port, require_mosquitto, wait_port
 from rig import synced
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.protocol.keys import BoardKeys, mqtt_password
+from tabletimer.hub.fleet.simulator import SimBoard
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 
@@ -96,7 +96,7 @@ def test_boards_over_tls_accept_only_the_events_broker(tmp_path):
     acknowledged; one with another CA, one dialling a name the certificate
     does not have, and a plain MQTT client get nowhere."""
     import paho.mqtt.client as mqtt
-    from tabletimer.hub.boards.tls_certs import board_ca, make_ca
+    from tabletimer.hub.broker.tls_certs import board_ca, make_ca
 
     mosquitto = require_mosquitto()
     ev, key = event_with_one_board(tmp_path)

@@ -3,7 +3,7 @@ one board's key (read from the board's config.json with a USB cable) and
 carrying "term": 999 made `tabletimer run` exit 4 ("FENCED") in half a
 second; `run` again exited 4 (the row in the log, the message retained by
 the broker), and `takeover --force` recorded term 2 and exited 4.  Now a
-term is a hub's only with its proof (hub/boards/hub_secret.py): the forged
+term is a hub's only with its proof (hub/protocol/hub_secret.py): the forged
 one is an alert and the hub carries on, started again too; and a hub fenced
 by a proven term has a way back (docs/operations.md, "A fence that was
 wrong"): `takeover --force` on its folder records a term above every proven
@@ -19,10 +19,10 @@ import paho.mqtt.client as mqtt
 
 from brokers import free_port
 from hall import TT, Hub, act
-from tabletimer.hub.boards.hub_secret import TermProofs, ensure_secret
-from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol.hub_secret import TermProofs, ensure_secret
+from tabletimer.hub.protocol.keys import BoardKeys, mqtt_password
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from waiting import until

@@ -14,10 +14,10 @@ import subprocess
 
 from brokers import require_mosquitto
 from rig import synced
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.tools.testing.local_mosquitto import LocalMosquitto
 from tabletimer.tools.testing.netimpair import NetImpair
 from waiting import Output

@@ -19,10 +19,10 @@ from brokers import free_port, require_mosquitto, wait_port
 from hall import acked_all
 from rig import Rig, synced
 from waiting import until
-from tabletimer.hub.boards.broker import BrokerLogins, EmbeddedBroker
-from tabletimer.hub.boards.hub_protocol import HUB_STATUS, MAX_PACKET, hub_status
-from tabletimer.hub.boards.keys import mqtt_password
-from tabletimer.hub.boards.mosquitto_config import write_mosquitto_config
+from tabletimer.hub.broker.broker import BrokerLogins, EmbeddedBroker
+from tabletimer.hub.protocol.hub_protocol import HUB_STATUS, MAX_PACKET, hub_status
+from tabletimer.hub.protocol.keys import mqtt_password
+from tabletimer.hub.broker.mosquitto_config import write_mosquitto_config
 from tabletimer.hub.rules.standings import row_dict
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
@@ -153,7 +153,7 @@ def test_attacks_on_a_running_hall_fail_to_harm(hall):
     # start, and shown; no attack counted twice, no sync storm from the toggles
     rig.mqtt.stop()
     rig.mqtt.stop = lambda: None          # (Rig.close stops the new one)
-    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
+    from tabletimer.hub.link.mqtt_adapter import HubMqtt
     again = HubMqtt(hub, hall.host, hall.port, HUB_USER, HUB_PASSWORD)
     again.start()
     rig.mqtt = again

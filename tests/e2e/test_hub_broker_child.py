@@ -1,5 +1,5 @@
 """Issue 19: `tabletimer run` and `demo` start Mosquitto as a child process
-by default when it is installed (hub/boards/mosquitto_child.py,
+by default when it is installed (hub/broker/mosquitto_child.py,
 hub/cli/brokers.py), with the event's logins; the first line names the
 broker; the child stops with the hub; what goes wrong (not installed, the
 port taken, the child dying) is said clearly."""
@@ -18,11 +18,11 @@ import pytest
 
 from brokers import free_port, require_mosquitto
 from hall import TT, Hub, act, stored_presses
-from tabletimer.hub.boards.hub_secret import ensure_secret
-from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
-from tabletimer.hub.boards.mosquitto_child import SEARCH_ENV, find_mosquitto, parse_version
-from tabletimer.hub.event import event_folder
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.protocol.hub_secret import ensure_secret
+from tabletimer.hub.protocol.keys import BoardKeys, mqtt_password
+from tabletimer.hub.broker.mosquitto_child import SEARCH_ENV, find_mosquitto, parse_version
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.fleet.simulator import SimBoard
 from waiting import until
 
 

@@ -19,10 +19,10 @@ import pytest
 
 from hall import TT, Hub, acked_all, stored_presses
 from rig import synced, within_stated_error
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.tools.testing.host_clock_faults import ClockFaults
 from waiting import until
 

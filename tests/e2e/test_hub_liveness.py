@@ -137,7 +137,7 @@ def test_a_board_whose_acks_do_not_reach_it_is_shown(hall, broker):
     """A board whose WiFi only sends (or whose acks someone else's
     connection takes): the hub stores its event and acks it, and the board
     sends it again and again, each time numbered anew as a board does."""
-    from tabletimer.hub.boards.hub_protocol import press
+    from tabletimer.hub.protocol.hub_protocol import press
     from tabletimer.shared import protocol as P
     from tabletimer.shared.auth import Signer
 
@@ -234,11 +234,11 @@ def test_a_broker_that_comes_up_while_the_hub_starts_is_the_one_it_subscribes_to
     nothing looked at the child broker, and then stop.  start() now calls
     the hub's broker check while it waits (serve.py: the dead child is said
     and started again) and subscribes to the broker that comes back."""
-    from tabletimer.hub.boards.broker import EmbeddedBroker, free_port
-    from tabletimer.hub.boards.keys import BoardKeys
-    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
-    from tabletimer.hub.boards.service import HubService
-    from tabletimer.hub.event.store import EventStore
+    from tabletimer.hub.broker.broker import EmbeddedBroker, free_port
+    from tabletimer.hub.protocol.keys import BoardKeys
+    from tabletimer.hub.link.mqtt_adapter import HubMqtt
+    from tabletimer.hub.core.service import HubService
+    from tabletimer.hub.event.log.store import EventStore
 
     port = free_port()
     started: list[EmbeddedBroker] = []
@@ -269,11 +269,11 @@ def test_a_broker_lost_right_after_the_hubs_subscription_does_not_stop_the_hub_s
     subscribed again to the broker started on the same port."""
     import threading
 
-    from tabletimer.hub.boards.broker import EmbeddedBroker, free_port
-    from tabletimer.hub.boards.keys import BoardKeys
-    from tabletimer.hub.boards.mqtt_adapter import HubMqtt
-    from tabletimer.hub.boards.service import HubService
-    from tabletimer.hub.event.store import EventStore
+    from tabletimer.hub.broker.broker import EmbeddedBroker, free_port
+    from tabletimer.hub.protocol.keys import BoardKeys
+    from tabletimer.hub.link.mqtt_adapter import HubMqtt
+    from tabletimer.hub.core.service import HubService
+    from tabletimer.hub.event.log.store import EventStore
 
     port = free_port()
     brokers = [EmbeddedBroker(tmp_path / "broker", port=port).start()]

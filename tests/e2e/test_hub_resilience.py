@@ -13,10 +13,10 @@ import pytest
 
 from hall import TT, Hub, acked_all, replay_json, stored_presses
 from rig import TICK_MS, synced, within_stated_error
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.rules.standings import Press, RoundStart, rank
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet.simulator import SimBoard
 
 BOARDS, STATIONS = 4, 4
 

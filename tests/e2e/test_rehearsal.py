@@ -16,8 +16,8 @@ from pathlib import Path
 
 from brokers import free_port
 from waiting import Output
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 

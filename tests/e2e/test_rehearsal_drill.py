@@ -16,8 +16,8 @@ import sys
 import pytest
 
 from brokers import free_port
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
 from test_rehearsal import TT, press, signin_status
 from waiting import Output
 

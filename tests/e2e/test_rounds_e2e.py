@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 from rig import synced
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.boards.keys import BoardKeys
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.rules.standings import Confirm, Count, Press, RoundStart, rank
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet.simulator import SimBoard
 from waiting import Output
 
 TT = str(Path(sys.executable).parent / "tabletimer")

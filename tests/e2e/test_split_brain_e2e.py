@@ -24,10 +24,10 @@ import pytest
 
 from hall import TT, Hub, act, primary_and_standby_copy
 from rig import synced
-from tabletimer.hub.boards.broker import free_port
-from tabletimer.hub.boards.keys import mqtt_password
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.broker.broker import free_port
+from tabletimer.hub.protocol.keys import mqtt_password
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.tools.testing.netimpair import NetImpair
 from waiting import Output, until
 

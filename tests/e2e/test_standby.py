@@ -16,11 +16,11 @@ import sqlite3
 from brokers import free_port
 from hall import TT, Hub, act, primary_and_standby_copy
 from rig import synced
-from tabletimer.hub.boards.hub_secret import ensure_secret
-from tabletimer.hub.boards.keys import mqtt_password
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.protocol.hub_secret import ensure_secret
+from tabletimer.hub.protocol.keys import mqtt_password
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet.simulator import SimBoard
 from waiting import Output, until
 
 

@@ -19,9 +19,9 @@ from typing import Any
 
 from brokers import free_port
 from hall import TT, Hub, act
-from tabletimer.hub.boards.hub_secret import ensure_secret, secret_path
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol.hub_secret import ensure_secret, secret_path
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.web.console_api import console_token, folder_event
 from waiting import until
 
@@ -137,10 +137,10 @@ def test_the_hub_api_takes_a_hubs_proof_once_for_reading_and_fencing_only(tmp_pa
     import urllib.error
     import urllib.request
 
-    from tabletimer.hub.boards.hub_secret import HubAuth
-    from tabletimer.hub.boards.keys import BoardKeys
-    from tabletimer.hub.boards.service import HubService
-    from tabletimer.hub.event.competition import Competition
+    from tabletimer.hub.protocol.hub_secret import HubAuth
+    from tabletimer.hub.protocol.keys import BoardKeys
+    from tabletimer.hub.core.service import HubService
+    from tabletimer.hub.event.fold.competition import Competition
     from tabletimer.hub.web.server import start_hub_web
 
     ev, _ = _event(tmp_path)

@@ -19,9 +19,9 @@ import random
 import pytest
 
 from rig import FAST_GESTURES, Rig, ready, synced
-from tabletimer.hub.event.board_events import board_order
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.event.log.board_events import board_order
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.folder.event_folder import Station
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Entrant
 from waiting import until

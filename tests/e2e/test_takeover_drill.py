@@ -18,12 +18,12 @@ import pytest
 
 from hall import TT, Hub, act
 from rig import synced, within_stated_error
-from tabletimer.hub.boards.broker import free_port
-from tabletimer.hub.boards.hub_secret import ensure_secret
-from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.broker.broker import free_port
+from tabletimer.hub.protocol.hub_secret import ensure_secret
+from tabletimer.hub.protocol.keys import BoardKeys, mqtt_password
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.tools.testing.netimpair import NetImpair
 from waiting import Output, until
 

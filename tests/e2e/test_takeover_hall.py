@@ -49,14 +49,14 @@ from brokers import require_mosquitto
 from hall import TT, Hub, act, replay_json, stored_presses
 from rig import synced, within_stated_error
 from standings_check import compare_standings
-from tabletimer.hub.boards.broker import free_port
-from tabletimer.hub.boards.hub_secret import ensure_secret
-from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.broker.broker import free_port
+from tabletimer.hub.protocol.hub_secret import ensure_secret
+from tabletimer.hub.protocol.keys import BoardKeys, mqtt_password
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.standings import Confirm, DidNotStart, Press, RoundStart, rank
 from tabletimer.hub.web.referees import RefereeBook, book_path
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet.simulator import SimBoard
 from waiting import Output, until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),

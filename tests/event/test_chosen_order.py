@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import pytest
 
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.event_folder import Station
-from tabletimer.hub.event.station_state import station_states
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.actions.action_checks import check_action
+from tabletimer.hub.event.folder.event_folder import Station
+from tabletimer.hub.event.fold.station_state import station_states
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.parts import puzzle_on_table
 from tabletimer.hub.rules.standings import Entrant, Swap
@@ -69,7 +70,7 @@ def test_the_press_after_a_swap_is_the_puzzle_opened_and_the_count_is_the_puzzle
                        missing_adjacent=0))
     assert puzzle_shown(comp, S + 90 * M) == 1               # the 1000 opened again
     assert puzzle_shown(comp, END + M) == 1                  # time up: the count form is the 1000's
-    comp.check_action("count", {"entrant": "T1", "puzzle": 1, "placed": 640}, END + M)   # not refused
+    check_action(comp, "count", {"entrant": "T1", "puzzle": 1, "placed": 640}, END + M)   # not refused
     comp.apply(log.act("count", END + 2 * M, entrant="T1", puzzle=1, placed=640))
     assert result(comp) == ("unfinished", 1140, (), [(1, "unfinished"), (2, "finished")])
     # the same from scratch (a replay of the log)
@@ -107,7 +108,7 @@ def test_the_desk_is_told_before_a_late_swap_moves_a_call():
     """A swap recorded after a call it came before changes which puzzle that
     call is for: the desk is told first (consequences), the phone's swap
     (sent late by a phone without WiFi) is recorded as the referee made it."""
-    from tabletimer.hub.event.consequences import consequences
+    from tabletimer.hub.event.actions.consequences import consequences
 
     log, comp = Log(), team()
     log.act("round_start", S, at=S, warnings=[])

@@ -10,9 +10,10 @@ import random
 
 import pytest
 
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.event_folder import Station
-from tabletimer.hub.event.station_state import station_states
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.actions.action_checks import check_action
+from tabletimer.hub.event.folder.event_folder import Station
+from tabletimer.hub.event.fold.station_state import station_states
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Confirm, Press, Void, rank, row_dict
 
@@ -208,6 +209,6 @@ def test_a_confirmation_by_press_id_counts_the_pieces_of_that_presss_puzzle() ->
     comp.apply({"id": 2, "received_ms": t, "source": "operator", "type": "press", "board": None,
                 "payload": {"entrant": "t1", "puzzle": 8, "at": t + 3_600_000, "who": "desk", "why": ""}})
     (pid,) = [f.press_id for f in comp.facts() if f.kind == "press"]
-    comp.check_action("confirm", {"press_id": pid, "missing_found": 700, "who": "desk", "why": ""})
+    check_action(comp, "confirm", {"press_id": pid, "missing_found": 700, "who": "desk", "why": ""})
     with pytest.raises(ValueError, match=r"missing_found = 1001 is outside 0\.\.1000 \(puzzle 8 has 1000"):
-        comp.check_action("confirm", {"press_id": pid, "missing_found": 1001, "who": "desk", "why": ""})
+        check_action(comp, "confirm", {"press_id": pid, "missing_found": 1001, "who": "desk", "why": ""})

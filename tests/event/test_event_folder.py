@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tabletimer.hub.event import event_folder as ef
+from tabletimer.hub.event.folder import event_folder as ef
 
 
 def test_init_then_load_every_preset(tmp_path):
@@ -48,7 +48,7 @@ def test_entrants_and_stations_written_as_the_hub_writes_csv_read_back_unchanged
     (a quote before a cell that begins with = + - @, tab or CR; text cells
     in double quotes) are read back as they were: ids, names, members,
     tables; a name's own leading quote stays."""
-    from tabletimer.hub.event.csv_cells import csv_text
+    from tabletimer.hub.event.folder.csv_cells import csv_text
 
     d = ef.init(tmp_path / "ev", "rogaland-teams")
     names = FORMULAS + QUOTED

@@ -1,4 +1,4 @@
-"""The hub clock and the round's time base (hub/event/host_clock.py,
+"""The hub clock and the round's time base (hub/event/time/host_clock.py,
 clock.py, time_base.py): the laptop's clocks read at one instant, the base
 a process takes from the log (this boot's anchor) or the wall clock, a
 sleep and a stepped wall clock told apart, the boards' witness, and the
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import time
 
-from tabletimer.hub.event import host_clock
-from tabletimer.hub.event.clock import HubClock
-from tabletimer.hub.event.time_base import (BOARDS, FROM_LOG, FROM_WALL, SLEPT, STARTED, WALL_STEPPED, Base,
+from tabletimer.hub.event.time import host_clock
+from tabletimer.hub.event.time.clock import HubClock
+from tabletimer.hub.event.time.time_base import (BOARDS, FROM_LOG, FROM_WALL, SLEPT, STARTED, WALL_STEPPED, Base,
                                             BoardsWitness, choose_base, clock_alert, clock_row,
                                             clock_row_problem, jumps)
 from tabletimer.hub.rules.timetext import fmt_clock
@@ -145,8 +145,8 @@ def test_rows_stored_off_the_base_are_read_with_the_boards_correction():
     the hub's clock when it arrived' and was refused as a finish; the clock
     row of the boards' correction makes the fold read it with the shift (a
     replay decides the same)."""
-    from tabletimer.hub.event.competition import Competition
-    from tabletimer.hub.event.event_folder import Station
+    from tabletimer.hub.event.fold.competition import Competition
+    from tabletimer.hub.event.folder.event_folder import Station
     from tabletimer.hub.rules.formats import load_format
     from tabletimer.hub.rules.standings import Entrant
 

@@ -21,15 +21,15 @@ from pathlib import Path
 import pytest
 
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.actions import FIELDS, shape_problem
-from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.action_rows import FIELDS, shape_problem
+from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.web.console_api import console_token, folder_event
 from tabletimer.hub.web.server import start_hub_web
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
 from tabletimer.hub.rules.standings import row_dict
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.log.store import EventStore
 from clocks import FixedClock
 
 SEED = int(os.environ.get("TT_ACTIONS_SEED", "1401"))

@@ -1,4 +1,4 @@
-"""Press ids an operator reads aloud and types (event/press_numbers.py):
+"""Press ids an operator reads aloud and types (event/fold/press_numbers.py):
 "T07-5", the board's 5th press in the event's log, per board across its
 installs, in the log's order (never renumbered); the long form ("T07/3/5")
 stays the record and is still taken everywhere."""
@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.boards import hub_protocol
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.event_folder import Station
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol import hub_protocol
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.actions.action_checks import check_action
+from tabletimer.hub.event.folder.event_folder import Station
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Entrant
 from tabletimer.shared import protocol as P
@@ -54,7 +55,7 @@ def test_each_boards_presses_are_numbered_in_the_logs_order():
     assert comp.canonical_press_id("T07/1/2") == "T07/1/2"        # the long form as it is
     assert comp.canonical_press_id("T07-9") == "T07-9"            # no such press: the checks say so
     with pytest.raises(ValueError, match="no press 'T07-9'"):
-        comp.check_action("void", {"press_id": "T07-9", "who": "t", "why": ""})
+        check_action(comp, "void", {"press_id": "T07-9", "who": "t", "why": ""})
     assert comp.short_press_id("op/7") == "op/7"                  # the desk's presses are short already
 
 
@@ -117,7 +118,7 @@ def test_act_on_the_command_line_takes_the_short_form(tmp_path: Path, capsys):
     import time
 
     from tabletimer.hub.cli import main as cli
-    from tabletimer.hub.event import event_folder
+    from tabletimer.hub.event.folder import event_folder
 
     ev = tmp_path / "event"
     event_folder.init(ev, "czjpa-individuals")

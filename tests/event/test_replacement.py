@@ -7,20 +7,21 @@ absent one is DNS; a press on the station before the replacement stays the
 absent entrant's and is never ranked for the new one; the desk is asked
 first while the absent entrant's time to arrive is not up; what cannot be
 is refused before it is stored, and a stored row that cannot apply is
-flagged, never raised (hub/event/replacements.py)."""
+flagged, never raised (hub/event/fold/replacements.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.consequences import consequences
-from tabletimer.hub.event.event_folder import Station
-from tabletimer.hub.event.station_state import station_states
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.actions.action_checks import check_action
+from tabletimer.hub.event.actions.consequences import consequences
+from tabletimer.hub.event.folder.event_folder import Station
+from tabletimer.hub.event.fold.station_state import station_states
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Entrant
 from clocks import FixedClock
@@ -109,7 +110,7 @@ def test_a_replacement_recorded_late_gives_the_new_entrant_the_calls_since_its_t
     late = log.press("B1", 1, S + 30 * M)            # Jana sat down at 0:11, the desk records it at 0:40
     comp = folded(log.rows)
     p = dict(JANA, at=S + 11 * M)
-    comp.check_action("replace", p, S + 40 * M)
+    check_action(comp, "replace", p, S + 40 * M)
     assert consequences(comp, "replace", p, S + 40 * M) == [
         "marks 1, who has recorded finish calls (B1-1), as not started: none of them is ranked for N1",
         "gives N1 the finish calls made on the station since " + _clock(S + 11 * M) + " (B1-2)"]
@@ -132,8 +133,8 @@ def test_inside_the_absent_entrants_time_to_arrive_the_desk_is_asked_first_after
     assert inside == [f"gives 1's station away before 1's time to arrive is up (0:10:00 after the start, at "
                       f"{_clock(S + 10 * M)}: the format's entrants.no_show_after): 1 may still come"]
     assert consequences(comp, "replace", JANA, S + 10 * M) == []
-    comp.check_action("replace", JANA, S + 9 * M)       # not refused: asked (act --force, the console's question)
-    comp.check_action("replace", JANA, S + 10 * M)
+    check_action(comp, "replace", JANA, S + 9 * M)       # not refused: asked (act --force, the console's question)
+    check_action(comp, "replace", JANA, S + 10 * M)
 
 
 def test_a_listed_reserve_marked_dns_starts_when_given_the_station():
@@ -194,13 +195,13 @@ def test_what_cannot_be_replaced_is_refused_before_it_is_stored(preset, payload,
     log.act("round_start", S, at=S, warnings=[])
     comp = folded(log.rows, preset)
     with pytest.raises(ValueError, match=message):
-        comp.check_action("replace", payload, now)
+        check_action(comp, "replace", payload, now)
 
 
 def test_refused_by_what_the_log_holds():
     comp = individuals()
     with pytest.raises(ValueError, match="the round has not started"):
-        comp.check_action("replace", JANA, S)
+        check_action(comp, "replace", JANA, S)
     log = Log()
     log.act("round_start", S, at=S, warnings=[])
     log.act("dq", S + M, entrant="R", reason="phone")
@@ -213,7 +214,7 @@ def test_refused_by_what_the_log_holds():
             ("reinstate", {"entrant": "1"}, r"1's station went to N1 \(log row #3\): to seat 1 there again, "
                                             "`replace absent=N1 entrant=1`")]:
         with pytest.raises(ValueError, match=message):
-            comp.check_action(action, payload, S + 13 * M)
+            check_action(comp, action, payload, S + 13 * M)
     # the way back: the station given back, the absent entrant reinstated
     log.act("replace", S + 14 * M, absent="N1", entrant="1")
     comp = folded(log.rows)
@@ -222,7 +223,7 @@ def test_refused_by_what_the_log_holds():
     log.act("dq", S + 15 * M, entrant="2", reason="phone")
     comp = folded(log.rows)
     with pytest.raises(ValueError, match="2 is disqualified: the station is not an absent entrant's"):
-        comp.check_action("replace", {"absent": "2", "entrant": "N2", "name": "Nora", "eligible": "no"}, S + 16 * M)
+        check_action(comp, "replace", {"absent": "2", "entrant": "N2", "name": "Nora", "eligible": "no"}, S + 16 * M)
 
 
 def test_a_stored_replacement_that_cannot_apply_is_flagged_and_the_event_goes_on():

@@ -1,4 +1,4 @@
-"""A standby's copy of the primary's log (hub/event/replica.py and
+"""A standby's copy of the primary's log (hub/event/log/replica.py and
 EventStore.copy_rows): rows stored as the primary has them, on real SQLite
 files; rows that do not follow on, of another event or of the wrong shape
 are refused whole, nothing stored."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tabletimer.hub.event.replica import continuation_problem, differing_files, log_term, row_problem
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.log.replica import continuation_problem, differing_files, log_term, row_problem
+from tabletimer.hub.event.log.store import EventStore
 
 
 def primary_rows(tmp_path) -> tuple[list[dict], int]:

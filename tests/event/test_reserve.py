@@ -12,11 +12,11 @@ pieces at time-up; the reserve Rita (R) sits nowhere.  Final: Anna place 1
 
 from __future__ import annotations
 
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.log.store import EventStore
 from clocks import FixedClock
 
 from test_replacement import Log, folded

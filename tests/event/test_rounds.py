@@ -1,4 +1,4 @@
-"""An event folder's rounds (hub/event/rounds.py, event_folder.load/add_round)
+"""An event folder's rounds (hub/event/folder/rounds.py, event_folder.load/add_round)
 and a board event made under another event's schedule (Competition.event_id):
 pure, files only."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tabletimer.hub.event import event_folder, rounds
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.event.folder import event_folder, rounds
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.folder.event_folder import Station
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Entrant, Press
 

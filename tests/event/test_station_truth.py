@@ -10,8 +10,8 @@ from __future__ import annotations
 
 
 from rig import FAST_GESTURES, Rig, ready, synced
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.folder.event_folder import Station
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Entrant
 
@@ -53,8 +53,8 @@ def test_a_board_decision_on_a_call_the_desk_decided_is_a_conflict_not_a_replace
     tap(sim, 1)
     sim.wait_for(lambda r: r.get("acked") == [1, 1])
     rig.stop_hub()                                   # the hub is away ...
-    from tabletimer.hub.boards.service import HubService
-    from tabletimer.hub.event.store import EventStore
+    from tabletimer.hub.core.service import HubService
+    from tabletimer.hub.event.log.store import EventStore
     desk = HubService(EventStore(rig.db), rig.keys, rig.competition())
     desk.act("confirm", {"press_id": "T1/1/1", "missing_found": 2}, who="desk")   # ... the desk decides
     desk.store.close()

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.actions import MAX_MS
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.action_rows import MAX_MS
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.format_model import MAX_ROTATIONS, MAX_ROUND_MS
 from tabletimer.hub.rules.formats import format_text
 from tabletimer.shared import protocol

@@ -1,4 +1,4 @@
-"""tools/board_check.py: mpy-cross over every board file, mypy over the ESP32
+"""hub/fleet/board_check.py: mpy-cross over every board file, mypy over the ESP32
 firmware against the MicroPython ESP32 stubs; offline."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.tools import board_check, firmware_build
+from tabletimer.hub.fleet import board_check, firmware_build
 
 @pytest.fixture(scope="module")
 def firmware_problems() -> list[str]:
@@ -165,7 +165,7 @@ def test_main_runs_without_the_network(tmp_path: Path, firmware_problems: list[s
                http_proxy="http://127.0.0.1:9", https_proxy="http://127.0.0.1:9",
                HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
                PIP_NO_INDEX="1")
-    r = subprocess.run([sys.executable, "-m", "tabletimer.tools.board_check", "-v"],
+    r = subprocess.run([sys.executable, "-m", "tabletimer.hub.fleet.board_check", "-v"],
                        env=env, capture_output=True, text=True, timeout=60)
     assert len(set(log.read_text().split())) >= 2    # the tool and the mypy it ran
     assert "mpy-cross: " in r.stdout and "--config-file" in r.stdout

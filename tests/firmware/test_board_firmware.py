@@ -10,9 +10,9 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from rig import TICK_MS, ready, synced, within_stated_error
-from tabletimer.hub.boards import hub_protocol as H
-from tabletimer.hub.boards.hub_protocol import press, schedule
-from tabletimer.hub.event.clock import HubClock
+from tabletimer.hub.protocol import hub_protocol as H
+from tabletimer.hub.protocol.hub_protocol import press, schedule
+from tabletimer.hub.event.time.clock import HubClock
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 from tabletimer.tools.bench.signal_skew import played_signal
@@ -270,7 +270,7 @@ def test_ticks_wrap_around_does_not_corrupt_a_press_time(rig):
 
 
 def test_invalid_configuration_is_signalled_not_guessed(tmp_path, embedded_broker):
-    from tabletimer.tools.simulator import SimBoard
+    from tabletimer.hub.fleet.simulator import SimBoard
 
     sim = SimBoard("c1", embedded_broker.host, embedded_broker.port, tmp_path, key="not-a-key")
     sim.start()

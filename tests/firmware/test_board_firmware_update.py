@@ -1,6 +1,6 @@
 """Issue 29, item 2: firmware over the air, on the real firmware
 (micropython) with a real hub and broker.  The hub's update
-(hub/boards/firmware_update.py) streams a package (tools/firmware_build.py)
+(hub/fleet/firmware_update.py) streams a package (hub/fleet/firmware_build.py)
 to a simulated board, which stages it in a version folder of its flash,
 checks every hash and the manifest's signature, switches on reboot and
 commits once its hub is heard (firmware/fwupdate.py, the entry scripts, update.py):
@@ -20,11 +20,12 @@ from pathlib import Path
 import pytest
 
 from rig import Rig
-from tabletimer.hub.boards import firmware_update, hub_protocol
-from tabletimer.hub.boards.firmware_update import Package, load_package
+from tabletimer.hub.fleet import firmware_update
+from tabletimer.hub.protocol import hub_protocol
+from tabletimer.hub.fleet.firmware_update import Package, load_package
 from tabletimer.shared import protocol
-from tabletimer.tools import firmware_build
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet import firmware_build
+from tabletimer.hub.fleet.simulator import SimBoard
 
 
 @pytest.fixture(scope="module")

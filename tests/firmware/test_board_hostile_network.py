@@ -15,9 +15,9 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from rig import HOUR, Rig, synced
-from tabletimer.hub.event.clock import HubClock
-from tabletimer.hub.boards.hub_protocol import HUB_STATUS, hub_status, identify
-from tabletimer.hub.boards.hub_state import Outgoing
+from tabletimer.hub.event.time.clock import HubClock
+from tabletimer.hub.protocol.hub_protocol import HUB_STATUS, hub_status, identify
+from tabletimer.hub.core.hub_state import Outgoing
 from tabletimer.shared import protocol as P
 from tabletimer.tools.bench_firmware_heap import FAST
 from waiting import until

@@ -7,7 +7,7 @@ flash work the board puts off while a station runs; a configuration the hardware
 configuration error instead of crashing to the REPL -- the ESP32's entry
 script with a configuration without 'wifi' (just enough of the ESP32's
 machine and network modules stubbed for its hardware layer to be built; the
-layer itself is checked against the real stubs by tools/board_check.py), and
+layer itself is checked against the real stubs by hub/fleet/board_check.py), and
 a simulated board with a 'sim' key of the wrong type.
 
 A fault is injected by a test's own entry script (code/sim_main.py beside a
@@ -27,10 +27,10 @@ import pytest
 from rig import Rig, ready, synced, within_stated_error
 from waiting import until
 from tabletimer import firmware_dir, repo_root
-from tabletimer.hub.boards.hub_protocol import schedule
+from tabletimer.hub.protocol.hub_protocol import schedule
 from tabletimer.shared import protocol as P
 from tabletimer.tools.bench_firmware_heap import FAST, exercise
-from tabletimer.tools.simulator import RESET_EXIT, WATCHDOG_EXIT, SimBoard, micropython_binary, micropython_path
+from tabletimer.hub.fleet.simulator import RESET_EXIT, WATCHDOG_EXIT, SimBoard, micropython_binary, micropython_path
 from tabletimer.tools.testing.host_pause import stand_still
 
 WATCHDOG = dict(FAST, watchdog_ms=3000)
@@ -203,7 +203,7 @@ def test_a_sim_key_the_simulator_cannot_take_plays_the_configuration_error(tmp_p
 
 # Just enough of the ESP32's machine and network modules for the ESP32 layer
 # to be built (the layer itself is checked against the real stubs by
-# tools/board_check.py).
+# hub/fleet/board_check.py).
 MACHINE = '''
 class Pin:
     IN = 1

@@ -15,8 +15,8 @@ import json
 import pytest
 
 from rig import Rig
-from tabletimer.hub.boards.broker import free_port
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.broker.broker import free_port
+from tabletimer.hub.fleet.simulator import SimBoard
 
 
 def _log(text: str):
@@ -75,7 +75,7 @@ def test_a_bad_value_is_refused_by_the_board_with_its_reason(tmp_path, embedded_
         svc = rig.start_hub()
         sim = _board(rig, "S2", stations=2)        # buttons 1, 2
         before = (sim.dir / "config.json").read_text()
-        from tabletimer.hub.boards import hub_protocol
+        from tabletimer.hub.protocol import hub_protocol
         out = svc.commands.to_board("S2", "cmd", hub_protocol.settings(7, {"broker.port": 0}), 1)
         svc.publish([out])
         refused = rig.wait_event(lambda e: e["type"] == "config" and e["payload"]["state"] == "refused")

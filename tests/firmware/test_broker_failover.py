@@ -13,10 +13,10 @@ import sys
 import pytest
 
 from rig import Rig, synced
-from tabletimer.hub.boards.broker import EmbeddedBroker, free_port
+from tabletimer.hub.broker.broker import EmbeddedBroker, free_port
 from tabletimer.shared import protocol as P
-from tabletimer.tools import deploy
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet import deploy
+from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer import firmware_dir
 
 

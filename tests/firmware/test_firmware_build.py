@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.tools import firmware_build
+from tabletimer.hub.fleet import firmware_build
 
 
 @pytest.mark.parametrize("src", firmware_build.board_sources(include_host_only=True),

@@ -23,9 +23,9 @@ from rig import Rig, synced  # noqa: E402
 from test_mqtt_client import Paho, Device, prefix  # noqa: E402,F401
 from test_mqtt_client import device, mosq, paho_factory  # noqa: E402,F401  (fixtures)
 
-from tabletimer.tools import firmware_build  # noqa: E402
+from tabletimer.hub.fleet import firmware_build  # noqa: E402
 from tabletimer.tools.bench_firmware_heap import FAST, exercise  # noqa: E402
-from tabletimer.tools.simulator import micropython_binary, micropython_path  # noqa: E402
+from tabletimer.hub.fleet.simulator import micropython_binary, micropython_path  # noqa: E402
 
 
 # The heap of this test: 64 KB, the target, on a 32-bit MicroPython (the
@@ -90,7 +90,7 @@ def test_two_hundred_acknowledged_entries_kept_for_a_takeover_in_a_small_heap(tm
     round scheduled to start in an hour: all 200 stay in the journal, in the
     heap of the heap test, with no allocation failed and at least 4 KB free
     at the clock syncs."""
-    from tabletimer.hub.boards.hub_protocol import schedule
+    from tabletimer.hub.protocol.hub_protocol import schedule
     from tabletimer.shared import protocol as P
 
     code = Path(tempfile.mkdtemp(prefix="tt"))

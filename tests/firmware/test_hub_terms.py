@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from rig import Rig, synced
 from waiting import until
-from tabletimer.hub.boards.hub_protocol import identify
-from tabletimer.hub.boards.hub_secret import TermProofs
-from tabletimer.hub.boards.hub_state import Outgoing
-from tabletimer.hub.event.clock import HubClock
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol.hub_protocol import identify
+from tabletimer.hub.protocol.hub_secret import TermProofs
+from tabletimer.hub.core.hub_state import Outgoing
+from tabletimer.hub.event.time.clock import HubClock
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet.simulator import SimBoard
 
 
 def rejected(sim: SimBoard, start: int) -> list[str]:

@@ -640,7 +640,7 @@ def test_a_message_not_handled_comes_again(mosq, tmp_path, broker_kind):
     clean session, is never delivered again.  The client makes its
     subscriptions again at the next keepalive period, and the broker sends
     the retained messages again: the board's schedule is not lost."""
-    from tabletimer.hub.boards.broker import EmbeddedBroker
+    from tabletimer.hub.broker.broker import EmbeddedBroker
     emb = EmbeddedBroker(tmp_path / "broker").start() if broker_kind == "embedded" else None
     port = emb.port if emb else mosq.port
     pre = prefix()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.tools.simulator import micropython_binary, micropython_path
+from tabletimer.hub.fleet.simulator import micropython_binary, micropython_path
 
 HERE = Path(__file__).parent.parent / "portable"
 MODULES = sorted(p.stem for p in HERE.glob("pt_*.py"))

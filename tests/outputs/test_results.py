@@ -32,13 +32,13 @@ from rendering import chromium_or_skip, qr_codes_of_page, run_chromium
 
 from tabletimer.hub.cli import main as cli
 from tabletimer.hub.cli import outputs as cli_outputs
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.outputs import results
 from tabletimer.hub.outputs import table_cards
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.formats import load_format
 from clocks import FixedClock
 
@@ -214,7 +214,7 @@ def test_a_name_or_reason_a_spreadsheet_would_run_is_written_as_text(tmp_path, c
     reason as typed) gets a quote in front and is in double quotes; numbers
     stay bare; our import's read_cell gives each back as it was.  A name
     with its own leading quote is written as it is."""
-    from tabletimer.hub.event.csv_cells import read_cell
+    from tabletimer.hub.event.folder.csv_cells import read_cell
 
     names = FORMULAS + ["'t Hooft", "Jana"]
     reg = io.StringIO()

@@ -14,7 +14,7 @@ import pytest
 
 from rendering import qr_codes_of_page
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.outputs import table_cards
 from tabletimer.hub.web import public_url
 

@@ -42,5 +42,5 @@ def test_the_simulator_checks_its_own_keys_and_needs_no_wifi():
 
 
 def test_without_a_kind_only_the_common_keys():
-    # (tools/deploy.py checks a template this way, and the WiFi itself)
+    # (hub/fleet/deploy.py checks a template this way, and the WiFi itself)
     assert config.check(good(), "c")

@@ -246,10 +246,10 @@ def test_a_corrected_time_in_a_scenario_ranks_as_the_hubs_act_correct(tmp_path):
     """`correct` (the referee's watch says 1:05:00, not the button's 1:05:30)
     gives the standings the hub gives for `act correct`: the new time, the
     confirmation and its missing pieces kept."""
-    from tabletimer.hub.event.competition import Competition
-    from tabletimer.hub.boards.service import HubService
-    from tabletimer.hub.boards.keys import BoardKeys
-    from tabletimer.hub.event.store import EventStore
+    from tabletimer.hub.event.fold.competition import Competition
+    from tabletimer.hub.core.service import HubService
+    from tabletimer.hub.protocol.keys import BoardKeys
+    from tabletimer.hub.event.log.store import EventStore
 
     scn = loads_scenario('''
 format = "cz-championship-individuals"

@@ -173,7 +173,7 @@ def test_duplicate_entrant_ids_are_refused():
 
 
 def test_a_dns_says_why_when_its_fact_does_and_a_reinstatement_clears_it():
-    """An absent entrant whose station went to another (hub/event/replacements.py)
+    """An absent entrant whose station went to another (hub/event/fold/replacements.py)
     is DNS with the reason the fold gives; a plain DNS has none."""
     fmt = load_format("czjpa-individuals")
     ents = [Entrant("1", "Anna"), Entrant("2", "Ben"), Entrant("N1", "Jana")]

@@ -6,8 +6,8 @@ call's."""
 
 from __future__ import annotations
 
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.folder.event_folder import Station
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.rules.standings import Entrant
 from tabletimer.hub.web.table_view import table_view

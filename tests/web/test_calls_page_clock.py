@@ -12,7 +12,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tabletimer.hub.event import host_clock
+from tabletimer.hub.event.time import host_clock
 from web_rig import WebHub, browser, calls_page  # noqa: F401  (browser: a fixture)
 
 

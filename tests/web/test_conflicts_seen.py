@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService, StaleDecision
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService, StaleDecision
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.web.table_view import calls_view
 from web_rig import WebHub, browser  # noqa: F401  (browser: a fixture)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from tabletimer.hub.boards.hall_check import HallCheck, check_hall
-from tabletimer.hub.boards.registry import BoardInfo
-from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.fleet.hall_check import HallCheck, check_hall
+from tabletimer.hub.core.registry import BoardInfo
+from tabletimer.hub.event.folder.event_folder import Station
 from tabletimer.hub.rules.facts import Entrant
 from tabletimer.hub.web.hall_check_view import hall_check_view
 

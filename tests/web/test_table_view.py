@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService, RequestConflict
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService, RequestConflict
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.web import intents
 from tabletimer.hub.web.table_view import calls_view, missing_categories, preview, table_view
 from clocks import FixedClock

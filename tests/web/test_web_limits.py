@@ -26,7 +26,7 @@ import pytest
 from tabletimer.hub.web import connection_limits
 from tabletimer.hub.web.changes import HEARTBEAT_S
 from tabletimer.hub.web.rate_limit import RateLimit
-from tabletimer.hub.boards.peer_address import source_of
+from tabletimer.hub.broker.peer_address import source_of
 from waiting import until
 from web_rig import WebHub
 

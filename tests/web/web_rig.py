@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.boards import hub_protocol as H
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol import hub_protocol as H
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.web.hall_pages import HallPages
 from tabletimer.hub.web.referee_pages import RefereePages
 from tabletimer.hub.web.referees import RefereeBook

@@ -18,8 +18,8 @@ import socket
 import tempfile
 import time
 
-from tabletimer.hub.boards.broker import EmbeddedBroker
-from tabletimer.hub.boards.ports import wait_port
+from tabletimer.hub.broker.broker import EmbeddedBroker
+from tabletimer.hub.broker.ports import wait_port
 from tabletimer.tools.testing.local_mosquitto import LocalMosquitto, mosquitto_path
 
 FLOOD_FROM, CLIENT_FROM = "127.0.0.2", "127.0.0.3"

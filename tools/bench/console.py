@@ -20,15 +20,15 @@ import threading
 import time
 from pathlib import Path
 
-from tabletimer.hub.event.competition import Competition
+from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.console.app import ConsoleApp
-from tabletimer.hub.event.event_folder import Station
+from tabletimer.hub.event.folder.event_folder import Station
 from tabletimer.hub.rules.formats import load_format
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.service import HubService
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.service import HubService
 from tabletimer.hub.rules.standings import Entrant
-from tabletimer.hub.event.store import EventStore
-from tabletimer.hub.boards import hub_protocol
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.protocol import hub_protocol
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 

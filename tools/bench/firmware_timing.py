@@ -44,16 +44,16 @@ import tempfile
 from pathlib import Path
 
 from tabletimer import firmware_dir
-from tabletimer.hub.boards.broker import EmbeddedBroker
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.mqtt_adapter import HubMqtt
-from tabletimer.hub.boards.service import HubService
-from tabletimer.hub.event.competition import Competition
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.broker.broker import EmbeddedBroker
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.link.mqtt_adapter import HubMqtt
+from tabletimer.hub.core.service import HubService
+from tabletimer.hub.event.fold.competition import Competition
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.formats import load_format
-from tabletimer.tools import firmware_build
+from tabletimer.hub.fleet import firmware_build
 from tabletimer.tools.bench_firmware_heap import FAST
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet.simulator import SimBoard
 
 STRAYS = 100
 GAP_MS = 23                      # station 1's probes (not a divisor of anything the board does)

@@ -76,7 +76,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tabletimer.hub.boards.broker import EmbeddedBroker, parse_broker_url
+from tabletimer.hub.broker.broker import EmbeddedBroker, parse_broker_url
 from tabletimer.tools.bench.floor import bench_floor
 from tabletimer.tools.bench.ingest import bench_ingest, bench_loadgen, bench_restart
 from tabletimer.tools.bench.module_benches import bench_heap, bench_rank, bench_timing, bench_tls

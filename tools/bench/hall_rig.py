@@ -19,14 +19,14 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.boards.private_file import write_private
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.event.folder.private_file import write_private
 from tabletimer.tools.bench.broker_client import paho_client
 from tabletimer.tools.bench.report import now_ms
 from tabletimer.tools.testing.hub_process import TT, HubProcess, stored_presses
 from tabletimer.tools.testing.netimpair import NetImpair
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet.simulator import SimBoard
 
 FORMAT = "czjpa-individuals"
 

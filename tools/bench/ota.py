@@ -24,11 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from tabletimer.hub.boards.keys import BoardKeys
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.tools.bench.report import Report, pct
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.tools.testing.hub_process import TT, HubProcess
 from tabletimer.tools.testing.local_mosquitto import LocalMosquitto, mosquitto_path
 

@@ -251,7 +251,7 @@ def bench_phones(port: int, root: Path, n_boards: int, n_phones: int, report: Re
 def _actions(hall: Hall, res: dict, http_floor: list[float], n_phones: int, calls: int,
              report: Report) -> None:
     """The actions' figures; calls: the calls the phones were to confirm."""
-    from tabletimer.hub.event.store import EventStore
+    from tabletimer.hub.event.log.store import EventStore
     actions = res["actions"]
     pages: dict[str, list[list]] = {}
     for i, table in res["tables"].items():
@@ -306,7 +306,7 @@ def _actions(hall: Hall, res: dict, http_floor: list[float], n_phones: int, call
 
 # ---------------------------------------------------------------- alone
 def main(argv: list[str] | None = None) -> int:
-    from tabletimer.hub.boards.broker import EmbeddedBroker
+    from tabletimer.hub.broker.broker import EmbeddedBroker
     ap = argparse.ArgumentParser(prog="python -m tabletimer.tools.bench.phones", description=__doc__.splitlines()[0])
     ap.add_argument("--boards", type=int, default=300)
     ap.add_argument("--phones", type=int, default=60)

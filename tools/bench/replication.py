@@ -30,8 +30,8 @@ import threading
 import time
 from pathlib import Path
 
-from tabletimer.hub.boards.hub_secret import ensure_secret
-from tabletimer.hub.boards.ports import free_port
+from tabletimer.hub.protocol.hub_secret import ensure_secret
+from tabletimer.hub.broker.ports import free_port
 from tabletimer.tools.bench.hall_rig import Hall
 from tabletimer.tools.bench.report import Report, now_ms, pct
 from tabletimer.tools.bench.takeover import start_standby, stop_hubs, wait_for_web

@@ -12,7 +12,7 @@ from pathlib import Path
 from tabletimer.tools.bench.broker_client import paho_client
 from tabletimer.tools.bench.hall_rig import Hall
 from tabletimer.tools.bench.report import Report, now_ms, pct, spread
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet.simulator import SimBoard
 
 
 def played_signal(sim: SimBoard, name: str, start: int, timeout: float) -> tuple[int, int, int] | None:
@@ -53,7 +53,7 @@ def bench_signal_lateness(port: int, root: Path, report: Report, count: int = 60
     said to play to the buzzer's start (played_signal)."""
     from tabletimer.shared import protocol as P
     from tabletimer.shared.auth import Signer
-    from tabletimer.hub.boards.hub_protocol import schedule
+    from tabletimer.hub.protocol.hub_protocol import schedule
     hall = Hall(root / "lateness", port, 1, seed=17)
     try:
         hall.start_hub()

@@ -72,7 +72,7 @@ class SignedBoards:
         self.gen.publish(topic, payload, 1)
 
     def _press(self, b: str, station: int) -> None:
-        from tabletimer.hub.boards import hub_protocol
+        from tabletimer.hub.protocol import hub_protocol
         self.seq[b] += 1
         self.send(b, self.P.EVENT, hub_protocol.press(1, self.seq[b], station, int(now_ms())))
 

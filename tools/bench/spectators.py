@@ -191,7 +191,7 @@ def _press_times(hall: Hall) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tabletimer.hub.boards.broker import EmbeddedBroker
+    from tabletimer.hub.broker.broker import EmbeddedBroker
     p = argparse.ArgumentParser(prog="python -m tabletimer.tools.bench.spectators")
     p.add_argument("--boards", type=int, default=300)
     p.add_argument("--pages", type=int, default=300)

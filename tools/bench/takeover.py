@@ -46,13 +46,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from tabletimer.hub.boards.hub_secret import ensure_secret
-from tabletimer.hub.boards.ports import free_port
-from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
-from tabletimer.hub.event import event_folder
-from tabletimer.hub.event.store import EventStore
+from tabletimer.hub.protocol.hub_secret import ensure_secret
+from tabletimer.hub.broker.ports import free_port
+from tabletimer.hub.protocol.keys import BoardKeys, mqtt_password
+from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.store import EventStore
 from tabletimer.tools.bench.report import Report, now_ms, pct
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.tools.testing.host_pause import descendants, stand_still
 from tabletimer.tools.testing.hub_process import TT, HubProcess
 

@@ -27,15 +27,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tabletimer.hub.boards.broker import BrokerAddress
-from tabletimer.hub.boards.ports import free_port, wait_port
-from tabletimer.hub.boards.keys import BoardKeys, mqtt_password
-from tabletimer.hub.boards.mosquitto_config import write_mosquitto_config
-from tabletimer.hub.boards.tls_certs import board_ca
-from tabletimer.hub.event.store import EventStore
-from tabletimer.tools import firmware_build
+from tabletimer.hub.broker.broker import BrokerAddress
+from tabletimer.hub.broker.ports import free_port, wait_port
+from tabletimer.hub.protocol.keys import BoardKeys, mqtt_password
+from tabletimer.hub.broker.mosquitto_config import write_mosquitto_config
+from tabletimer.hub.broker.tls_certs import board_ca
+from tabletimer.hub.event.log.store import EventStore
+from tabletimer.hub.fleet import firmware_build
 from tabletimer.tools.bench_firmware_heap import FAST, exercise, start_hub
-from tabletimer.tools.simulator import SimBoard
+from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.tools.testing.local_mosquitto import mosquitto_path
 
 SIZES_KB = (160, 96, 80, 72, 64)

@@ -11,7 +11,7 @@ import multiprocessing
 import random
 import time
 
-from tabletimer.hub.boards.ports import free_port
+from tabletimer.hub.broker.ports import free_port
 from tabletimer.tools.bench.hall_rig import Hall
 from tabletimer.tools.bench.report import Report, pct, spread
 from tabletimer.tools.bench.signed_boards import SignedBoards

@@ -34,7 +34,7 @@ def parse_rate(text: str) -> float | None:
 
 def board_keys(folder: Path, n: int) -> list[tuple[str, str]]:
     """The first n boards (sorted) of the folder's board-keys.json."""
-    from tabletimer.hub.boards.keys import BoardKeys
+    from tabletimer.hub.protocol.keys import BoardKeys
     keys = BoardKeys(folder / "board-keys.json")
     ids = keys.boards()
     if len(ids) < n:
@@ -49,7 +49,7 @@ def next_boot(folder: Path, boards: set[str]) -> int:
     path = folder / "events.sqlite"
     if not path.exists():
         return 1
-    from tabletimer.hub.event.store import EventStore
+    from tabletimer.hub.event.log.store import EventStore
     store = EventStore(path)
     try:
         top = 0
@@ -80,7 +80,7 @@ def say(line: str) -> None:
 
 
 async def run(a: argparse.Namespace) -> dict:
-    from tabletimer.hub.boards.broker import parse_broker_url
+    from tabletimer.hub.broker.broker import parse_broker_url
     addr = parse_broker_url(a.broker)
     folder = Path(a.folder)
     boards = board_keys(folder, a.boards)

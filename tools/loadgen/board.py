@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from tabletimer.hub.boards import hub_protocol
+from tabletimer.hub.protocol import hub_protocol
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import AuthError, Signer, proves
 

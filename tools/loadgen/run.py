@@ -163,7 +163,7 @@ class Generator:
         self.login = login
         self.passwords: dict[str, str] = {}
         if login:
-            from tabletimer.hub.boards.keys import mqtt_password
+            from tabletimer.hub.protocol.keys import mqtt_password
             self.passwords = {b: mqtt_password(k) for b, k in boards}
         self.keepalive = keepalive
         self.sync_burst, self.sync_every_s = sync_burst, sync_every_s

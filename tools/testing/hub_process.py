@@ -120,7 +120,7 @@ class HubProcess:
 
 def stored_presses(ev: Path) -> list[dict]:
     """The press events in an event folder's log."""
-    from tabletimer.hub.event.store import EventStore
+    from tabletimer.hub.event.log.store import EventStore
 
     store = EventStore(ev / "events.sqlite")
     try:

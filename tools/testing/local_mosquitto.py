@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import tempfile
 
-from tabletimer.hub.boards.ports import free_port, wait_port
+from tabletimer.hub.broker.ports import free_port, wait_port
 
 
 def mosquitto_path() -> str | None:

@@ -1,0 +1,366 @@
+"""What the parts of the hub's service share (service.py composes them): the
+event log and its fold, the boards' keys and registry, the replay guard, the
+one hub clock, the two locks, what the hub counted of the boards' messages,
+the consoles' event-log lines, and the health of the log's writes.
+
+A row enters the state one way, `apply`, live and at a replay alike: the
+registry and the consoles' lines follow it, each part's own book-keeping of
+an operator's row runs (`operator_hooks`), then the competition folds it.  A write to the log
+goes one way, `write`: a failure becomes the alert of `write_failure`, and
+the first write that works again ends it.
+
+Locks: `lock` (the message lock) is held while the state is read or changed,
+never for a commit; `writer`, taken before it, is held from a write to the
+log to its apply, so rows apply in the log's order.  Both are for the
+service's parts, never for its readers (consoles, pages), which go through
+the service's public methods.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections import Counter, deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+from ..event.log.action_rows import META
+from ..event.time.clock import HubClock
+from ..event.fold.competition import Competition
+from ..event.log.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
+from ..event.log.replica import takeover_term
+from ..event.fold.row_checks import row_problem
+from ..event.log.store import EventStore
+from ..event.time.time_base import CLOCK_ROW, clock_alert
+from ..rules.durations import fmt_duration
+from ..rules.timetext import fmt_clock
+from ..protocol.hub_secret import HubAuth, TermProofs
+from ..protocol.keys import BoardKeys
+from .registry import BoardRegistry
+from ..protocol.replay import ReplayGuard
+
+# the service's log (HubService is this state with its parts): one name for what it logs
+log = logging.getLogger("tabletimer.hub.core.service")
+
+
+def shown_time(at: object, start: int | None) -> str:
+    """A hub instant as the consoles' event log shows it: the local clock
+    time, and the time since the round start when it has one (never raw
+    hub ms)."""
+    if type(at) is not int:
+        return str(at)
+    try:
+        clock = fmt_clock(at)
+    except (ValueError, OverflowError, OSError):    # a press stamped in the year 287396: refused, shown as it is
+        return f"{at} (hub ms)"
+    return clock + (f" (+{fmt_duration(at - start)})" if start is not None and at >= start else "")
+
+
+def round_start_line(p: dict) -> str:
+    """The event log's line for a round start: who, when, its limit and its
+    warnings (what the boards will sound), why.  A malformed field (a bad
+    row, which the competition flags) is shown as it is."""
+    def dur(v: object) -> str:
+        return fmt_duration(v) if type(v) is int else str(v)
+    line = f"{p.get('who', 'operator')}: round start at {shown_time(p.get('at'), None)}"
+    if p.get("duration"):
+        line += f", limit {dur(p['duration'])}"
+    warnings = p.get("warnings")
+    if isinstance(warnings, list):
+        line += (", warnings " + " ".join(map(dur, warnings)) + " before the end" if warnings else ", no warnings")
+    elif warnings is not None:
+        line += f", warnings {warnings}"
+    return line + (f" ({p['why']})" if p.get("why") else "")
+
+
+class Outgoing(NamedTuple):
+    """A message for the broker: what the hub publishes."""
+    topic: str
+    payload: bytes
+    qos: int
+    retain: bool
+
+
+@dataclass
+class Jump:
+    """A board's latest message rejected for a boot or counter jump."""
+    why: str
+    at_ms: int               # when it came (hub time)
+    heard: bool = False      # a message of the board was taken since: it is not locked out
+
+
+UNPROVEN_ALERT_MS = 30 * 60_000    # a term without a hub's proof is alerted this long after it came
+
+
+@dataclass
+class Unproven:
+    """A hub term above this hub's that came without a hub's proof: a
+    board's birth (somebody has its key, or its firmware predates proofs),
+    or a takeover row (written by a TableTimer before proofs, or copied from
+    an impostor).  An alert, never a fence."""
+    term: int
+    row: int                 # the log row
+    at_ms: int               # when it came (hub time)
+    board: str | None        # the board that reported it (None: a takeover row)
+
+
+@dataclass
+class Refused:
+    """A board's latest report of a command it refused as a counter jump
+    (the 'hub_ctr' of its clock-sync request)."""
+    ctr: int                 # the command's counter
+    at_ms: int               # when the report came (hub time)
+    ours: bool               # this hub has numbered commands that high: it is refusing this hub
+
+
+class HubState:
+    def __init__(self, store: EventStore, keys: BoardKeys, competition: Competition,
+                 clock: HubClock | None = None, secret: bytes | None = None) -> None:
+        self.store = store
+        self.keys = keys
+        self.clock = clock or HubClock()
+        self.registry = BoardRegistry()
+        self.competition = competition
+        self.guard = ReplayGuard()
+        # the event's id, in every schedule (a remote console's log has none: it sends none)
+        self.event_id: int | None = store.event_id
+        competition.event_id = self.event_id     # a board event of another event's schedule: flagged
+        # the logs of the event's other rounds, by their event ids (`tabletimer run` sets it): a
+        # board's event made under one of their schedules is stored there (answers.py)
+        self.other_rounds: dict[int, Path] = {}
+        # the boards of the event's other rounds that this one does not use (`tabletimer run` sets
+        # it): online in the hall, and no alert of this round's (alerts.py)
+        self.unused_boards: frozenset[str] = frozenset()
+        # what the hub counted of the boards' messages (a remote console shows its hub's)
+        self.rejected: Counter[str] = Counter()   # reason -> count
+        self.duplicates = 0
+        self.retained_again = 0     # boards' retained statuses had before, sent again at a (re)subscribe
+        self.retained_junk = 0      # retained messages on board topics that failed the checks: cleared
+        self.jumps: dict[str, Jump] = {}            # board -> its last message rejected for a jump
+        self.refusals: dict[str, Refused] = {}      # board -> the last command it refused as a jump
+        self.activity: deque[str] = deque(maxlen=200)   # the consoles' event log
+        self.listeners: list[Callable[[dict], None]] = []   # told every row applied
+        # the parts' own book-keeping of every row, once it is folded (before the listeners)
+        self.row_hooks: list[Callable[[dict], None]] = []
+        self.reject_listeners: list[Callable[[str, str], None]] = []   # told (category, detail) of each rejected
+        # the parts' own book-keeping of an operator's row (but a round's start), run as it is
+        # applied, before it is folded
+        self.operator_hooks: list[Callable[[dict], None]] = []
+        self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
+        self.write_failure: dict | None = None   # the failed writes now: since, count, advice
+        self.lock = threading.RLock()
+        self.writer = threading.RLock()
+        self.live = False        # replaying the log at start: no commands go out
+        # the desk's `seen` checked (and a conflict stored) here: False where the log's writer is
+        # another process that checks it itself (a remote console: the hub's own act)
+        self.checks_seen = True
+        self.caught_up = 0       # every row with an id up to this one is applied
+        # the proofs of this log's hub terms, from the event folder's hub secret (hub_secret.py);
+        # None where there is no secret (a remote console, a hall's pages process, a test): terms
+        # are then not judged here (a takeover row counts as recorded, a board's term fences nothing)
+        self.proofs = TermProofs(secret, self.event_id) if secret is not None and self.event_id else None
+        self._secret = secret                     # (the chains of the event's other rounds: _board_term)
+        # and the hubs' proofs to each other on the console API (a standby, a hub that took over)
+        self.hub_auth = HubAuth(secret) if secret is not None else None
+        # this process, told apart from another hub (a hub that took over and whose web server took
+        # the old primary's address would otherwise ask itself to stop: split_brain.py)
+        self.instance = secrets.token_hex(8)
+        # the hub's term: 1, and one more at each takeover recorded in the log (a standby that
+        # carried on: cli/takeover.py) with its proof; every command carries it (and its proof),
+        # and a board refuses a lower one
+        self.term = 1
+        # the highest proven term a board's birth said it has seen (or the hub that took over showed:
+        # split_brain.py), and who, as the alert says it ("board T07 has seen"): above this hub's,
+        # another hub took over from this log's (fenced)
+        self.seen_term: tuple[int, str] = (1, "")
+        # the clock rows' payloads (event/time/time_base.py: a hub's start, a sleep, a stepped wall
+        # clock, the boards' base taken), for the alerts
+        self.clock_events: list[dict] = []
+        # board -> (boot, install) of its latest message taken (live, or read back from the log
+        # at start): the boot every command to it names ('bt', and 'bi'), which a board requires
+        # to be its own (docs/protocol.md, "Authenticity and replay protection"; admission.py)
+        self.boots: dict[str, tuple[int, str]] = {}
+        # terms above this hub's without a hub's proof, by who said them: alerts, never a fence
+        self.unproven: dict[str, Unproven] = {}
+
+    @property
+    def fenced(self) -> str | None:
+        """Why this hub must not act (None: it may): a board has seen a
+        higher term than its own, another hub took over from this log's.
+        Nothing is sent to the boards while it is so (mqtt_adapter)."""
+        term, who = self.seen_term
+        if term <= self.term:
+            return None
+        return (f"{who} hub term {term}, this hub's is {self.term}: another hub took over "
+                "from this log (tabletimer takeover). This hub sends nothing to the boards: stop it")
+
+    def term_proof(self) -> str | None:
+        """This hub's term's proof, which its commands carry (None: no secret)."""
+        return self.proofs.proof(self.term) if self.proofs is not None else None
+
+    def proven(self, term: object, proof: object) -> bool:
+        """Whether a term comes with a hub's proof (False without a secret here)."""
+        return self.proofs is not None and self.proofs.proven(term, proof)
+
+    def _board_term(self, ev: dict) -> None:
+        """A board's birth says the hub term it has seen: above this hub's
+        and proven, another hub took over (fenced); unproven, an alert."""
+        p, board = ev["payload"], ev["board"]
+        term = p.get("term") or 1
+        if term <= 1 or self.proofs is None:
+            return
+        if self.proven(term, p.get("hash")):
+            if term > self.seen_term[0]:
+                self.seen_term = (term, f"board {board} has seen")
+        elif self._secret is not None and any(TermProofs(self._secret, eid).proven(term, p.get("hash"))
+                                              for eid in self.other_rounds):
+            pass          # a term of the event's round before (its log's own chain): not this round's, no alert
+        elif term > self.term:
+            self.unproven[f"board {board}"] = Unproven(term, ev["id"], ev["received_ms"], board)
+            self.activity.append(self.unproven_line(self.unproven[f"board {board}"]))
+            if self.live:
+                log.warning("%s", self.unproven_line(self.unproven[f"board {board}"]))
+
+    def _takeover(self, ev: dict) -> None:
+        """A takeover row: this hub's term, if it has a hub's proof."""
+        term = takeover_term(ev["payload"])
+        if self.proofs is None or self.proven(term, ev["payload"].get("hash")):
+            self.term = max(self.term, term)
+        else:
+            u = self.unproven[f"row {ev['id']}"] = Unproven(term, ev["id"], ev["received_ms"], None)
+            self.activity.append(self.unproven_line(u))
+
+    def unproven_line(self, u: Unproven) -> str:
+        """The alert of a term without a hub's proof."""
+        when = fmt_clock(u.at_ms)
+        if u.board is not None:
+            return (f"board {u.board} reports hub term {u.term} without a hub's proof (log row #{u.row}, "
+                    f"{when}): no hub took over; somebody has the board's key (its config.json) and signed "
+                    f"that, or its firmware is older than the hub's. This hub carries on (term {self.term}); "
+                    f"flash the board again for a new key (tabletimer board flash)")
+        return (f"log row #{u.row} ({when}) records a takeover to term {u.term} without this event's hub "
+                f"proof (written by a TableTimer before proofs, or copied from a hub that is not this "
+                f"event's): not this hub's term (it is {self.term})")
+
+    def term_alerts(self) -> list[str]:
+        """The unproven terms of the last UNPROVEN_ALERT_MS (hub time)."""
+        now = self.clock.now_ms()
+        with self.lock:
+            found = sorted(self.unproven.values(), key=lambda u: u.row)
+        return [self.unproven_line(u) for u in found if now - u.at_ms < UNPROVEN_ALERT_MS]
+
+    # ------------------------------------------------------------ rows
+    def apply(self, ev: dict) -> None:
+        """A stored row into the state (once: a row applied before is left)."""
+        if self.competition.has(ev["id"]):
+            return
+        p = ev["payload"]
+        if row_problem(ev) is not None:
+            pass                     # the fold flags it (below): nothing of it is read here
+        elif ev["source"] == "hub" and ev["type"] == "takeover":
+            self._takeover(ev)
+        elif ev["source"] == "hub" and ev["type"] == CLOCK_ROW:
+            self.clock_events.append(p)
+            said = clock_alert(p, fmt_clock)
+            if said:
+                self.activity.append(said)
+        elif ev["source"] == "board" and ev["type"] == "status":
+            self.registry.status(ev["board"], p, ev["received_ms"])
+            self._board_term(ev)
+            self.activity.append(f"board {ev['board']} {p['state']}")
+            if p.get("fault", "").startswith("settings rolled back") or " rolled back: " in p.get("fault", ""):
+                self.activity.append(f"board {ev['board']}: {p['fault']}")
+            elif p.get("fault"):
+                self.activity.append(f"board {ev['board']} RESET after a fault (boot {p['boot'] - 1}): {p['fault']}")
+        elif ev["type"] == "fw" and ev["source"] in ("board", "hub"):
+            self.activity.append(f"board {ev['board']}: firmware (log row #{p.get('id')}) {p['state']}"
+                                 + (f" {p['fw']}" if p.get("fw") else "") + (f": {p['why']}" if p.get("why") else ""))
+        elif ev["source"] == "board" and ev["type"] == "config":
+            self.activity.append(f"board {ev['board']}: settings (log row #{p.get('id')}) {p['state']}"
+                                 + (f": {p['why']}" if p.get("why") else ""))
+        elif ev["source"] == "board":
+            if p.get("err") is not None:
+                self.registry.get(ev["board"]).sync_err_ms = p["err"]
+            self.activity.append(f"{ev['type']} {ev['board']}/{p['station']} at "
+                                 f"{shown_time(p['at'], self.competition.start_ms)}")
+        elif ev["source"] == "hub" and ev["type"] == "conflict":
+            m = p.get("msg") or {}
+            self.activity.append(f"CONFLICT {ev['board']} boot {m.get('boot')} seq {m.get('seq')}: sent again "
+                                 f"with other content than row #{p.get('of')}; stored as row #{ev['id']}")
+        elif ev["type"] == "round_start":
+            self.activity.append(round_start_line(p))
+        elif ev["source"] == "operator":
+            for hook in self.operator_hooks:
+                hook(ev)
+            self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "
+                                 + " ".join(f"{k}={shown_time(v, self.competition.start_ms) if k == 'at' else v}"
+                                            for k, v in p.items() if k not in META and v is not None)
+                                 + (f" ({p['why']})" if p.get("why") else ""))
+        self.competition.apply(ev)
+        if ev["id"] in self.competition.flagged:
+            self.activity.append(f"row #{ev['id']} cannot apply: {self.competition.flagged[ev['id']]}")
+        for fn in self.row_hooks:
+            fn(ev)
+        for fn in self.listeners:
+            fn(ev)
+
+    def applied_next(self, ids: list[int]) -> None:
+        """Rows this hub wrote in one transaction (their ids consecutive),
+        applied: when they are the next ones after every row applied, so is
+        every row up to the last of them, and catch_up need not read them
+        back (it read, and decoded, every row the hub wrote, four times a
+        second).  A row of another process in between: catch_up reads from
+        it, as before.  Called under the writer lock."""
+        if ids and ids[0] == self.caught_up + 1:
+            self.caught_up = ids[-1]
+
+    def note(self, text: str) -> None:
+        """A line for the consoles' event log (appended under the lock, so a
+        snapshot reads the log whole)."""
+        with self.lock:
+            self.activity.append(text)
+
+    # ------------------------------------------------------ log writes
+    def write(self, fn, *args, told: bool = False):
+        """A write to the log (fn(*args)); LogWriteFailed if it fails (told:
+        the caller shows its message to whoever asked)."""
+        try:
+            result = fn(*args)
+        except STORE_ERRORS as e:
+            raise self.write_failed(e, told) from e
+        self.written()
+        return result
+
+    def write_failed(self, err: BaseException, told: bool = False) -> LogWriteFailed:
+        """Note a failed write: an alert while they last, logged once per
+        burst (not once per message: a hall of boards resends every second),
+        unless the one who asked is told (an operator's action)."""
+        advice = write_failure_advice(getattr(self.store, "path", "events.sqlite"), err)
+        with self.lock:
+            f = self.write_failure
+            if f is None:
+                f = self.write_failure = {"since": self.clock.now_ms(), "count": 0, "advice": advice,
+                                          "logged": False}
+                self.activity.append(f"EVENT LOG NOT WRITTEN: {advice}")
+            if not told and not f["logged"]:
+                f["logged"] = True
+                log.error("%s. Nothing is acknowledged until the log can be written again; the boards "
+                          "keep their presses and send them again.", advice)
+            f["count"] += 1
+            f["advice"] = advice
+        return LogWriteFailed(advice)
+
+    def written(self) -> None:
+        """A write worked: the alert of the failed ones before it ends."""
+        if self.write_failure is None:
+            return
+        with self.lock:
+            f, self.write_failure = self.write_failure, None
+        if f is not None:
+            msg = (f"the event log is written again, after {f['count']} failed write(s) since "
+                   f"{fmt_clock(f['since'])}; the boards send again what was not acknowledged")
+            if f["logged"]:
+                log.warning("%s", msg)
+            self.note(msg)

@@ -154,8 +154,11 @@ def test_counters_are_reserved_in_blocks_in_the_log_not_written_per_message(tmp_
             return self.t
 
     def reserved() -> int:
-        with sqlite3.connect(db) as c:           # what another process sees in the log
-            return c.execute("SELECT reserved FROM counters WHERE name = 'hub_ctr'").fetchone()[0]
+        other = EventStore(db)                   # what another process sees in the log
+        try:
+            return other.reserved("hub_ctr")
+        finally:
+            other.close()
 
     def sync_replies(svc, n: int, ctr0: int) -> list[int]:
         """n clock-sync requests from board B1: the counters of the replies."""
@@ -212,8 +215,7 @@ def test_a_log_that_stops_taking_writes_is_an_alert_nothing_is_acked_and_it_reco
         boot = sim.wait_for(lambda r: "booted" in r)["booted"]
         assert not [a for a in svc.alerts() if "LOG" in a]
         # the log's disk goes read-only (as Linux remounts a failing USB stick)
-        with rig.store._lock:
-            rig.store._db.execute("PRAGMA query_only = 1")
+        rig.store.refuse_writes()
         mark = len(sim.records)
         sim.press(1)
         sim.press(2)
@@ -230,8 +232,7 @@ def test_a_log_that_stops_taking_writes_is_an_alert_nothing_is_acked_and_it_reco
             [r.getMessage()[:100] for r in errors]                         # once per burst, no tracebacks
         assert "Nothing is acknowledged" in errors[0].getMessage()
         # the disk is back: the boards' retries are stored (once) and acked
-        with rig.store._lock:
-            rig.store._db.execute("PRAGMA query_only = 0")
+        rig.store.refuse_writes(False)
         for seq in (1, 2):
             sim.wait_for(lambda r: r.get("acked") == [boot, seq], timeout=30, start=mark)
         assert not [a for a in svc.alerts() if "LOG" in a], svc.alerts()

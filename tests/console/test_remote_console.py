@@ -180,16 +180,14 @@ def test_board_events_the_hub_stores_later_reach_the_remote(hub, remote):
 
 
 def test_the_hubs_failing_log_is_an_alert_on_the_remote_and_its_actions_are_refused(hub, remote):
-    with hub.store._lock:
-        hub.store._db.execute("PRAGMA query_only = 1")      # the log's disk went read-only
+    hub.store.refuse_writes()      # the log's disk went read-only
     carol = hub.boards["b2"].press(hub, 1, 19 * MIN)        # type: ignore[attr-defined]
     assert carol and not [c for c in hub.competition.open_calls() if c[1] == carol]     # not stored
     wait_for(lambda: remote.catch_up() >= 0 and remote.alerts()[:1] == hub.alerts()[:1]
              and "EVENT LOG NOT WRITTEN" in remote.alerts()[0], what="the hub's alert on the remote")
     with pytest.raises(RemoteError, match=r"cannot write the event log .*nothing was recorded"):
         remote.act("dns", {"entrant": "e3"}, who="second desk")
-    with hub.store._lock:
-        hub.store._db.execute("PRAGMA query_only = 0")
+    hub.store.refuse_writes(False)
     hub.act("dns", {"entrant": "e3"}, who="desk")
     wait_for(lambda: remote.catch_up() >= 0 and not [a for a in remote.alerts() if "LOG" in a],
              what="the alert to go on the remote")

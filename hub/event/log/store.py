@@ -311,6 +311,16 @@ class EventStore:
             row = self._db.execute("SELECT reserved FROM counters WHERE name = ?", (name,)).fetchone()
         return int(row[0]) if row else 0
 
+    def refuse_writes(self, refuse: bool = True) -> None:
+        """The log taken read-only (refuse) or writable again: every write
+        is then refused by SQLite itself ("attempt to write a readonly
+        database"), as when the disk under it is remounted read-only.  For
+        the drills and tests of the failed-write path: the alert, nothing
+        acknowledged, the boards' retries stored once the log takes writes
+        again.  The running hub never calls it."""
+        with self._lock:
+            self._db.execute(f"PRAGMA query_only = {1 if refuse else 0}")
+
     @staticmethod
     def _row(id_, received_ms, source, type_, board, payload) -> dict:
         return {"id": id_, "received_ms": received_ms, "source": source, "type": type_,

@@ -117,8 +117,10 @@ class Admission:
             self.timekeeper.heard_sync(board, msg, received_ms)
             try:
                 reply = hub_protocol.sync_reply(msg, received_ms, st.clock.now_ms(), st.clock.base.gen)
-                owed = self.commands.hub_online([board]) if self.commands.owes_online(board) else []
-                return [self.commands.to_board(board, protocol.CMD, reply, 0, to=msg)] + owed   # the request's boot
+                # numbered in the order published (a board drops a counter not above the last it
+                # took): the reply first (the board times it), then the hub online owed
+                out = [self.commands.to_board(board, protocol.CMD, reply, 0, to=msg)]   # the request's boot
+                return out + (self.commands.hub_online([board]) if self.commands.owes_online(board) else [])
             except LogWriteFailed:
                 return []         # no command counters: the board asks again
 

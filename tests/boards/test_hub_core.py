@@ -534,6 +534,31 @@ def test_a_flood_of_rejected_messages_is_one_log_line_a_second(hub):
     assert hub.activity[-1].endswith(")") and "(and 4999 more like it since " in hub.activity[-1]
 
 
+def test_a_clock_sync_reply_and_the_hub_online_owed_with_it_go_in_counter_order(hub):
+    """A board drops a command whose counter is not above the last it took
+    (firmware/app.py), so what the hub publishes to a board must be in
+    counter order.  The hub online owed to a board (the hub connected
+    before it heard the board: a new round's log) went with the answer to
+    its first message; when that was a clock-sync request (answered at
+    once, while its birth waited for a commit), the hub online was numbered
+    first and published after the reply: the board took the reply and
+    dropped the hub online (the load generator's 20 boards, in a loaded
+    run: "hub not above the hub's last counter", one less than the reply's)."""
+    assert hub.hub_online() == []                  # never heard: owed
+    out = hub.sender.send(hub, "b1", P.SYNC, P.sync_request(1, 5))
+    cmds = [parse_cmd(o) for o in out]
+    assert [m["type"] for m in cmds] == [P.T_SYNC, P.T_HUB]    # the reply first: the board times it
+    ctrs = [m["ctr"] for m in cmds]
+    assert ctrs[0] < ctrs[1], ctrs
+    # a board that checks the counters takes both (the load generator's, as the firmware does)
+    from tabletimer.tools.loadgen.board import Board
+    board = Board("b1", KEYS["b1"])
+    board.sync_out[1] = 5
+    assert [board.receive(o.topic, o.payload, 10)[0] for o in out] == ["sync", "hub-online"]
+    # owed once: the next request's answer is the reply alone
+    assert [parse_cmd(o)["type"] for o in hub.sender.send(hub, "b1", P.SYNC, P.sync_request(2, 6))] == [P.T_SYNC]
+
+
 def test_every_command_names_the_boot_of_the_board_it_is_for(tmp_path):
     """Issue 44, item 6: a command captured in one boot of a board and
     replayed as the first of a later boot set that boot's counter base, and

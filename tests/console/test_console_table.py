@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pyte
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
-from textual._compositor import ChopsUpdate, LayoutUpdate
+from textual.driver import Driver
+from textual.geometry import Size
 
 from tabletimer.hub.console.table import LiveTable
 from waiting import settle
@@ -19,41 +22,47 @@ COLUMNS = ("place", "name")
 HEIGHT = 8                  # the header and 7 rows
 
 
-class Mirror:
-    """The screen as a terminal would show it: every update the app writes
-    (a whole layout, or chops of changed lines) applied to a grid of
-    (character, style) cells."""
+class Terminal:
+    """The screen as a terminal shows it: the app runs with a driver (the
+    public textual.driver.Driver) whose output, the escape codes Textual
+    writes to a terminal, goes into pyte's VT100 emulator."""
 
-    def __init__(self, app: App, width: int, height: int) -> None:
-        self.cells = [[(" ", None)] * width for _ in range(height)]
-        display = app._display
-
-        def shown(screen, update) -> None:
-            display(screen, update)
-            if isinstance(update, LayoutUpdate):
-                for y, line in enumerate(update.strips, update.region.y):
-                    self.put(y, update.region.x, [s for strip in line for s in strip], 0, width)
-            elif isinstance(update, ChopsUpdate):
-                for y, x1, x2 in update.spans:
-                    for x, strip in update.chops[y].items():
-                        if strip is not None:
-                            self.put(y, x, list(strip), x1, x2)
-            self.frames += 1
+    def __init__(self, width: int, height: int) -> None:
+        self.size = (width, height)
+        self.screen = pyte.Screen(width, height)
+        self.stream = pyte.Stream(self.screen)
         self.frames = 0                                           # updates written so far
-        app._display = shown                                      # type: ignore[method-assign]
 
-    def put(self, y: int, x: int, segments: list, x1: int, x2: int) -> None:
-        for seg in segments:
-            for ch in seg.text:
-                if x1 <= x < x2:
-                    self.cells[y][x] = (ch, seg.style)
-                x += 1
+    def driver(self) -> type[Driver]:
+        """The driver class to give the App (driver_class=...)."""
+        terminal = self
+
+        class ToTerminal(Driver):
+            def write(self, data: str) -> None:
+                terminal.stream.feed(data)
+
+            def flush(self) -> None:                  # the app flushes once after each update
+                terminal.frames += 1
+
+            def start_application_mode(self) -> None:  # a terminal tells the app its size
+                size = Size(*terminal.size)
+                self.send_message(events.Resize(size, size))
+
+            def disable_input(self) -> None:
+                pass
+
+            def stop_application_mode(self) -> None:
+                pass
+
+        return ToTerminal
 
     def text(self, y0: int, height: int) -> list[str]:
-        return ["".join(ch for ch, _ in line).rstrip() for line in self.cells[y0:y0 + height]]
+        return [line.rstrip() for line in self.screen.display[y0:y0 + height]]
 
-    def grid(self, y0: int, height: int) -> list[list]:
-        return [list(line) for line in self.cells[y0:y0 + height]]
+    def grid(self, y0: int, height: int) -> list[list[pyte.screens.Char]]:
+        """Each cell's character and its colours and attributes."""
+        width = self.size[0]
+        return [[self.screen.buffer[y][x] for x in range(width)] for y in range(y0, y0 + height)]
 
 
 def expected(table: LiveTable, rows: list[tuple[str, list[str]]]) -> list[str]:
@@ -74,26 +83,32 @@ class One(App):
         yield LiveTable(*COLUMNS, id="t", zebra_stripes=True)
 
 
-def test_rows_follow_set_rows_and_the_screen_shows_them() -> None:
+def test_rows_follow_set_rows_and_the_screen_shows_them(monkeypatch) -> None:
+    # a terminal that shows 24-bit colour, whatever runs the tests: the
+    # stripes and the cursor's row differ in their colours on the screen
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.setenv("COLORTERM", "truecolor")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    terminal = Terminal(60, 12)
+
     async def run() -> None:
-        app = One()
-        async with app.run_test(size=(60, 12)) as pilot:
-            mirror = Mirror(app, 60, 12)
+        app = One(driver_class=terminal.driver())
+        async with app.run_test(headless=False, size=terminal.size) as pilot:
             t = app.query_one(LiveTable)
             rows = [(f"k{i}", [str(i + 1), f"Puzzler {i}"]) for i in range(30)]
 
             async def on_screen(what: str) -> None:
-                await settle(pilot, lambda: mirror.text(0, HEIGHT) == expected(t, rows), what,
-                             seen=lambda: (mirror.text(0, HEIGHT), expected(t, rows)))
+                await settle(pilot, lambda: terminal.text(0, HEIGHT) == expected(t, rows), what,
+                             seen=lambda: (terminal.text(0, HEIGHT), expected(t, rows)))
 
             async def same_when_redrawn_whole() -> None:
                 # the styles too (cursor, stripes): what the table drew line
                 # by line is what it draws when redrawn whole
-                seen = mirror.grid(0, HEIGHT)
-                frames = mirror.frames
+                seen = terminal.grid(0, HEIGHT)
+                frames = terminal.frames
                 t.refresh()
-                await settle(pilot, lambda: mirror.frames > frames, "a frame after the whole redraw")
-                assert mirror.grid(0, HEIGHT) == seen
+                await settle(pilot, lambda: terminal.frames > frames, "a frame after the whole redraw")
+                assert terminal.grid(0, HEIGHT) == seen
 
             async def show(new: list[tuple[str, list[str]]]) -> None:
                 rows[:] = new
@@ -128,7 +143,7 @@ def test_rows_follow_set_rows_and_the_screen_shows_them() -> None:
             await show(rows + [("new", ["-", "Newcomer"])])
             await move(t.row_count - 1)
             await move(t.keys.index("k20"))                        # changed while out of view
-            assert "Late change" in "\n".join(mirror.text(0, HEIGHT))
+            assert "Late change" in "\n".join(terminal.text(0, HEIGHT))
             await show([r if r[0] != "k27" else ("k27", ["28", "Changed in view"]) for r in rows])
             await pilot.press("home")
             await settle(pilot, lambda: t.selected_key() == rows[0][0], "the cursor on the first row",

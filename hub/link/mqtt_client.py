@@ -18,6 +18,17 @@ MQTT 3.1.1.  Here:
 - a PUBACK (MQTT 3.1.1, no on_publish callback: the hub's case) retires its
   message with nothing more made.
 
+And one thing paho does not promise is made to hold: after a reconnection,
+messages leave in the order they were published.  paho 2.2.0's
+_handle_connack calls on_connect (where the hub numbers and publishes its
+"hub online" to each board) and only then sends again the QoS 1 messages the
+broker had not acknowledged (commands published while the hub was cut off
+among them); and a publish made on another thread between the socket's
+opening and the CONNACK is written at once, before those too.  A board takes
+a command only above the last counter it took: the older ones were dropped.
+Here a message published from the start of a (re)connection until paho has
+queued its old ones again is held, and queued behind them.
+
 What paho promises is kept: QoS 1 messages stay in its table until their
 PUBACK (sent again after a reconnect), packets leave in the order they were
 queued, and a partial send leaves the rest queued in order.
@@ -43,6 +54,45 @@ class HubClient(mqtt.Client):
         self._rpos = 0
         self._rsock: object | None = None     # the socket _rbuf was read from
         self._batch = threading.local()       # .on: this thread is inside publish_batch
+        self._publishing = threading.local()  # .on: this thread is inside publish (a new message)
+        # new messages' packets held from the start of a (re)connection until paho has queued the
+        # unacknowledged ones again after the CONNACK (None: not holding); under _out_message_mutex
+        self._held: list[dict] | None = None
+
+    # ------------------------------------------------------------ (re)connections
+    def reconnect(self) -> MQTTErrorCode:
+        """paho's reconnect (its network thread calls it for every
+        connection), new messages held from now until the CONNACK's
+        re-sends are queued (loop_read).  What the last attempt held is
+        dropped as paho drops its queued packets: a QoS 1 message is still
+        in paho's table, sent again after this CONNACK in its place; a QoS
+        0 one is lost, as paho marks it."""
+        with self._out_message_mutex:
+            lost, self._held = self._held or [], []
+        for p in lost:
+            if p["qos"] == 0 and p["info"] is not None:
+                p["info"].rc = MQTTErrorCode.MQTT_ERR_CONN_LOST
+                p["info"]._set_as_published()
+        return super().reconnect()
+
+    def _release_held(self) -> None:
+        """Once the CONNACK is handled (paho queued the unacknowledged
+        messages again in it, after on_connect): the messages held meanwhile
+        queued behind them, in order."""
+        if self._held is None or not self.is_connected():
+            return
+        with self._out_message_mutex:
+            held, self._held = self._held, None
+            if held:
+                self._out_packet.extend(held)
+
+    def publish(self, topic, payload=None, qos=0, retain=False, properties=None):
+        p = self._publishing
+        p.on = True                            # (paho's re-sends after a CONNACK are not in here)
+        try:
+            return super().publish(topic, payload, qos=qos, retain=retain, properties=properties)
+        finally:
+            p.on = False
 
     # ------------------------------------------------------------ reads
     def _sock_recv(self, bufsize: int) -> bytes:
@@ -63,8 +113,10 @@ class HubClient(mqtt.Client):
 
     def loop_read(self, max_packets: int = 1) -> MQTTErrorCode:
         rc = super().loop_read(max_packets)
+        self._release_held()
         while rc == MQTTErrorCode.MQTT_ERR_SUCCESS and self._sock is not None and self.buffered():
             rc = super().loop_read(max_packets)
+            self._release_held()
         return rc
 
     # ------------------------------------------------------------ writes
@@ -113,6 +165,12 @@ class HubClient(mqtt.Client):
         return super()._packet_write()          # one packet, a DISCONNECT, or none
 
     def _packet_queue(self, command, packet, mid, qos, info=None) -> MQTTErrorCode:
+        if self._held is not None and command & 0xF0 == PUBLISH and getattr(self._publishing, "on", False):
+            with self._out_message_mutex:
+                if self._held is not None:     # (released meanwhile: queued as usual)
+                    self._held.append({"command": command, "mid": mid, "qos": qos, "pos": 0,
+                                       "to_process": len(packet), "packet": packet, "info": info})
+                    return MQTTErrorCode.MQTT_ERR_SUCCESS
         if self._thread is not None and getattr(self._batch, "on", False):
             self._out_packet.append({"command": command, "mid": mid, "qos": qos, "pos": 0,
                                      "to_process": len(packet), "packet": packet, "info": info})

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from ..log.action_rows import FIELDS as OPERATOR_ACTIONS
 from ..log.board_events import board_order, event_key, install_press_id, maker, press_id
+from .call_book import CallBook
 from .conflict_book import INTENT_CONFLICT, ConflictBook, OpenConflict, open_conflicts, subject_of
 from ..folder.event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
@@ -82,6 +83,7 @@ class Competition:
         self._replaced = ReplacementBook()      # absent entrants' stations given to others
         self._replace_flags: dict[int, str] = {}
         self._table = OnTable()                 # the puzzle on each entrant's table (next-puzzle stations)
+        self._ranked: list[Entrant] | None = None          # the entrants ranked (ranked_entrants)
         self._reset_fold()
         rows, self.rows, self._ids = self.rows, [], []
         for row in rows:
@@ -177,8 +179,9 @@ class Competition:
 
     # ------------------------------------------------------------ facts
     def facts(self) -> list[Fact]:
-        if self._facts is None:
-            self._reset_fold()
+        facts = self._facts
+        if facts is None:
+            facts = self._reset_fold()
             for rid in self._replace_flags:      # the stations as the replacements leave them, first
                 self.flagged.pop(rid, None)
             self._replace_flags = self._replaced.scan(self.format, self._index, self.rows, self.flagged)
@@ -186,7 +189,7 @@ class Competition:
             self._table.scan(self.rows, self.flagged)    # every swap, by its time (on_table.py)
             for row in board_order([r for r in self.rows if r["id"] not in self.flagged]):
                 self._fold_row(row)
-        return self._facts          # type: ignore[return-value]
+        return facts
 
     def facts_of(self, entrants: set[str]) -> list[Fact]:
         """The facts about these entrants, in fact order: theirs (presses,
@@ -194,10 +197,9 @@ class Competition:
         presses -- what a scan of facts() for them would find, without the
         scan of the whole event's (the hub answers each board event with its
         stations' state)."""
-        self.facts()
+        facts = self.facts()
         at = sorted(i for e in entrants for i in self._entrant_facts.get(e, ()))
-        facts = self._facts
-        return [facts[i] for i in at]     # type: ignore[index]
+        return [facts[i] for i in at]
 
     def _call_pid(self, board: str, install: str, call: list, station: int) -> str:
         """The press id a confirmation's or void's call [boot, seq] names:
@@ -205,7 +207,7 @@ class Competition:
         new install id, the same station states and boot counter) -- the
         press of another install of the board at the same station."""
         own = install_press_id(self._installs, board, install, call[0], call[1])
-        if own in self._presses:
+        if self._calls.press(own) is not None:
             return own
         for other in reversed(self._installs.get(board, ())):
             pid = install_press_id(self._installs, board, other, call[0], call[1])
@@ -234,53 +236,45 @@ class Competition:
         last = self._board_last.get(maker(row))
         return last is not None and key < last
 
-    def _reset_fold(self) -> None:
-        self._facts = []
+    def _reset_fold(self) -> list[Fact]:
+        facts: list[Fact] = []
+        self._facts = facts
         self._entrant_facts: dict[str, list[int]] = {}   # entrant -> positions in _facts (facts_of)
         self._live = None
-        self._ranked: list[Entrant] | None = None          # the entrants ranked (ranked_entrants)
+        self._ranked = None
         self._ranked_ids: set[str] = set()
         self.unassigned: list[Unassigned] = []
         self.strays: list[dict] = []
         self.refused: list[Refused] = []          # board presses whose time cannot be a finish
         self.key_conflicts: list[dict] = []       # conflict rows (hub/event/log/store.py): a key sent again, other content
         self._installs: dict[str, list[str]] = {}  # board -> its installs, as they appear in the log
-        self._voided: set[str] = set()
         self._table.reset()
-        self._presses: dict[str, Press] = {}      # press id -> press
-        self._confirms: dict[str, list[Confirm]] = {}   # press id -> its confirmations
+        self._calls = CallBook()                  # presses, open/voided/confirmed calls, counts, who is out
         self._press_station: dict[str, tuple[str, int]] = {}   # board press id -> (board, button)
         self._station_last: dict[tuple[str, int], str] = {}    # (board, button) -> its latest call
-        self._open: dict[str, Press] = {}         # presses without confirmation or void, log order
-        self._closed: set[str] = set()            # press ids confirmed or voided
         self._decided: dict[str, Decision] = {}   # press id -> the decision that closed it
         self.conflicts: list[Conflict] = []       # board decisions on calls already decided
         self._book = ConflictBook()               # intents refused as conflicts, resolutions, overrides
         self._board_last: dict[tuple[str, str], tuple[int, int]] = {}   # (board, install) -> latest (boot, seq)
         self._out: dict[str, str] = {}            # entrant -> "dns" | "dq" (the latest of dns, dq, reinstate)
         self._numbers.forget_names()
+        return facts
 
     def _add(self, f: Fact) -> None:
-        self._facts.append(f)       # type: ignore[union-attr]
-        t = type(f)
+        facts = self._facts
+        assert facts is not None, "a fact added outside a fold"    # (_fold_row's: flagged, never raised)
+        facts.append(f)
         pid = getattr(f, "press_id", "")
-        press = self._presses.get(pid) if pid and t is not Press else None
+        press = self._calls.press(pid) if pid and not isinstance(f, Press) else None
         entrant = press.entrant if press is not None else getattr(f, "entrant", "")
         if entrant:
             if entrant not in self._entrant_facts and self._ranked is not None and \
                     entrant not in self._ranked_ids and entrant in self._index.entrant_ids:
                 self._ranked = self._live = None    # an entrant without a station, in the log now
-            self._entrant_facts.setdefault(entrant, []).append(len(self._facts) - 1)   # type: ignore[arg-type]
-        if t is Press:
-            self._presses[f.press_id] = f       # type: ignore[union-attr]
-            self._table.called(f.entrant, f.press_id, f.at_ms, f.puzzle)      # type: ignore[union-attr]
-            if f.press_id not in self._closed:  # type: ignore[union-attr]
-                self._open[f.press_id] = f      # type: ignore[union-attr]
-        elif t is Confirm or t is Void:
-            if t is Confirm:
-                self._confirms.setdefault(f.press_id, []).append(f)     # type: ignore[union-attr]
-            self._closed.add(f.press_id)        # type: ignore[union-attr]
-            self._open.pop(f.press_id, None)    # type: ignore[union-attr]
+            self._entrant_facts.setdefault(entrant, []).append(len(facts) - 1)
+        if isinstance(f, Press):
+            self._table.called(f.entrant, f.press_id, f.at_ms, f.puzzle)
+        self._calls.add(f)
 
     def _fold_row(self, row: dict) -> None:
         """Fold one row; a row that still cannot apply is flagged (the fold
@@ -340,7 +334,7 @@ class Competition:
             self._add(Press(entrant=entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
         elif typ in ("confirm", "void"):
             pid = self._call_pid(*maker(row), p["call"], p["station"])
-            if pid in self._closed:
+            if self._calls.is_closed(pid):
                 # made on a stale state: the call was already decided (at the
                 # desk, say); the recorded decision stands, this one is shown
                 self.conflicts.append(Conflict(row["id"], row["board"], p["station"], pid, typ,
@@ -371,9 +365,8 @@ class Competition:
         self._decided[pid] = d
 
     def _void(self, pid: str) -> None:
-        if pid in self._voided:
+        if self._calls.is_voided(pid):
             return
-        self._voided.add(pid)
         self._add(Void(press_id=pid))
         self._table.voided(pid)     # its puzzle is on the table again
 
@@ -408,16 +401,16 @@ class Competition:
         elif typ == "void":
             self._void(p["press_id"])
         elif typ == "correct":
-            old = self._presses.get(p["press_id"])
+            old = self._calls.press(p["press_id"])
             if old is not None:
                 self._void(p["press_id"])
                 new = f"op/{row['id']}"
                 self._add(Press(entrant=old.entrant, puzzle=old.puzzle, at_ms=p["at"], press_id=new))
                 # a confirmation of the old press carries over to the corrected one
                 # (by its press id, or by the entrant and puzzle it was for)
-                by_entrant = [c for c in self._confirms.get("", ())
+                by_entrant = [c for c in self._calls.confirmations("")
                               if (c.entrant, c.puzzle) == (old.entrant, old.puzzle)]
-                for c in list(self._confirms.get(p["press_id"], ())) + by_entrant:
+                for c in self._calls.confirmations(p["press_id"]) + by_entrant:
                     self._add(Confirm(press_id=new, missing_found=c.missing_found,
                                       missing_lost=c.missing_lost, missing_adjacent=c.missing_adjacent))
         elif typ in FACT_KINDS:
@@ -431,9 +424,15 @@ class Competition:
         self.facts()                       # auto stations appear while folding
         return set(self._index.entrant_ids)
 
+    def call_book(self) -> CallBook:
+        """The finish calls as the facts leave them, folded up to the last
+        row: open, voided and confirmed calls, counts, who is out (call_book.py)."""
+        self.facts()
+        return self._calls
+
     def press(self, pid: str) -> Press | None:
         """The press a press id names, or None."""
-        return self._presses.get(pid)
+        return self._calls.press(pid)
 
     def check_fold_action(self, action: str, p: dict, now_ms: int | None = None) -> None:
         """ValueError, in an operator's words, unless what the fold keeps
@@ -458,7 +457,7 @@ class Competition:
         (press time, press id, entrant, puzzle, table)."""
         self.facts()
         out = []
-        for f in self._open.values():
+        for f in self._calls.open_presses():
             bs = self._press_station.get(f.press_id)
             if bs is None:
                 table = "by hand"
@@ -493,7 +492,7 @@ class Competition:
     def press_entrant(self, pid: str) -> str | None:
         """The entrant of a press (by press id), if it is in the log."""
         self.facts()
-        p = self._presses.get(pid)
+        p = self._calls.press(pid)
         return p.entrant if p is not None else None
 
     def decision(self, pid: str) -> Decision | None:
@@ -526,7 +525,7 @@ class Competition:
     def press_at(self, pid: str) -> int | None:
         """The time of a press (by press id), if it is in the log."""
         self.facts()
-        p = self._presses.get(pid)
+        p = self._calls.press(pid)
         return p.at_ms if p is not None else None
 
     # ------------------------------------------------------------ results

@@ -31,9 +31,10 @@ import bisect
 from dataclasses import dataclass, field
 
 from ..log.action_rows import FIELDS as OPERATOR_ACTIONS
+from ..log.rows import BOARD_DECISIONS, RowKind, kind_of, operator_kind
 from ..log.board_events import board_order, event_key, install_press_id, maker, press_id
-from .call_book import CallBook
-from .conflict_book import INTENT_CONFLICT, ConflictBook, OpenConflict, open_conflicts, subject_of
+from .call_book import CallBook, Out
+from .conflict_book import ConflictBook, OpenConflict, open_conflicts, subject_of
 from ..folder.event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
 from .on_table import OnTable
@@ -41,12 +42,14 @@ from .press_numbers import PressNumbers, is_board_press
 from .replacements import Replacement, ReplacementBook, check as check_replacement
 from .row_checks import check_end, in_check, made_in_check, press_problem, round_window, row_problem, start_problem
 from .station_index import StationIndex
-from ..time.time_base import CLOCK_ROW
 from ...rules.formats import Format
 from ...rules.standings import (FACT_KINDS, Confirm, DidNotStart, Entrant, Fact, Press, Reinstated,
                                RoundStart, StandingRow, Standings, Void)
 
 __all__ = ["OPERATOR_ACTIONS", "Competition", "Unassigned", "press_id"]
+
+# the operator rows that are a fact as they stand (dns, dq, a count, ...), by their kind
+FACT_ROWS = {operator_kind(k): cls for k, cls in FACT_KINDS.items()}
 
 
 @dataclass
@@ -117,7 +120,7 @@ class Competition:
         return i < len(self._ids) and self._ids[i] == row_id
 
     def _other_event(self, row: dict) -> str | None:
-        ev = row["payload"].get("ev") if row["source"] == "board" else None
+        ev = row["payload"].get("ev") if kind_of(row).from_board else None
         if ev is None or self.event_id is None or ev == self.event_id or self.check_stray(row):
             return None
         return (f"made under another event's schedule (event {ev}): a press left in board "
@@ -133,8 +136,9 @@ class Competition:
             return
         self._ids.insert(i, row["id"])
         self.rows.insert(i, row)
+        kind = kind_of(row)
         problem = row_problem(row) or self._other_event(row)
-        if problem is None and row["source"] == "operator" and row["type"] == "round_start":
+        if problem is None and kind is RowKind.OP_ROUND_START:
             problem = start_problem(self.format, row["payload"])     # its schedule: a board's limits
         if problem is not None:                  # kept in the log, flagged, never folded
             self.flagged[row["id"]] = problem
@@ -142,29 +146,29 @@ class Competition:
         if is_board_press(row):
             self._numbers.numbered(row, self.rows, i == len(self._ids) - 1, self.flagged)
         moved = False
-        if row["source"] == "hub" and row["type"] == CLOCK_ROW and row["payload"].get("shift_ms"):
+        if kind is RowKind.HUB_CLOCK and row["payload"].get("shift_ms"):
             # the hub took the boards' time base: the rows it stored since its start before that
             # are read with it (presses refused or not: again)
             p = row["payload"]
             self._shifts.append((p.get("since_row") or row["id"], row["id"], p["shift_ms"]))
             moved = True
-        if row["source"] == "operator":
-            if row["type"] == "round_start":
+        if kind.from_operator:
+            if kind is RowKind.OP_ROUND_START:
                 bisect.insort(self._start_rows, row, key=lambda r: r["id"])
                 if self._start_row is None or row["id"] > self._start_row["id"]:
                     self._start_row = row
-            elif row["type"] == "hall_check" and row["payload"]["phase"] == "begin" and (
+            elif kind is RowKind.OP_HALL_CHECK and row["payload"]["phase"] == "begin" and (
                     self._check_row is None or row["id"] > self._check_row["id"]):
                 self._check_row = row
-            elif row["type"] == "start_offset" and self.format.start_offsets:
+            elif kind is RowKind.OP_START_OFFSET and self.format.start_offsets:
                 self._offsets[row["payload"]["entrant"]] = row["payload"]["offset_ms"]
             window = round_window(self._start_row, self._offsets, self.format.time_limit_ms)
             moved, self._window = window != self._window, window   # presses refused or not: again
-            if row["type"] == "replace":     # the stations change hands: folded again now, so that
+            if kind is RowKind.OP_REPLACE:     # the stations change hands: folded again now, so that
                 self._facts = self._live = None     # the stations table is the new one from here on
                 self.facts()
                 return
-            if row["type"] == "swap" and self._facts is not None and self._table.moves_a_press(row["payload"]):
+            if kind is RowKind.OP_SWAP and self._facts is not None and self._table.moves_a_press(row["payload"]):
                 moved = True                 # a call already folded was of the puzzle it opened
         if i < len(self._ids) - 1 or self._facts is None or moved or self._overtakes(row):
             self._facts = self._live = None
@@ -256,7 +260,7 @@ class Competition:
         self.conflicts: list[Conflict] = []       # board decisions on calls already decided
         self._book = ConflictBook()               # intents refused as conflicts, resolutions, overrides
         self._board_last: dict[tuple[str, str], tuple[int, int]] = {}   # (board, install) -> latest (boot, seq)
-        self._out: dict[str, str] = {}            # entrant -> "dns" | "dq" (the latest of dns, dq, reinstate)
+        self._out: dict[str, Out] = {}            # entrant -> "dns" | "dq" (the latest of dns, dq, reinstate)
         self._numbers.forget_names()
         return facts
 
@@ -286,35 +290,35 @@ class Competition:
 
     def _fold_row_unchecked(self, row: dict) -> None:
         p = row["payload"]
-        src, typ = row["source"], row["type"]
+        kind = kind_of(row)
         key = event_key(row)
         if key is not None:
             made_by = maker(row)
             self._board_last[made_by] = max(key, self._board_last.get(made_by, key))
             install_press_id(self._installs, *made_by, *key)     # the install numbered as it first appears
-        if src == "operator":
-            self._operator(row)
+        if kind.from_operator:
+            self._operator(row, kind)
             return
-        if src == "hub" and typ == "conflict":
+        if kind is RowKind.HUB_CONFLICT:
             self.key_conflicts.append(row)
             return
-        if src == "hub" and typ == INTENT_CONFLICT:
+        if kind is RowKind.HUB_INTENT_CONFLICT:
             self._book.intent(row)
             return
-        if src != "board":
+        if not kind.from_board:
             return
-        if typ == "status":
+        if kind is RowKind.BOARD_STATUS:
             if self.auto_stations and p["state"] == "online":
                 for n in range(1, p["stations"] + 1):
                     self._index.add_auto(row["board"], n)
             return
-        if typ in ("config", "fw"):   # a board's answer to a settings command, a firmware update: no fact
+        if kind in (RowKind.BOARD_CONFIG, RowKind.BOARD_FW):   # an answer to a settings command, a firmware update: no fact
             return
         st = self._index.at(row["board"], p["station"])
         if st is None:
-            self.unassigned.append(Unassigned(row["board"], p["station"], typ, p.get("at")))
+            self.unassigned.append(Unassigned(row["board"], p["station"], row["type"], p.get("at")))
             return
-        if typ == "press":
+        if kind is RowKind.BOARD_PRESS:
             if p["at"] is None:
                 self.unassigned.append(Unassigned(row["board"], p["station"], "untimed press", None))
                 return
@@ -332,7 +336,8 @@ class Competition:
             self._press_station[pid] = (row["board"], p["station"])
             self._station_last[row["board"], p["station"]] = pid
             self._add(Press(entrant=entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
-        elif typ in ("confirm", "void"):
+        elif kind in BOARD_DECISIONS:
+            typ = "confirm" if kind is RowKind.BOARD_CONFIRM else "void"
             pid = self._call_pid(*maker(row), p["call"], p["station"])
             if self._calls.is_closed(pid):
                 # made on a stale state: the call was already decided (at the
@@ -343,11 +348,11 @@ class Competition:
                 return
             self._decide(pid, Decision(row["id"], typ, "board " + row["board"], row.get("received_ms"),
                                        p.get("missing")))
-            if typ == "confirm":
+            if kind is RowKind.BOARD_CONFIRM:
                 self._add(Confirm(press_id=pid, missing_found=p["missing"]))
             else:
                 self._void(pid)
-        elif typ == "stray":
+        elif kind is RowKind.BOARD_STRAY:
             self.strays.append(row)
 
     def stations_on(self, boards: set[str]) -> list[Station]:
@@ -370,37 +375,39 @@ class Competition:
         self._add(Void(press_id=pid))
         self._table.voided(pid)     # its puzzle is on the table again
 
-    def _operator(self, row: dict) -> None:
+    def _operator(self, row: dict, kind: RowKind) -> None:
         p, typ = row["payload"], row["type"]
-        if typ in ("confirm", "void", "correct") and p.get("press_id"):
+        if kind in (RowKind.OP_CONFIRM, RowKind.OP_VOID, RowKind.OP_CORRECT) and p.get("press_id"):
             missing = sum(p.get(k) or 0 for k in ("missing_found", "missing_lost", "missing_adjacent"))
-            self._decide(p["press_id"], Decision(row["id"], typ, p.get("who") or "operator",
-                                                 row.get("received_ms"), missing if typ == "confirm" else None))
-        elif typ == "count":
+            self._decide(p["press_id"], Decision(row["id"], typ, p.get("who") or "operator", row.get("received_ms"),
+                                                 missing if kind is RowKind.OP_CONFIRM else None))
+        elif kind is RowKind.OP_COUNT:
             self._book.decided(("count", p["entrant"], p.get("puzzle") or 1), row["id"])
-        elif typ == "resolve":
+        elif kind is RowKind.OP_RESOLVE:
             self._book.resolve(row)
-        elif typ in ("dns", "dq"):
-            self._out[p["entrant"]] = typ
-        elif typ == "reinstate":
+        elif kind is RowKind.OP_DNS:
+            self._out[p["entrant"]] = "dns"
+        elif kind is RowKind.OP_DQ:
+            self._out[p["entrant"]] = "dq"
+        elif kind is RowKind.OP_REINSTATE:
             self._out.pop(p["entrant"], None)
-        if typ == "replace":
+        if kind is RowKind.OP_REPLACE:
             r = self._replaced.rows.get(row["id"])
             if r is not None and self._out.get(r.absent) != "dq":  # (one that cannot apply: flagged by the scan)
                 self._add(DidNotStart(entrant=r.absent, reason=self._replaced.reason(r, self.entrants)))
                 self._out[r.absent] = "dns"
                 if self._out.pop(r.entrant, None) == "dns":     # a listed reserve marked DNS: starts now
                     self._add(Reinstated(entrant=r.entrant))
-        elif typ == "swap":
+        elif kind is RowKind.OP_SWAP:
             self._add(self._table.swap(row["id"], p))     # (a refold's scan knew it already)
-        elif typ == "round_start":
+        elif kind is RowKind.OP_ROUND_START:
             self._add(RoundStart(at_ms=p["at"], limit_ms=p.get("duration")))
-        elif typ == "press":
+        elif kind is RowKind.OP_PRESS:
             self._add(Press(entrant=p["entrant"], puzzle=p.get("puzzle") or 1, at_ms=p["at"],
                             press_id=f"op/{row['id']}"))
-        elif typ == "void":
+        elif kind is RowKind.OP_VOID:
             self._void(p["press_id"])
-        elif typ == "correct":
+        elif kind is RowKind.OP_CORRECT:
             old = self._calls.press(p["press_id"])
             if old is not None:
                 self._void(p["press_id"])
@@ -413,8 +420,8 @@ class Competition:
                 for c in self._calls.confirmations(p["press_id"]) + by_entrant:
                     self._add(Confirm(press_id=new, missing_found=c.missing_found,
                                       missing_lost=c.missing_lost, missing_adjacent=c.missing_adjacent))
-        elif typ in FACT_KINDS:
-            cls = FACT_KINDS[typ]
+        elif kind in FACT_ROWS:
+            cls = FACT_ROWS[kind]
             named = {("at_ms" if k == "at" else k): v for k, v in p.items() if v is not None}
             kw = {k: v for k, v in named.items() if k in cls.__dataclass_fields__ and k != "kind"}
             self._add(cls(**kw))
@@ -591,7 +598,7 @@ class Competition:
         the hub sends no schedule, so a board still holds the round
         before's (or an earlier event's), and every press of the check is a
         stray under it (issue 45, item 4): this round's, stored in its log."""
-        return (row.get("source", "board") == "board" and row.get("type") == "stray"
+        return (kind_of(row) is RowKind.BOARD_STRAY
                 and made_in_check(row, self._check_row, self.hall_check_end_ms()))
 
     def hall_check_end_ms(self) -> int | None:

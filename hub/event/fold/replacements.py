@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from ..folder.event_folder import NO, YES, YES_NO_WORDS
+from ..log.rows import RowKind, kind_of
 from .station_index import StationIndex
 from ...rules.facts import Entrant, Member
 from ...rules.format_model import Format
@@ -180,7 +181,7 @@ class ReplacementBook:
         self._clear()
         flags: dict[int, str] = {}
         for row in rows:
-            if row["type"] != "replace" or row["source"] != "operator" or row["id"] in skip:
+            if kind_of(row) is not RowKind.OP_REPLACE or row["id"] in skip:
                 continue
             p = row["payload"]
             at = p["at"] if p.get("at") is not None else row.get("received_ms")

@@ -8,6 +8,8 @@ facts again, each with its own if/elif."""
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +142,23 @@ def test_the_fold_keeps_what_the_views_walked_the_facts_for(preset: str, seed: i
             assert _kept(replay, keys, ids) == walked
     current, confirmed, out, counts, presses, voided, named = _walked(live)
     assert current and confirmed and counts and voided and named, "the log should exercise each"
+
+
+# a row read by its source or type string, compared: what rows.kind_of alone does
+_ROW_TYPE_READ = re.compile(r"""\b(row|rows?\[\w+\]|ev|r|e|earlier|desk)(\[["'](type|source)["']\]|\.get\(["'](type|source)["'][^)]*\))"""
+                            r"""\s*(==|!=|\bin\b|\bnot in\b)""")
+# the time room sits below the log (tests/test_import_arrows.py) and reads its own clock rows
+_ALLOWED = {"hub/event/log/rows.py", "hub/event/time/clock.py"}
+
+
+def test_no_module_but_rows_branches_on_a_rows_type_string() -> None:
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for path in sorted([*root.joinpath("hub").rglob("*.py"), *root.joinpath("shared").rglob("*.py")]):
+        where = path.relative_to(root).as_posix()
+        if where in _ALLOWED:
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if _ROW_TYPE_READ.search(line):
+                found.append(f"{where}:{n}: {line.strip()}")
+    assert not found, "branch on rows.kind_of(row) instead:\n" + "\n".join(found)

@@ -32,7 +32,7 @@ def row_problem(row: Any) -> str | None:
     for k in ("id", "received_ms"):
         if type(row.get(k)) is not int or row[k] < (1 if k == "id" else 0):
             return f"row {row.get('id')!r}: {k} must be a whole number"
-    if row.get("source") not in SOURCES:
+    if kind_of(row) is RowKind.UNREADABLE:
         return f"row {row['id']}: source {row.get('source')!r} is none of {', '.join(SOURCES)}"
     if not isinstance(row.get("type"), str) or not row["type"]:
         return f"row {row['id']}: type must be text"

@@ -69,30 +69,14 @@ class RowKind(Enum):
     # no source of the three (a garbled row): never folded
     UNREADABLE = (None, None)
 
-    @property
-    def source(self) -> Source | None:
-        return self.value[0]
-
-    @property
-    def type(self) -> str | None:
-        """The type string stored for this kind (None: an unknown kind)."""
-        return self.value[1]
-
-    @property
-    def known(self) -> bool:
-        return self.value[1] is not None
-
-    @property
-    def from_board(self) -> bool:
-        return self.value[0] == "board"
-
-    @property
-    def from_operator(self) -> bool:
-        return self.value[0] == "operator"
-
-    @property
-    def from_hub(self) -> bool:
-        return self.value[0] == "hub"
+    def __init__(self, source: Source | None, type_: str | None) -> None:
+        # plain attributes, read in the fold's every step (an enum property is slower)
+        self.source: Source | None = source
+        self.type: str | None = type_           # the type string stored (None: an unknown kind)
+        self.known = type_ is not None
+        self.from_board = source == "board"
+        self.from_operator = source == "operator"
+        self.from_hub = source == "hub"
 
 
 _BY_PAIR: dict[tuple[str, str], RowKind] = {k.value: k for k in RowKind if k.known}
@@ -110,6 +94,10 @@ FW_ROWS = frozenset({RowKind.BOARD_FW, RowKind.HUB_FW})
 def kind_of(row: Mapping) -> RowKind:
     """The kind of a stored row (any mapping with source and type; never
     raises: a row this version cannot place is one of the unknown kinds)."""
+    try:
+        return _BY_PAIR[row["source"], row["type"]]       # (a stored row of a known kind)
+    except (KeyError, TypeError):
+        pass
     source, type_ = row.get("source"), row.get("type")
     if not isinstance(source, str) or source not in _UNKNOWN:
         return RowKind.UNREADABLE

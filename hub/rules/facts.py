@@ -114,7 +114,7 @@ FactKind = Literal["round_start", "start_offset", "press", "void", "confirm", "c
                    "dq", "reinstate"]
 
 # each kind's type, by its name in the log (an operator row's type)
-FACT_KINDS: dict[str, type[Fact]] = {c().kind: c for c in (RoundStart, StartOffset, Press, Void, Confirm,
+FACT_KINDS: dict[FactKind, type[Fact]] = {c().kind: c for c in (RoundStart, StartOffset, Press, Void, Confirm,
                                                            Count, Swap, DidNotStart, Disqualified, Reinstated)}
 
 

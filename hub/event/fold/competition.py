@@ -195,16 +195,6 @@ class Competition:
                 self._fold_row(row)
         return facts
 
-    def facts_of(self, entrants: set[str]) -> list[Fact]:
-        """The facts about these entrants, in fact order: theirs (presses,
-        confirmations, DNS...) and the voids and confirmations of their
-        presses -- what a scan of facts() for them would find, without the
-        scan of the whole event's (the hub answers each board event with its
-        stations' state)."""
-        facts = self.facts()
-        at = sorted(i for e in entrants for i in self._entrant_facts.get(e, ()))
-        return [facts[i] for i in at]
-
     def _call_pid(self, board: str, install: str, call: list, station: int) -> str:
         """The press id a confirmation's or void's call [boot, seq] names:
         the same install's press, or -- a board flashed again mid-round (a
@@ -243,7 +233,7 @@ class Competition:
     def _reset_fold(self) -> list[Fact]:
         facts: list[Fact] = []
         self._facts = facts
-        self._entrant_facts: dict[str, list[int]] = {}   # entrant -> positions in _facts (facts_of)
+        self._entrant_facts: dict[str, list[int]] = {}   # entrant -> positions in _facts (ranked_entrants)
         self._live = None
         self._ranked = None
         self._ranked_ids: set[str] = set()

@@ -126,7 +126,8 @@ class EmbeddedBroker:
         p, self.proc = self.proc, None
         if p is None or p.poll() is not None:
             return
-        p.stdin.close()
+        if p.stdin is not None:                 # (a pipe: always)
+            p.stdin.close()
         try:
             p.wait(5)
         except subprocess.TimeoutExpired:

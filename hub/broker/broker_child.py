@@ -227,7 +227,7 @@ def guard_amqtt(access, max_packet: int, log, per_host: int = PER_HOST) -> Conne
     from .broker_access import READ, WRITE
 
     gate = ConnectionGate(per_host)
-    transports: dict[tuple, object] = {}      # (host, port) -> the asyncio transport of that connection
+    transports: dict[tuple, asyncio.WriteTransport] = {}      # (host, port) -> the asyncio transport of that connection
     stream_connected = Broker.stream_connected
 
     async def gated(self, reader, writer, listener_name: str) -> None:

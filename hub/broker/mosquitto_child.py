@@ -185,7 +185,12 @@ def _watch(binary: str, conf: str) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, stop_mosquitto)
-    threading.Thread(target=lambda: (sys.stdin.buffer.read(), stop_mosquitto()), daemon=True).start()
+
+    def stop_when_stdin_closes() -> None:
+        sys.stdin.buffer.read()
+        stop_mosquitto()
+
+    threading.Thread(target=stop_when_stdin_closes, daemon=True).start()
     while True:
         try:
             code = mosq.wait(10 if done.is_set() else None)

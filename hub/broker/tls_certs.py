@@ -13,6 +13,7 @@ import base64
 import datetime as dt
 import ipaddress
 from dataclasses import dataclass
+from typing import cast
 
 CA_DAYS = 400                 # an event's CA: a season's events, then a new one
 SERVER_DAYS = 400
@@ -57,13 +58,15 @@ def make_server_cert(ca: Pem, hosts: list[str], now: dt.datetime | None = None) 
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes  # noqa: F401
     from cryptography.x509.oid import ExtendedKeyUsageOID
 
     if not hosts:
         raise ValueError("the broker's certificate needs the address boards connect to (--tls-host)")
     now = now or dt.datetime.now(dt.timezone.utc)
     ca_cert = x509.load_pem_x509_certificate(ca.cert)
-    ca_key = serialization.load_pem_private_key(ca.key, None)
+    # a key that signs (make_ca's: P-256; load_pem_private_key's type names any kind)
+    ca_key = cast("CertificateIssuerPrivateKeyTypes", serialization.load_pem_private_key(ca.key, None))
     names: list = []
     for h in hosts:
         try:

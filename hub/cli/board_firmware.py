@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..fleet.firmware_update import TRIES, load_package
+from ..event.log.rows import FW_ROWS, RowKind, kind_of
 from ..protocol.hub_protocol import FW_ROLLED_BACK
 from .common import boards_of_a_running_hub, every_board_checked, on_log, open_event, service_for
 
@@ -59,7 +60,8 @@ def follow(states: dict[str, BoardUpdate], rows: Iterable[dict]) -> None:
         if s is None:
             continue
         p = row["payload"]
-        if row["type"] == "fw" and p.get("id") == s.request:
+        kind = kind_of(row)
+        if kind in FW_ROWS and p.get("id") == s.request:
             st = p.get("state")
             if st in ("receiving", "at"):
                 s.state = "receiving"
@@ -69,7 +71,7 @@ def follow(states: dict[str, BoardUpdate], rows: Iterable[dict]) -> None:
                 s.state, s.why = st, p.get("why") or ""
                 if st == "committed":
                     s.running = p.get("fw") or s.running
-        elif row["type"] == "status" and row.get("source") == "board" and p.get("state") == "online":
+        elif kind is RowKind.BOARD_STATUS and p.get("state") == "online":
             s.running = p.get("fw") or s.running
             m = FW_ROLLED_BACK.match(str(p.get("fault") or ""))
             if s.state in ("staged", "on trial") and m and m.group(1) == s.version:

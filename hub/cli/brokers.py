@@ -30,7 +30,7 @@ class Broker:
     """The broker the hub uses: its address (with the hub's login), what
     was started (stop() it; None for an external one), the line to print."""
     address: BrokerAddress
-    started: object | None
+    started: EmbeddedBroker | MosquittoChild | None
     line: str
     keys_seen: float | None = None     # the board keys file's mtime the child's logins were made from
 

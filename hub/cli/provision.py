@@ -212,7 +212,7 @@ def _lock(record: Path) -> int | None:
     try:
         import fcntl
     except ImportError:              # Windows: not locked
-        fcntl = None
+        fcntl = None                 # type: ignore[assignment]
     path = record.with_name(record.name + ".lock")
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -25,6 +25,7 @@ from ..core.service import StaleDecision
 from ..event.log.action_rows import META
 from ..event.log.log_health import DamagedLog, LogWriteFailed, STORE_ERRORS, write_failure_advice
 from ..event.log.replica import desk_action_text, log_term, split_action_problem
+from ..event.log.rows import kind_of
 from ..event.log.store import EventStore
 from .common import open_event, service_for
 from .options import LOG_FAILED
@@ -97,7 +98,7 @@ def _from_log(svc, path: Path) -> None:
     if theirs != mine:
         raise ValueError(f"{log} is not the log this hub took over from: its rows up to #{after}, where the "
                          "takeover's copy ended, are not this log's")
-    actions = [r for r in rows if r["id"] > after and r["source"] == "operator"
+    actions = [r for r in rows if r["id"] > after and kind_of(r).from_operator
                and split_action_problem(r, after) is None]
     svc.split.store_split(f"{log} (a copy of the old primary's log)", log_term(rows, svc.proven), after, actions)
     svc.catch_up()

@@ -241,10 +241,11 @@ def drill(args, folder: Path, lock, source, keys, boards: dict[str, int], follow
         for child in reversed(list(hubs.values())):
             child.stop()
         if "new hub" in hubs:
+            from ..event.log.rows import RowKind, kind_of
             from ..event.log.store import EventStore
             store = EventStore(copy / "events.sqlite")
             try:
-                stored = sum(e["source"] == "board" and e["type"] == "press" for e in store.events())
+                stored = sum(kind_of(e) is RowKind.BOARD_PRESS for e in store.events())
             finally:
                 store.close()
             _say(f"drill over: the boards made {presses} press(es); the new hub's log has {stored}")

@@ -18,6 +18,7 @@ from .board_commands import BoardCommands
 from .hub_state import HubState, Jump, Outgoing, Refused
 from .timekeeper import Timekeeper
 from ..event.log.log_health import LogWriteFailed
+from ..event.log.rows import RowKind, kind_of
 from ..rules.timetext import fmt_clock
 
 # (topic kind, message type) a board may send; events are checked separately
@@ -190,6 +191,6 @@ class Admission:
 
     def _operator_row(self, ev: dict) -> None:
         """reset_board: the board's next message of each install starts afresh."""
-        if ev["type"] == "reset_board" and isinstance(ev["payload"].get("board"), str):
+        if kind_of(ev) is RowKind.OP_RESET_BOARD and isinstance(ev["payload"].get("board"), str):
             self.state.guard.reset(ev["payload"]["board"])
             self.state.jumps.pop(ev["payload"]["board"], None)

@@ -12,6 +12,7 @@ from ..protocol import hub_protocol
 from .hub_state import HubState, Outgoing
 from ..protocol.station_messages import station_entries
 from ..event.log.log_health import LogWriteFailed
+from ..event.log.rows import RowKind, kind_of
 from ..event.fold.schedule import board_schedule
 from ..event.fold.station_state import StationState, station_states
 from ..event.log.store import EventStore
@@ -247,9 +248,10 @@ class BoardCommands:
         """An 'identify' action applied live (not at a replay, not an old
         one): the board buzzes and blinks."""
         st = self.state
-        if ev["type"] == "identify" and st.live and st.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
+        kind = kind_of(ev)
+        if kind is RowKind.OP_IDENTIFY and st.live and st.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
             self._identify_now(ev["payload"]["board"])
-        elif ev["type"] == "settings" and st.live and st.clock.now_ms() - ev["received_ms"] < SEND_WITHIN_MS:
+        elif kind is RowKind.OP_SETTINGS and st.live and st.clock.now_ms() - ev["received_ms"] < SEND_WITHIN_MS:
             self._settings_now(ev)
 
     def _settings_now(self, ev: dict) -> None:

@@ -32,8 +32,9 @@ from ..event.fold.competition import Competition
 from ..event.log.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
 from ..event.log.replica import takeover_term
 from ..event.fold.row_checks import row_problem
+from ..event.log.rows import FW_ROWS, RowKind, kind_of
 from ..event.log.store import EventStore
-from ..event.time.time_base import CLOCK_ROW, clock_alert
+from ..event.time.time_base import clock_alert
 from ..rules.durations import fmt_duration
 from ..rules.timetext import fmt_clock
 from ..protocol.hub_secret import HubAuth, TermProofs
@@ -256,17 +257,17 @@ class HubState:
         """A stored row into the state (once: a row applied before is left)."""
         if self.competition.has(ev["id"]):
             return
-        p = ev["payload"]
+        p, kind = ev["payload"], kind_of(ev)
         if row_problem(ev) is not None:
             pass                     # the fold flags it (below): nothing of it is read here
-        elif ev["source"] == "hub" and ev["type"] == "takeover":
+        elif kind is RowKind.HUB_TAKEOVER:
             self._takeover(ev)
-        elif ev["source"] == "hub" and ev["type"] == CLOCK_ROW:
+        elif kind is RowKind.HUB_CLOCK:
             self.clock_events.append(p)
             said = clock_alert(p, fmt_clock)
             if said:
                 self.activity.append(said)
-        elif ev["source"] == "board" and ev["type"] == "status":
+        elif kind is RowKind.BOARD_STATUS:
             self.registry.status(ev["board"], p, ev["received_ms"])
             self._board_term(ev)
             self.activity.append(f"board {ev['board']} {p['state']}")
@@ -274,24 +275,24 @@ class HubState:
                 self.activity.append(f"board {ev['board']}: {p['fault']}")
             elif p.get("fault"):
                 self.activity.append(f"board {ev['board']} RESET after a fault (boot {p['boot'] - 1}): {p['fault']}")
-        elif ev["type"] == "fw" and ev["source"] in ("board", "hub"):
+        elif kind in FW_ROWS:
             self.activity.append(f"board {ev['board']}: firmware (log row #{p.get('id')}) {p['state']}"
                                  + (f" {p['fw']}" if p.get("fw") else "") + (f": {p['why']}" if p.get("why") else ""))
-        elif ev["source"] == "board" and ev["type"] == "config":
+        elif kind is RowKind.BOARD_CONFIG:
             self.activity.append(f"board {ev['board']}: settings (log row #{p.get('id')}) {p['state']}"
                                  + (f": {p['why']}" if p.get("why") else ""))
-        elif ev["source"] == "board":
+        elif kind.from_board:
             if p.get("err") is not None:
                 self.registry.get(ev["board"]).sync_err_ms = p["err"]
             self.activity.append(f"{ev['type']} {ev['board']}/{p['station']} at "
                                  f"{shown_time(p['at'], self.competition.start_ms)}")
-        elif ev["source"] == "hub" and ev["type"] == "conflict":
+        elif kind is RowKind.HUB_CONFLICT:
             m = p.get("msg") or {}
             self.activity.append(f"CONFLICT {ev['board']} boot {m.get('boot')} seq {m.get('seq')}: sent again "
                                  f"with other content than row #{p.get('of')}; stored as row #{ev['id']}")
-        elif ev["type"] == "round_start":
+        elif kind is RowKind.OP_ROUND_START:
             self.activity.append(round_start_line(p))
-        elif ev["source"] == "operator":
+        elif kind.from_operator:
             for hook in self.operator_hooks:
                 hook(ev)
             self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "

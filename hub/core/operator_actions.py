@@ -12,6 +12,7 @@ from typing import Callable
 from .board_commands import BoardCommands
 from .hub_state import HubState
 from ..event.log.action_rows import MAX_TEXT, META
+from ..event.log.rows import kind_of, operator_kind
 from ..event.fold.competition import Competition
 from ..event.fold.conflict_book import DONE, INTENT_CONFLICT, subject_of
 from ..event.actions.action_checks import check_action
@@ -240,7 +241,7 @@ class OperatorActions:
             payload = self._long_press_id(payload)
             subject = subject_of(action, payload)
             row = self.decisions.get(subject) if subject is not None else None
-            if row is None or row["type"] != action or row["payload"].get("who") != who:
+            if row is None or kind_of(row) is not operator_kind(action) or row["payload"].get("who") != who:
                 return None
             fields = {k: v for k, v in row["payload"].items() if k not in META and v is not None}
             if fields != {k: v for k, v in payload.items() if k not in META and v is not None}:

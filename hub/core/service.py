@@ -40,6 +40,7 @@ from ..event.fold.competition import Competition
 from ..event.time.time_base import ALERT_MS, clock_alert
 from ..rules.timetext import fmt_clock
 from ..event.fold.row_checks import row_problem
+from ..event.log.rows import RowKind, kind_of
 from ..event.fold.station_state import StationState, station_states
 from ..event.log.store import EventStore
 from ..rules.format_model import Format
@@ -88,9 +89,9 @@ class HubService(HubState):
         for ev in rows:                          # resume: replay the log
             if row_problem(ev) is not None:
                 pass                             # flagged by the fold (apply): nothing of it is read
-            elif ev["source"] == "board":
+            elif kind_of(ev).from_board:
                 self.admission.stored(ev["board"], ev["payload"], ev["received_ms"])
-            elif ev["type"] == "conflict" and isinstance(ev["payload"].get("msg"), dict):
+            elif kind_of(ev) is RowKind.HUB_CONFLICT and isinstance(ev["payload"].get("msg"), dict):
                 self.admission.stored(ev["board"], ev["payload"]["msg"], ev["received_ms"])
             self.apply(ev)
             self.caught_up = ev["id"]
@@ -310,7 +311,7 @@ class HubService(HubState):
             check = self._checked(begun, rows, hub_fw, clock_limit_ms, rssi_min)
             end = self.competition.hall_check_end_ms()
             if end is not None and self.clock.now_ms() >= end and not any(
-                    r["source"] == "operator" and r["type"] == "hall_check" and r["received_ms"] < end
+                    kind_of(r) is RowKind.OP_HALL_CHECK and r["received_ms"] < end
                     for r in rows):
                 check.ended_by_start_ms = end
             return check
@@ -327,7 +328,7 @@ class HubService(HubState):
             if begun is None or (end is not None and self.clock.now_ms() >= end):
                 return None                       # none begun, or the round's start ended it
             rows = self._rows_after(begun["id"])
-            if any(r["source"] == "operator" and r["type"] == "hall_check" for r in rows):
+            if any(kind_of(r) is RowKind.OP_HALL_CHECK for r in rows):
                 return None                       # its verdict is given (a later beginning would be the latest)
             return self._checked(begun, rows, hub_fw, clock_limit_ms, rssi_min)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..event.log.log_health import LogWriteFailed
+from ..event.log.rows import RowKind, kind_of
 from ..event.log.replica import desk_action_text, split_action_problem
 from ..rules.timetext import fmt_clock
 from .hub_state import HubState
@@ -62,29 +63,27 @@ class SplitBrain:
     def _row(self, row: dict) -> None:
         """Every row applied, live and at a replay (a row hook of the state)."""
         p, st = row["payload"], self.state
-        if row["source"] == "operator" and row["id"] not in st.competition.flagged:
+        kind = kind_of(row)
+        if kind.from_operator and row["id"] not in st.competition.flagged:
             self.desk.append(row)
             if self.lost is not None:
                 self.unseen.append(row)
             return
-        if row["source"] != "hub":
-            return
-        kind = row["type"]
-        if kind == "standby_lost" and p.get("term") == st.term:
+        if kind is RowKind.HUB_STANDBY_LOST and p.get("term") == st.term:
             self.lost, self.unseen = row, []
-        elif kind == "standby_back" and p.get("term") == st.term:
+        elif kind is RowKind.HUB_STANDBY_BACK and p.get("term") == st.term:
             self.lost, self.unseen = None, []
-        elif kind == "takeover" and st.term == p.get("term"):
+        elif kind is RowKind.HUB_TAKEOVER and st.term == p.get("term"):
             self.takeover, self.lost, self.unseen = row, None, []      # a new term: its own standby
-        elif kind == "fenced" and (st.proofs is None or st.proven(p.get("term"), p.get("hash"))):
+        elif kind is RowKind.HUB_FENCED and (st.proofs is None or st.proven(p.get("term"), p.get("hash"))):
             self.fenced_row = row
             if type(p.get("term")) is int and p["term"] > st.seen_term[0]:
                 st.seen_term = (p["term"], f"{p.get('by') or 'another hub'} holds")
-        elif kind == "split" and isinstance(p.get("actions"), list):
+        elif kind is RowKind.HUB_SPLIT and isinstance(p.get("actions"), list):
             self.split_log.append(row)
             if row["id"] not in self.redone:
                 self.splits[row["id"]] = row
-        elif kind == "redone" and type(p.get("split")) is int:
+        elif kind is RowKind.HUB_REDONE and type(p.get("split")) is int:
             self.redone.add(p["split"])
             self.splits.pop(p["split"], None)
 

@@ -23,6 +23,7 @@ from typing import Any, Iterable
 from tabletimer import firmware_dir, repo_root
 
 from ..protocol.hub_protocol import ROLLED_BACK
+from ..event.log.rows import RowKind, kind_of
 
 SECRET_KEYS = ("wifi.password", "broker.password")
 INT_KEYS = ("broker.port", "broker.failover", "broker.keepalive", "buzzer.pin", "buzzer.volume", "led")
@@ -176,12 +177,13 @@ def follow(states: dict[str, BoardState], rows: Iterable[dict]) -> None:
     and a roll-back said in a birth after it was staged."""
     for row in rows:
         s = states.get(row.get("board") or "")
-        if s is None or row.get("source") != "board":
+        kind = kind_of(row)
+        if s is None or not kind.from_board:
             continue
         p = row["payload"]
-        if row["type"] == "config" and p.get("id") == s.request:
+        if kind is RowKind.BOARD_CONFIG and p.get("id") == s.request:
             s.state, s.why = p["state"], p.get("why") or ""
-        elif row["type"] == "status" and s.state in ("staged", "on trial") and p.get("state") == "online":
+        elif kind is RowKind.BOARD_STATUS and s.state in ("staged", "on trial") and p.get("state") == "online":
             fault = str(p.get("fault") or "")
             if fault.startswith(ROLLED_BACK):
                 s.state, s.why = "rolled back", fault[len(ROLLED_BACK):].lstrip(": ")

@@ -36,6 +36,7 @@ from tabletimer.shared import protocol
 
 from ..protocol import hub_protocol
 from ..event.log.log_health import LogWriteFailed
+from ..event.log.rows import RowKind, kind_of
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +146,7 @@ class FirmwareUpdates:
     # ------------------------------------------------------------ requests
     def _operator_row(self, ev: dict) -> None:
         st = self.state
-        if ev["type"] != "firmware" or not st.live or st.clock.now_ms() - ev["received_ms"] > SEND_WITHIN_MS:
+        if kind_of(ev) is not RowKind.OP_FIRMWARE or not st.live or st.clock.now_ms() - ev["received_ms"] > SEND_WITHIN_MS:
             return
         p = ev["payload"]
         folder = Path(st.store.path).parent / "firmware" / p["pkg"]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from ..rules.timetext import fmt_clock
+from ..event.log.rows import BOARD_EVENTS, kind_of
 
 CLOCK_LIMIT_MS = 50        # a board's clock error bound above this: not ready (docs/operations.md)
 RSSI_MIN_DBM = -80         # a WiFi signal below this: not ready
@@ -31,7 +32,6 @@ LOW_HEAP = 8192            # free heap below this at birth: a note
 # 250-300 bytes, and on LittleFS (4 KB blocks) a file can take a block:
 # 256 KB is about 60 of them, a round's presses and calls at a busy table
 LOW_FLASH = 256 * 1024
-BOARD_EVENTS = ("press", "stray", "confirm", "void")
 
 
 @dataclass
@@ -106,7 +106,7 @@ def check_hall(stations: Iterable, boards: Mapping, rows: Iterable[dict], began_
     pressed: dict[str, set[int]] = {b: set() for b in buttons}
     err: dict[str, int | None] = {}
     for row in rows:
-        if row.get("source") != "board" or row.get("type") not in BOARD_EVENTS or row.get("board") not in buttons:
+        if kind_of(row) not in BOARD_EVENTS or row.get("board") not in buttons:
             continue
         p = row["payload"]
         if p.get("station") in buttons[row["board"]]:

@@ -30,6 +30,7 @@ processes hold while this one runs on (a loaded machine).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import json
@@ -291,7 +292,8 @@ class SimBoard:
             return
         try:
             with self._stdin:
-                p.stdin.close()
+                if p.stdin is not None:         # (a pipe: always)
+                    p.stdin.close()
         except OSError:
             pass
         try:
@@ -352,7 +354,7 @@ class SimBoard:
             if ms <= LEAD_MS:
                 self._write(text)
             else:
-                _CHIP.at(at - LEAD_MS, lambda text=text: self._write(text))
+                _CHIP.at(at - LEAD_MS, functools.partial(self._write, text))
 
     def _write(self, line: str) -> None:
         assert self.proc and self.proc.stdin

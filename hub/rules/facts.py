@@ -1,18 +1,19 @@
 """The facts the standings engine folds (hub/rules/standings.py has what each means) and
-the entrants they are about.  Facts are small dataclasses, each with an explicit `kind`, in
-log order; times are integer milliseconds on one clock."""
+the entrants they are about.  Facts are small dataclasses, each with an explicit `kind` (a
+Literal: a checker narrows the union `Fact` by isinstance or by kind), in log order; times are
+integer milliseconds on one clock."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Literal, Union
 
 from .format_model import Format
 
 
 @dataclass(slots=True)
 class RoundStart:
-    kind: str = field(default="round_start", init=False)
+    kind: Literal["round_start"] = field(default="round_start", init=False)
     at_ms: int = 0
     limit_ms: int | None = None       # this round's own time limit (None: the format's)
 
@@ -21,7 +22,7 @@ class RoundStart:
 class StartOffset:
     """The entrant's own start is round start + offset_ms (the limit runs
     from it when the format says offset_extends_limit)."""
-    kind: str = field(default="start_offset", init=False)
+    kind: Literal["start_offset"] = field(default="start_offset", init=False)
     entrant: str = ""
     offset_ms: int = 0
 
@@ -30,7 +31,7 @@ class StartOffset:
 class Press:
     """A finish call (raised hand, button) for one puzzle/station, numbered
     1.. through the round as in the format."""
-    kind: str = field(default="press", init=False)
+    kind: Literal["press"] = field(default="press", init=False)
     entrant: str = ""
     puzzle: int = 1
     at_ms: int = 0
@@ -39,7 +40,7 @@ class Press:
 
 @dataclass(slots=True)
 class Void:
-    kind: str = field(default="void", init=False)
+    kind: Literal["void"] = field(default="void", init=False)
     press_id: str = ""
 
 
@@ -51,7 +52,7 @@ class Confirm:
     groups: found (an ordinary missing piece; Norwegian: found within
     reasonable time), lost (gone altogether) and adjacent (part of a group of
     2+ missing pieces that sit next to each other: a production fault)."""
-    kind: str = field(default="confirm", init=False)
+    kind: Literal["confirm"] = field(default="confirm", init=False)
     entrant: str = ""
     puzzle: int = 0
     press_id: str = ""
@@ -64,7 +65,7 @@ class Confirm:
 class Count:
     """Pieces at time-up on an unfinished puzzle (groups >= min_group only),
     as placed or as remaining (placed = pieces - remaining)."""
-    kind: str = field(default="count", init=False)
+    kind: Literal["count"] = field(default="count", init=False)
     entrant: str = ""
     puzzle: int = 1
     placed: int | None = None
@@ -75,7 +76,7 @@ class Count:
 class Swap:
     """One-at-a-time rounds: the entrant packed the unfinished puzzle
     `packed` into its box and opened `opened`."""
-    kind: str = field(default="swap", init=False)
+    kind: Literal["swap"] = field(default="swap", init=False)
     entrant: str = ""
     at_ms: int = 0
     packed: int = 0
@@ -86,14 +87,14 @@ class Swap:
 class DidNotStart:
     """reason: why, when the standings say it (an absent entrant whose
     station went to another: hub/event/fold/replacements.py)."""
-    kind: str = field(default="dns", init=False)
+    kind: Literal["dns"] = field(default="dns", init=False)
     entrant: str = ""
     reason: str = ""
 
 
 @dataclass(slots=True)
 class Disqualified:
-    kind: str = field(default="dq", init=False)
+    kind: Literal["dq"] = field(default="dq", init=False)
     entrant: str = ""
     reason: str = ""
 
@@ -101,7 +102,7 @@ class Disqualified:
 @dataclass(slots=True)
 class Reinstated:
     """Undoes a dns or dq."""
-    kind: str = field(default="reinstate", init=False)
+    kind: Literal["reinstate"] = field(default="reinstate", init=False)
     entrant: str = ""
 
 
@@ -109,8 +110,12 @@ Fact = Union[RoundStart, StartOffset, Press, Void, Confirm, Count, Swap, DidNotS
              Disqualified, Reinstated]
 
 
-FACT_KINDS = {c().kind: c for c in (RoundStart, StartOffset, Press, Void, Confirm, Count, Swap,
-                                    DidNotStart, Disqualified, Reinstated)}
+FactKind = Literal["round_start", "start_offset", "press", "void", "confirm", "count", "swap", "dns",
+                   "dq", "reinstate"]
+
+# each kind's type, by its name in the log (an operator row's type)
+FACT_KINDS: dict[FactKind, type[Fact]] = {c().kind: c for c in (RoundStart, StartOffset, Press, Void, Confirm,
+                                                           Count, Swap, DidNotStart, Disqualified, Reinstated)}
 
 
 @dataclass(slots=True)

@@ -278,12 +278,14 @@ class _Reader:
 
             if verb == "press":
                 pz = puzzle()
-                pid = ev.get("id")
-                if pid is None:
+                given = ev.get("id")
+                if given is None:
                     auto += 1
                     pid = f"{ent}:{pz}#{auto}"
-                elif not isinstance(pid, str) or not pid or pid in press_ids or pid in self.ids:
-                    raise self.err(where, f"id: expected a new press id (not an entrant id), got {pid!r}")
+                elif not isinstance(given, str) or not given or given in press_ids or given in self.ids:
+                    raise self.err(where, f"id: expected a new press id (not an entrant id), got {given!r}")
+                else:
+                    pid = given
                 press_ids.add(pid)
                 current.setdefault((ent, pz), []).append(pid)
                 facts.append(Press(ent, pz, at, pid))       # type: ignore[arg-type]

@@ -57,6 +57,7 @@ from starlette.routing import Route
 
 from ..core.service import AlreadyRecorded, RequestConflict
 from ..event.log.log_health import LogWriteFailed
+from ..event.log.rows import kind_of
 from . import intents
 from .changes import ChangeFeed, SharedView, stream_views
 from .hall_check_view import hall_check_view
@@ -105,7 +106,7 @@ class RefereePages:
         comp = self.service.competition
         by_board, by_entrant = self._index(comp)
         p = row.get("payload") or {}
-        if row.get("source") == "board" and row.get("board"):
+        if kind_of(row).from_board and row.get("board"):
             tables = by_board.get(row["board"])
         elif isinstance(p.get("entrant"), str):
             tables = by_entrant.get(p["entrant"])

@@ -35,7 +35,7 @@ import shlex
 import socket
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import h11
 import uvicorn
@@ -146,7 +146,7 @@ class _Protocol(H11Protocol):
             return
         self._counted = True
         if evict is not None:
-            evict._evict()
+            cast(_Protocol, evict)._evict()          # (the limits' keys are these connections)
         if waiting:
             self._admitted = False
             self.app = self._gate(self.app)
@@ -182,7 +182,7 @@ class _Protocol(H11Protocol):
             return
         super().data_received(data)
         if self.cycle is not None and self.limits.waiting(self):
-            self._admitted = self.limits.vet(self, self.cycle.scope)
+            self._admitted = self.limits.vet(self, cast(dict, self.cycle.scope))
             if self._admitted:
                 self._arm()                    # an ordinary request's deadline from here
         self._check_request_whole()
@@ -323,7 +323,7 @@ class WebServer:
         cap = MAX_CONNECTIONS if max_connections is None else max_connections
         self.limits = ConnectionLimits(cap, PER_ADDRESS if per_address == -1 else per_address,
                                        cap // RESERVED_SHARE if reserved is None else reserved, privileged)
-        self._protocol = type("_Protocol", (_Protocol,), {
+        self._protocol: type[_Protocol] = type("_Protocol", (_Protocol,), {
             "request_timeout": REQUEST_TIMEOUT_S if request_timeout is None else request_timeout,
             "limits": self.limits})
         self._sock: socket.socket | None = None

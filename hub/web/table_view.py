@@ -91,10 +91,11 @@ def _names(comp: Competition, ids: set[str] | None = None) -> dict[str, tuple[st
 
 def recorded_counts(comp: Competition, ids: set[str]) -> dict[tuple[str, int], dict]:
     """(entrant, puzzle) -> the piece count recorded last, for these entrants."""
+    book = comp.call_book()
     out: dict[tuple[str, int], dict] = {}
-    for f in comp.facts():
-        if f.kind == "count" and f.entrant in ids:
-            out[(f.entrant, f.puzzle)] = {"placed": f.placed, "remaining": f.remaining}
+    for e in ids:
+        for pz, c in book.recorded_counts(e).items():
+            out[(e, pz)] = {"placed": c.placed, "remaining": c.remaining}
     return out
 
 
@@ -187,7 +188,7 @@ def calls_view(comp: Competition, now: int) -> dict:
     """Every finish call waiting for a referee, oldest first, with its
     table (for the hall page: one tap opens the table)."""
     names = _names(comp)
-    entrant_table = {}
+    entrant_table: dict[str, str] = {}
     for s in comp.stations:
         entrant_table.setdefault(s.entrant, s.table)
     calls = []

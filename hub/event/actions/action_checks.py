@@ -24,7 +24,7 @@ def check_action(comp: Competition, action: str, p: dict, now_ms: int | None = N
     entrants = comp.entrant_ids()
     pid = p.get("press_id") if isinstance(p, dict) else None
     named = comp.press(pid) if isinstance(pid, str) else None
-    presses = {pid: named} if named is not None else {}
+    presses = {pid: named} if isinstance(pid, str) and named is not None else {}
     check_shaped_action(comp.format, entrants, presses, action, p, now_ms)
     comp.check_fold_action(action, p, now_ms)
 

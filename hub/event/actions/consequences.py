@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from ...rules.durations import fmt_duration
 from ...rules.timetext import fmt_clock
+from ...rules.facts import Press
+from ..fold.call_book import CallBook
 from ..fold.competition import Competition
 
 
@@ -28,9 +30,8 @@ def consequences(comp: Competition, action: str, payload: dict, now: int,
     A replaced decision is named with who recorded it and when (last_count:
     the operator row of the count recorded last on the action's puzzle)."""
     out: list[str] = []
-    facts = comp.facts()
-    presses = [f for f in facts if f.kind == "press"]
-    confirmed = {f.press_id for f in facts if f.kind == "confirm" and f.press_id}
+    book = comp.call_book()
+    presses = book.presses()
     start = comp.start_ms
     if action == "round_start" and start is not None:
         state = "running since" if now >= start else "armed for"
@@ -40,15 +41,14 @@ def consequences(comp: Competition, action: str, payload: dict, now: int,
                                                   "would no longer count" if early else ""))
     elif action in ("void", "correct"):
         pid = payload["press_id"]
-        what = "a confirmed finish" if pid in confirmed else "a recorded finish call"
+        what = "a confirmed finish" if book.named_by_confirmation(pid) else "a recorded finish call"
         out.append(f"{'voids' if action == 'void' else 'changes the time of'} {what} ({pid}{_decided(comp, pid)})")
-    elif action == "confirm" and payload.get("press_id") in confirmed:
+    elif action == "confirm" and book.named_by_confirmation(payload.get("press_id") or ""):
         pid = payload["press_id"]
         out.append(f"replaces the confirmation already recorded for {pid}{_decided(comp, pid)}")
     elif action == "count":
         puzzle = payload.get("puzzle") or 1
-        if any(f.kind == "count" and f.entrant == payload["entrant"] and f.puzzle == puzzle
-               for f in facts):
+        if book.recorded_count(payload["entrant"], puzzle) is not None:
             by = ""
             if last_count is not None:
                 lp = last_count["payload"]
@@ -62,20 +62,19 @@ def consequences(comp: Competition, action: str, payload: dict, now: int,
     elif action == "replace":
         out += _replacing(comp, payload, now, presses)
     elif action == "swap":
-        out += _swapping(comp, payload, presses, facts)
+        out += _swapping(comp, payload, book)
     return out
 
 
-def _swapping(comp: Competition, p: dict, presses: list, facts: list) -> list[str]:
+def _swapping(comp: Competition, p: dict, book: CallBook) -> list[str]:
     """A swap recorded after calls the entrant's 'next puzzle' station made
     since its time: those calls are for the puzzle on the table then, which
     the swap changes (event/fold/on_table.py)."""
-    voided = {f.press_id for f in facts if f.kind == "void"}
     moved = []
-    for f in presses:
+    for f in book.presses():
         station = comp.station_of(f.press_id)
         st = comp.station_at(*station) if station else None
-        if f.entrant == p["entrant"] and f.at_ms >= p["at"] and f.press_id not in voided and \
+        if f.entrant == p["entrant"] and f.at_ms >= p["at"] and not book.is_voided(f.press_id) and \
                 st is not None and st.puzzle is None:
             moved.append(f"{comp.short_press_id(f.press_id)} at {fmt_clock(f.at_ms)} (now puzzle {f.puzzle})")
     if not moved:
@@ -84,7 +83,7 @@ def _swapping(comp: Competition, p: dict, presses: list, facts: list) -> list[st
             f"puzzle on the table then): {', '.join(moved)}"]
 
 
-def _replacing(comp: Competition, p: dict, now: int, presses: list) -> list[str]:
+def _replacing(comp: Competition, p: dict, now: int, presses: list[Press]) -> list[str]:
     """What giving an absent entrant's station to another would change: the
     absent entrant's time to come not up yet; the calls made on the station
     before it (they stay the absent entrant's, who becomes DNS) and after
@@ -100,7 +99,7 @@ def _replacing(comp: Competition, p: dict, now: int, presses: list) -> list[str]
     theirs = [f for f in presses if f.entrant == absent]
     moved = [f for f in theirs if f.at_ms >= at and comp.station_of(f.press_id) in stations]
     stay = [f for f in theirs if f not in moved]
-    def ids(fs: list) -> str:
+    def ids(fs: list[Press]) -> str:
         return ", ".join(comp.short_press_id(f.press_id) for f in fs)
     if stay:
         out.append(f"marks {absent}, who has recorded finish calls ({ids(stay)}), as not started: none "

@@ -31,8 +31,10 @@ import bisect
 from dataclasses import dataclass, field
 
 from ..log.action_rows import FIELDS as OPERATOR_ACTIONS
+from ..log.rows import BOARD_DECISIONS, RowKind, kind_of, operator_kind
 from ..log.board_events import board_order, event_key, install_press_id, maker, press_id
-from .conflict_book import INTENT_CONFLICT, ConflictBook, OpenConflict, open_conflicts, subject_of
+from .call_book import CallBook, Out
+from .conflict_book import ConflictBook, OpenConflict, open_conflicts, subject_of
 from ..folder.event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
 from .on_table import OnTable
@@ -40,12 +42,14 @@ from .press_numbers import PressNumbers, is_board_press
 from .replacements import Replacement, ReplacementBook, check as check_replacement
 from .row_checks import check_end, in_check, made_in_check, press_problem, round_window, row_problem, start_problem
 from .station_index import StationIndex
-from ..time.time_base import CLOCK_ROW
 from ...rules.formats import Format
 from ...rules.standings import (FACT_KINDS, Confirm, DidNotStart, Entrant, Fact, Press, Reinstated,
                                RoundStart, StandingRow, Standings, Void)
 
 __all__ = ["OPERATOR_ACTIONS", "Competition", "Unassigned", "press_id"]
+
+# the operator rows that are a fact as they stand (dns, dq, a count, ...), by their kind
+FACT_ROWS = {operator_kind(k): cls for k, cls in FACT_KINDS.items()}
 
 
 @dataclass
@@ -82,6 +86,7 @@ class Competition:
         self._replaced = ReplacementBook()      # absent entrants' stations given to others
         self._replace_flags: dict[int, str] = {}
         self._table = OnTable()                 # the puzzle on each entrant's table (next-puzzle stations)
+        self._ranked: list[Entrant] | None = None          # the entrants ranked (ranked_entrants)
         self._reset_fold()
         rows, self.rows, self._ids = self.rows, [], []
         for row in rows:
@@ -115,7 +120,7 @@ class Competition:
         return i < len(self._ids) and self._ids[i] == row_id
 
     def _other_event(self, row: dict) -> str | None:
-        ev = row["payload"].get("ev") if row["source"] == "board" else None
+        ev = row["payload"].get("ev") if kind_of(row).from_board else None
         if ev is None or self.event_id is None or ev == self.event_id or self.check_stray(row):
             return None
         return (f"made under another event's schedule (event {ev}): a press left in board "
@@ -131,8 +136,9 @@ class Competition:
             return
         self._ids.insert(i, row["id"])
         self.rows.insert(i, row)
+        kind = kind_of(row)
         problem = row_problem(row) or self._other_event(row)
-        if problem is None and row["source"] == "operator" and row["type"] == "round_start":
+        if problem is None and kind is RowKind.OP_ROUND_START:
             problem = start_problem(self.format, row["payload"])     # its schedule: a board's limits
         if problem is not None:                  # kept in the log, flagged, never folded
             self.flagged[row["id"]] = problem
@@ -140,29 +146,29 @@ class Competition:
         if is_board_press(row):
             self._numbers.numbered(row, self.rows, i == len(self._ids) - 1, self.flagged)
         moved = False
-        if row["source"] == "hub" and row["type"] == CLOCK_ROW and row["payload"].get("shift_ms"):
+        if kind is RowKind.HUB_CLOCK and row["payload"].get("shift_ms"):
             # the hub took the boards' time base: the rows it stored since its start before that
             # are read with it (presses refused or not: again)
             p = row["payload"]
             self._shifts.append((p.get("since_row") or row["id"], row["id"], p["shift_ms"]))
             moved = True
-        if row["source"] == "operator":
-            if row["type"] == "round_start":
+        if kind.from_operator:
+            if kind is RowKind.OP_ROUND_START:
                 bisect.insort(self._start_rows, row, key=lambda r: r["id"])
                 if self._start_row is None or row["id"] > self._start_row["id"]:
                     self._start_row = row
-            elif row["type"] == "hall_check" and row["payload"]["phase"] == "begin" and (
+            elif kind is RowKind.OP_HALL_CHECK and row["payload"]["phase"] == "begin" and (
                     self._check_row is None or row["id"] > self._check_row["id"]):
                 self._check_row = row
-            elif row["type"] == "start_offset" and self.format.start_offsets:
+            elif kind is RowKind.OP_START_OFFSET and self.format.start_offsets:
                 self._offsets[row["payload"]["entrant"]] = row["payload"]["offset_ms"]
             window = round_window(self._start_row, self._offsets, self.format.time_limit_ms)
             moved, self._window = window != self._window, window   # presses refused or not: again
-            if row["type"] == "replace":     # the stations change hands: folded again now, so that
+            if kind is RowKind.OP_REPLACE:     # the stations change hands: folded again now, so that
                 self._facts = self._live = None     # the stations table is the new one from here on
                 self.facts()
                 return
-            if row["type"] == "swap" and self._facts is not None and self._table.moves_a_press(row["payload"]):
+            if kind is RowKind.OP_SWAP and self._facts is not None and self._table.moves_a_press(row["payload"]):
                 moved = True                 # a call already folded was of the puzzle it opened
         if i < len(self._ids) - 1 or self._facts is None or moved or self._overtakes(row):
             self._facts = self._live = None
@@ -177,8 +183,9 @@ class Competition:
 
     # ------------------------------------------------------------ facts
     def facts(self) -> list[Fact]:
-        if self._facts is None:
-            self._reset_fold()
+        facts = self._facts
+        if facts is None:
+            facts = self._reset_fold()
             for rid in self._replace_flags:      # the stations as the replacements leave them, first
                 self.flagged.pop(rid, None)
             self._replace_flags = self._replaced.scan(self.format, self._index, self.rows, self.flagged)
@@ -186,18 +193,7 @@ class Competition:
             self._table.scan(self.rows, self.flagged)    # every swap, by its time (on_table.py)
             for row in board_order([r for r in self.rows if r["id"] not in self.flagged]):
                 self._fold_row(row)
-        return self._facts          # type: ignore[return-value]
-
-    def facts_of(self, entrants: set[str]) -> list[Fact]:
-        """The facts about these entrants, in fact order: theirs (presses,
-        confirmations, DNS...) and the voids and confirmations of their
-        presses -- what a scan of facts() for them would find, without the
-        scan of the whole event's (the hub answers each board event with its
-        stations' state)."""
-        self.facts()
-        at = sorted(i for e in entrants for i in self._entrant_facts.get(e, ()))
-        facts = self._facts
-        return [facts[i] for i in at]     # type: ignore[index]
+        return facts
 
     def _call_pid(self, board: str, install: str, call: list, station: int) -> str:
         """The press id a confirmation's or void's call [boot, seq] names:
@@ -205,7 +201,7 @@ class Competition:
         new install id, the same station states and boot counter) -- the
         press of another install of the board at the same station."""
         own = install_press_id(self._installs, board, install, call[0], call[1])
-        if own in self._presses:
+        if self._calls.press(own) is not None:
             return own
         for other in reversed(self._installs.get(board, ())):
             pid = install_press_id(self._installs, board, other, call[0], call[1])
@@ -234,53 +230,45 @@ class Competition:
         last = self._board_last.get(maker(row))
         return last is not None and key < last
 
-    def _reset_fold(self) -> None:
-        self._facts = []
-        self._entrant_facts: dict[str, list[int]] = {}   # entrant -> positions in _facts (facts_of)
+    def _reset_fold(self) -> list[Fact]:
+        facts: list[Fact] = []
+        self._facts = facts
+        self._entrant_facts: dict[str, list[int]] = {}   # entrant -> positions in _facts (ranked_entrants)
         self._live = None
-        self._ranked: list[Entrant] | None = None          # the entrants ranked (ranked_entrants)
+        self._ranked = None
         self._ranked_ids: set[str] = set()
         self.unassigned: list[Unassigned] = []
         self.strays: list[dict] = []
         self.refused: list[Refused] = []          # board presses whose time cannot be a finish
         self.key_conflicts: list[dict] = []       # conflict rows (hub/event/log/store.py): a key sent again, other content
         self._installs: dict[str, list[str]] = {}  # board -> its installs, as they appear in the log
-        self._voided: set[str] = set()
         self._table.reset()
-        self._presses: dict[str, Press] = {}      # press id -> press
-        self._confirms: dict[str, list[Confirm]] = {}   # press id -> its confirmations
+        self._calls = CallBook()                  # presses, open/voided/confirmed calls, counts, who is out
         self._press_station: dict[str, tuple[str, int]] = {}   # board press id -> (board, button)
         self._station_last: dict[tuple[str, int], str] = {}    # (board, button) -> its latest call
-        self._open: dict[str, Press] = {}         # presses without confirmation or void, log order
-        self._closed: set[str] = set()            # press ids confirmed or voided
         self._decided: dict[str, Decision] = {}   # press id -> the decision that closed it
         self.conflicts: list[Conflict] = []       # board decisions on calls already decided
         self._book = ConflictBook()               # intents refused as conflicts, resolutions, overrides
         self._board_last: dict[tuple[str, str], tuple[int, int]] = {}   # (board, install) -> latest (boot, seq)
-        self._out: dict[str, str] = {}            # entrant -> "dns" | "dq" (the latest of dns, dq, reinstate)
+        self._out: dict[str, Out] = {}            # entrant -> "dns" | "dq" (the latest of dns, dq, reinstate)
         self._numbers.forget_names()
+        return facts
 
     def _add(self, f: Fact) -> None:
-        self._facts.append(f)       # type: ignore[union-attr]
-        t = type(f)
+        facts = self._facts
+        assert facts is not None, "a fact added outside a fold"    # (_fold_row's: flagged, never raised)
+        facts.append(f)
         pid = getattr(f, "press_id", "")
-        press = self._presses.get(pid) if pid and t is not Press else None
+        press = self._calls.press(pid) if pid and not isinstance(f, Press) else None
         entrant = press.entrant if press is not None else getattr(f, "entrant", "")
         if entrant:
             if entrant not in self._entrant_facts and self._ranked is not None and \
                     entrant not in self._ranked_ids and entrant in self._index.entrant_ids:
                 self._ranked = self._live = None    # an entrant without a station, in the log now
-            self._entrant_facts.setdefault(entrant, []).append(len(self._facts) - 1)   # type: ignore[arg-type]
-        if t is Press:
-            self._presses[f.press_id] = f       # type: ignore[union-attr]
-            self._table.called(f.entrant, f.press_id, f.at_ms, f.puzzle)      # type: ignore[union-attr]
-            if f.press_id not in self._closed:  # type: ignore[union-attr]
-                self._open[f.press_id] = f      # type: ignore[union-attr]
-        elif t is Confirm or t is Void:
-            if t is Confirm:
-                self._confirms.setdefault(f.press_id, []).append(f)     # type: ignore[union-attr]
-            self._closed.add(f.press_id)        # type: ignore[union-attr]
-            self._open.pop(f.press_id, None)    # type: ignore[union-attr]
+            self._entrant_facts.setdefault(entrant, []).append(len(facts) - 1)
+        if isinstance(f, Press):
+            self._table.called(f.entrant, f.press_id, f.at_ms, f.puzzle)
+        self._calls.add(f)
 
     def _fold_row(self, row: dict) -> None:
         """Fold one row; a row that still cannot apply is flagged (the fold
@@ -292,35 +280,35 @@ class Competition:
 
     def _fold_row_unchecked(self, row: dict) -> None:
         p = row["payload"]
-        src, typ = row["source"], row["type"]
+        kind = kind_of(row)
         key = event_key(row)
         if key is not None:
             made_by = maker(row)
             self._board_last[made_by] = max(key, self._board_last.get(made_by, key))
             install_press_id(self._installs, *made_by, *key)     # the install numbered as it first appears
-        if src == "operator":
-            self._operator(row)
+        if kind.from_operator:
+            self._operator(row, kind)
             return
-        if src == "hub" and typ == "conflict":
+        if kind is RowKind.HUB_CONFLICT:
             self.key_conflicts.append(row)
             return
-        if src == "hub" and typ == INTENT_CONFLICT:
+        if kind is RowKind.HUB_INTENT_CONFLICT:
             self._book.intent(row)
             return
-        if src != "board":
+        if not kind.from_board:
             return
-        if typ == "status":
+        if kind is RowKind.BOARD_STATUS:
             if self.auto_stations and p["state"] == "online":
                 for n in range(1, p["stations"] + 1):
                     self._index.add_auto(row["board"], n)
             return
-        if typ in ("config", "fw"):   # a board's answer to a settings command, a firmware update: no fact
+        if kind in (RowKind.BOARD_CONFIG, RowKind.BOARD_FW):   # an answer to a settings command, a firmware update: no fact
             return
         st = self._index.at(row["board"], p["station"])
         if st is None:
-            self.unassigned.append(Unassigned(row["board"], p["station"], typ, p.get("at")))
+            self.unassigned.append(Unassigned(row["board"], p["station"], row["type"], p.get("at")))
             return
-        if typ == "press":
+        if kind is RowKind.BOARD_PRESS:
             if p["at"] is None:
                 self.unassigned.append(Unassigned(row["board"], p["station"], "untimed press", None))
                 return
@@ -338,9 +326,10 @@ class Competition:
             self._press_station[pid] = (row["board"], p["station"])
             self._station_last[row["board"], p["station"]] = pid
             self._add(Press(entrant=entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
-        elif typ in ("confirm", "void"):
+        elif kind in BOARD_DECISIONS:
+            typ = "confirm" if kind is RowKind.BOARD_CONFIRM else "void"
             pid = self._call_pid(*maker(row), p["call"], p["station"])
-            if pid in self._closed:
+            if self._calls.is_closed(pid):
                 # made on a stale state: the call was already decided (at the
                 # desk, say); the recorded decision stands, this one is shown
                 self.conflicts.append(Conflict(row["id"], row["board"], p["station"], pid, typ,
@@ -349,11 +338,11 @@ class Competition:
                 return
             self._decide(pid, Decision(row["id"], typ, "board " + row["board"], row.get("received_ms"),
                                        p.get("missing")))
-            if typ == "confirm":
+            if kind is RowKind.BOARD_CONFIRM:
                 self._add(Confirm(press_id=pid, missing_found=p["missing"]))
             else:
                 self._void(pid)
-        elif typ == "stray":
+        elif kind is RowKind.BOARD_STRAY:
             self.strays.append(row)
 
     def stations_on(self, boards: set[str]) -> list[Station]:
@@ -371,57 +360,58 @@ class Competition:
         self._decided[pid] = d
 
     def _void(self, pid: str) -> None:
-        if pid in self._voided:
+        if self._calls.is_voided(pid):
             return
-        self._voided.add(pid)
         self._add(Void(press_id=pid))
         self._table.voided(pid)     # its puzzle is on the table again
 
-    def _operator(self, row: dict) -> None:
+    def _operator(self, row: dict, kind: RowKind) -> None:
         p, typ = row["payload"], row["type"]
-        if typ in ("confirm", "void", "correct") and p.get("press_id"):
+        if kind in (RowKind.OP_CONFIRM, RowKind.OP_VOID, RowKind.OP_CORRECT) and p.get("press_id"):
             missing = sum(p.get(k) or 0 for k in ("missing_found", "missing_lost", "missing_adjacent"))
-            self._decide(p["press_id"], Decision(row["id"], typ, p.get("who") or "operator",
-                                                 row.get("received_ms"), missing if typ == "confirm" else None))
-        elif typ == "count":
+            self._decide(p["press_id"], Decision(row["id"], typ, p.get("who") or "operator", row.get("received_ms"),
+                                                 missing if kind is RowKind.OP_CONFIRM else None))
+        elif kind is RowKind.OP_COUNT:
             self._book.decided(("count", p["entrant"], p.get("puzzle") or 1), row["id"])
-        elif typ == "resolve":
+        elif kind is RowKind.OP_RESOLVE:
             self._book.resolve(row)
-        elif typ in ("dns", "dq"):
-            self._out[p["entrant"]] = typ
-        elif typ == "reinstate":
+        elif kind is RowKind.OP_DNS:
+            self._out[p["entrant"]] = "dns"
+        elif kind is RowKind.OP_DQ:
+            self._out[p["entrant"]] = "dq"
+        elif kind is RowKind.OP_REINSTATE:
             self._out.pop(p["entrant"], None)
-        if typ == "replace":
+        if kind is RowKind.OP_REPLACE:
             r = self._replaced.rows.get(row["id"])
             if r is not None and self._out.get(r.absent) != "dq":  # (one that cannot apply: flagged by the scan)
                 self._add(DidNotStart(entrant=r.absent, reason=self._replaced.reason(r, self.entrants)))
                 self._out[r.absent] = "dns"
                 if self._out.pop(r.entrant, None) == "dns":     # a listed reserve marked DNS: starts now
                     self._add(Reinstated(entrant=r.entrant))
-        elif typ == "swap":
+        elif kind is RowKind.OP_SWAP:
             self._add(self._table.swap(row["id"], p))     # (a refold's scan knew it already)
-        elif typ == "round_start":
+        elif kind is RowKind.OP_ROUND_START:
             self._add(RoundStart(at_ms=p["at"], limit_ms=p.get("duration")))
-        elif typ == "press":
+        elif kind is RowKind.OP_PRESS:
             self._add(Press(entrant=p["entrant"], puzzle=p.get("puzzle") or 1, at_ms=p["at"],
                             press_id=f"op/{row['id']}"))
-        elif typ == "void":
+        elif kind is RowKind.OP_VOID:
             self._void(p["press_id"])
-        elif typ == "correct":
-            old = self._presses.get(p["press_id"])
+        elif kind is RowKind.OP_CORRECT:
+            old = self._calls.press(p["press_id"])
             if old is not None:
                 self._void(p["press_id"])
                 new = f"op/{row['id']}"
                 self._add(Press(entrant=old.entrant, puzzle=old.puzzle, at_ms=p["at"], press_id=new))
                 # a confirmation of the old press carries over to the corrected one
                 # (by its press id, or by the entrant and puzzle it was for)
-                by_entrant = [c for c in self._confirms.get("", ())
+                by_entrant = [c for c in self._calls.confirmations("")
                               if (c.entrant, c.puzzle) == (old.entrant, old.puzzle)]
-                for c in list(self._confirms.get(p["press_id"], ())) + by_entrant:
+                for c in self._calls.confirmations(p["press_id"]) + by_entrant:
                     self._add(Confirm(press_id=new, missing_found=c.missing_found,
                                       missing_lost=c.missing_lost, missing_adjacent=c.missing_adjacent))
-        elif typ in FACT_KINDS:
-            cls = FACT_KINDS[typ]
+        elif kind in FACT_ROWS:
+            cls = FACT_ROWS[kind]
             named = {("at_ms" if k == "at" else k): v for k, v in p.items() if v is not None}
             kw = {k: v for k, v in named.items() if k in cls.__dataclass_fields__ and k != "kind"}
             self._add(cls(**kw))
@@ -431,9 +421,15 @@ class Competition:
         self.facts()                       # auto stations appear while folding
         return set(self._index.entrant_ids)
 
+    def call_book(self) -> CallBook:
+        """The finish calls as the facts leave them, folded up to the last
+        row: open, voided and confirmed calls, counts, who is out (call_book.py)."""
+        self.facts()
+        return self._calls
+
     def press(self, pid: str) -> Press | None:
         """The press a press id names, or None."""
-        return self._presses.get(pid)
+        return self._calls.press(pid)
 
     def check_fold_action(self, action: str, p: dict, now_ms: int | None = None) -> None:
         """ValueError, in an operator's words, unless what the fold keeps
@@ -458,7 +454,7 @@ class Competition:
         (press time, press id, entrant, puzzle, table)."""
         self.facts()
         out = []
-        for f in self._open.values():
+        for f in self._calls.open_presses():
             bs = self._press_station.get(f.press_id)
             if bs is None:
                 table = "by hand"
@@ -493,7 +489,7 @@ class Competition:
     def press_entrant(self, pid: str) -> str | None:
         """The entrant of a press (by press id), if it is in the log."""
         self.facts()
-        p = self._presses.get(pid)
+        p = self._calls.press(pid)
         return p.entrant if p is not None else None
 
     def decision(self, pid: str) -> Decision | None:
@@ -526,7 +522,7 @@ class Competition:
     def press_at(self, pid: str) -> int | None:
         """The time of a press (by press id), if it is in the log."""
         self.facts()
-        p = self._presses.get(pid)
+        p = self._calls.press(pid)
         return p.at_ms if p is not None else None
 
     # ------------------------------------------------------------ results
@@ -592,7 +588,7 @@ class Competition:
         the hub sends no schedule, so a board still holds the round
         before's (or an earlier event's), and every press of the check is a
         stray under it (issue 45, item 4): this round's, stored in its log."""
-        return (row.get("source", "board") == "board" and row.get("type") == "stray"
+        return (kind_of(row) is RowKind.BOARD_STRAY
                 and made_in_check(row, self._check_row, self.hall_check_end_ms()))
 
     def hall_check_end_ms(self) -> int | None:

@@ -13,6 +13,7 @@ too; the fold folds again when one lands after such a press
 
 from __future__ import annotations
 
+from ..log.rows import RowKind, kind_of
 from ...rules.facts import Swap
 from ...rules.parts import puzzle_on_table
 
@@ -40,7 +41,7 @@ class OnTable:
         self._swaps = {}
         for row in rows:
             p = row["payload"]
-            if row["source"] == "operator" and row["type"] == "swap" and row["id"] not in flagged and \
+            if kind_of(row) is RowKind.OP_SWAP and row["id"] not in flagged and \
                     all(type(p.get(k)) is int for k in ("at", "packed", "opened")):
                 self.swap(row["id"], p)
 

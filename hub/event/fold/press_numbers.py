@@ -7,10 +7,11 @@ the same press wherever a press id is taken.  Pure."""
 from __future__ import annotations
 
 from ..log.board_events import short_press_id
+from ..log.rows import RowKind, kind_of
 
 
 def is_board_press(row: dict) -> bool:
-    return row["source"] == "board" and row["type"] == "press"
+    return kind_of(row) is RowKind.BOARD_PRESS
 
 
 class PressNumbers:

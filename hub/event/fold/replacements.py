@@ -28,9 +28,10 @@ arrive is not up yet, calls on the station).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, cast
 
 from ..folder.event_folder import NO, YES, YES_NO_WORDS
+from ..log.rows import RowKind, kind_of
 from .station_index import StationIndex
 from ...rules.facts import Entrant, Member
 from ...rules.format_model import Format
@@ -180,7 +181,7 @@ class ReplacementBook:
         self._clear()
         flags: dict[int, str] = {}
         for row in rows:
-            if row["type"] != "replace" or row["source"] != "operator" or row["id"] in skip:
+            if kind_of(row) is not RowKind.OP_REPLACE or row["id"] in skip:
                 continue
             p = row["payload"]
             at = p["at"] if p.get("at") is not None else row.get("received_ms")
@@ -192,8 +193,8 @@ class ReplacementBook:
                 continue
             new = None if p["entrant"] in index.entrant_ids else new_entrant(fmt, p)
             moved = index.give(p["absent"], p["entrant"], new)
-            r = Replacement(row["id"], p["absent"], p["entrant"], at, moved, p.get("who") or "operator",
-                            p.get("why") or "", new is not None)
+            r = Replacement(row["id"], p["absent"], p["entrant"], cast(int, at), moved,   # at: checked above
+                            p.get("who") or "operator", p.get("why") or "", new is not None)
             self.done.append(r)
             self.rows[r.row] = r
             self._absent[r.absent] = r

@@ -14,8 +14,9 @@ give or take ROUND_MARGIN_MS: `round_window`)."""
 from __future__ import annotations
 
 from ..log.action_rows import DAY_MS, MAX_MS, shape_problem
-from .conflict_book import INTENT_CONFLICT, intent_conflict_problem
-from ..time.time_base import CLOCK_ROW, clock_row_problem
+from ..log.rows import RowKind, kind_of
+from .conflict_book import intent_conflict_problem
+from ..time.time_base import clock_row_problem
 from ...rules.format_model import MAX_ROTATIONS, MAX_ROUND_MS, Format
 from ...rules.formats import fmt_duration
 
@@ -38,18 +39,19 @@ def row_problem(row: dict) -> str | None:
     try:
         if not isinstance(row.get("id"), int) or not isinstance(row.get("payload"), dict):
             return "not a row of this log (no id or payload)"
-        if row.get("source") == "operator":
+        kind = kind_of(row)
+        if kind.from_operator:
             return shape_problem(row.get("type"), row["payload"])
-        if row.get("source") == "hub" and row.get("type") == INTENT_CONFLICT:
+        if kind is RowKind.HUB_INTENT_CONFLICT:
             return intent_conflict_problem(row["payload"])
-        if row.get("source") == "hub" and row.get("type") == CLOCK_ROW:
+        if kind is RowKind.HUB_CLOCK:
             return clock_row_problem(row["payload"])
-        if row.get("source") == "board":
-            return _board_row_problem(row["type"], row["payload"])
-        if row.get("source") == "hub" and row.get("type") == "conflict" and "msg" in row["payload"]:
+        if kind.from_board:
+            return _board_row_problem(kind, row["type"], row["payload"])
+        if kind is RowKind.HUB_CONFLICT and "msg" in row["payload"]:
             m = row["payload"]["msg"]        # the message sent again with other content, as sent
-            why = (_board_row_problem(m["type"], m) if isinstance(m, dict) and isinstance(m.get("type"), str)
-                   else "not a board message")
+            why = (_board_row_problem(kind_of({"source": "board", "type": m["type"]}), m["type"], m)
+                   if isinstance(m, dict) and isinstance(m.get("type"), str) else "not a board message")
             return f"conflict: the message it keeps: {why}" if why else None
         return None
     except Exception as e:                   # the fold never raises: say what it was
@@ -60,16 +62,17 @@ def _whole(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _board_row_problem(type_: str, p: dict) -> str | None:
-    """A stored board message's frame, as the hub reads it back at start
-    (the replay guard, the registry) and folds it."""
-    if type_ == "fw":              # an answer to a firmware update (hub_protocol.FW_ANSWERS)
+def _board_row_problem(kind: RowKind, type_: str, p: dict) -> str | None:
+    """A stored board message's frame (of this kind; type_: its type, in
+    words), as the hub reads it back at start (the replay guard, the
+    registry) and folds it."""
+    if kind is RowKind.BOARD_FW:   # an answer to a firmware update (hub_protocol.FW_ANSWERS)
         if p.get("state") not in ("receiving", "at", "staged", "refused", "committed"):
             return "board fw: its state must be receiving, at, staged, refused or committed"
-    elif type_ == "config":          # an answer to a settings command (hub_protocol.SETTINGS_ANSWERS)
+    elif kind is RowKind.BOARD_CONFIG:   # an answer to a settings command (hub_protocol.SETTINGS_ANSWERS)
         if p.get("state") not in ("staged", "refused", "committed"):
             return "board config: its state must be staged, refused or committed"
-    elif type_ == "status":
+    elif kind is RowKind.BOARD_STATUS:
         if p.get("state") not in ("online", "offline") or not _whole(p.get("boot")):
             return "board status: its state must be online or offline, its boot a whole number"
         if p["state"] == "online" and not ("fw" in p and _whole(p.get("stations"))):

@@ -11,7 +11,7 @@ entrant's puzzles one after the other ("next puzzle" stations).  Its state:
     stopped  the entrant's time is up, or DNS / DQ (reason says which; DNS / DQ
              whatever the station called or had confirmed before)
 
-The facts are folded in log order: a press is the current call of its
+The fold keeps the calls (call_book.py): a press is the current call of its
 (entrant, puzzle) until it is voided (the one before it is current again)
 or confirmed; a confirmation by entrant and puzzle confirms the current
 call.  A board's confirmation or void of a call already closed is a
@@ -59,35 +59,7 @@ def station_states(comp: "Competition", now_ms: int | None,
     only those of `boards` if given (the hub answers one board's event:
     the other entrants' presses are not looked at)."""
     stations = comp.stations if boards is None else comp.stations_on(boards)
-    mine = None if boards is None else {s.entrant for s in stations}
-    current: dict[tuple[str, int], list[str]] = {}    # (entrant, puzzle) -> unvoided calls, oldest first
-    where: dict[str, tuple[str, int, int]] = {}       # press id -> (entrant, puzzle, at)
-    confirmed: dict[str, int] = {}                    # press id -> missing pieces, once confirmed
-    out_status: dict[str, str] = {}                   # entrant -> "dns" | "dq"
-    for f in (comp.facts() if mine is None else comp.facts_of(mine)):
-        kind = f.kind
-        if kind == "press":
-            current.setdefault((f.entrant, f.puzzle), []).append(f.press_id)
-            where[f.press_id] = (f.entrant, f.puzzle, f.at_ms)
-        elif kind == "void":
-            w = where.get(f.press_id)
-            if w is not None:
-                calls = current.get((w[0], w[1]), [])
-                if f.press_id in calls:
-                    calls.remove(f.press_id)
-            confirmed.pop(f.press_id, None)
-        elif kind == "confirm":
-            pid = f.press_id
-            if not pid:
-                calls = current.get((f.entrant, f.puzzle), [])
-                pid = calls[-1] if calls else ""
-            if pid in where:
-                confirmed[pid] = f.missing_found + f.missing_lost + f.missing_adjacent
-        elif kind in ("dns", "dq"):
-            out_status[f.entrant] = kind
-        elif kind == "reinstate":
-            out_status.pop(f.entrant, None)
-
+    book = comp.call_book()
     start = comp.start_ms
     end = comp.round_end_ms()
     n_puzzles = len(comp.format.puzzles)
@@ -103,13 +75,14 @@ def station_states(comp: "Competition", now_ms: int | None,
         for pz in own:
             if not 1 <= pz <= n_puzzles:
                 continue
-            calls = current.get((s.entrant, pz), [])
-            pid = calls[-1] if calls else None
-            if pid is not None and pid in confirmed:
+            pid = book.current_call(s.entrant, pz)
+            call = book.press(pid) if pid is not None else None
+            done = book.confirmed_missing(pid) if pid is not None else None
+            if call is not None and done is not None:
                 done_n += 1
-                last_time, missing = where[pid][2], confirmed[pid]
-            elif pid is not None and open_call is None:
-                open_call, last_time = pid, where[pid][2]
+                last_time, missing = call.at_ms, done
+            elif call is not None and open_call is None:
+                open_call, last_time = pid, call.at_ms
                 next_puzzle = pz
             elif next_puzzle is None:
                 next_puzzle = pz
@@ -117,10 +90,11 @@ def station_states(comp: "Competition", now_ms: int | None,
             next_puzzle = comp.puzzle_on_table(s.entrant)     # on the table (after a swap: the one opened)
         time_ms = last_time - e_start if last_time is not None and e_start is not None else None
         reason = ""
-        if s.entrant in out_status:
+        out_status = book.out(s.entrant)
+        if out_status is not None:
             # DNS / DQ first: the log says the entrant is out, whatever it pressed or had
             # confirmed before (a DNS entrant's station showed "confirmed")
-            state, reason = "stopped", out_status[s.entrant]
+            state, reason = "stopped", out_status
         elif open_call is not None:
             state = "called"
         elif done_n >= len(own):

@@ -14,6 +14,8 @@ Pure."""
 
 from __future__ import annotations
 
+from .rows import RowKind, kind_of
+
 
 def press_id(board: str, boot: int, seq: int) -> str:
     return f"{board}/{boot}/{seq}"
@@ -40,7 +42,8 @@ def install_press_id(installs: dict[str, list[str]], board: str, install: str, b
 def event_key(row: dict) -> tuple[int, int] | None:
     """(boot, seq) of a board event, the order the board (the install
     of it: maker) made them in."""
-    if row["source"] != "board" or row["type"] in ("status", "config", "fw"):
+    kind = kind_of(row)
+    if not kind.from_board or kind in (RowKind.BOARD_STATUS, RowKind.BOARD_CONFIG, RowKind.BOARD_FW):
         return None
     p = row["payload"]
     return (p["boot"], p["seq"])

@@ -20,8 +20,7 @@ import json
 from typing import Any, Callable
 
 from ...rules.timetext import fmt_clock
-
-SOURCES = ("board", "operator", "hub")
+from .rows import SOURCES, RowKind, kind_of
 FOLDER_FILES = ("format.toml", "entrants.csv", "stations.csv")
 
 
@@ -33,7 +32,7 @@ def row_problem(row: Any) -> str | None:
     for k in ("id", "received_ms"):
         if type(row.get(k)) is not int or row[k] < (1 if k == "id" else 0):
             return f"row {row.get('id')!r}: {k} must be a whole number"
-    if row.get("source") not in SOURCES:
+    if kind_of(row) is RowKind.UNREADABLE:
         return f"row {row['id']}: source {row.get('source')!r} is none of {', '.join(SOURCES)}"
     if not isinstance(row.get("type"), str) or not row["type"]:
         return f"row {row['id']}: type must be text"
@@ -70,7 +69,7 @@ def stored_columns(row: dict) -> tuple:
     """The columns of the events table for a row as the primary stored it:
     a journaled board event has its identity (install, boot, seq) in columns."""
     p = row["payload"]
-    journaled = row["source"] == "board" and "seq" in p and "boot" in p
+    journaled = kind_of(row).from_board and "seq" in p and "boot" in p
     return (row["id"], row["received_ms"], row["source"], row["type"], row["board"],
             (p.get("in") or "") if journaled else "", p["boot"] if journaled else None,
             p["seq"] if journaled else None, json.dumps(p))
@@ -98,14 +97,13 @@ def log_term(rows: list[dict], proven: Callable[[int, Any], bool] | None = None)
     terms boards reported in their births too (a hub fenced by one carries
     on above it: docs/operations.md, "A fence that was wrong")."""
     if proven is None:
-        return max([1] + [takeover_term(r["payload"]) for r in rows
-                          if r["source"] == "hub" and r["type"] == "takeover"])
+        return max([1] + [takeover_term(r["payload"]) for r in rows if kind_of(r) is RowKind.HUB_TAKEOVER])
     terms = [1]
     for r in rows:
-        p = r["payload"]
-        if r["source"] == "hub" and r["type"] == "takeover":
+        p, kind = r["payload"], kind_of(r)
+        if kind is RowKind.HUB_TAKEOVER:
             term = takeover_term(p)
-        elif r["source"] == "board" and r["type"] == "status" and type(p.get("term")) is int:
+        elif kind is RowKind.BOARD_STATUS and type(p.get("term")) is int:
             term = p["term"]
         else:
             continue
@@ -117,7 +115,7 @@ def log_term(rows: list[dict], proven: Callable[[int, Any], bool] | None = None)
 def last_desk_action(rows: list[dict]) -> dict | None:
     """The last operator action of rows (None: none): on a standby's copy,
     what the desk did after it on the primary is not here."""
-    return next((r for r in reversed(rows) if r["source"] == "operator"), None)
+    return next((r for r in reversed(rows) if kind_of(r).from_operator), None)
 
 
 def desk_action_text(row: dict) -> str:
@@ -140,7 +138,7 @@ def split_action_problem(row: object, after: int) -> str | None:
     if problem:
         return problem
     assert isinstance(row, dict)
-    if row["source"] != "operator":
+    if not kind_of(row).from_operator:
         return f"row {row['id']}: not a desk action (source {row['source']})"
     if row["id"] <= after:
         return f"row {row['id']}: not after row #{after}, where the takeover's copy ends"

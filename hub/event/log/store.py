@@ -38,6 +38,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, cast
 
 from . import log_rows
 from .log_health import DamagedLog
@@ -130,7 +131,7 @@ class EventStore:
                 self._db.execute("ROLLBACK")
                 raise
             value = self._current_event_id()
-        self.event_id = int(value)
+        self.event_id = int(cast(str, value))     # (written just now, or the log's)
 
     def _current_event_id(self) -> str | None:
         """The event id of a log at the current schema version, else None."""
@@ -226,7 +227,7 @@ class EventStore:
             (last,) = self._db.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()
         return int(last)
 
-    def copy_rows(self, rows: list[dict], event_id: int) -> int:
+    def copy_rows(self, rows: list[dict], event_id: Any) -> int:     # (the primary's word: checked)
         """A standby's write (replica.py): rows of the primary's log, stored
         as they are there (their ids, times and payloads), after the last one
         here, in one transaction; the log takes the primary's event id while

@@ -114,7 +114,7 @@ def choose_base(clock_rows: list[dict], last_row_ms: int | None, boot_id: str,
         latest = max(mine, key=lambda p: p["boot_ms"])
         base = Base(latest["hub_ms"] - latest["boot_ms"], latest["gen"], FROM_LOG)
         off = wall_ms - (base.offset_ms + now_boot)
-        warnings = ()
+        warnings: tuple[str, ...] = ()
         if abs(off) > JUMP_MS:
             warnings = (f"this laptop's clock is {span(off)} {'ahead of' if off > 0 else 'behind'} "
                         f"the round's time (its clock was changed since the hub's base was taken): the hub "
@@ -122,7 +122,7 @@ def choose_base(clock_rows: list[dict], last_row_ms: int | None, boot_id: str,
                         f"clock right only after the event (a change now is also kept out)",)
         return Chosen(base, warnings, off)
     base = wall_base(wall_ns, boot_ns, gen)
-    warnings = ()
+    warnings = ()                        # (as above: tuple[str, ...])
     if last_row_ms is not None and wall_ms < last_row_ms - LOG_SLACK_MS:
         behind = last_row_ms - wall_ms
         warnings = (f"this laptop's clock is {span(behind)} behind the event log's last entry: it "
@@ -186,11 +186,11 @@ class BoardsWitness:
         refusing = [r for r in recent if r.jump_ms is not None]
         if not refusing or 2 * len(refusing) <= len(recent):
             return None
-        mid = median(r.jump_ms for r in refusing)            # type: ignore[misc]
-        near = [r for r in refusing if abs(r.jump_ms - mid) <= r.err_ms + SPREAD_MS]   # type: ignore[operator]
+        mid = median(j for r in refusing if (j := r.jump_ms) is not None)
+        near = [r for r in refusing if r.jump_ms is not None and abs(r.jump_ms - mid) <= r.err_ms + SPREAD_MS]
         if 2 * len(near) <= len(recent):
             return None
-        return -int(median(r.jump_ms for r in near))         # type: ignore[misc]
+        return -int(median(j for r in near if (j := r.jump_ms) is not None))
 
     def moved(self) -> None:
         """The hub took a new base: what the boards said was of the old one."""

@@ -62,6 +62,7 @@ _HUB_PROOF = const(4)   # that term's proof
 # what hub_order.check says changed besides hub_ctr (its bits, named alike)
 _SAVE = const(1)        # the schedule's term or proof
 _TOOK_OVER = const(2)   # a hub of a higher term, proven
+_RUNNING = const("running")   # a station's state, as board.py names it (Board.state)
 # App.flags: the tasks the board cannot do without that looped since the
 # watchdog was last fed (by the inputs task, once all have)
 _LOOPED_SIGNALS = const(1)    # scheduled_signals
@@ -454,7 +455,7 @@ class App:
         b = self.board
         now = b.sync.to_hub(self.clock.now())
         for n in range(1, b.stations + 1):
-            if b.state(n, now) == "running":
+            if b.state(n, now) == _RUNNING:
                 return True
         return False
 

@@ -43,15 +43,6 @@ _DEBOUNCE_MS = const(30)     # contact bounce settles within this
 _CONFIRM_MS = const(2000)    # hold this long: referee confirms the call
 _VOID_MS = const(6000)       # hold this long: referee voids the call
 _QUIET_MS = const(5000)      # short presses count missing pieces this long after the hub has the call
-# a station's states (Board.state), the words a stray event carries.  A
-# const() string is an object in the constant table of each function that
-# uses it, not a qstr: 192 bytes more of RAM than literals, two qstrs fewer
-# (docs/benchmarks.md, "Firmware heap")
-_IDLE = const("idle")
-_RUNNING = const("running")
-_CALLED = const("called")
-_STOPPED = const("stopped")
-_DONE = const("done")
 
 
 class Station(gestures.Debouncer):
@@ -108,25 +99,31 @@ class Board:
     # -- station state -------------------------------------------------
     def state(self, number, now):
         """Station `number`'s state at hub time now (None: no clock yet)."""
+        # "idle", "running", "called", "stopped", "done": literal strings (a
+        # stray event carries one), not const(): a const() string in an .mpy
+        # is an object in each function's constant table (measured: 160
+        # bytes more of RAM for board.py; again 2026-12-06, issue 46: 192
+        # bytes, and the 72 KB heap test failed 5 runs of 9 with them), a
+        # literal a qstr already held
         s = self.st[number - 1]
         if s.call is not None:
-            return _CALLED
+            return "called"
         if s.done:
-            return _DONE
+            return "done"
         sc = self.sched
         if sc is None or sc["start"] is None:
-            return _IDLE
+            return "idle"
         if now is None:
             # no clock yet this boot (rebooted mid-round; WiFi or hub away) but
             # a round on the schedule: a finish must not be lost -- it is timed
             # at the first sync, and a false call is voided by the referee
-            return _RUNNING
+            return "running"
         if now < sc["start"]:
-            return _IDLE
+            return "idle"
         end = s.end if s.end is not None else sc["end"]   # its own: a new start time
         if end is not None and now >= end:
-            return _STOPPED
-        return _RUNNING
+            return "stopped"
+        return "running"
 
     def snapshot(self):
         """What must survive a reboot mid-round (pending calls, finished
@@ -155,24 +152,24 @@ class Board:
         if level == 1:        # pressed
             state = self.state(number, self.sync.to_hub(t))
             s.down_at, s.down_state, s.armed = t, state, 0
-            if state == _RUNNING:
+            if state == "running":
                 e = self._event(protocol.T_PRESS, number, t)
                 s.call, s.missing, s.timeout = [e["boot"], e["seq"]], 0, None
                 s.key = s.call
                 return [("event", e), ("sound", "call")]
-            if state == _CALLED:
+            if state == "called":
                 return []                 # the referee's press: judged on release
             e = self._event(protocol.T_STRAY, number, t)
             e["state"] = state
             return [("event", e), ("sound", "stray")]
         # released
         began, s.down_state = s.down_state, None
-        if began != _CALLED or s.call is None or s.down_at is None:
+        if began != "called" or s.call is None or s.down_at is None:
             return []
         kind = gestures.classify(t - s.down_at, self.confirm_ms, self.void_ms)
         if kind is None:                  # a short press
             e = self._event(protocol.T_STRAY, number, s.down_at)
-            e["state"] = _CALLED
+            e["state"] = "called"
             if s.timeout is None or s.down_at < s.timeout:
                 # the competitor's (a repeat call), never a missing piece;
                 # the quiet time runs again from it
@@ -228,7 +225,7 @@ class Board:
         would do."""
         out = []
         for s in self.st:
-            if s.down_state == _CALLED and s.stable == 1:
+            if s.down_state == "called" and s.stable == 1:
                 held = now - s.down_at
                 if held >= self.void_ms and s.armed < 2:
                     s.armed = 2
@@ -244,7 +241,7 @@ class Board:
         """Local time of the next hold feedback due, or None."""
         nxt = None
         for s in self.st:
-            if s.down_state == _CALLED and s.stable == 1 and s.armed < 2:
+            if s.down_state == "called" and s.stable == 1 and s.armed < 2:
                 t = s.down_at + (self.confirm_ms if s.armed == 0 else self.void_ms)
                 nxt = t if nxt is None or t < nxt else nxt
         return nxt

@@ -102,7 +102,9 @@ class Board:
         # "idle", "running", "called", "stopped", "done": literal strings (a
         # stray event carries one), not const(): a const() string in an .mpy
         # is an object in each function's constant table (measured: 160
-        # bytes more of RAM for board.py), a literal a qstr already held
+        # bytes more of RAM for board.py; again 2026-12-06, issue 46: 192
+        # bytes, and the 72 KB heap test failed 5 runs of 9 with them), a
+        # literal a qstr already held
         s = self.st[number - 1]
         if s.call is not None:
             return "called"

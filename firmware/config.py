@@ -146,8 +146,8 @@ def boot(hardware, path):
     does nothing else.  Runs before the rest of the firmware is loaded: this
     module is unloaded after it (the entry scripts).  With the previous
     configuration kept beside it, the entry scripts call update.boot
-    instead: a boot of a settings trial (update.py, loaded only then; it
-    imports this module, not this module it)."""
+    instead: a boot of a settings trial (boot_trial.boot, loaded only then;
+    it imports this module, not this module it)."""
     try:
         cfg = load(path, hardware.Hardware.kind)
         hw = hardware.Hardware(cfg)
@@ -166,7 +166,7 @@ def boot(hardware, path):
                     hw.led(freq > 0)
                     await asyncio.sleep_ms(ms)
         asyncio.run(play())
-    hw.config = path            # where a settings change goes (update.py)
+    hw.config = path            # where a settings change goes (settings_update.py)
     return [hw, cfg, fault(hw)]
 
 

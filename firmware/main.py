@@ -18,7 +18,7 @@ try:
         v = None                          # never updated: the first flash's files
     if v and v[2]:                        # a trial's boot: counted before anything of it loads
         v[2][0] += 1
-        if v[2][0] > 3:                   # update._BOOTS boots: the previous version again
+        if v[2][0] > 3:                   # boot_trial._BOOTS boots: the previous version again
             e = "firmware %s rolled back: 3 boots without hearing the hub" % v[2][3]
             try:
                 with open("/data/fault") as f:     # what ended the last boot (an import that raised)
@@ -34,7 +34,7 @@ try:
     if v and v[0]:
         sys.path.insert(0, v[0])
     if v and v[2]:
-        import update                     # the new version's: it commits it, or goes back (update.run)
+        import update                     # the new version's door to its boot_trial.py: it commits it, or goes back (run)
     del v
     # -- end of the version booted
     import hardware_esp32
@@ -42,11 +42,11 @@ try:
     import config
     path = "/config.json"
     try:
-        os.stat(path[:-5] + "-previous.json")    # update.names(): a settings trial
+        os.stat(path[:-5] + "-previous.json")    # boot_trial.names(): a settings trial
     except OSError:
         b = config.boot(hardware_esp32, path)   # a bad one: the configuration error, forever
     else:
-        import update                             # loaded only for a trial
+        import update                             # loaded only for a trial (boot_trial.boot)
         b = update.boot(hardware_esp32, path)
     del config
     sys.modules.pop("config")

@@ -161,13 +161,13 @@ def validate(msg):
             raise ProtocolError("'state': 'online' or 'offline'")
     elif t == "config":
         # the hub's settings ("set": {"part.key": value}, checked by the
-        # board as its configuration file: firmware/update.py), or a
+        # board as its configuration file: firmware/settings_update.py), or a
         # board's answer ("state"); "config" is a name the board has already
         if not isinstance(m.get("set", {}), dict):
             raise ProtocolError("'set' must be an object of settings")
-        check_int(m, "id", 0, optional=True)     # (its "trial", s: update.py checks it)
+        check_int(m, "id", 0, optional=True)     # (its "trial", s: settings_update.py checks it)
     elif t != T_STATIONS and t != T_RECORDED and t != "fw":
-        # ("fw": a firmware update's part, or a board's answer: firmware/fwupdate.py checks it)
+        # ("fw": a firmware update's part, or a board's answer: firmware/firmware_update.py checks it)
         raise ProtocolError("unknown message type: %r" % (t,))
     # a recorded time: a message of its own, or the fields of one in the ack
     # of the event it answers (to a board whose birth says "ack": 2)

@@ -52,7 +52,7 @@ from tabletimer.hub.fleet.simulator import SimBoard, micropython_binary, micropy
 SIZES_KB = (160, 128, 112, 96, 80, 72, 64, 60, 56)
 OUTAGE_HEAPS_KB = (64, 80)
 MODULES = ("localclock", "gestures", "signals", "auth", "clocksync", "protocol", "journal", "board",
-           "config", "mqtt_client", "hardware_sim", "app")
+           "config", "mqtt_client", "hardware_sim", "hub_order", "app")
 WASM_PACKAGE = "@micropython/micropython-webassembly-pyscript@1.29.0-6"
 
 # Runs in MicroPython: the heap after each import and after building the App

@@ -29,7 +29,7 @@ from ..protocol.hub_protocol import FW_ROLLED_BACK
 from .common import boards_of_a_running_hub, every_board_checked, on_log, open_event, service_for
 
 POLL_S = 0.25
-TRIAL_S = 120          # the board's default (fwupdate._LIMIT_S)
+TRIAL_S = 120          # the board's default (firmware/firmware_update.py's _LIMIT_S)
 
 
 @dataclass

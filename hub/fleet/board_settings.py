@@ -1,7 +1,7 @@
 """Settings over the air (issue 29, item 1; docs/protocol.md, "config";
 docs/operations.md, "Changing a board's settings over the air"): what an
-operator may change on a board (firmware/update.py's KEYS), read from the
-command line's KEY=VALUE, checked with the board's own code (update.merge
+operator may change on a board (firmware/settings_update.py's KEYS), read from the
+command line's KEY=VALUE, checked with the board's own code (settings_update.merge
 and config.check, which run on CPython too) before anything is stored; the
 secrets among them sealed in the log; a board's state of a request read
 back from the log rows (its answers, a roll-back in its birth).
@@ -27,7 +27,7 @@ from ..event.log.rows import RowKind, kind_of
 
 SECRET_KEYS = ("wifi.password", "broker.password")
 INT_KEYS = ("broker.port", "broker.failover", "broker.keepalive", "buzzer.pin", "buzzer.volume", "led")
-TRIAL_S = 120                 # the board's default (update._LIMIT_S)
+TRIAL_S = 120                 # the board's default (settings_update._LIMIT_S)
 SEND_WITHIN_MS = 60_000       # a request row older than this when the hub applies it is not sent (a restart)
 # a valid configuration the changes are checked against (the board checks
 # them again against its own): a board's keys the hub does not know
@@ -58,7 +58,7 @@ def firmware_module(name: str):
 
 
 def keys() -> tuple[str, ...]:
-    return tuple(firmware_module("update").KEYS)
+    return tuple(firmware_module("settings_update").KEYS)
 
 
 def parse(pairs: Iterable[str]) -> dict[str, Any]:
@@ -92,11 +92,11 @@ def parse(pairs: Iterable[str]) -> dict[str, Any]:
 
 def check(changes: dict) -> None:
     """ValueError (the board's own words) unless the changes make a valid
-    configuration out of a valid one: firmware/update.py's merge, then
+    configuration out of a valid one: firmware/settings_update.py's merge, then
     firmware/config.py's check with the ESP32's rules (the strictest)."""
-    update, config = firmware_module("update"), firmware_module("config")
+    settings, config = firmware_module("settings_update"), firmware_module("config")
     try:
-        config.check(update.merge(_TEMPLATE, changes), "settings", "esp32")
+        config.check(settings.merge(_TEMPLATE, changes), "settings", "esp32")
     except ValueError as e:           # a ConfigError is one
         raise ValueError(str(e)) from None
     for k in SECRET_KEYS:

@@ -78,11 +78,11 @@ class Package:
 
 def older(version: str, than: str) -> bool:
     """Whether a firmware version comes before another, in the order the
-    boards keep (firmware/fwupdate.py's own function, run here: one order
+    boards keep (firmware/firmware_update.py's own function, run here: one order
     at the desk and on the board; docs/firmware.md, "Versions")."""
     from .board_settings import firmware_module
 
-    return bool(firmware_module("fwupdate").older(version, than))
+    return bool(firmware_module("firmware_update").older(version, than))
 
 
 def load_package(folder: Path) -> Package:

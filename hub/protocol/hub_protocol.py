@@ -33,7 +33,7 @@ STATION_STATES = ("idle", "running", "called", "done", "stopped")
 # settings over the air (docs/protocol.md, "config"): the hub's command and a
 # board's answers, on its status topic (not retained): staged (it restarts
 # on them), refused (why), committed (its hub heard on them; at once, with no
-# staged, for the keys safe without a restart: firmware/update.py's AT_ONCE); a roll-back is
+# staged, for the keys safe without a restart: firmware/settings_update.py's AT_ONCE); a roll-back is
 # said in the next birth's fault ("settings rolled back: ...")
 T_CONFIG = "config"
 SETTINGS_ANSWERS = ("staged", "refused", "committed")
@@ -121,7 +121,7 @@ def check_board_message(m: dict) -> dict:
             # a short press at a call: the referee's count so far (a repeat call carries none)
             check_int(m, "missing", 1, 999, optional=True)
     elif t == T_FW:
-        # a board's answer to a firmware update (firmware/fwupdate.py, update.py)
+        # a board's answer to a firmware update (firmware/firmware_update.py, boot_trial.py)
         if m.get("state") not in FW_ANSWERS:
             raise ProtocolError("'state' must be one of " + ", ".join(FW_ANSWERS))
         check_int(m, "id", 0, optional=True)
@@ -137,7 +137,7 @@ def check_board_message(m: dict) -> dict:
         if f is not None and (not isinstance(f, str) or not 0 < len(f) <= 16):
             raise ProtocolError("'fw' must be a version of 1..16 characters")
     elif t == T_CONFIG:
-        # a board's answer to a settings command (firmware/update.py)
+        # a board's answer to a settings command (firmware/settings_update.py, boot_trial.py)
         if m.get("state") not in SETTINGS_ANSWERS:
             raise ProtocolError("'state' must be one of " + ", ".join(SETTINGS_ANSWERS))
         check_int(m, "id", 0, optional=True)
@@ -275,7 +275,7 @@ def probe(run: str, n: int) -> dict:
 
 def settings(request: int, changes: dict, trial_s: int | None = None) -> dict:
     """A settings command (request: the log row that asked for it, which
-    the board's answers name): changes {"part.key": value}, firmware/update.py's
+    the board's answers name): changes {"part.key": value}, firmware/settings_update.py's
     KEYS; trial_s: how long the board tries them before it goes back."""
     m = {"v": VERSION, "type": T_CONFIG, "id": request, "set": changes}
     if trial_s is not None:
@@ -288,7 +288,7 @@ def fw_begin(request: int, size: int, sig: str, trial_s: int | None = None, olde
     for it, which the board's answers name): the manifest's size and its
     HMAC under the board's key (hex).  older: the desk allows a version
     older than the board's (`boards update --allow-older`); without it the
-    board refuses one (firmware/fwupdate.py, older)."""
+    board refuses one (firmware/firmware_update.py, older)."""
     m = {"v": VERSION, "type": T_FW, "id": request, "n": size, "sig": sig}
     if trial_s is not None:
         m["trial"] = trial_s

@@ -617,7 +617,7 @@ def test_every_command_names_the_boot_of_the_board_it_is_for(tmp_path):
 def test_the_desk_refuses_a_firmware_older_than_the_boards_unless_it_allows_it(hub):
     """Issue 44, item 6: a firmware older than the version a board's birth
     said is refused at the desk (the board refuses it too:
-    firmware/fwupdate.py, the same order), unless the request allows it
+    firmware/firmware_update.py, the same order), unless the request allows it
     (`boards update --allow-older`: 'older' 1); then the update's begin, signed
     and for the board's boot, says so."""
     import time

@@ -3,7 +3,7 @@
 (hub/fleet/firmware_update.py) streams a package (hub/fleet/firmware_build.py)
 to a simulated board, which stages it in a version folder of its flash,
 checks every hash and the manifest's signature, switches on reboot and
-commits once its hub is heard (firmware/fwupdate.py, the entry scripts, update.py):
+commits once its hub is heard (firmware/firmware_update.py, the entry scripts, boot_trial.py):
 the new version says itself in its birth.  A corrupted chunk, a wrong hash,
 a bad signature, another family's manifest: refused with the reason.  A
 version that raises at import: rolled back after the boot limit.  A power
@@ -357,7 +357,9 @@ def test_a_package_holds_every_module_but_the_entry_script(packages):
     pkg = packages["0.9.0-ota"]
     names = {n for n, _ in pkg.files}
     assert "main.py" not in names and "sim_main.py" not in names and "hardware_sim.mpy" not in names
-    assert {"app.mpy", "config.mpy", "update.mpy", "fwupdate.mpy", "journal.mpy", "protocol.mpy"} <= names
+    # update.mpy: the entry scripts' door to the boot trial, which no version may lack (update.py)
+    assert {"app.mpy", "config.mpy", "update.mpy", "boot_trial.mpy", "settings_update.mpy", "firmware_update.mpy",
+            "hub_order.mpy", "journal.mpy", "protocol.mpy"} <= names
     assert pkg.manifest.decode().splitlines()[0] == "tabletimer-firmware 0.9.0-ota sim"
     # a chunk's message, signed, is within what a board reads
     from tabletimer.shared.auth import Signer
@@ -419,7 +421,7 @@ def test_an_update_in_a_small_heap_restarts_the_board_on_its_version_and_fails_s
     """The board's files as flashed (.mpy) in the 72 KB heap of the heap
     test on the suite's 64-bit interpreter, where an update does not fit
     (on 32 bits, the ESP32's word size, it does: the test above).  The
-    first 'fw' message loads fwupdate.py (update.py no more: 2026-12-04):
+    first 'fw' message loads firmware_update.py (the settings' module no more: 2026-12-04):
     about 25 new names, which take the next qstr pool (3.7 KB on 64 bits, in
     one piece), and its code, in a fragmented heap with 11 KB free: the
     import fails (MemoryError), and qstrs are never freed.  What the board
@@ -445,3 +447,121 @@ def test_an_update_in_a_small_heap_restarts_the_board_on_its_version_and_fails_s
         # its RAM whole again (8.6-8.8 KB alone; 7.6 KB once in a loaded run: more in flight at the
         # sync), not the 3 KB a failed import leaves
         assert free[-1] > 6 * 1024
+
+
+# ------------------------------------------------ boards flashed with 0.5.0
+# Issue 46, item 5: the boot trial left update.py for boot_trial.py (the
+# settings' command for settings_update.py).  A board keeps the entry script
+# it was first flashed with (main.py is never sent over the air), and 0.5.0's
+# imports `update` at a trial's boot and calls update.boot for a settings
+# trial: every later version keeps update.py as its door to boot_trial.py.
+# Tested on a board flashed with 0.5.0 itself, as the repository's history
+# has it (firmware/ and the three shared modules at V050).
+V050 = "4971efd72ea7be5aad8515343184e16db7d5dbc5"
+
+
+@pytest.fixture(scope="module")
+def firmware_050(tmp_path_factory):
+    """0.5.0's files: {"board": a first flash's (compiled, with its entry
+    script), "package": a package for simulated boards}.  Skipped where
+    the history is not there (a shallow clone, a source archive)."""
+    import subprocess
+    root = firmware_build.repo_root()
+
+    def git(*args: str) -> str:
+        r = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip(f"firmware 0.5.0's sources are not in this checkout's history ({r.stderr.strip()})")
+        return r.stdout
+    src = tmp_path_factory.mktemp("src050")
+    names = [p for p in git("ls-tree", "--name-only", V050, "firmware/").split() if p.endswith(".py")]
+    names += [f"shared/{n}" for n in firmware_build.SHARED_ON_BOARD]
+    for p in names:
+        (src / Path(p).name).write_text(git("show", f"{V050}:{p}"))
+    assert 'const("0.5.0")' in (src / "app.py").read_text() and (src / "update.py").exists()
+    board, package = tmp_path_factory.mktemp("board050"), tmp_path_factory.mktemp("pkg050")
+    for f in sorted(src.iterdir()):
+        if f.name in ("main.py", "sim_main.py"):
+            shutil.copy(f, board / f.name)
+        else:
+            firmware_build.compile_file(f, board, None)
+            if f.name not in firmware_build.HOST_ONLY:
+                firmware_build.compile_file(f, package, None)
+    firmware_build.write_manifest(package, "0.5.0", "sim")
+    return {"board": board, "package": load_package(package)}
+
+
+def test_a_board_of_0_5_0_updates_and_its_entry_script_runs_the_new_trials(
+        tmp_path, embedded_broker, packages, firmware_050):
+    """A board first flashed with 0.5.0 (its modules beside its entry
+    script for good): the update to this version is staged, and the trial's
+    boots go through 0.5.0's entry script (`import update`: the new
+    version's door); the new boot_trial.py commits it once the hub is heard.
+    Then new settings: staged, and the entry script's update.boot (the door
+    again) boots them on trial, committed."""
+    rig = Rig(tmp_path, embedded_broker)
+    try:
+        svc = rig.start_hub()
+        sim = _board(rig, "F9", code_dir=firmware_050["board"])
+        assert _births(svc, "F9")[-1]["fw"] == "0.5.0"
+        svc.firmware.start("F9", 901, packages["0.9.0-ota"], trial=30)
+        assert _fw_row(rig, "F9", "committed", 901)["payload"]["fw"] == "0.9.0-ota"
+        assert _births(svc, "F9")[-1]["fw"] == "0.9.0-ota" and _pointer(sim) == ["fw/a", "", None]
+        assert (sim.dir / "fw" / "a" / "boot_trial.mpy").exists()
+        mark = len(sim.records)
+        row = svc.act("settings", {"board": "F9", "set": {"broker.keepalive": 20}})
+        rig.wait_event(lambda e: e["type"] == "config" and e["payload"]["state"] == "staged"
+                       and e["payload"].get("id") == row["id"], timeout=40)
+        sim.wait_for(_log("settings on trial (boot 1 of 3"), start=mark, timeout=30)
+        rig.wait_event(lambda e: e["type"] == "config" and e["payload"]["state"] == "committed"
+                       and e["payload"].get("id") == row["id"], timeout=40)
+        assert json.loads((sim.dir / "config.json").read_text())["broker"]["keepalive"] == 20
+        assert not (sim.dir / "config-previous.json").exists() and not (sim.dir / "config-trial.json").exists()
+        assert [r["fw"] for r in sim.records[mark:] if "booted" in r] == ["0.9.0-ota"]
+        assert not any("Traceback" in str(r.get("log", "")) for r in sim.records)
+    finally:
+        rig.close()
+
+
+def test_a_board_of_0_5_0_goes_back_to_it_when_the_new_version_never_hears_its_hub(
+        tmp_path, embedded_broker, packages, firmware_050):
+    """The hub gone once the update is staged: the new version's trial (its
+    boot_trial.py, booted by 0.5.0's entry script) ends at its limit, puts
+    0.5.0 back in the pointer and says why; 0.5.0 boots again and its birth
+    says so."""
+    rig = Rig(tmp_path, embedded_broker)
+    try:
+        svc = rig.start_hub()
+        sim = _board(rig, "FB", code_dir=firmware_050["board"])
+        mark = len(sim.records)
+        svc.firmware.start("FB", 1101, packages["0.9.0-ota"], trial=10)
+        _fw_row(rig, "FB", "staged", 1101)
+        rig.stop_hub()
+        new = sim.wait_for(lambda r: r.get("fw") == "0.9.0-ota" and "booted" in r, start=mark, timeout=30)
+        sim.wait_for(_log("firmware 0.9.0-ota rolled back"), start=sim.records.index(new), timeout=30)
+        sim.wait_for(lambda r: r.get("fw") == "0.5.0" and "booted" in r, start=sim.records.index(new), timeout=30)
+        assert _pointer(sim) == ["", "fw/a", None]
+        svc = rig.start_hub()
+        birth = rig.wait_event(lambda e: e["type"] == "status" and e["board"] == "FB"
+                               and "rolled back" in str(e["payload"].get("fault")), timeout=30)
+        assert birth["payload"]["fw"] == "0.5.0"
+        assert birth["payload"]["fault"] == "firmware 0.9.0-ota rolled back: no word from the hub within 10 s (boot 1)"
+    finally:
+        rig.close()
+
+
+def test_a_board_of_this_version_goes_back_to_0_5_0_when_the_desk_allows_it(
+        tmp_path, embedded_broker, firmware_050):
+    """The other way: a board flashed with this version (its entry script
+    the same code as 0.5.0's) takes 0.5.0 (the desk's --allow-older), whose
+    own update.py runs its trial through the same door: committed."""
+    rig = Rig(tmp_path, embedded_broker)
+    try:
+        svc = rig.start_hub()
+        sim = _board(rig, "FC")
+        assert _births(svc, "FC")[-1]["fw"] == firmware_build.firmware_version()
+        svc.firmware.start("FC", 1201, firmware_050["package"], trial=30, older=True)
+        assert _fw_row(rig, "FC", "committed", 1201)["payload"]["fw"] == "0.5.0"
+        assert _births(svc, "FC")[-1]["fw"] == "0.5.0" and _pointer(sim) == ["fw/a", "", None]
+    finally:
+        rig.close()

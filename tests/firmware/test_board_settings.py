@@ -1,7 +1,7 @@
 """Issue 29, item 1: settings over the air, on the real firmware (micropython)
 and a real hub and broker.  The hub's signed, numbered settings command
 (an operator action `settings`, sent as the hub applies it); the board
-checks the change as its configuration file at boot (update.py: merge,
+checks the change as its configuration file at boot (settings_update.py: merge,
 config.check), keeps the previous configuration, restarts on the new one
 and commits it once its hub is heard; new settings that reach no broker,
 or no WiFi (the simulator's access point, hardware_sim.py), go back by the
@@ -92,7 +92,7 @@ def test_a_bad_value_is_refused_by_the_board_with_its_reason(tmp_path, embedded_
 
 
 def test_the_buzzer_volume_is_applied_at_once_without_a_restart(tmp_path, embedded_broker):
-    """A setting that cannot cut a board off its hub (update.AT_ONCE: the
+    """A setting that cannot cut a board off its hub (settings_update.AT_ONCE: the
     buzzer's volume) is written and applied at once, answered committed:
     no restart, no trial, no previous configuration kept."""
     rig = Rig(tmp_path, embedded_broker)
@@ -146,7 +146,7 @@ def test_settings_that_reach_no_hub_are_rolled_back_by_the_board(tmp_path, embed
         rig.close()
 
 
-# The switch's steps (update.py): staging writes, each to a temporary name
+# The switch's steps (settings_update.py, boot_trial.py): staging writes, each to a temporary name
 # then renamed, 1. the stale trial file removed, 2. the previous
 # configuration kept, 3. the new one as config.json, 4. the trial file; the
 # commit removes the previous one, then the trial file; a roll-back renames

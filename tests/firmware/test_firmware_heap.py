@@ -162,16 +162,30 @@ def test_the_boards_names_fit_four_qstr_pools(tmp_path):
 def test_packed_fields_are_read_by_named_indices():
     """App.hub_ctr's fields and App.flags' bits are read and set by named
     const() (folded into the bytecode: no qstr, no RAM; the qstr test above
-    and docs/benchmarks.md's figures hold), never by a bare number."""
+    and docs/benchmarks.md's figures hold), never by a bare number.
+    hub_order.py owns hub_ctr's layout and names every index; app.py and
+    boot_trial.py name the ones they read (a const() is its module's own),
+    with the same values, and app.py hub_order.check's answer bits alike."""
     fw = Path(__file__).resolve().parents[2] / "firmware"
-    app = (fw / "app.py").read_text()
-    update = (fw / "update.py").read_text()
-    bare = (re.findall(r"\bh\[\d\]|hub_ctr\[\d\]|flags \|= \d|flags == \d", app)
-            + re.findall(r"hub_ctr\[\d\]", update))
+    src = {n: (fw / f"{n}.py").read_text() for n in ("app", "hub_order", "boot_trial")}
+
+    def consts(text: str) -> dict[str, int]:
+        return {m[0]: int(m[1]) for m in re.findall(r"^(_[A-Z_]+) = const\((\d+)\)", text, flags=re.M)}
+    bare = (re.findall(r"\bh\[\d\]|hub_ctr\[\d\]|flags \|= \d|flags == \d|r & \d", src["app"])
+            + [b for n in ("hub_order", "boot_trial") for b in re.findall(r"\bh\[\d\]|hub_ctr\[\d\]", src[n])])
     assert not bare, bare
-    for name in ("_HUB_CTR", "_HUB_BASE", "_HUB_JUMP", "_HUB_TERM", "_HUB_PROOF",
-                 "_LOOPED_SIGNALS", "_LOOPED_PLAYER", "_LOOPED_SENDER", "_LOOPED_ALL"):
-        assert re.search(r"^%s = const\(" % name, app, flags=re.M), name
+    layout = consts(src["hub_order"])
+    fields = ("_HUB_CTR", "_HUB_BASE", "_HUB_JUMP", "_HUB_TERM", "_HUB_PROOF")
+    assert [layout[f] for f in fields] == [0, 1, 2, 3, 4]
+    for n in ("app", "boot_trial"):
+        mine = consts(src[n])
+        used = {f for f in fields if f in src[n]}
+        assert used and all(mine[f] == layout[f] for f in used), (n, used, mine)
+    app = consts(src["app"])
+    assert app["_SAVE"] == layout["_SAVE"] and app["_TOOK_OVER"] == layout["_TOOK_OVER"]
+    for name in ("_LOOPED_SIGNALS", "_LOOPED_PLAYER", "_LOOPED_SENDER"):
+        assert name in app, name
+    assert re.search(r"^_LOOPED_ALL = const\(", src["app"], flags=re.M)
 
 
 def test_mpy_reads_bursts_and_long_payloads(device, paho_factory):

@@ -28,7 +28,7 @@ def test_rfc4231_long_key_is_hashed():
 
 def test_a_mac_streamed_is_the_mac_of_the_whole():
     # start(), the message fed in parts, end(): what mac() gives of it whole
-    # (a firmware's manifest, checked as its chunks come: firmware/fwupdate.py)
+    # (a firmware's manifest, checked as its chunks come: firmware/firmware_update.py)
     s = Signer(b"Jefe")
     h = s.start()
     for part in (b"what do ya ", b"", b"want for nothing?"):

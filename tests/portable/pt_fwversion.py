@@ -1,7 +1,7 @@
-# Portable tests of firmware/fwupdate.py's version order (issue 44, item 6):
+# Portable tests of firmware/firmware_update.py's version order (issue 44, item 6):
 # the board's floor against an older firmware, and the hub's desk, run the
 # same function (docs/firmware.md, "Versions").
-from fwupdate import older
+from firmware_update import older
 
 TMP = None   # set by the runner
 

@@ -61,8 +61,8 @@ HOLD_MS = 10
 BUDGET_MS = 5
 COSTS = {"flash_write_ms": 3, "flash_erase_ms": 50, "flash_erase_every": 10, "gc_collect_ms": 3}
 # the deferral, taken out for the "remove at once" variant
-DEFERRED = '                        if b.state(n, now) == "running":\n'
-AT_ONCE = '                        if False:\n'
+DEFERRED = '            if b.state(n, now) == "running":\n'
+AT_ONCE = '            if False:\n'
 
 
 def build(tmp: Path, name: str, at_once: bool) -> Path:

@@ -131,7 +131,7 @@ class Board:
         except (AuthError, P.ProtocolError) as e:
             return "bad", "%s on %s" % (e, topic.rsplit("/", 1)[1])
         t = msg["type"]
-        term, proof = msg.get("term", 1), msg.get("hash")   # as the firmware does (app.py)
+        term, proof = msg.get("term", 1), msg.get("hash")   # as the firmware does (hub_order.py)
         if not isinstance(term, int) or term < self.term:
             return "bad", "%s of an old hub's term" % t
         if term > self.term:                # a hub that took over, if it proves it: its counters afresh

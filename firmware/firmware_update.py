@@ -1,7 +1,9 @@
 # Firmware over the air: a new version received, checked and switched to
 # (docs/firmware.md, "Firmware over the air"; docs/protocol.md, "fw").
-# Loaded only for an update (update.check, for the hub's "fw" messages),
+# Loaded only for an update (App.on_message, for the hub's "fw" messages),
 # unloaded when it ends: nothing of it is in RAM otherwise, nor its names.
+# The new version's trial, at the boots after the switch: boot_trial.py.
+# (The hub's side of an update: hub/boards/firmware_update.py.)
 #
 # The hub's messages, each signed and numbered as every command, and each for
 # this boot of this board (App.on_message):
@@ -76,7 +78,7 @@ class Job:
     def __init__(self, app, msg, slot, run, fw):
         self.id = msg.get("id")
         # the version floor: the one the board runs (committed: no update
-        # while one is on trial, update.busy); None: the desk allows older
+        # while one is on trial, boot_trial.busy); None: the desk allows older
         self.floor = None if msg.get("older") is True else fw
         self.sig = binascii.unhexlify(msg["sig"])
         t = msg.get("trial")
@@ -187,10 +189,11 @@ class Job:
 
 def busy(app):
     # why nothing may change now (None: it may).  A trial (settings or a
-    # firmware) is on only while update.py is loaded (the entry scripts load
-    # it for a trial's boot, update.run unloads it once committed): its
-    # busy() then; else only a round running on a station stops an update.
-    u = sys.modules.get("update")
+    # firmware) is on only while boot_trial.py is loaded (the entry scripts
+    # load it for a trial's boot, through update.py; boot_trial.run unloads
+    # it once committed): its busy() then; else only a round running on a
+    # station stops an update.
+    u = sys.modules.get("boot_trial")
     if u:
         return u.busy(app)
     if app.running():
@@ -237,7 +240,7 @@ def check(app, msg, fw):
             # a chunk of no update under way here (one that ended; the board
             # restarted: its birth makes the hub begin again): not answered
             if not _job:
-                sys.modules.pop("fwupdate", None)
+                sys.modules.pop("firmware_update", None)
             return
         j = _job[0]
         if "n" not in msg:
@@ -253,7 +256,7 @@ def check(app, msg, fw):
     import asyncio
     if why or last:
         _job.clear()
-        sys.modules.pop("fwupdate", None)      # (end's task keeps what it needs)
+        sys.modules.pop("firmware_update", None)      # (end's task keeps what it needs)
         asyncio.create_task(end(app, rid, why))
         return
     m = {"v": protocol.VERSION, "type": "fw", "id": rid, "state": "receiving" if "n" in msg else "at",
@@ -265,7 +268,7 @@ def check(app, msg, fw):
 
 async def end(app, rid, why):
     # the update's end answered: refused (why), or staged, and then the
-    # restart on it (update.answer's steps for the settings: not loaded here)
+    # restart on it (settings_update.answer's steps for the settings: not loaded here)
     import asyncio
     m = {"v": protocol.VERSION, "type": "fw", "id": rid, "state": "refused" if why else "staged"}
     if why:

@@ -3,7 +3,7 @@
 # Loaded only for an update (App.on_message, for the hub's "fw" messages),
 # unloaded when it ends: nothing of it is in RAM otherwise, nor its names.
 # The new version's trial, at the boots after the switch: boot_trial.py.
-# (The hub's side of an update: hub/boards/firmware_update.py.)
+# (The hub's side of an update: hub/fleet/firmware_update.py.)
 #
 # The hub's messages, each signed and numbered as every command, and each for
 # this boot of this board (App.on_message):

@@ -6,7 +6,7 @@
 # tests/firmware/test_firmware_heap.py).  The trial of staged settings, at
 # the boots after: boot_trial.py.  Runs on CPython too: the hub checks a
 # change with merge() and config.check before it is stored
-# (hub/boards/board_settings.py).
+# (hub/fleet/board_settings.py).
 
 import json
 import os

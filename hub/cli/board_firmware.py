@@ -1,6 +1,6 @@
 """`tabletimer boards update DIR [BOARD...|--all]`: firmware over the air
 (fleet/firmware_update.py), beside the running hub.  The package is built
-from this installation's firmware (tools/firmware_build.package; or
+from this installation's firmware (hub/fleet/firmware_build.package; or
 --package, one built before) into the log's folder (firmware/<version>-
 <family>-<sha>/), where the running hub reads it.  Every board's request is
 checked first (a key, no round running on it, a version not older than the
@@ -244,7 +244,7 @@ def add_parser(bsub) -> None:
                    help="the boards' kind: esp32 (default), sim (simulated boards)")
     u.add_argument("--version", default=None, help="the version the firmware says (default: app.py's)")
     u.add_argument("--package", default=None, metavar="FOLDER",
-                   help="a package built before (tools/firmware_build.package), instead of building one")
+                   help="a package built before (hub/fleet/firmware_build.package), instead of building one")
     u.add_argument("--round", help="which of the event's rounds (default: its only one, or the one `run` ran last)")
     u.add_argument("--trial", type=int, default=None, metavar="S",
                    help=f"how long a board tries the new firmware before it goes back (10..3600 s; default {TRIAL_S})")

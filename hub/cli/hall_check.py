@@ -24,7 +24,7 @@ POLL_S = 0.25               # the log is read this often (a running hub applies 
 
 def firmware_version() -> str | None:
     """The firmware version `tabletimer board flash` writes (firmware/app.py's,
-    as tools/firmware_build reads it); None if this installation has none."""
+    as fleet/firmware_build reads it); None if this installation has none."""
     from ..fleet.firmware_build import firmware_version as of_app
 
     try:

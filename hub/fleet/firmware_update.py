@@ -54,7 +54,7 @@ NO_RAM = ("the board has not the RAM free for an update: it restarted, on the ve
 
 @dataclass
 class Package:
-    """A version to send (tools/firmware_build.package's folder)."""
+    """A version to send (hub/fleet/firmware_build.package's folder)."""
     version: str
     family: str
     manifest: bytes

@@ -15,7 +15,7 @@ BOOT, BI = 3, "0a1b"
 
 
 def proofs(n=8):
-    # a hub's chain of term proofs (hub/boards/hub_secret.py): term k's,
+    # a hub's chain of term proofs (hub/protocol/hub_secret.py): term k's,
     # hashed once (SHA-256's first 16 bytes), is term k-1's
     chain = [hashlib.sha256(b"the hubs' secret").digest()[:16]]
     for _ in range(n - 1):

@@ -7,7 +7,7 @@
 
 What runs where: the broker (the embedded one, or --broker-url) and the hub
 (`tabletimer run DIR`, its own process, as at an event) on this machine;
-boards are the real firmware in real `micropython` processes (tools/simulator),
+boards are the real firmware in real `micropython` processes (hub/fleet/simulator.py),
 each clock offset by hours and drifting by up to +-50 ppm, optionally behind
 the impairment proxy (tools/testing/netimpair).  The press and skew figures
 start the round once every board has had its connect burst of clock syncs

@@ -1,6 +1,6 @@
 """The hall the benchmarks run: an event folder for n boards, the hub as its
 own process (`tabletimer run DIR`, as at an event), the boards as the real
-firmware in simulated boards (tools/simulator), optionally behind the
+firmware in simulated boards (hub/fleet/simulator.py), optionally behind the
 impairment proxy (tools/testing/netimpair); and what the benches do with
 it: every board presses (press_all), what became of the presses
 (press_results), the boards' and a process's CPU and memory (boards_cpu,

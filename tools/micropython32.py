@@ -10,7 +10,7 @@ micropython-lib packages: asyncio is frozen from extmod/) -- and prints the
 binary's path.  Simulated boards take it from $TT_MICROPYTHON:
 
     .venv/bin/python -m tabletimer.tools.micropython32 ~/src/micropython
-    TT_MICROPYTHON=<printed path> .venv/bin/python -m tabletimer.tools.bench_firmware_heap
+    TT_MICROPYTHON=<printed path> .venv/bin/python -m tabletimer.tools.bench.firmware_heap
 
 Not part of the test suite: the sources come from GitHub, which CI cannot
 reach.

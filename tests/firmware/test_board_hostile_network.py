@@ -19,7 +19,7 @@ from tabletimer.hub.event.time.clock import HubClock
 from tabletimer.hub.protocol.hub_protocol import HUB_STATUS, hub_status, identify
 from tabletimer.hub.core.hub_state import Outgoing
 from tabletimer.shared import protocol as P
-from tabletimer.tools.bench_firmware_heap import FAST
+from tabletimer.tools.bench.firmware_heap import FAST
 from waiting import until
 
 

@@ -29,7 +29,7 @@ from waiting import until
 from tabletimer import firmware_dir, repo_root
 from tabletimer.hub.protocol.hub_protocol import schedule
 from tabletimer.shared import protocol as P
-from tabletimer.tools.bench_firmware_heap import FAST, exercise
+from tabletimer.tools.bench.firmware_heap import FAST, exercise
 from tabletimer.hub.fleet.simulator import RESET_EXIT, WATCHDOG_EXIT, SimBoard, micropython_binary, micropython_path
 from tabletimer.tools.testing.host_pause import stand_still
 

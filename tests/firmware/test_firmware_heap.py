@@ -24,7 +24,7 @@ from test_mqtt_client import Paho, Device, prefix  # noqa: E402,F401
 from test_mqtt_client import device, mosq, paho_factory  # noqa: E402,F401  (fixtures)
 
 from tabletimer.hub.fleet import firmware_build  # noqa: E402
-from tabletimer.tools.bench_firmware_heap import FAST, exercise  # noqa: E402
+from tabletimer.tools.bench.firmware_heap import FAST, exercise  # noqa: E402
 from tabletimer.hub.fleet.simulator import micropython_binary, micropython_path  # noqa: E402
 
 

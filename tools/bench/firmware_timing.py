@@ -52,7 +52,7 @@ from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.fleet import firmware_build
-from tabletimer.tools.bench_firmware_heap import FAST
+from tabletimer.tools.bench.firmware_heap import FAST
 from tabletimer.hub.fleet.simulator import SimBoard
 
 STRAYS = 100

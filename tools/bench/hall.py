@@ -50,7 +50,7 @@ Figures (each with its floor measured in the same run, where there is one):
 - hub restart to caught up after an outage of the hub (boards keep presses in
   their journal meanwhile);
 - rank time for 5,000 entrants (tools/bench/ranking), firmware heap
-  (tools/bench_firmware_heap, run as it is), press-stamp delay while the
+  (tools/bench/firmware_heap, run as it is), press-stamp delay while the
   firmware writes flash and collects (tools/bench/firmware_timing, run as
   it is), what TLS to the broker costs a board's heap (tools/bench/tls_heap).
 Not a test: the figures depend on the machine; zero lost events is checked

@@ -1,6 +1,6 @@
 """The benchmarks that are modules of their own, as `tabletimer bench` runs
 them: the ranking (tools/bench/ranking, in this process), the firmware heap
-(tools/bench_firmware_heap), the press-stamp delay (tools/bench/firmware_timing)
+(tools/bench/firmware_heap), the press-stamp delay (tools/bench/firmware_timing)
 and TLS's cost to a board's heap (tools/bench/tls_heap), each run as it is."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _bench_module(report: Report, module: str, picks, label: str) -> None:
 
 
 def bench_heap(report: Report) -> None:
-    _bench_module(report, "tabletimer.tools.bench_firmware_heap", lambda ln: "smallest" in ln.lower(),
+    _bench_module(report, "tabletimer.tools.bench.firmware_heap", lambda ln: "smallest" in ln.lower(),
                   "firmware heap")
 
 

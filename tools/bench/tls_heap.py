@@ -34,7 +34,7 @@ from tabletimer.hub.broker.mosquitto_config import write_mosquitto_config
 from tabletimer.hub.broker.tls_certs import board_ca
 from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.fleet import firmware_build
-from tabletimer.tools.bench_firmware_heap import FAST, exercise, start_hub
+from tabletimer.tools.bench.firmware_heap import FAST, exercise, start_hub
 from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.tools.testing.local_mosquitto import mosquitto_path
 

@@ -24,8 +24,8 @@ the ESP32's; bytecode is not.  With $TT_MICROPYTHON naming a 32-bit unix
 build (tools/micropython32.py) every board here runs on it instead: the
 ESP32's word size, with sockets (the WebAssembly port has none).
 
-    .venv/bin/python -m tabletimer.tools.bench_firmware_heap [--no-wasm]
-    TT_MICROPYTHON=/path/to/32-bit/micropython .venv/bin/python -m tabletimer.tools.bench_firmware_heap
+    .venv/bin/python -m tabletimer.tools.bench.firmware_heap [--no-wasm]
+    TT_MICROPYTHON=/path/to/32-bit/micropython .venv/bin/python -m tabletimer.tools.bench.firmware_heap
 """
 
 from __future__ import annotations

@@ -167,8 +167,8 @@ def watch_the_hub(service, log: Path) -> None:
             since.append(service.clock.now_ms())
         return down
 
-    service.blind_sources.append(lambda: "the hub is not running" if stopped() else None)
-    service.alert_sources.append(lambda: [
+    service.queries.add_blind("the hub", lambda: "the hub is not running" if stopped() else None)
+    service.queries.add_alerts("the hub", lambda: [
         f"THE HUB IS NOT RUNNING on {log.parent} (seen at {fmt_clock(since[0])}): this console shows the "
         f"log as it was; boards, calls and signals are not followed until `tabletimer run {log.parent}` "
         "runs again"] if stopped() else [])

@@ -11,6 +11,7 @@ from collections import deque
 from pathlib import Path
 
 from ..link.mqtt_adapter import HubMqtt
+from ..core.changes import RowApplied
 from ..core.service import HubService
 from ..core.timekeeper import other_round_anchors
 from .brokers import dead_broker_alert, follow_keys, restart_child, start_broker
@@ -63,7 +64,7 @@ def serve(args, service: HubService, data: Path, start_sims=None, event: dict | 
     # when the next round's hub subscribes) is printed too
     stored: deque[dict] = deque()
     if not console.is_terminal:
-        service.listeners.append(stored.append)
+        service.changes.subscribe(RowApplied, lambda n: stored.append(n.row))
 
     def shut_down() -> bool:
         """Stop boards, hub and broker, once (False if already done)."""
@@ -371,7 +372,7 @@ def broker_gone(broker, service: HubService, on_terminal: bool):
     def alerts() -> list[str]:
         return down[1:2]
 
-    service.alert_sources.append(alerts)
+    service.queries.add_alerts("the broker", alerts)
 
     def say(text: str, error: bool = False) -> None:
         service.note(text)

@@ -116,8 +116,8 @@ def _follow(args, ev, keys: BoardKeys, client: HubClient, store: EventStore, eve
         return 2
     say(broker.line + " (idle: the boards are the primary's)")
     service = service_for(ev, BoardKeys(), StandbyLog(store, client.url))   # type: ignore[arg-type]  (no keys: it signs nothing)
-    service.alert_sources.append(follower.alerts)
-    service.blind_sources.append(lambda: "a standby: the boards are the primary's")
+    service.queries.add_alerts("the standby's follower", follower.alerts)
+    service.queries.add_blind("a standby", lambda: "a standby: the boards are the primary's")
     follower.start()
     stop = threading.Event()
     stop_on_signals(stop)                            # kill, closed terminal: stop cleanly

@@ -15,6 +15,7 @@ from tabletimer.shared.auth import AuthError
 
 from ..protocol import hub_protocol
 from .board_commands import BoardCommands
+from .changes import MessageRejected, OperatorRowFolding
 from .hub_state import HubState, Jump, Outgoing, Refused
 from .timekeeper import Timekeeper
 from ..event.log.log_health import LogWriteFailed
@@ -47,7 +48,7 @@ class Admission:
         self.cleared: set[str] = set()   # topics cleared so (the empty message comes back to the hub)
         self.rejections_noted: dict[str, list] = {}   # category -> [hub ms of its last line, not noted since]
         self.installs: dict[str, set[str]] = {}  # board -> the installs heard under its id
-        state.operator_hooks.append(self._operator_row)
+        state.changes.subscribe(OperatorRowFolding, lambda n: self._operator_row(n.row))
 
     def admit(self, topic: str, payload: bytes, received_ms: int, retained: bool) -> list[Outgoing] | Taken:
         """A message's checks: what answers it now (a rejection, a sync
@@ -182,8 +183,7 @@ class Admission:
                 more = f" (and {noted[1]} more like it since {fmt_clock(noted[0])})" if noted and noted[1] else ""
                 st.activity.append(f"rejected ({category}) on {topic}: {detail}{more}")
                 self.rejections_noted[category] = [now, 0]
-        for fn in st.reject_listeners:
-            fn(category, detail)
+        st.changes.publish(MessageRejected(category, detail))
         return []
 
     def _operator_row(self, ev: dict) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from tabletimer.shared import protocol
 
 from ..protocol import hub_protocol
+from .changes import OperatorRowFolding
 from .hub_state import HubState, Outgoing
 from ..protocol.station_messages import station_entries
 from ..event.log.log_health import LogWriteFailed
@@ -57,7 +58,7 @@ class BoardCommands:
         # while the hub was away: it refused it), is told again with the answer to its next
         # message (owes_online)
         self.online_named: dict[str, tuple[int, str] | None] = {}
-        state.operator_hooks.append(self._operator_row)
+        state.changes.subscribe(OperatorRowFolding, lambda n: self._operator_row(n.row))
 
     # ------------------------------------------------------ one command
     def to_board(self, board: str, kind: str, msg: dict, qos: int, retain: bool = False,

@@ -4,8 +4,10 @@ one hub clock, the two locks, what the hub counted of the boards' messages,
 the consoles' event-log lines, and the health of the log's writes.
 
 A row enters the state one way, `apply`, live and at a replay alike: the
-registry and the consoles' lines follow it, each part's own book-keeping of
-an operator's row runs (`operator_hooks`), then the competition folds it.  A write to the log
+registry and the terms follow it, the parts hear of an operator's row
+(OperatorRowFolding), the competition folds it, and RowApplied is told
+(the consoles' lines first, console_lines.py): the named notifications of
+changes.py, which every subscriber outside the core names.  A write to the log
 goes one way, `write`: a failure becomes the alert of `write_failure`, and
 the first write that works again ends it.
 
@@ -24,63 +26,25 @@ import threading
 from collections import Counter, deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NamedTuple
 
-from ..event.log.action_rows import META
 from ..event.time.clock import HubClock
 from ..event.fold.competition import Competition
 from ..event.log.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
 from ..event.log.replica import takeover_term
 from ..event.fold.row_checks import row_problem
 from ..event.log.store import EventStore
-from ..event.time.time_base import CLOCK_ROW, clock_alert
-from ..rules.durations import fmt_duration
+from ..event.time.time_base import CLOCK_ROW
 from ..rules.timetext import fmt_clock
 from ..protocol.hub_secret import HubAuth, TermProofs
+from ..protocol.hub_protocol import Outgoing
 from ..protocol.keys import BoardKeys
+from .changes import Changes, OperatorRowFolding, Queries, RowApplied, ToBoards
+from .console_lines import ConsoleLines
 from .registry import BoardRegistry
 from ..protocol.replay import ReplayGuard
 
 # the service's log (HubService is this state with its parts): one name for what it logs
 log = logging.getLogger("tabletimer.hub.core.service")
-
-
-def shown_time(at: object, start: int | None) -> str:
-    """A hub instant as the consoles' event log shows it: the local clock
-    time, and the time since the round start when it has one (never raw
-    hub ms)."""
-    if type(at) is not int:
-        return str(at)
-    try:
-        clock = fmt_clock(at)
-    except (ValueError, OverflowError, OSError):    # a press stamped in the year 287396: refused, shown as it is
-        return f"{at} (hub ms)"
-    return clock + (f" (+{fmt_duration(at - start)})" if start is not None and at >= start else "")
-
-
-def round_start_line(p: dict) -> str:
-    """The event log's line for a round start: who, when, its limit and its
-    warnings (what the boards will sound), why.  A malformed field (a bad
-    row, which the competition flags) is shown as it is."""
-    def dur(v: object) -> str:
-        return fmt_duration(v) if type(v) is int else str(v)
-    line = f"{p.get('who', 'operator')}: round start at {shown_time(p.get('at'), None)}"
-    if p.get("duration"):
-        line += f", limit {dur(p['duration'])}"
-    warnings = p.get("warnings")
-    if isinstance(warnings, list):
-        line += (", warnings " + " ".join(map(dur, warnings)) + " before the end" if warnings else ", no warnings")
-    elif warnings is not None:
-        line += f", warnings {warnings}"
-    return line + (f" ({p['why']})" if p.get("why") else "")
-
-
-class Outgoing(NamedTuple):
-    """A message for the broker: what the hub publishes."""
-    topic: str
-    payload: bytes
-    qos: int
-    retain: bool
 
 
 @dataclass
@@ -141,14 +105,12 @@ class HubState:
         self.jumps: dict[str, Jump] = {}            # board -> its last message rejected for a jump
         self.refusals: dict[str, Refused] = {}      # board -> the last command it refused as a jump
         self.activity: deque[str] = deque(maxlen=200)   # the consoles' event log
-        self.listeners: list[Callable[[dict], None]] = []   # told every row applied
-        # the parts' own book-keeping of every row, once it is folded (before the listeners)
-        self.row_hooks: list[Callable[[dict], None]] = []
-        self.reject_listeners: list[Callable[[str, str], None]] = []   # told (category, detail) of each rejected
-        # the parts' own book-keeping of an operator's row (but a round's start), run as it is
-        # applied, before it is folded
-        self.operator_hooks: list[Callable[[dict], None]] = []
-        self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
+        # the named change notifications of this state (changes.py): the consoles' lines of each
+        # row are written first (console_lines.py), before any other subscriber hears of it
+        self.changes = Changes()
+        self.changes.subscribe(RowApplied, ConsoleLines(competition, self.activity))
+        # the named alerts and reasons to be blind that the parts and their hosts register
+        self.queries = Queries()
         self.write_failure: dict | None = None   # the failed writes now: since, count, advice
         self.lock = threading.RLock()
         self.writer = threading.RLock()
@@ -253,7 +215,11 @@ class HubState:
 
     # ------------------------------------------------------------ rows
     def apply(self, ev: dict) -> None:
-        """A stored row into the state (once: a row applied before is left)."""
+        """A stored row into the state (once: a row applied before is left):
+        the registry, the terms and the clock's happenings follow it, an
+        operator's row is told to the parts (OperatorRowFolding), the
+        competition folds it, and RowApplied is told (the consoles' lines
+        first: console_lines.py)."""
         if self.competition.has(ev["id"]):
             return
         p = ev["payload"]
@@ -263,48 +229,16 @@ class HubState:
             self._takeover(ev)
         elif ev["source"] == "hub" and ev["type"] == CLOCK_ROW:
             self.clock_events.append(p)
-            said = clock_alert(p, fmt_clock)
-            if said:
-                self.activity.append(said)
         elif ev["source"] == "board" and ev["type"] == "status":
             self.registry.status(ev["board"], p, ev["received_ms"])
             self._board_term(ev)
-            self.activity.append(f"board {ev['board']} {p['state']}")
-            if p.get("fault", "").startswith("settings rolled back") or " rolled back: " in p.get("fault", ""):
-                self.activity.append(f"board {ev['board']}: {p['fault']}")
-            elif p.get("fault"):
-                self.activity.append(f"board {ev['board']} RESET after a fault (boot {p['boot'] - 1}): {p['fault']}")
-        elif ev["type"] == "fw" and ev["source"] in ("board", "hub"):
-            self.activity.append(f"board {ev['board']}: firmware (log row #{p.get('id')}) {p['state']}"
-                                 + (f" {p['fw']}" if p.get("fw") else "") + (f": {p['why']}" if p.get("why") else ""))
-        elif ev["source"] == "board" and ev["type"] == "config":
-            self.activity.append(f"board {ev['board']}: settings (log row #{p.get('id')}) {p['state']}"
-                                 + (f": {p['why']}" if p.get("why") else ""))
-        elif ev["source"] == "board":
+        elif ev["source"] == "board" and ev["type"] not in ("fw", "config"):
             if p.get("err") is not None:
                 self.registry.get(ev["board"]).sync_err_ms = p["err"]
-            self.activity.append(f"{ev['type']} {ev['board']}/{p['station']} at "
-                                 f"{shown_time(p['at'], self.competition.start_ms)}")
-        elif ev["source"] == "hub" and ev["type"] == "conflict":
-            m = p.get("msg") or {}
-            self.activity.append(f"CONFLICT {ev['board']} boot {m.get('boot')} seq {m.get('seq')}: sent again "
-                                 f"with other content than row #{p.get('of')}; stored as row #{ev['id']}")
-        elif ev["type"] == "round_start":
-            self.activity.append(round_start_line(p))
-        elif ev["source"] == "operator":
-            for hook in self.operator_hooks:
-                hook(ev)
-            self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "
-                                 + " ".join(f"{k}={shown_time(v, self.competition.start_ms) if k == 'at' else v}"
-                                            for k, v in p.items() if k not in META and v is not None)
-                                 + (f" ({p['why']})" if p.get("why") else ""))
+        elif ev["source"] == "operator" and ev["type"] != "round_start":
+            self.changes.publish(OperatorRowFolding(ev))
         self.competition.apply(ev)
-        if ev["id"] in self.competition.flagged:
-            self.activity.append(f"row #{ev['id']} cannot apply: {self.competition.flagged[ev['id']]}")
-        for fn in self.row_hooks:
-            fn(ev)
-        for fn in self.listeners:
-            fn(ev)
+        self.changes.publish(RowApplied(ev))
 
     def applied_next(self, ids: list[int]) -> None:
         """Rows this hub wrote in one transaction (their ids consecutive),
@@ -315,6 +249,10 @@ class HubState:
         it, as before.  Called under the writer lock."""
         if ids and ids[0] == self.caught_up + 1:
             self.caught_up = ids[-1]
+
+    def publish(self, out: list[Outgoing]) -> None:
+        """Messages for the boards, told as ToBoards (the MQTT link sends them)."""
+        self.changes.publish(ToBoards(out))
 
     def note(self, text: str) -> None:
         """A line for the consoles' event log (appended under the lock, so a

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .board_commands import BoardCommands
+from .changes import OperatorRowFolding
 from .hub_state import HubState
 from ..event.log.action_rows import MAX_TEXT, META
 from ..event.fold.competition import Competition
@@ -54,7 +55,7 @@ class OperatorActions:
         self.commands = commands
         self.requests: dict[str, dict] = {}   # idempotency key -> the operator row it stored
         self.decisions: dict[tuple, dict] = {}   # subject_of -> the operator row that decided it last
-        state.operator_hooks.append(self._operator_row)
+        state.changes.subscribe(OperatorRowFolding, lambda n: self._operator_row(n.row))
 
     def start_round(self, at_ms: int | None = None, duration_ms: int | None = None,
                     warnings_ms: tuple[int, ...] = (), who: str = "operator", why: str = "") -> dict:

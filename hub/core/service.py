@@ -30,6 +30,7 @@ from .answers import Answers
 from ..fleet.firmware_update import FirmwareUpdates
 from .board_commands import CTR_BLOCK, IDENTIFY_TTL_MS, BoardCommands, other_rounds_reserved
 from .timekeeper import Timekeeper
+from .changes import OperatorRowFolding
 from .hub_state import HubState, Outgoing
 from ..protocol.keys import BoardKeys
 from .operator_actions import AlreadyRecorded, OperatorActions, RequestConflict, StaleDecision
@@ -74,16 +75,16 @@ class HubService(HubState):
         super().__init__(store, keys, competition, clock or HubClock.for_log(rows), secret)
         self.commands = BoardCommands(self)
         self.firmware = FirmwareUpdates(self, self.commands)     # updates under way (firmware_update.py)
+        self.changes.subscribe(OperatorRowFolding, lambda n: self.firmware.operator_row(n.row))
         self.timekeeper = Timekeeper(self)
         self.admission = Admission(self, self.commands, self.timekeeper)
         self.answers = Answers(self, self.admission, self.commands, self.catch_up)
         self.actions = OperatorActions(self, self.commands)
         self.split = SplitBrain(self)      # two hubs at once: found, flagged, healed (split_brain.py)
-        # more alerts (the MQTT adapter's self-probe); first, the terms without a hub's proof
-        self.alert_sources: list[Callable[[], list[str]]] = [self.term_alerts]
-        # why this process cannot know the boards' state now (a second console whose hub is not
-        # running or cannot be reached); the first that says so counts
-        self.blind_sources: list[Callable[[], str | None]] = []
+        # more alerts (the MQTT adapter's self-probe) are registered by name; first, the terms
+        # without a hub's proof.  Why this process cannot know the boards' state now (a second
+        # console whose hub is not running or cannot be reached) too: the first that says so counts
+        self.queries.add_alerts("unproven terms", self.term_alerts)
         self._ranker = Ranker()        # the consoles' standings (snapshot)
         for ev in rows:                          # resume: replay the log
             if row_problem(ev) is not None:
@@ -270,17 +271,13 @@ class HubService(HubState):
         not hold.  A remote console shows the hub's (server.py sends them)."""
         with self.lock:        # the jumps and refusals are the network thread's
             jumps, refusals = dict(self.jumps), dict(self.refusals)
-        return network_alerts(self.alert_sources, self.registry, self.clock.now_ms(), self.retained_junk,
+        return network_alerts(self.queries.alert_sources(), self.registry, self.clock.now_ms(), self.retained_junk,
                               jumps, refusals, unused=self.unused_boards)
 
     def blind(self) -> str | None:
         """Why what this process shows of the boards may be out of date
         (None: it is live)."""
-        for fn in self.blind_sources:
-            why = fn()
-            if why:
-                return why
-        return None
+        return self.queries.blind()
 
     def snapshot(self) -> Snapshot:
         """What the consoles show, read at once under the message lock; the

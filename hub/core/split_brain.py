@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .changes import RowApplied
 from ..event.log.log_health import LogWriteFailed
 from ..event.log.replica import desk_action_text, split_action_problem
 from ..rules.timetext import fmt_clock
@@ -56,7 +57,7 @@ class SplitBrain:
         self.splits: dict[int, dict] = {}      # split rows not redone, by id
         self.split_log: list[dict] = []        # every split row
         self.redone: set[int] = set()
-        state.row_hooks.append(self._row)
+        state.changes.subscribe(RowApplied, lambda n: self._row(n.row))
 
     # ------------------------------------------------------ the fold
     def _row(self, row: dict) -> None:

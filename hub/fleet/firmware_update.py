@@ -140,10 +140,11 @@ class FirmwareUpdates:
         self._lock = threading.Condition()      # taken after the service's lock, never before it
         self._thread: threading.Thread | None = None
         self._stop = False
-        state.operator_hooks.append(self._operator_row)
 
     # ------------------------------------------------------------ requests
-    def _operator_row(self, ev: dict) -> None:
+    def operator_row(self, ev: dict) -> None:
+        """An operator's row about to be folded (the service subscribes this
+        to OperatorRowFolding): a firmware request applied live is sent."""
         st = self.state
         if ev["type"] != "firmware" or not st.live or st.clock.now_ms() - ev["received_ms"] > SEND_WITHIN_MS:
             return

@@ -33,6 +33,7 @@ from ..protocol.hub_protocol import BROKER_NOTICE, HUB_STATUS, PROBE, hub_status
 from .mqtt_client import HubClient
 from .self_probe import PROBE_INTERVAL_MS, SelfProbe
 from ..broker.broker_notices import BrokerNotices
+from ..core.changes import ToBoards
 from ..core.service import HubService
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ class HubMqtt:
         c.on_subscribe = self._on_subscribe
         c.on_disconnect = self._on_disconnect
         c.on_message = self._on_message
-        service.publish = self.publish_all
+        service.changes.subscribe(ToBoards, lambda n: self.publish_all(n.messages))
 
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
@@ -249,8 +250,7 @@ class HubMqtt:
         self.client.connect_async(self.host, self.port, keepalive=15)
         self.client.loop_start()
         self._probe_stop.clear()
-        if self._network_alerts not in self.service.alert_sources:
-            self.service.alert_sources.append(self._network_alerts)
+        self.service.queries.add_alerts("the MQTT link", self._network_alerts)
         self._probe_thread = threading.Thread(target=self._probe_loop, name="hub-self-probe", daemon=True)
         self._probe_thread.start()
         deadline = time.monotonic() + timeout
@@ -274,8 +274,7 @@ class HubMqtt:
         t, self._probe_thread = self._probe_thread, None
         if t is not None and t.is_alive():      # (not started: a Ctrl-C during start)
             t.join(5)
-        if self._network_alerts in self.service.alert_sources:     # a stopped hub's probe says nothing
-            self.service.alert_sources.remove(self._network_alerts)
+        self.service.queries.drop_alerts("the MQTT link")     # a stopped hub's probe says nothing
         if self.connected.is_set():
             info = self.client.publish(HUB_STATUS,
                                        protocol.encode(hub_status(protocol.OFFLINE)),

@@ -13,6 +13,7 @@ from tabletimer.hub.protocol import hub_protocol as H
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.core.registry import BoardRegistry
+from tabletimer.hub.core.changes import ToBoards
 from tabletimer.hub.core.service import HubService
 from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
@@ -302,7 +303,7 @@ def test_messages_from_unknown_boards_read_the_keys_file_only_when_it_changed(tm
 
 def test_round_start_sends_signed_retained_schedules(hub):
     sent = []
-    hub.publish = sent.extend
+    hub.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
     t0 = hub.clock.t
     hub.start_round(t0 + 5000, duration_ms=90 * 60_000, warnings_ms=(10 * 60_000, 60_000))
     assert sorted(o.topic for o in sent) == ["tt/v1/b/b1/sched", "tt/v1/b/b2/sched"]
@@ -446,7 +447,7 @@ def test_relay_schedule_changes_only_when_the_relay_does(tmp_path):
                      FakeClock())
     svc.sender = Sender()
     sent = []
-    svc.publish = sent.extend
+    svc.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
     t0 = svc.clock.t
     svc.start_round(t0)
     first, stations = sent                           # the schedule, then the stations' state
@@ -499,7 +500,7 @@ def test_the_stations_message_names_the_call_the_hub_closed(hub):
     conflict gets the recorded state again at once, though it changed
     nothing."""
     sent: list = []
-    hub.publish = sent.extend
+    hub.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
     hub.start_round()
     end = hub.competition.round_end_ms()
     out = press(hub)                                             # the board's call [1, 1]
@@ -549,7 +550,7 @@ def test_every_command_names_the_boot_of_the_board_it_is_for(tmp_path):
     store = EventStore(tmp_path / "events.sqlite")
     svc = HubService(store, BoardKeys(keys=KEYS), competition(), FakeClock())
     sent: list = []
-    svc.publish = sent.extend
+    svc.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
     ctr = iter(range(1, 1000))
 
     def send(msg: dict, kind: str, boot: int, install: str = "0a1b2c"):
@@ -609,7 +610,7 @@ def test_the_desk_refuses_a_firmware_older_than_the_boards_unless_it_allows_it(h
     with pytest.raises(ValueError, match="older = 2 is outside 0..1"):
         hub.check_action("firmware", dict(request, older=2))
     sent: list = []
-    hub.publish = sent.extend
+    hub.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
     manifest = b"tabletimer-firmware 0.8.0-old sim\napp.mpy 1 " + b"0" * 64 + b"\n"
     hub.firmware.start("b1", 9, Package("0.8.0-old", "sim", manifest, [("app.mpy", b"x")]), older=True)
     deadline = time.monotonic() + 10

@@ -40,7 +40,7 @@ def test_a_port_someone_is_bound_to_is_passed_over():
 
 
 def worker_ports(worker: str) -> set[int]:
-    code = ("from tabletimer.hub.boards import ports\n"
+    code = ("from tabletimer.hub.broker import ports\n"
             "print(*[ports.free_port() for _ in range(200)])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTEST_XDIST_WORKER=worker)).stdout

@@ -13,7 +13,7 @@ from tabletimer.hub.protocol import hub_protocol as H
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.core.registry import BoardRegistry
-from tabletimer.hub.core.changes import ToBoards
+from tabletimer.hub.core.changes import MessageRejected, RowApplied, ToBoards
 from tabletimer.hub.core.service import HubService
 from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
@@ -619,3 +619,39 @@ def test_the_desk_refuses_a_firmware_older_than_the_boards_unless_it_allows_it(h
     hub.firmware.stop()
     begin = parse_cmd(sent[0])
     assert (begin["type"], begin["id"], begin["older"], begin["bt"]) == ("fw", 9, True, 3)
+
+
+def test_named_notifications_tell_subscribers_in_order_and_end_with_cancel(hub):
+    """The catalogue's notifications (core/changes.py): a row applied is told
+    after its console line is written, a rejection names its category, a
+    round start's schedules go out as ToBoards; a cancelled subscriber hears
+    nothing more, and a class outside the catalogue is refused."""
+    heard: list = []
+    subs = [hub.changes.subscribe(RowApplied, lambda n: heard.append(("row", n.row["type"], hub.activity[-1]))),
+            hub.changes.subscribe(MessageRejected, lambda n: heard.append(("rejected", n.category))),
+            hub.changes.subscribe(ToBoards, lambda n: heard.append(("boards", sorted(o.topic for o in n.messages))))]
+    hub.start_round(hub.clock.t)
+    press(hub, at=hub.clock.t + 1000)
+    hub.handle(P.board_topic("b1", P.EVENT), b"not json", hub.clock.t)
+    assert heard[0][:2] == ("row", "round_start") and heard[0][2].startswith("operator: round start at ")
+    assert heard[1] == ("boards", ["tt/v1/b/b1/sched", "tt/v1/b/b2/sched"])
+    assert heard[2][:2] == ("row", "press") and heard[2][2].startswith("press b1/1 at ")
+    assert heard[3:] == [("rejected", "forged")]                  # (not signed with b1's key)
+    for sub in subs:
+        sub.cancel()
+    heard.clear()
+    press(hub, seq=2, at=hub.clock.t + 2000)
+    assert heard == []
+    with pytest.raises(TypeError, match="not a notification"):
+        hub.changes.subscribe(dict, print)
+
+
+def test_alert_and_blind_sources_are_registered_and_withdrawn_by_name(hub):
+    hub.queries.add_alerts("the test", lambda: ["ONE"])
+    hub.queries.add_alerts("the test", lambda: ["TWO"])        # the same name again: replaced
+    assert "TWO" in hub.alerts() and "ONE" not in hub.alerts()
+    hub.queries.add_blind("the test", lambda: "the hub cannot be reached")
+    assert hub.blind() == "the hub cannot be reached"
+    hub.queries.drop_alerts("the test")
+    hub.queries.drop_blind("the test")
+    assert "TWO" not in hub.alerts() and hub.blind() is None

@@ -9,7 +9,7 @@ from ..protocol.hub_secret import ensure_secret
 from ..event.log.store import EventStore
 from ..rules.formats import FormatError
 from ..rules.timetext import fmt_clock
-from .brokers import broker_problem
+from ..runtime.brokers import broker_problem
 from .options import LOG_FAILED
 from .common import hub_lock, hub_secret, hub_token, open_event, service_for, writable_log
 from .hall_check import firmware_version

@@ -25,7 +25,8 @@ from ..protocol.keys import BoardKeys
 from ..event.log.replica import FOLDER_FILES, differing_files
 from ..event.log.store import EventStore
 from .options import LOG_FAILED
-from .common import hub_lock, hub_secret, open_event, open_log, service_for, stop_on_signals
+from ..runtime.signals import stop_on_signals
+from .common import hub_lock, hub_secret, open_event, open_log, service_for
 
 
 def cmd_standby(args) -> int:
@@ -94,7 +95,7 @@ def _not_a_copy(ev, event: dict) -> str | None:
 def _follow(args, ev, keys: BoardKeys, client: HubClient, store: EventStore, event: dict) -> int:
     from rich.console import Console
 
-    from .brokers import start_broker
+    from ..runtime.brokers import start_broker
 
     console = Console()
     follower = Follower(client, store, args.silent_after, f"tabletimer takeover {ev.path} --primary {client.url}"

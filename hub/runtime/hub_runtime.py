@@ -8,8 +8,8 @@ a rehearsal -- and runs the measured main loop (main_loop.py) under the
 organizer console (Textual) or, off a terminal, a line per stored row.  A
 watchdog ends the process when a console whose terminal is gone does not
 return.  `tabletimer run`, `demo`, `rehearse` and `takeover` run a hub
-through it (cli/serve.py parses, calls, prints); the standby's idle broker
-is started by the same brokers.py.
+through it (cli/serve.py parses, calls, prints); `tabletimer standby`
+runs StandbyRuntime: the idle broker, the follower, the same loop.
 
 The service (core/) is given: its log opened, its rounds followed, by the
 caller.  What the hub says goes to `say` (a terminal's console or standard
@@ -38,6 +38,7 @@ from .keep_awake import keep_awake
 from .log_sentences import describe
 from .main_loop import MainLoop
 from .signals import room_for_connections, serving, stop_on_signals
+from .web_start import hall_base, hall_process, referee_pages, say_referee_urls, web_server
 
 SHUTDOWN_GRACE_S = 3.0     # a console asked to stop that has not returned by then: the watchdog ends the process
 
@@ -135,12 +136,12 @@ class HubRuntime:
         from ..web import screens
 
         service, say, event, data = self.service, self.say, self.event, self.data
-        self.pages = _referee_pages(service, data, event)
+        self.pages = referee_pages(service, data, event)
         routes = self.pages.routes()
         screen = None                   # the hall's screens' token (web/screens.py)
         if getattr(self.options, "hall_pages", "on") == "on":
             screen = screens.screen_token(data)
-            self.hall = _hall_process(self.options, service, data, event, web_listen, say)
+            self.hall = hall_process(self.options, service, data, event, web_listen, say)
             if self.hall is not None:
                 from ..web.hall_pages import PATHS
                 routes += self.hall.redirect_routes(PATHS)     # the addresses people know, sent on
@@ -148,10 +149,10 @@ class HubRuntime:
         credentials = [self.pages.signed_in, lambda scope: screens.carried(scope, screen)]
         self.web = web_server(service, event, data, web_listen, say, routes, credentials)
         if self.web is not None:
-            _say_referee_urls(service, self.web, self.pages, data, say,
+            say_referee_urls(service, self.web, self.pages, data, say,
                               getattr(self.options, "demo_referee", False))
         if self.hall is not None:
-            base = _hall_base(data, self.hall)
+            base = hall_base(data, self.hall)
             line = (f"hall pages (public, no sign-in; a process of their own): {base}/hall, "
                     f"{base}/standings (spectators' phones), {base}/results")
             projector = (f"  the projector: {screens.projector_url(base, screen)} (its place kept "
@@ -245,6 +246,101 @@ class HubRuntime:
         return True
 
 
+@dataclass
+class StandbyRan:
+    """How a standby's run ended: failed (why: its broker did not start),
+    auto (the primary silent this long, --auto-after: it takes over), else
+    stopped."""
+    failed: str | None = None
+    auto: float | None = None
+
+
+class StandbyRuntime:
+    """A standby laptop's parts (cli/standby.py): the event's broker started
+    here and left idle (the boards' second address), the follower copying
+    the primary's log (console/follower.py), its alerts and blindness on the
+    service, the console or a line when the copy moves on; the same signals
+    and measured loop as a hub's; --auto-after watched; stopped in reverse."""
+
+    def __init__(self, options, service: HubService, data: Path, keys, follower, *, title: str = "",
+                 on_terminal: bool = False, say: Callable[[str], None] = print) -> None:
+        self.options, self.service, self.data, self.keys, self.follower = options, service, data, keys, follower
+        self.title, self.on_terminal, self.say = title, on_terminal, say
+        self.stop_event = threading.Event()
+        self.loop = MainLoop(service.note if on_terminal else say)
+        self.broker = None
+        self._auto: list[float] = []         # the primary silent for --auto-after: take over
+
+    def run(self) -> StandbyRan:
+        try:
+            self.broker = start_broker(self.options, self.keys, self.data)   # idle: the boards' second address
+        except (RuntimeError, OSError) as e:
+            return StandbyRan(failed=str(e))
+        self.say(self.broker.line + " (idle: the boards are the primary's)")
+        service, follower, stop = self.service, self.follower, self.stop_event
+        service.queries.add_alerts("the standby's follower", follower.alerts)
+        service.queries.add_blind("a standby", lambda: "a standby: the boards are the primary's")
+        follower.start()
+        stop_on_signals(stop)                            # kill, closed terminal: stop cleanly
+        threading.Thread(target=self._watch, name="standby-auto-after", daemon=True).start()
+        duration = getattr(self.options, "duration", None)
+        if duration:
+            timer = threading.Timer(duration, stop.set)
+            timer.daemon = True
+            timer.start()
+        try:
+            if self.on_terminal:
+                from ..console.app import run_console
+
+                run_console(service, self.title, stop, lambda: self.loop.run_pass(service.catch_up))
+            else:
+                self.loop.run(_StandbyLines(service, follower, self.say), stop.wait, stop.is_set)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            follower.stop()
+            self.broker.stop()
+        return StandbyRan(auto=self._auto[0] if self._auto else None)
+
+    def _watch(self) -> None:
+        auto_after = getattr(self.options, "auto_after", None)
+        while auto_after and not self.stop_event.wait(0.25):
+            silent = self.follower.silent_for()
+            if silent is not None and silent >= auto_after and not self.follower.refused:
+                self._auto.append(silent)
+                self.stop_event.set()
+
+
+class _StandbyLines:
+    """Not on a terminal, a pass of the standby's loop: the copy caught up,
+    and a line when it moves on, when the primary falls silent and when it
+    answers again, when copying stops."""
+
+    def __init__(self, service: HubService, follower, say: Callable[[str], None]) -> None:
+        self.service, self.follower, self.say = service, follower, say
+        self.copied, self.silent, self.refused = follower.copied, False, False
+
+    def __call__(self) -> None:
+        follower, say = self.follower, self.say
+        self.service.catch_up()
+        if follower.copied != self.copied:
+            self.copied = follower.copied
+            lag = follower.lag_ms()
+            say(f"copied up to row #{self.copied}" + (f", {lag[0] / 1000:.2f} s after it was written at the primary "
+                                                       f"(p99 of the last {lag[1]} rows: {lag[2] / 1000:.2f} s)"
+                                                       if lag else ""))
+        alerts = follower.alerts()
+        now_silent = any(a.startswith("PRIMARY SILENT") for a in alerts)
+        if now_silent and not self.silent:
+            say(next(a for a in alerts if a.startswith("PRIMARY SILENT")))
+        elif self.silent and not now_silent:
+            say(f"the primary answers again: {follower.status()}")
+        self.silent = now_silent
+        if follower.refused and not self.refused:
+            self.refused = True
+            say(f"STANDBY STOPPED COPYING: {follower.refused}")
+
+
 def _start_clock(service: HubService) -> list[str]:
     """The hub's time base written to its log (this boot's, of its own log or of
     another round's, else the wall clock's): what the operator must know."""
@@ -270,120 +366,6 @@ def _old_primary_watch(service: HubService, on_terminal: bool):
         if not on_terminal:
             print(text, flush=True)
     return OldPrimaryWatch(service, say).start()
-
-
-def web_server(service: HubService, event: dict, data: Path, listen: tuple[str, int], say,
-                extra_routes=(), credentials=()):
-    """The hub's web server: the API for consoles on other laptops, and
-    extra_routes (None if its port is taken: the hub runs without it);
-    credentials: what else may use its reserve of connections (server.py).
-    What it says names the token's file, never the token: the screen, the
-    console's event log and a terminal's scrollback are seen by others."""
-    from ..web.console_api import console_token, token_path
-    from ..web.server import DEFAULT_PORT, start_hub_web
-
-    host, port = listen
-    try:
-        server = start_hub_web(service, event, console_token(data), host, port, extra_routes,
-                               privileged=credentials)
-    except OSError as e:
-        say(f"warning: no remote consoles: cannot listen on {host}:{port} "
-            f"({e.strerror or e}); choose another with --web-listen HOST:PORT")
-        return None
-    command = server.command(token_path(data))
-    if server.address[0] in ("127.0.0.1", "localhost", "::1"):
-        where = f" (this machine only; for another laptop: --web-listen 0.0.0.0:{port or DEFAULT_PORT})"
-    else:
-        where = (" (on the other laptop: a copy of the token file there, or its text in "
-                 "$TABLETIMER_CONSOLE_TOKEN instead of --token-file)")
-    say(f"remote console{where}:\n  {command}")
-    service.note(f"remote console: {command}")
-    return server
-
-
-def _referee_pages(service: HubService, data: Path, event: dict):
-    """The referees' pages, for the event folder's referees (referees.json)."""
-    from ..web.referee_pages import RefereePages
-    from ..web.referees import RefereeBook, book_path
-
-    return RefereePages(service, RefereeBook(book_path(data)), event.get("name", ""))
-
-
-def _hall_process(args, service: HubService, data: Path, event: dict, web_listen: tuple[str, int], say):
-    """The hall's pages in a process of their own (web/hall_process.py), on
-    --hall-listen (default: the web server's host, its port + 1); None, and
-    a warning, if they cannot start: the hub runs without them."""
-    from ..web.hall_process import HallProcess
-    from ..web.server import parse_listen
-
-    host, port = web_listen
-    given = getattr(args, "hall_listen", None)
-    listen = parse_listen(given, host) if given else (host, port + 1 if port else 0)
-    if listen is None:
-        return None
-    description = dict(event, auto_stations=service.competition.auto_stations)   # as the console API's /event
-    from ..web.round_views import hall_title
-    from ..web.screens import token_path
-    # the projector's title: the event's, and in an event of several rounds which one is live
-    title = hall_title(event, service.competition.format.title)
-    folder = None if event.get("demo") else data          # the event folder: its other rounds (?round=)
-    try:
-        return HallProcess(service.store.path, description, listen, title, data / "hall-pages.log",
-                           token_path(data), folder).start()
-    except (RuntimeError, OSError) as e:
-        say(f"warning: no hall pages: {e}")
-        return None
-
-
-def _hall_base(data: Path, hall) -> str:
-    """Where phones open the hall's pages: the public URL's host (the one
-    the cards carry) on the hall's port, else the hall server's own."""
-    from urllib.parse import urlsplit
-
-    from ..web import public_url
-    from ..web.server import url_of
-
-    saved = public_url.saved(data)
-    if saved is None:
-        return hall.url()
-    parts = urlsplit(saved)
-    return url_of(parts.hostname or hall.host, hall.port, parts.scheme)
-
-
-def _public_base(data: Path, server) -> str:
-    """Where phones open the hub: the public URL the cards carry, else the server's own."""
-    from ..web import public_url
-
-    return public_url.saved(data) or server.url()
-
-
-def _say_referee_urls(service: HubService, server, pages, data: Path, say, demo_referee: bool) -> None:
-    """Where referees' phones open the hub: the calls page and a table's
-    page, at the public URL the cards carry (or the server's own); with
-    demo_referee (`tabletimer demo`), a sign-in for a made-up referee, so
-    that a newcomer opens the pages at once (a real event's badges are
-    printed by `tabletimer referees DIR add NAME`, and no token is shown)."""
-    from ..outputs.table_cards import table_url
-    from ..web.table_view import tables
-
-    base = _public_base(data, server)
-    names = service.read(lambda comp, now: tables(comp))
-    lines = [f"referees' pages: {base}/calls (the calls waiting)"]
-    if names:
-        lines.append(f"  a table's page: {table_url(base, names[0])} (each table card's QR code)")
-    book = pages.referees                  # the pages' own book (referees.json)
-    if demo_referee:
-        name = "Demo referee"
-        if any(r[0] == name and r[1] for r in book.referees()):
-            book.revoke(name)           # a new sign-in at every demo (the book never shows a token again)
-        token = book.add(name)
-        lines.append(f"  sign this browser in as '{name}' (demo only): {base}/signin?token={token}")
-    else:
-        active = sum(1 for r in book.referees() if r[1])
-        lines.append(f"  {active} referee badge(s) active; more: tabletimer referees {data} add NAME")
-    for line in lines:
-        say(line)
-        service.note(line.strip())       # the console's event log: a terminal's console covers the lines above
 
 
 BROKER_RESTART_S = 5.0      # a dead child broker is started again at most this often

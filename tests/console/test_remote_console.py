@@ -517,7 +517,7 @@ def test_run_prints_the_remote_console_command_and_serves_it(tmp_path):
 def test_the_console_log_names_the_token_file_not_the_token(hub, tmp_path):
     """What the hub says of its console API, on its screen and in the
     consoles' event log (which a remote console shows too)."""
-    from tabletimer.hub.runtime.hub_runtime import web_server as _web_server
+    from tabletimer.hub.runtime.web_start import web_server as _web_server
 
     folder = tmp_path / "event"
     said: list[str] = []

@@ -15,6 +15,7 @@ from tabletimer.shared.auth import AuthError
 
 from ..protocol import hub_protocol
 from .board_commands import BoardCommands
+from ..fleet.firmware_update import FirmwareUpdates
 from .changes import MessageRejected, OperatorRowFolding
 from .hub_state import HubState, Jump, Outgoing, Refused
 from .timekeeper import Timekeeper
@@ -41,10 +42,12 @@ class Taken(NamedTuple):
 
 
 class Admission:
-    def __init__(self, state: HubState, commands: BoardCommands, timekeeper: Timekeeper) -> None:
+    def __init__(self, state: HubState, commands: BoardCommands, timekeeper: Timekeeper,
+                 firmware: FirmwareUpdates) -> None:
         self.state = state
         self.commands = commands
         self.timekeeper = timekeeper      # a sync request's report of the board's clock
+        self.firmware = firmware          # a board's answers to an update under way, and its births
         self.cleared: set[str] = set()   # topics cleared so (the empty message comes back to the hub)
         self.rejections_noted: dict[str, list] = {}   # category -> [hub ms of its last line, not noted since]
         self.installs: dict[str, set[str]] = {}  # board -> the installs heard under its id
@@ -108,8 +111,8 @@ class Admission:
             self.heard(board, msg)
             st.registry.seen(board, received_ms)
             if typ == protocol.T_STATUS and msg["state"] == protocol.ONLINE:
-                st.firmware.born(board, msg.get("fault"))   # restarted in an update: it begins again
-            if typ == hub_protocol.T_FW and not st.firmware.heard(board, msg, received_ms):
+                self.firmware.born(board, msg.get("fault"))   # restarted in an update: it begins again
+            if typ == hub_protocol.T_FW and not self.firmware.heard(board, msg, received_ms):
                 return []              # a chunk's answer: the update's, not the log's
             if kind != protocol.SYNC:
                 return Taken(board, kind, msg, received_ms)

@@ -240,6 +240,17 @@ class HubState:
         self.competition.apply(ev)
         self.changes.publish(RowApplied(ev))
 
+    def record(self, source: str, kind: str, payload: dict, board: str | None = None, told: bool = False) -> dict:
+        """A row of the hub's own stored now and applied, in log order (the
+        writer lock, then the message lock, held: re-entrant for a caller
+        that checked something under them first); LogWriteFailed if it
+        cannot be written (told: the caller shows it to whoever asked)."""
+        with self.writer, self.lock:
+            row = self.write(self.store.append, source, kind, payload, self.clock.now_ms(), board, told=told)
+            self.apply(row)
+            self.applied_next([row["id"]])
+        return row
+
     def applied_next(self, ids: list[int]) -> None:
         """Rows this hub wrote in one transaction (their ids consecutive),
         applied: when they are the next ones after every row applied, so is

@@ -74,10 +74,13 @@ class HubService(HubState):
         # hub time on the round's base: this boot's latest in the log, else the wall clock's
         super().__init__(store, keys, competition, clock or HubClock.for_log(rows), secret)
         self.commands = BoardCommands(self)
-        self.firmware = FirmwareUpdates(self, self.commands)     # updates under way (firmware_update.py)
+        # updates under way (firmware_update.py), given what they use of the hub
+        self.firmware = FirmwareUpdates(self.commands, keys=self.keys, clock=self.clock, lock=self.lock,
+                                        writer=self.writer, store=self.store, write=self.write, apply=self.apply,
+                                        publish=self.publish, activity=self.activity, live=lambda: self.live)
         self.changes.subscribe(OperatorRowFolding, lambda n: self.firmware.operator_row(n.row))
-        self.timekeeper = Timekeeper(self)
-        self.admission = Admission(self, self.commands, self.timekeeper)
+        self.timekeeper = Timekeeper(self.clock, self.competition, self.record, lambda: self.write_failure)
+        self.admission = Admission(self, self.commands, self.timekeeper, self.firmware)
         self.answers = Answers(self, self.admission, self.commands, self.catch_up)
         self.actions = OperatorActions(self, self.commands)
         self.split = SplitBrain(self)      # two hubs at once: found, flagged, healed (split_brain.py)

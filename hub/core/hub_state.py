@@ -30,7 +30,6 @@ from pathlib import Path
 from ..event.time.clock import HubClock
 from ..event.fold.competition import Competition
 from ..event.log.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
-from ..event.log.replica import takeover_term
 from ..event.fold.row_checks import row_problem
 from ..event.log.store import EventStore
 from ..event.time.time_base import CLOCK_ROW
@@ -41,6 +40,7 @@ from ..protocol.keys import BoardKeys
 from .changes import Changes, OperatorRowFolding, Queries, RowApplied, ToBoards
 from .console_lines import ConsoleLines
 from .registry import BoardRegistry
+from .terms import Terms, Unproven
 from ..protocol.replay import ReplayGuard
 
 # the service's log (HubService is this state with its parts): one name for what it logs
@@ -53,21 +53,6 @@ class Jump:
     why: str
     at_ms: int               # when it came (hub time)
     heard: bool = False      # a message of the board was taken since: it is not locked out
-
-
-UNPROVEN_ALERT_MS = 30 * 60_000    # a term without a hub's proof is alerted this long after it came
-
-
-@dataclass
-class Unproven:
-    """A hub term above this hub's that came without a hub's proof: a
-    board's birth (somebody has its key, or its firmware predates proofs),
-    or a takeover row (written by a TableTimer before proofs, or copied from
-    an impostor).  An alert, never a fence."""
-    term: int
-    row: int                 # the log row
-    at_ms: int               # when it came (hub time)
-    board: str | None        # the board that reported it (None: a takeover row)
 
 
 @dataclass
@@ -119,24 +104,14 @@ class HubState:
         # another process that checks it itself (a remote console: the hub's own act)
         self.checks_seen = True
         self.caught_up = 0       # every row with an id up to this one is applied
-        # the proofs of this log's hub terms, from the event folder's hub secret (hub_secret.py);
-        # None where there is no secret (a remote console, a hall's pages process, a test): terms
-        # are then not judged here (a takeover row counts as recorded, a board's term fences nothing)
-        self.proofs = TermProofs(secret, self.event_id) if secret is not None and self.event_id else None
-        self._secret = secret                     # (the chains of the event's other rounds: _board_term)
+        # this hub's term, the terms the boards and the log report, their proofs (terms.py)
+        self.terms = Terms(secret, self.event_id, self.clock, self.lock, self.activity,
+                           other_rounds=lambda: self.other_rounds, live=lambda: self.live)
         # and the hubs' proofs to each other on the console API (a standby, a hub that took over)
         self.hub_auth = HubAuth(secret) if secret is not None else None
         # this process, told apart from another hub (a hub that took over and whose web server took
         # the old primary's address would otherwise ask itself to stop: split_brain.py)
         self.instance = secrets.token_hex(8)
-        # the hub's term: 1, and one more at each takeover recorded in the log (a standby that
-        # carried on: cli/takeover.py) with its proof; every command carries it (and its proof),
-        # and a board refuses a lower one
-        self.term = 1
-        # the highest proven term a board's birth said it has seen (or the hub that took over showed:
-        # split_brain.py), and who, as the alert says it ("board T07 has seen"): above this hub's,
-        # another hub took over from this log's (fenced)
-        self.seen_term: tuple[int, str] = (1, "")
         # the clock rows' payloads (event/time/time_base.py: a hub's start, a sleep, a stepped wall
         # clock, the boards' base taken), for the alerts
         self.clock_events: list[dict] = []
@@ -144,74 +119,45 @@ class HubState:
         # at start): the boot every command to it names ('bt', and 'bi'), which a board requires
         # to be its own (docs/protocol.md, "Authenticity and replay protection"; admission.py)
         self.boots: dict[str, tuple[int, str]] = {}
-        # terms above this hub's without a hub's proof, by who said them: alerts, never a fence
-        self.unproven: dict[str, Unproven] = {}
 
+    # ------------------------------------------------------------ terms (terms.py)
     @property
     def fenced(self) -> str | None:
-        """Why this hub must not act (None: it may): a board has seen a
-        higher term than its own, another hub took over from this log's.
-        Nothing is sent to the boards while it is so (mqtt_adapter)."""
-        term, who = self.seen_term
-        if term <= self.term:
-            return None
-        return (f"{who} hub term {term}, this hub's is {self.term}: another hub took over "
-                "from this log (tabletimer takeover). This hub sends nothing to the boards: stop it")
+        """Why this hub must not act (None: it may): Terms.fenced."""
+        return self.terms.fenced
+
+    @property
+    def term(self) -> int:
+        return self.terms.term
+
+    @term.setter
+    def term(self, value: int) -> None:
+        self.terms.term = value
+
+    @property
+    def seen_term(self) -> tuple[int, str]:
+        return self.terms.seen_term
+
+    @seen_term.setter
+    def seen_term(self, value: tuple[int, str]) -> None:
+        self.terms.seen_term = value
+
+    @property
+    def proofs(self) -> TermProofs | None:
+        return self.terms.proofs
+
+    @property
+    def unproven(self) -> dict[str, Unproven]:
+        return self.terms.unproven
 
     def term_proof(self) -> str | None:
-        """This hub's term's proof, which its commands carry (None: no secret)."""
-        return self.proofs.proof(self.term) if self.proofs is not None else None
+        return self.terms.term_proof()
 
     def proven(self, term: object, proof: object) -> bool:
-        """Whether a term comes with a hub's proof (False without a secret here)."""
-        return self.proofs is not None and self.proofs.proven(term, proof)
-
-    def _board_term(self, ev: dict) -> None:
-        """A board's birth says the hub term it has seen: above this hub's
-        and proven, another hub took over (fenced); unproven, an alert."""
-        p, board = ev["payload"], ev["board"]
-        term = p.get("term") or 1
-        if term <= 1 or self.proofs is None:
-            return
-        if self.proven(term, p.get("hash")):
-            if term > self.seen_term[0]:
-                self.seen_term = (term, f"board {board} has seen")
-        elif self._secret is not None and any(TermProofs(self._secret, eid).proven(term, p.get("hash"))
-                                              for eid in self.other_rounds):
-            pass          # a term of the event's round before (its log's own chain): not this round's, no alert
-        elif term > self.term:
-            self.unproven[f"board {board}"] = Unproven(term, ev["id"], ev["received_ms"], board)
-            self.activity.append(self.unproven_line(self.unproven[f"board {board}"]))
-            if self.live:
-                log.warning("%s", self.unproven_line(self.unproven[f"board {board}"]))
-
-    def _takeover(self, ev: dict) -> None:
-        """A takeover row: this hub's term, if it has a hub's proof."""
-        term = takeover_term(ev["payload"])
-        if self.proofs is None or self.proven(term, ev["payload"].get("hash")):
-            self.term = max(self.term, term)
-        else:
-            u = self.unproven[f"row {ev['id']}"] = Unproven(term, ev["id"], ev["received_ms"], None)
-            self.activity.append(self.unproven_line(u))
-
-    def unproven_line(self, u: Unproven) -> str:
-        """The alert of a term without a hub's proof."""
-        when = fmt_clock(u.at_ms)
-        if u.board is not None:
-            return (f"board {u.board} reports hub term {u.term} without a hub's proof (log row #{u.row}, "
-                    f"{when}): no hub took over; somebody has the board's key (its config.json) and signed "
-                    f"that, or its firmware is older than the hub's. This hub carries on (term {self.term}); "
-                    f"flash the board again for a new key (tabletimer board flash)")
-        return (f"log row #{u.row} ({when}) records a takeover to term {u.term} without this event's hub "
-                f"proof (written by a TableTimer before proofs, or copied from a hub that is not this "
-                f"event's): not this hub's term (it is {self.term})")
+        return self.terms.proven(term, proof)
 
     def term_alerts(self) -> list[str]:
-        """The unproven terms of the last UNPROVEN_ALERT_MS (hub time)."""
-        now = self.clock.now_ms()
-        with self.lock:
-            found = sorted(self.unproven.values(), key=lambda u: u.row)
-        return [self.unproven_line(u) for u in found if now - u.at_ms < UNPROVEN_ALERT_MS]
+        return self.terms.term_alerts()
 
     # ------------------------------------------------------------ rows
     def apply(self, ev: dict) -> None:
@@ -226,12 +172,12 @@ class HubState:
         if row_problem(ev) is not None:
             pass                     # the fold flags it (below): nothing of it is read here
         elif ev["source"] == "hub" and ev["type"] == "takeover":
-            self._takeover(ev)
+            self.terms.takeover(ev)
         elif ev["source"] == "hub" and ev["type"] == CLOCK_ROW:
             self.clock_events.append(p)
         elif ev["source"] == "board" and ev["type"] == "status":
             self.registry.status(ev["board"], p, ev["received_ms"])
-            self._board_term(ev)
+            self.terms.board_term(ev)
         elif ev["source"] == "board" and ev["type"] not in ("fw", "config"):
             if p.get("err") is not None:
                 self.registry.get(ev["board"]).sync_err_ms = p["err"]

@@ -83,7 +83,9 @@ class HubService(HubState):
         self.admission = Admission(self, self.commands, self.timekeeper, self.firmware)
         self.answers = Answers(self, self.admission, self.commands, self.catch_up)
         self.actions = OperatorActions(self, self.commands)
-        self.split = SplitBrain(self)      # two hubs at once: found, flagged, healed (split_brain.py)
+        # two hubs at once: found, flagged, healed (split_brain.py)
+        self.split = SplitBrain(self.terms, self.clock, self.competition, self.changes, self.record, self.writer,
+                                self.lock, self.activity, store.path)
         # more alerts (the MQTT adapter's self-probe) are registered by name; first, the terms
         # without a hub's proof.  Why this process cannot know the boards' state now (a second
         # console whose hub is not running or cannot be reached) too: the first that says so counts

@@ -82,7 +82,10 @@ class HubService(HubState):
         self.timekeeper = Timekeeper(self.clock, self.competition, self.record, lambda: self.write_failure)
         self.admission = Admission(self, self.commands, self.timekeeper, self.firmware)
         self.answers = Answers(self, self.admission, self.commands, self.catch_up)
-        self.actions = OperatorActions(self, self.commands)
+        self.actions = OperatorActions(self.commands, competition=self.competition, clock=self.clock, keys=self.keys,
+                                       registry=self.registry, lock=self.lock, writer=self.writer, record=self.record,
+                                       publish=self.publish, activity=self.activity, changes=self.changes,
+                                       checks_seen=lambda: self.checks_seen)
         # two hubs at once: found, flagged, healed (split_brain.py)
         self.split = SplitBrain(self.terms, self.clock, self.competition, self.changes, self.record, self.writer,
                                 self.lock, self.activity, store.path)

@@ -73,7 +73,10 @@ class HubService(HubState):
         rows = store.events()
         # hub time on the round's base: this boot's latest in the log, else the wall clock's
         super().__init__(store, keys, competition, clock or HubClock.for_log(rows), secret)
-        self.commands = BoardCommands(self)
+        self.commands = BoardCommands(keys=self.keys, clock=self.clock, lock=self.lock, terms=self.terms,
+                                      boots=self.boots, competition=self.competition, store=self.store,
+                                      write=self.write, event_id=lambda: self.event_id, publish=self.publish,
+                                      activity=self.activity, changes=self.changes, live=lambda: self.live)
         # updates under way (firmware_update.py), given what they use of the hub
         self.firmware = FirmwareUpdates(self.commands, keys=self.keys, clock=self.clock, lock=self.lock,
                                         writer=self.writer, store=self.store, write=self.write, apply=self.apply,

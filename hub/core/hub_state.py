@@ -24,7 +24,6 @@ import logging
 import secrets
 import threading
 from collections import Counter, deque
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..event.time.clock import HubClock
@@ -39,29 +38,13 @@ from ..protocol.hub_protocol import Outgoing
 from ..protocol.keys import BoardKeys
 from .changes import Changes, OperatorRowFolding, Queries, RowApplied, ToBoards
 from .console_lines import ConsoleLines
+from .board_counts import BoardCounts, Jump, Refused
 from .registry import BoardRegistry
 from .terms import Terms, Unproven
 from ..protocol.replay import ReplayGuard
 
 # the service's log (HubService is this state with its parts): one name for what it logs
 log = logging.getLogger("tabletimer.hub.core.service")
-
-
-@dataclass
-class Jump:
-    """A board's latest message rejected for a boot or counter jump."""
-    why: str
-    at_ms: int               # when it came (hub time)
-    heard: bool = False      # a message of the board was taken since: it is not locked out
-
-
-@dataclass
-class Refused:
-    """A board's latest report of a command it refused as a counter jump
-    (the 'hub_ctr' of its clock-sync request)."""
-    ctr: int                 # the command's counter
-    at_ms: int               # when the report came (hub time)
-    ours: bool               # this hub has numbered commands that high: it is refusing this hub
 
 
 class HubState:
@@ -83,12 +66,7 @@ class HubState:
         # it): online in the hall, and no alert of this round's (alerts.py)
         self.unused_boards: frozenset[str] = frozenset()
         # what the hub counted of the boards' messages (a remote console shows its hub's)
-        self.rejected: Counter[str] = Counter()   # reason -> count
-        self.duplicates = 0
-        self.retained_again = 0     # boards' retained statuses had before, sent again at a (re)subscribe
-        self.retained_junk = 0      # retained messages on board topics that failed the checks: cleared
-        self.jumps: dict[str, Jump] = {}            # board -> its last message rejected for a jump
-        self.refusals: dict[str, Refused] = {}      # board -> the last command it refused as a jump
+        self.counts = BoardCounts()     # (board_counts.py; read here as rejected, duplicates, ...)
         self.activity: deque[str] = deque(maxlen=200)   # the consoles' event log
         # the named change notifications of this state (changes.py): the consoles' lines of each
         # row are written first (console_lines.py), before any other subscriber hears of it
@@ -119,6 +97,55 @@ class HubState:
         # at start): the boot every command to it names ('bt', and 'bi'), which a board requires
         # to be its own (docs/protocol.md, "Authenticity and replay protection"; admission.py)
         self.boots: dict[str, tuple[int, str]] = {}
+
+    # ------------------------------------------------------------ counts (board_counts.py)
+    @property
+    def rejected(self) -> Counter[str]:
+        return self.counts.rejected
+
+    @rejected.setter
+    def rejected(self, value: Counter[str]) -> None:
+        self.counts.rejected = value
+
+    @property
+    def duplicates(self) -> int:
+        return self.counts.duplicates
+
+    @duplicates.setter
+    def duplicates(self, value: int) -> None:
+        self.counts.duplicates = value
+
+    @property
+    def retained_again(self) -> int:
+        return self.counts.retained_again
+
+    @retained_again.setter
+    def retained_again(self, value: int) -> None:
+        self.counts.retained_again = value
+
+    @property
+    def retained_junk(self) -> int:
+        return self.counts.retained_junk
+
+    @retained_junk.setter
+    def retained_junk(self, value: int) -> None:
+        self.counts.retained_junk = value
+
+    @property
+    def jumps(self) -> dict[str, Jump]:
+        return self.counts.jumps
+
+    @jumps.setter
+    def jumps(self, value: dict[str, Jump]) -> None:
+        self.counts.jumps = value
+
+    @property
+    def refusals(self) -> dict[str, Refused]:
+        return self.counts.refusals
+
+    @refusals.setter
+    def refusals(self, value: dict[str, Refused]) -> None:
+        self.counts.refusals = value
 
     # ------------------------------------------------------------ terms (terms.py)
     @property

@@ -3,10 +3,14 @@ clock-sync replies and an updated round state, and produces the commands
 (signed schedules, station states, identify) the operator's actions call for.
 
 I/O-free except for the event store it is given: the MQTT adapter feeds
-`handle()` and publishes what it returns or passes to `publish`.
+`handle()`, publishes what it returns, and subscribes to ToBoards
+(changes.py) for what the parts publish.
 
-`HubService` is the shared state (hub_state.py) and the parts that each own
-one concept of it, which it composes and whose public methods it offers:
+`HubService` is the state (hub_state.py: the fold, the terms, the board
+counts, the locks, the log's write path) and the parts that each own one
+concept, which it wires here -- each is given the collaborators it uses by
+name (keys, clock, locks, fold, record, publish, the notifications ...),
+none the service or the state -- and whose public methods it offers:
 - `admission` (admission.py): which board messages are taken -- verified,
   parsed, deduplicated, rejected in counted categories, a sync answered;
 - `answers` (answers.py): the store-and-answer path -- one commit for what
@@ -83,8 +87,14 @@ class HubService(HubState):
                                         publish=self.publish, activity=self.activity, live=lambda: self.live)
         self.changes.subscribe(OperatorRowFolding, lambda n: self.firmware.operator_row(n.row))
         self.timekeeper = Timekeeper(self.clock, self.competition, self.record, lambda: self.write_failure)
-        self.admission = Admission(self, self.commands, self.timekeeper, self.firmware)
-        self.answers = Answers(self, self.admission, self.commands, self.catch_up)
+        self.admission = Admission(self.commands, self.timekeeper, self.firmware, keys=self.keys, lock=self.lock,
+                                   guard=self.guard, counts=self.counts, boots=self.boots, registry=self.registry,
+                                   clock=self.clock, activity=self.activity, changes=self.changes)
+        self.answers = Answers(self.admission, self.commands, self.catch_up, store=self.store, writer=self.writer,
+                               lock=self.lock, write_failed=self.write_failed, written=self.written, apply=self.apply,
+                               applied_next=self.applied_next, other_rounds=lambda: self.other_rounds,
+                               competition=self.competition, registry=self.registry, activity=self.activity,
+                               counts=self.counts)
         self.actions = OperatorActions(self.commands, competition=self.competition, clock=self.clock, keys=self.keys,
                                        registry=self.registry, lock=self.lock, writer=self.writer, record=self.record,
                                        publish=self.publish, activity=self.activity, changes=self.changes,

@@ -689,7 +689,7 @@ def test_a_start_typed_as_a_clock_time_1h48_ago_asks_first(hub):
     assert [e["type"] for e in ops(hub)] == ["round_start"]
 
 
-def test_no_alerts_for_a_board_this_round_does_not_use(tmp_path, hub, monkeypatch):
+def test_no_alerts_for_a_board_this_round_does_not_use(tmp_path, monkeypatch):
     """Item 13: a day's pairs round uses T01; T02 (the individuals') stays
     online in the hall, and later falls silent: not this round's alerts
     ("board b9 is not in stations.csv", "silent"); a board no round knows
@@ -708,7 +708,9 @@ def test_no_alerts_for_a_board_this_round_does_not_use(tmp_path, hub, monkeypatc
 
     monkeypatch.setitem(KEYS, "b9", "99" * 32)
     monkeypatch.setitem(KEYS, "bx", "98" * 32)
-    hub.keys = BoardKeys(keys=KEYS)
+    (tmp_path / "hub").mkdir()
+    made = make_hub(tmp_path / "hub", "cz-championship-individuals")    # the keys are the service's from its start
+    hub = next(made)
     hub.registry.listening(hub.clock.t)      # connected to the broker (as the MQTT adapter says)
     for b in ("b9", "bx"):
         hub.sender.send(hub, b, P.STATUS, P.status_online(1, "1.0", 1))
@@ -719,3 +721,4 @@ def test_no_alerts_for_a_board_this_round_does_not_use(tmp_path, hub, monkeypatc
     alerts = hub.alerts()
     assert not any("b9" in a for a in alerts), alerts
     assert "board bx is not in stations.csv" in alerts and any(a.startswith("board bx silent") for a in alerts)
+    next(made, None)                 # the store closed

@@ -655,3 +655,16 @@ def test_alert_and_blind_sources_are_registered_and_withdrawn_by_name(hub):
     hub.queries.drop_alerts("the test")
     hub.queries.drop_blind("the test")
     assert "TWO" not in hub.alerts() and hub.blind() is None
+
+
+def test_no_part_of_the_service_is_handed_the_service_or_the_state(hub):
+    """Issue 46 item 2: each part is given the collaborators it uses by
+    name; none holds the service or its state (admission read st.firmware,
+    which only the service had)."""
+    from tabletimer.hub.core.hub_state import HubState
+    parts = {"admission": hub.admission, "answers": hub.answers, "commands": hub.commands,
+             "actions": hub.actions, "timekeeper": hub.timekeeper, "split": hub.split, "firmware": hub.firmware}
+    holding = {name: sorted(k for k, v in vars(part).items() if isinstance(v, HubState))
+               for name, part in parts.items()}
+    assert holding == {name: [] for name in parts}
+    assert hub.admission.firmware is hub.firmware and hub.answers.admission is hub.admission

@@ -9,7 +9,8 @@ organizer console (Textual) or, off a terminal, a line per stored row.  A
 watchdog ends the process when a console whose terminal is gone does not
 return.  `tabletimer run`, `demo`, `rehearse` and `takeover` run a hub
 through it (cli/serve.py parses, calls, prints); `tabletimer standby`
-runs StandbyRuntime: the idle broker, the follower, the same loop.
+runs StandbyRuntime: the idle broker, the follower, the same loop;
+`tabletimer console`, desk_console.py.
 
 The service (core/) is given: its log opened, its rounds followed, by the
 caller.  What the hub says goes to `say` (a terminal's console or standard

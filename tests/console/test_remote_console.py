@@ -576,7 +576,7 @@ def test_a_console_beside_the_hub_says_when_the_hub_is_not_running(tmp_path):
     lock file (never taking the lock): a hub holding it (here a process that
     holds it as `tabletimer run` does) and one gone."""
     from tabletimer.hub.cli.common import service_for
-    from tabletimer.hub.cli.event import watch_the_hub
+    from tabletimer.hub.runtime.desk_console import watch_the_hub
     from tabletimer.hub.event.log.store import EventStore
 
     ev_path = event_folder.init(tmp_path / "event", "czjpa-individuals")

@@ -27,15 +27,15 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..core.changes import RowApplied
 from ..core.service import HubService
 from ..core.timekeeper import other_round_anchors
 from ..fleet.firmware_build import installed_firmware_version
 from ..link.mqtt_adapter import HubMqtt
-from .brokers import dead_broker_alert, follow_keys, restart_child, start_broker
-from .keep_awake import keep_awake
+from .brokers import Broker, dead_broker_alert, follow_keys, restart_child, start_broker
+from .keep_awake import Awake, keep_awake
 from .log_sentences import describe
 from .main_loop import MainLoop
 from .signals import room_for_connections, serving, stop_on_signals
@@ -69,7 +69,13 @@ class HubRuntime:
         self.start_sims, self.boards_stay, self.title = start_sims, boards_stay, title
         self.stop_event = stop or threading.Event()
         self.on_terminal, self.say = on_terminal, say
-        self.broker = self.link = self.web = self.pages = self.hall = self.awake = self.watch = None
+        self.broker: Broker | None = None
+        self.link: HubMqtt | None = None
+        self.awake: Awake | None = None
+        self.web: Any = None              # the web server (web/server.py), the referees' pages, the hall's
+        self.pages: Any = None            # pages' process, the old primary's watch: None until started
+        self.hall: Any = None
+        self.watch: Any = None
         self.sims: list = []
         self.why: list[str] = []          # the signal that stopped it
         self.fenced: list[str] = []       # why this hub stopped: another took over from its log
@@ -116,29 +122,29 @@ class HubRuntime:
 
         service, say = self.service, self.say
         web_listen = parse_listen(self.options.web_listen)
-        self.broker = start_broker(self.options, service.keys, self.data)
-        address = self.broker.address
-        say(self.broker.line)
+        broker = self.broker = start_broker(self.options, service.keys, self.data)
+        address = broker.address
+        say(broker.line)
         say(f"event log {service.store.path}")
-        self._dead = broker_gone(self.broker, service, self.on_terminal)
-        self.awake = keep_awake()
-        say(self.awake.said)
+        self._dead = broker_gone(broker, service, self.on_terminal)
+        awake = self.awake = keep_awake()
+        say(awake.said)
         for line in _start_clock(service):
             say(f"warning: {line}")
-        self.link = HubMqtt(service, address.host, address.port, address.user, address.password)
-        self.link.start(while_waiting=self._dead)    # a child broker dying meanwhile is said and started again
+        link = self.link = HubMqtt(service, address.host, address.port, address.user, address.password)
+        link.start(while_waiting=self._dead)    # a child broker dying meanwhile is said and started again
         if web_listen and self.event:
-            self._start_web(web_listen)
+            self._start_web(web_listen, self.event)
         self.watch = _old_primary_watch(service, self.on_terminal)     # a takeover's: hubs watch each other
         if self.start_sims:
             self.sims = self.start_sims(address, self.stop_event)
 
-    def _start_web(self, web_listen: tuple[str, int]) -> None:
+    def _start_web(self, web_listen: tuple[str, int], event: dict) -> None:
         from ..web import screens
 
-        service, say, event, data = self.service, self.say, self.event, self.data
-        self.pages = referee_pages(service, data, event)
-        routes = self.pages.routes()
+        service, say, data = self.service, self.say, self.data
+        pages = self.pages = referee_pages(service, data, event)
+        routes = pages.routes()
         screen = None                   # the hall's screens' token (web/screens.py)
         if getattr(self.options, "hall_pages", "on") == "on":
             screen = screens.screen_token(data)
@@ -147,7 +153,7 @@ class HubRuntime:
                 from ..web.hall_pages import PATHS
                 routes += self.hall.redirect_routes(PATHS)     # the addresses people know, sent on
         # the web server's reserve of connections: signed-in referees, the consoles, the screens
-        credentials = [self.pages.signed_in, lambda scope: screens.carried(scope, screen)]
+        credentials = [pages.signed_in, lambda scope: screens.carried(scope, screen)]
         self.web = web_server(service, event, data, web_listen, say, routes, credentials)
         if self.web is not None:
             say_referee_urls(service, self.web, self.pages, data, say,
@@ -182,8 +188,8 @@ class HubRuntime:
         said = self.hall.check() if self.hall else None
         if said:
             tell(said)
-        address = self.broker.address
-        if follow_keys(self.broker, service.keys, self.data, address.password or ""):
+        broker = self.broker
+        if broker is not None and follow_keys(broker, service.keys, self.data, broker.address.password or ""):
             tell("broker: the board keys changed: Mosquitto's logins written again and reloaded")
 
     def serve(self) -> None:
@@ -269,15 +275,15 @@ class StandbyRuntime:
         self.title, self.on_terminal, self.say = title, on_terminal, say
         self.stop_event = threading.Event()
         self.loop = MainLoop(service.note if on_terminal else say)
-        self.broker = None
+        self.broker: Broker | None = None
         self._auto: list[float] = []         # the primary silent for --auto-after: take over
 
     def run(self) -> StandbyRan:
         try:
-            self.broker = start_broker(self.options, self.keys, self.data)   # idle: the boards' second address
+            broker = self.broker = start_broker(self.options, self.keys, self.data)   # idle: the boards' second address
         except (RuntimeError, OSError) as e:
             return StandbyRan(failed=str(e))
-        self.say(self.broker.line + " (idle: the boards are the primary's)")
+        self.say(broker.line + " (idle: the boards are the primary's)")
         service, follower, stop = self.service, self.follower, self.stop_event
         service.queries.add_alerts("the standby's follower", follower.alerts)
         service.queries.add_blind("a standby", lambda: "a standby: the boards are the primary's")
@@ -300,7 +306,7 @@ class StandbyRuntime:
             pass
         finally:
             follower.stop()
-            self.broker.stop()
+            broker.stop()
         return StandbyRan(auto=self._auto[0] if self._auto else None)
 
     def _watch(self) -> None:

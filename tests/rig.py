@@ -11,6 +11,7 @@ from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.protocol.hub_secret import ensure_secret
 from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.link.mqtt_adapter import HubMqtt
+from tabletimer.hub.core.changes import RowApplied
 from tabletimer.hub.core.service import HubService
 from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.fleet.simulator import SimBoard
@@ -77,7 +78,7 @@ class Rig:
             if not done.is_set() and pred(ev):
                 got.append(ev)
                 done.set()
-        self.service.listeners.append(listen)
+        sub = self.service.changes.subscribe(RowApplied, lambda n: listen(n.row))
         try:
             for ev in self.service.store.events():
                 if pred(ev):
@@ -85,7 +86,7 @@ class Rig:
             assert done.wait(timeout), "the hub did not get the expected event"
             return got[0]
         finally:
-            self.service.listeners.remove(listen)
+            sub.cancel()
 
     # ----------------------------------------------------------- boards
     def board(self, board_id: str, workdir: Path | None = None, **kw) -> SimBoard:

@@ -66,7 +66,6 @@ TESTS_PRIVATE_LEFT = {
        for n in ("_sessions", "_subscriptions", "_cleanup_session", "_matches")},
     ("tests/boards/test_hub_core.py", "_load"): "counts BoardKeys' reads of the keys file",
     ("tests/boards/test_port_holder.py", "_linux"): "takes the lsof way on Linux",
-    ("tests/console/test_remote_console.py", "_web_server"): "the web server as cli/serve.py builds it",
     ("tests/firmware/test_board_check.py", "_fallback_lines"): "the lines the check falls back on",
     ("tests/firmware/test_mqtt_client.py", "_hdr"): "the firmware MQTT client's remaining-length encoding",
     ("tests/firmware/test_overlapping_gestures.py", "_follow_presses"): "the rehearsal's press follower, "

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..protocol.keys import BoardKeys, KeyFileError, mqtt_password
 from ..rules.formats import FormatError
-from .common import HUB_USER, ensure_hub_password, load_event
+from ..runtime.brokers import HUB_USER, ensure_hub_password
+from .common import load_event
 from tabletimer.hub.event.folder import event_folder
 
 

@@ -8,12 +8,11 @@ from pathlib import Path
 from ..protocol.hub_secret import ensure_secret
 from ..event.log.store import EventStore
 from ..rules.formats import FormatError
-from ..rules.timetext import fmt_clock
-from .brokers import broker_problem
+from ..runtime.brokers import broker_problem
 from .options import LOG_FAILED
 from .common import hub_lock, hub_secret, hub_token, open_event, service_for, writable_log
-from .hall_check import firmware_version
 from .serve import serve
+from ..runtime.desk_console import run_desk_console
 from tabletimer.hub.event.folder import event_folder, rounds
 
 
@@ -127,8 +126,6 @@ def cmd_console(args) -> int:
     screen): it follows the log, and its operator actions go into the log,
     where the hub picks them up.  Given the hub's address (http://...), the
     same over the network, from another laptop."""
-    from ..console.app import run_console
-
     if "://" in args.dir:
         return _remote_console(args)
     opened = open_event(args.dir, getattr(args, "round", None))
@@ -142,40 +139,14 @@ def cmd_console(args) -> int:
     store = EventStore(ev.db)
     try:
         service = service_for(ev, keys, store)
-        watch_the_hub(service, ev.db)
-        run_console(service, f"TableTimer - {ev.format.title} (watching {ev.path.name}"
-                    + (f", round {ev.round})" if ev.several_rounds else ")"),
-                    tick=service.catch_up, hub_fw=firmware_version())
+        run_desk_console(service, f"TableTimer - {ev.format.title} (watching {ev.path.name}"
+                         + (f", round {ev.round})" if ev.several_rounds else ")"), beside=ev.db)
     finally:
         store.close()
     return 0
 
 
-def watch_the_hub(service, log: Path) -> None:
-    """A console beside the hub (the same folder) shows the log as the hub
-    wrote it: when the hub is not running, the boards' state in it is
-    history, and the console says so (an alert, and "boards online ?")."""
-    from ..event.folder.folder_lock import hub_running
-
-    since: list[int] = []
-
-    def stopped() -> bool:
-        down = hub_running(log) is False
-        if not down:
-            since.clear()
-        elif not since:
-            since.append(service.clock.now_ms())
-        return down
-
-    service.blind_sources.append(lambda: "the hub is not running" if stopped() else None)
-    service.alert_sources.append(lambda: [
-        f"THE HUB IS NOT RUNNING on {log.parent} (seen at {fmt_clock(since[0])}): this console shows the "
-        f"log as it was; boards, calls and signals are not followed until `tabletimer run {log.parent}` "
-        "runs again"] if stopped() else [])
-
-
 def _remote_console(args) -> int:
-    from ..console.app import run_console
     from ..console.client import connect
 
     token = hub_token(args)
@@ -187,9 +158,8 @@ def _remote_console(args) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        run_console(service, f"TableTimer - {service.competition.format.title} (remote: {service.log.path}"
-                    + (f", round {service.round})" if service.round else ")"), tick=service.catch_up,
-                    hub_fw=firmware_version())
+        run_desk_console(service, f"TableTimer - {service.competition.format.title} (remote: {service.log.path}"
+                         + (f", round {service.round})" if service.round else ")"))
     finally:
         service.log.close()
     return 0

@@ -25,12 +25,9 @@ POLL_S = 0.25               # the log is read this often (a running hub applies 
 def firmware_version() -> str | None:
     """The firmware version `tabletimer board flash` writes (firmware/app.py's,
     as fleet/firmware_build reads it); None if this installation has none."""
-    from ..fleet.firmware_build import firmware_version as of_app
+    from ..fleet.firmware_build import installed_firmware_version
 
-    try:
-        return of_app()
-    except (OSError, RuntimeError):
-        return None
+    return installed_firmware_version()
 
 
 def cmd_check_hall(args) -> int:

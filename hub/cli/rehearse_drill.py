@@ -36,7 +36,7 @@ from ..protocol.keys import mqtt_password
 from ..event.folder import rounds
 from ..event.log.replica import FOLDER_FILES
 from ..web.referees import FILE as REFEREES
-from .common import stop_on_signals
+from ..runtime.signals import stop_on_signals
 
 SECOND = "127.0.0.2"              # the hub laptop's address; the standby's is 127.0.0.1
 COPY = "rehearsal-standby"        # in the event folder: the second laptop's copy of the rehearsal

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 
 from ..protocol.hub_secret import HubAuth
 from ..console.client import HubClient, NotTheHub, RemoteError
@@ -25,7 +24,8 @@ from ..protocol.keys import BoardKeys
 from ..event.log.replica import FOLDER_FILES, differing_files
 from ..event.log.store import EventStore
 from .options import LOG_FAILED
-from .common import hub_lock, hub_secret, open_event, open_log, service_for, stop_on_signals
+from ..runtime.hub_runtime import StandbyRuntime
+from .common import hub_lock, hub_secret, open_event, open_log, service_for
 
 
 def cmd_standby(args) -> int:
@@ -94,8 +94,6 @@ def _not_a_copy(ev, event: dict) -> str | None:
 def _follow(args, ev, keys: BoardKeys, client: HubClient, store: EventStore, event: dict) -> int:
     from rich.console import Console
 
-    from .brokers import start_broker
-
     console = Console()
     follower = Follower(client, store, args.silent_after, f"tabletimer takeover {ev.path} --primary {client.url}"
                         + (f" --round {ev.round}" if ev.several_rounds else ""))
@@ -109,74 +107,18 @@ def _follow(args, ev, keys: BoardKeys, client: HubClient, store: EventStore, eve
         return 2
     say = lambda text: console.print(text, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
     say(f"standby of {client.url}: {n} row(s) copied into {store.path}, up to row #{follower.copied}")
-    try:
-        broker = start_broker(args, keys, ev.path)       # idle: the boards' second address
-    except (RuntimeError, OSError) as e:
-        print(f"error: {e}. The standby did not start.", file=sys.stderr)
-        return 2
-    say(broker.line + " (idle: the boards are the primary's)")
     service = service_for(ev, BoardKeys(), StandbyLog(store, client.url))   # type: ignore[arg-type]  (no keys: it signs nothing)
-    service.alert_sources.append(follower.alerts)
-    service.blind_sources.append(lambda: "a standby: the boards are the primary's")
-    follower.start()
-    stop = threading.Event()
-    stop_on_signals(stop)                            # kill, closed terminal: stop cleanly
-    auto = []                           # the primary silent for --auto-after: take over
-
-    def watch() -> None:
-        while args.auto_after and not stop.wait(0.25):
-            silent = follower.silent_for()
-            if silent is not None and silent >= args.auto_after and not follower.refused:
-                auto.append(silent)
-                stop.set()
-    threading.Thread(target=watch, name="standby-auto-after", daemon=True).start()
-    if args.duration:
-        timer = threading.Timer(args.duration, stop.set)
-        timer.daemon = True
-        timer.start()
-    try:
-        if console.is_terminal:
-            from ..console.app import run_console
-
-            run_console(service, f"STANDBY of {client.url} - {event.get('title') or ev.format.title}",
-                        stop, service.catch_up)
-        else:
-            _lines(service, follower, stop, say)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        follower.stop()
-        broker.stop()
-    if auto:
-        say(f"the primary silent for {auto[0]:.0f} s (--auto-after {args.auto_after:g}): this laptop takes "
+    ran = StandbyRuntime(args, service, ev.path, keys, follower, on_terminal=console.is_terminal, say=say,
+                         title=f"STANDBY of {client.url} - {event.get('title') or ev.format.title}").run()
+    if ran.failed is not None:
+        print(f"error: {ran.failed}. The standby did not start.", file=sys.stderr)
+        return 2
+    if ran.auto is not None:
+        say(f"the primary silent for {ran.auto:.0f} s (--auto-after {args.auto_after:g}): this laptop takes "
             f"over, copied up to row #{follower.copied}")
         return AUTO_TAKEOVER
     say(f"standby stopped: copied up to row #{follower.copied} in {store.path}")
     return 0
-
-
-def _lines(service, follower: Follower, stop: threading.Event, say) -> None:
-    """Not on a terminal: a line when the copy moves on, when the primary
-    falls silent and when it answers again, when copying stops."""
-    copied, silent, refused = follower.copied, False, False
-    while not stop.wait(0.25):
-        service.catch_up()
-        if follower.copied != copied:
-            copied = follower.copied
-            lag = follower.lag_ms()
-            say(f"copied up to row #{copied}" + (f", {lag[0] / 1000:.2f} s after it was written at the primary "
-                                                  f"(p99 of the last {lag[1]} rows: {lag[2] / 1000:.2f} s)"
-                                                  if lag else ""))
-        alerts = follower.alerts()
-        now_silent = any(a.startswith("PRIMARY SILENT") for a in alerts)
-        if now_silent and not silent:
-            say(next(a for a in alerts if a.startswith("PRIMARY SILENT")))
-        elif silent and not now_silent:
-            say(f"the primary answers again: {follower.status()}")
-        silent = now_silent
-        if follower.refused and not refused:
-            refused = True
-            say(f"STANDBY STOPPED COPYING: {follower.refused}")
 
 
 def add_parser(sub, serve_options, round_help: str) -> None:

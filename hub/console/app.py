@@ -10,8 +10,8 @@ action from here is exactly one from `tabletimer act`: a row in the log.
 The screens are screens.py, the forms forms.py, the drawing view.py; this
 module is the app that holds them and the service.
 
-Threads: the service calls its listeners from the MQTT thread with its lock
-held, so the listener here only posts a message (never waits for the UI);
+Threads: the service tells RowApplied (core/changes.py) from the MQTT thread
+with its lock held, so the subscriber here only posts a message (never waits for the UI);
 the screen redraws from the service's snapshot (core/snapshot.py), at most
 four times a second and whenever a stored event arrives.
 """
@@ -32,6 +32,7 @@ from .screens import ConfirmScreen, FormScreen, MainScreen, NameScreen
 from .table import LiveTable
 from .view import MainView
 from ..fleet.hall_check import checklist
+from ..core.changes import RowApplied, Subscription
 from ..core.service import HubService
 from ..core.snapshot import Snapshot
 
@@ -88,14 +89,13 @@ class ConsoleApp(App):
         self._pending = threading.Event()       # a Stored message or a redraw is on its way
         self._dirty = False                     # stored events not drawn yet
         self._view = MainView()                 # what the main screen last showed
-        self._listening = False
+        self._listening: Subscription | None = None
 
     # ---------------------------------------------------------- life cycle
     def on_mount(self) -> None:
         self.title = self.event_title
         self.push_screen(MainScreen())
-        self.service.listeners.append(self._on_stored)
-        self._listening = True
+        self._listening = self.service.changes.subscribe(RowApplied, lambda n: self._on_stored(n.row))
         self.refresh_view()
         self.set_interval(REFRESH_S, self._on_timer)
         # what exists now (the service's state, Textual's widgets) lives as
@@ -109,11 +109,8 @@ class ConsoleApp(App):
 
     def _stop_listening(self) -> None:
         if self._listening:
-            self._listening = False
-            try:
-                self.service.listeners.remove(self._on_stored)
-            except ValueError:
-                pass
+            self._listening.cancel()
+            self._listening = None
 
     def _on_stored(self, ev: dict) -> None:
         """Called by the service, possibly in another thread with its lock

@@ -212,7 +212,7 @@ class RemoteHubService(HubService):
         self.checks_seen = False     # the hub's own act checks the desk's `seen` (and stores a conflict)
         self.log = log
         self.was_down: str | None = None
-        self.blind_sources.append(lambda: "the hub cannot be reached" if self.log.down else None)
+        self.queries.add_blind("the hub", lambda: "the hub cannot be reached" if self.log.down else None)
 
     def catch_up(self) -> int:
         n = super().catch_up()

@@ -8,6 +8,8 @@ stored (answers.py).  Part of the hub's service (service.py)."""
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from typing import NamedTuple
 
 from tabletimer.shared import protocol
@@ -15,7 +17,14 @@ from tabletimer.shared.auth import AuthError
 
 from ..protocol import hub_protocol
 from .board_commands import BoardCommands
-from .hub_state import HubState, Jump, Outgoing, Refused
+from ..fleet.firmware_update import FirmwareUpdates
+from .changes import Changes, MessageRejected, OperatorRowFolding
+from .board_counts import BoardCounts, Jump, Refused
+from .hub_state import Outgoing
+from .registry import BoardRegistry
+from ..event.time.clock import HubClock
+from ..protocol.keys import BoardKeys
+from ..protocol.replay import ReplayGuard
 from .timekeeper import Timekeeper
 from ..event.log.log_health import LogWriteFailed
 from ..event.log.rows import RowKind, kind_of
@@ -41,19 +50,31 @@ class Taken(NamedTuple):
 
 
 class Admission:
-    def __init__(self, state: HubState, commands: BoardCommands, timekeeper: Timekeeper) -> None:
-        self.state = state
+    """Which board messages are taken, given what it uses (service.py wires
+    it): the commands (a sync's answer, a hub status owed), the timekeeper
+    (a sync request's report of the board's clock), the firmware updates
+    (a board's answers to one under way), the board keys, the message lock,
+    the replay guard, the board counts, the boots each board is in, the
+    registry, the hub clock, the consoles' activity lines and the
+    notifications (a rejection told; a board's reset as its row applies)."""
+
+    def __init__(self, commands: BoardCommands, timekeeper: Timekeeper, firmware: FirmwareUpdates, *,
+                 keys: BoardKeys, lock: threading.RLock, guard: ReplayGuard, counts: BoardCounts,
+                 boots: dict[str, tuple[int, str]], registry: BoardRegistry, clock: HubClock,
+                 activity: deque[str], changes: Changes) -> None:
+        self.keys, self.lock, self.guard, self.counts, self.boots = keys, lock, guard, counts, boots
+        self.registry, self.clock, self.activity, self.changes = registry, clock, activity, changes
         self.commands = commands
         self.timekeeper = timekeeper      # a sync request's report of the board's clock
+        self.firmware = firmware          # a board's answers to an update under way, and its births
         self.cleared: set[str] = set()   # topics cleared so (the empty message comes back to the hub)
         self.rejections_noted: dict[str, list] = {}   # category -> [hub ms of its last line, not noted since]
         self.installs: dict[str, set[str]] = {}  # board -> the installs heard under its id
-        state.operator_hooks.append(self._operator_row)
+        changes.subscribe(OperatorRowFolding, lambda n: self._operator_row(n.row))
 
     def admit(self, topic: str, payload: bytes, received_ms: int, retained: bool) -> list[Outgoing] | Taken:
         """A message's checks: what answers it now (a rejection, a sync
         reply), or the message to store."""
-        st = self.state
         if topic == hub_protocol.HUB_STATUS:
             return []                            # our own retained status
         if not payload and topic in self.cleared:
@@ -69,10 +90,10 @@ class Admission:
             return self.reject("malformed", "a retained " + kind, topic, retained)
         if len(payload) > SIGNED_PAYLOAD_MAX:
             return self.reject("malformed", f"payload too large: {len(payload)} bytes", topic, retained)
-        signer = st.keys.signer(board)
+        signer = self.keys.signer(board)
         if signer is None:
-            st.keys.refresh()     # flashed since the hub started? (a file read only if it changed)
-            signer = st.keys.signer(board)
+            self.keys.refresh()     # flashed since the hub started? (a file read only if it changed)
+            signer = self.keys.signer(board)
             if signer is None:
                 return self.reject("unknown board", board, topic, retained)
         try:
@@ -86,30 +107,30 @@ class Admission:
             return self.reject("malformed", f"unexpected {typ} message on {kind}", topic, retained)
         if kind == protocol.SYNC and "t2" in msg:
             return self.reject("malformed", "a sync reply from a board", topic, retained)
-        with st.lock:
-            why = st.guard.check(board, msg, now_ms=received_ms)
+        with self.lock:
+            why = self.guard.check(board, msg, now_ms=received_ms)
             if why and why.startswith(JUMPS):
                 # a board's counters moved beyond what it can do honestly:
                 # alerted (network_alerts), the board's counters unchanged
-                st.jumps[board] = Jump(why, received_ms)
+                self.counts.jumps[board] = Jump(why, received_ms)
                 return self.reject(why[:why.index(":")], why, topic, retained)
             if why and retained and kind == protocol.STATUS:
                 # a board's retained status the hub has had before: what
                 # the broker keeps for it, sent again because the hub
                 # (re)subscribed -- not an attack, not counted as one (a
                 # replay published live by anyone comes without the flag)
-                st.retained_again += 1
+                self.counts.retained_again += 1
                 return []
             if why:
                 return self.reject("replayed", why, topic, retained)
-            jump = st.jumps.get(board)
+            jump = self.counts.jumps.get(board)
             if jump is not None:
                 jump.heard = True              # it is heard again: not locked out
             self.heard(board, msg)
-            st.registry.seen(board, received_ms)
+            self.registry.seen(board, received_ms)
             if typ == protocol.T_STATUS and msg["state"] == protocol.ONLINE:
-                st.firmware.born(board, msg.get("fault"))   # restarted in an update: it begins again
-            if typ == hub_protocol.T_FW and not st.firmware.heard(board, msg, received_ms):
+                self.firmware.born(board, msg.get("fault"))   # restarted in an update: it begins again
+            if typ == hub_protocol.T_FW and not self.firmware.heard(board, msg, received_ms):
                 return []              # a chunk's answer: the update's, not the log's
             if kind != protocol.SYNC:
                 return Taken(board, kind, msg, received_ms)
@@ -117,7 +138,7 @@ class Admission:
                 self.refused_command(board, msg["hub_ctr"], received_ms)
             self.timekeeper.heard_sync(board, msg, received_ms)
             try:
-                reply = hub_protocol.sync_reply(msg, received_ms, st.clock.now_ms(), st.clock.base.gen)
+                reply = hub_protocol.sync_reply(msg, received_ms, self.clock.now_ms(), self.clock.base.gen)
                 # numbered in the order published (a board drops a counter not above the last it
                 # took): the reply first (the board times it), then the hub online owed
                 out = [self.commands.to_board(board, protocol.CMD, reply, 0, to=msg)]   # the request's boot
@@ -128,7 +149,7 @@ class Admission:
     def stored(self, board: str, msg: dict, received_ms: int) -> None:
         """A stored board message, read back from the log at start: the
         replay guard and the installs know it, as when it came live."""
-        self.state.guard.check(board, msg, stored=True, now_ms=received_ms)
+        self.guard.check(board, msg, stored=True, now_ms=received_ms)
         self.heard(board, msg)
 
     def heard(self, board: str, msg: dict) -> None:
@@ -139,7 +160,7 @@ class Admission:
         install = hub_protocol.sender_install(msg)
         seen.add(install)
         if type(msg.get("bt")) is int:
-            self.state.boots[board] = (msg["bt"], install)
+            self.boots[board] = (msg["bt"], install)
         if msg.get("type") in hub_protocol.EVENT_TYPES:
             seen.add(hub_protocol.install_of(msg))
 
@@ -147,13 +168,12 @@ class Admission:
         """The board says (in a clock-sync request) that it refused a
         command numbered ctr as a counter jump: alerted (network_alerts).
         Under the message lock."""
-        st = self.state
         ours = ctr < self.commands.ctr_next          # numbered as high as this hub has numbered
-        last = st.refusals.get(board)
+        last = self.counts.refusals.get(board)
         if last is None or received_ms - last.at_ms > REFUSAL_LINE_EVERY_MS:
-            st.activity.append(f"board {board} refused a command numbered {ctr} as a counter jump"
+            self.activity.append(f"board {board} refused a command numbered {ctr} as a counter jump"
                                + (" (this hub's)" if ours else " (not this hub's)"))
-        st.refusals[board] = Refused(ctr, received_ms, ours)
+        self.counts.refusals[board] = Refused(ctr, received_ms, ours)
 
     def several_installs(self, board: str) -> bool:
         """More than one install was heard under the board id (a dead board
@@ -163,34 +183,32 @@ class Admission:
     def reject(self, category: str, detail: str, topic: str, retained: bool = False) -> list[Outgoing]:
         """Count a message that failed a check, with a line in the consoles'
         event log (a retained one: cleared from the broker)."""
-        st = self.state
         if retained:
             # junk a broker keeps on a board's topic (it came live once, and
             # was counted then if the hub listened): cleared, so that it is
             # not sent again at every hub start, and not counted again
-            with st.lock:
-                st.retained_junk += 1
+            with self.lock:
+                self.counts.retained_junk += 1
                 self.cleared.add(topic)
-                st.activity.append(f"cleared a retained message on {topic} ({category}: {detail})")
+                self.activity.append(f"cleared a retained message on {topic} ({category}: {detail})")
             return [Outgoing(topic, b"", 1, True)]
-        with st.lock:         # a snapshot reads these whole
-            st.rejected[category] += 1
+        with self.lock:         # a snapshot reads these whole
+            self.counts.rejected[category] += 1
             # a line per category a second at most: 20,000 junk messages
             # must not push the event log's real lines off the console
-            now = st.clock.now_ms()
+            now = self.clock.now_ms()
             noted = self.rejections_noted.get(category)
             if noted is not None and now - noted[0] < REJECTED_LINE_EVERY_MS:
                 noted[1] += 1
             else:
                 more = f" (and {noted[1]} more like it since {fmt_clock(noted[0])})" if noted and noted[1] else ""
-                st.activity.append(f"rejected ({category}) on {topic}: {detail}{more}")
+                self.activity.append(f"rejected ({category}) on {topic}: {detail}{more}")
                 self.rejections_noted[category] = [now, 0]
-        for fn in st.reject_listeners:
-            fn(category, detail)
+        self.changes.publish(MessageRejected(category, detail))
         return []
 
     def _operator_row(self, ev: dict) -> None:
         """reset_board: the board's next message of each install starts afresh."""
         if kind_of(ev) is RowKind.OP_RESET_BOARD and isinstance(ev["payload"].get("board"), str):
-            self.state.guard.reset(ev["payload"]["board"])
-            self.state.jumps.pop(ev["payload"]["board"], None)
+            self.guard.reset(ev["payload"]["board"])
+            self.counts.jumps.pop(ev["payload"]["board"], None)

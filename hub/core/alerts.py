@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from ..protocol.hub_protocol import FW_ROLLED_BACK, ROLLED_BACK
-from .hub_state import Jump, Refused
+from .board_counts import Jump, Refused
 from .registry import BoardRegistry
 from ..event.fold.competition import Competition
 from ..rules.timetext import fmt_clock

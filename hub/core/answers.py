@@ -8,6 +8,9 @@ hub's service (service.py)."""
 
 from __future__ import annotations
 
+import threading
+from collections import deque
+from pathlib import Path
 from typing import Callable
 
 from tabletimer.shared import protocol
@@ -15,7 +18,10 @@ from tabletimer.shared import protocol
 from ..protocol import hub_protocol
 from .admission import SIGNED_PAYLOAD_MAX, Admission, Taken
 from .board_commands import BoardCommands
-from .hub_state import HubState, Outgoing
+from .board_counts import BoardCounts
+from .hub_state import Outgoing
+from .registry import BoardRegistry
+from ..event.fold.competition import Competition
 from ..event.log.log_health import STORE_ERRORS, LogWriteFailed
 from ..event.log.store import DUPLICATE, STORED, EventStore
 
@@ -26,11 +32,26 @@ OTHER_ROUND = "other round"
 
 
 class Answers:
-    def __init__(self, state: HubState, admission: Admission, commands: BoardCommands,
-                 catch_up: Callable[[], int] | None = None) -> None:
-        self.state = state
+    """The store-and-answer path, given what it uses (service.py wires it):
+    the admission (what a stored message tells it) and the commands (the
+    answers), the store with the writer and message locks, the log's write
+    health (write_failed, written), apply and applied_next (rows applied in
+    the log's order), the other rounds' logs (read when a message names
+    one), the fold, the registry, the consoles' activity lines and the
+    board counts (the duplicates)."""
+
+    def __init__(self, admission: Admission, commands: BoardCommands, catch_up: Callable[[], int] | None = None,
+                 *, store: EventStore, writer: threading.RLock, lock: threading.RLock,
+                 write_failed: Callable[[BaseException], object], written: Callable[[], None],
+                 apply: Callable[[dict], None], applied_next: Callable[[list[int]], None],
+                 other_rounds: Callable[[], dict[int, Path]], competition: Competition,
+                 registry: BoardRegistry, activity: deque[str], counts: BoardCounts) -> None:
         self.admission = admission
         self.commands = commands
+        self.store, self.writer, self.lock = store, writer, lock
+        self.write_failed, self.written, self.apply, self.applied_next = write_failed, written, apply, applied_next
+        self.other_rounds, self.competition, self.registry = other_rounds, competition, registry
+        self.activity, self.counts = activity, counts
         # the rows other processes wrote (the service's catch_up): read before a board event of
         # another round is stored, so that a hall check begun just now is known (check_stray)
         self.catch_up = catch_up
@@ -44,28 +65,27 @@ class Answers:
         and its apply, not for a batch's acks.  The message lock is not held
         during the commit (sync replies, the consoles' and pages' reads go
         on meanwhile)."""
-        st = self.state
-        if self.catch_up is not None and any(t.msg.get("ev") in st.other_rounds for t in taken):
+        if self.catch_up is not None and any(t.msg.get("ev") in self.other_rounds() for t in taken):
             self.catch_up()
-        with st.writer:
+        with self.writer:
             try:
-                with st.store.transaction():              # one commit (fsync) for all
+                with self.store.transaction():              # one commit (fsync) for all
                     results = [self._store(t) for t in taken]
             except STORE_ERRORS as e:
-                st.write_failed(e)
+                self.write_failed(e)
                 return           # nothing acked: the boards keep their events and send them again
-            st.written()
-            with st.lock:
+            self.written()
+            with self.lock:
                 for _, row in results:
                     if row is not None:
-                        st.apply(row)     # a conflict row is alerted, never folded as the event
-                st.applied_next([row["id"] for stored, row in results
+                        self.apply(row)     # a conflict row is alerted, never folded as the event
+                self.applied_next([row["id"] for stored, row in results
                                  if row is not None and stored != DUPLICATE])
         for t, (stored, row) in zip(taken, results):
             # numbered and published under the one lock: a board drops a
             # command whose counter is not above the last it took, so two
             # threads must not publish theirs in the other order
-            with st.lock:
+            with self.lock:
                 try:
                     out = self._answer(t, stored, row)
                 except LogWriteFailed:
@@ -75,11 +95,11 @@ class Answers:
 
     def _store(self, t: Taken) -> tuple[str, dict | None]:
         """Append a message inside the open transaction."""
-        store = self.state.store
+        store = self.store
         if t.kind == protocol.STATUS:         # a birth or will; or an answer to settings (its type: config)
             return STORED, store.append("board", t.msg["type"], t.msg, t.received_ms, t.board)
-        other = self.state.other_rounds.get(t.msg.get("ev"))   # (None: this round's, or an unknown event's)
-        if other is not None and self.state.competition.check_stray(
+        other = self.other_rounds().get(t.msg.get("ev"))   # (None: this round's, or an unknown event's)
+        if other is not None and self.competition.check_stray(
                 {"id": store.last_id() + 1, "source": "board", "type": t.msg["type"],
                  "received_ms": t.received_ms, "payload": t.msg}):
             other = None         # a press of this round's hall check, on the round before's schedule
@@ -91,7 +111,7 @@ class Answers:
                 stored, _row = elsewhere.append_board_event(t.board, t.msg, t.received_ms)
             finally:
                 elsewhere.close()
-            self.state.activity.append(f"board {t.board}: its {t.msg['type']} (boot {t.msg['boot']} seq "
+            self.activity.append(f"board {t.board}: its {t.msg['type']} (boot {t.msg['boot']} seq "
                                        f"{t.msg['seq']}) of the round before was "
                                        + ("stored in that round's log" if stored == STORED else
                                           f"in that round's log already ({stored})"))
@@ -107,7 +127,7 @@ class Answers:
         return owed + self._answer_message(t, stored, row)
 
     def _answer_message(self, t: Taken, stored: str, row: dict | None) -> list[Outgoing]:
-        st, cmds = self.state, self.commands
+        cmds = self.commands
         board, msg = t.board, t.msg
         typ = msg["type"]
         if t.kind == protocol.STATUS:
@@ -124,11 +144,11 @@ class Answers:
         # (boot, seq) is not its spare's
         install = hub_protocol.install_of(msg) if self.admission.several_installs(board) else None
         if stored == DUPLICATE:
-            st.duplicates += 1
-            lost = st.registry.duplicate(board, hub_protocol.install_of(msg), msg["boot"], msg["seq"],
+            self.counts.duplicates += 1
+            lost = self.registry.duplicate(board, hub_protocol.install_of(msg), msg["boot"], msg["seq"],
                                          t.received_ms)
             if lost:
-                st.activity.append(lost)
+                self.activity.append(lost)
         if stored != STORED:          # a duplicate, or a conflict row: the ack alone
             return [cmds.to_board(board, protocol.CMD, hub_protocol.ack(msg["boot"], msg["seq"], install), 1,
                                   to=msg)]
@@ -141,14 +161,14 @@ class Answers:
             # message per event broke the board's 64 KB heap), and after a
             # decision refused as a conflict: the board that made it
             # follows the one recorded
-            comp = st.competition
+            comp = self.competition
             comp.facts()                  # folded: its conflicts listed
             refused = typ != "press" and any(c.row == row["id"] for c in comp.conflicts)
             entries = cmds.changed_entries(board, force=refused)
         out = self._event_answers(board, msg, install, rec, entries)
-        if st.competition.format.relay is not None and typ in ("press", "void"):
+        if self.competition.format.relay is not None and typ in ("press", "void"):
             # a relay finish changes its team's rotations
-            out += cmds.schedules(st.competition.team_boards(board, msg["station"]))
+            out += cmds.schedules(self.competition.team_boards(board, msg["station"]))
         return out
 
     def _event_answers(self, board: str, msg: dict, install: str | None, rec: dict | None,
@@ -161,7 +181,7 @@ class Answers:
         again), and the stations are sent again with the next change."""
         cmds = self.commands
         boot, seq = msg["boot"], msg["seq"]
-        info = self.state.registry.boards.get(board)
+        info = self.registry.boards.get(board)
         try:
             if info is not None and info.answers_in_ack and (rec is not None or entries is not None):
                 one = cmds.to_board(board, protocol.CMD, hub_protocol.ack(boot, seq, install, rec, entries), 1,
@@ -189,7 +209,7 @@ class Answers:
         """The time recorded for the call, back to its station (cheap: no
         re-ranking in the path of the ack): the `recorded` message, or None
         when the call is no finish."""
-        comp = self.state.competition
+        comp = self.competition
         if msg["type"] == "press":
             call = [msg["boot"], msg["seq"]]
             pid = comp.press_id_of(board, hub_protocol.install_of(msg), *call)

@@ -6,10 +6,19 @@ states, each sent when it changed since it was last sent; the hub's
 
 from __future__ import annotations
 
+import threading
+from collections import deque
+from typing import Callable
+
 from tabletimer.shared import protocol
 
 from ..protocol import hub_protocol
-from .hub_state import HubState, Outgoing
+from .changes import Changes, OperatorRowFolding
+from .terms import Terms
+from ..event.fold.competition import Competition
+from ..event.time.clock import HubClock
+from ..protocol.hub_protocol import Outgoing
+from ..protocol.keys import BoardKeys
 from ..protocol.station_messages import station_entries
 from ..event.log.log_health import LogWriteFailed
 from ..event.log.rows import RowKind, kind_of
@@ -45,8 +54,22 @@ def other_rounds_reserved(logs) -> int:
 
 
 class BoardCommands:
-    def __init__(self, state: HubState) -> None:
-        self.state = state
+    """What is sent to the boards, given what it uses (service.py wires it):
+    the board keys, the hub clock, the message lock, the terms (every
+    command carries this hub's), the boots each board is in (every command
+    names its board's), the fold (schedules, station states), the store and
+    its write path (the counter blocks reserved), the event's id (read when
+    a schedule is made: a hall process learns it late), publish,
+    the consoles' activity lines, the notifications (identify and settings
+    sent as their rows apply) and live (not replaying the log)."""
+
+    def __init__(self, *, keys: BoardKeys, clock: HubClock, lock: threading.RLock, terms: Terms,
+                 boots: dict[str, tuple[int, str]], competition: Competition, store: EventStore,
+                 write: Callable, event_id: Callable[[], int | None], publish: Callable[[list[Outgoing]], None],
+                 activity: deque[str], changes: Changes, live: Callable[[], bool]) -> None:
+        self.keys, self.clock, self.lock, self.terms, self.boots = keys, clock, lock, terms, boots
+        self.competition, self.store, self.write, self.event_id = competition, store, write, event_id
+        self.publish, self.activity, self.live = publish, activity, live
         self.ctr_next, self.ctr_last = 1, 0   # the reserved block not used yet
         # the highest counter the hubs of the event's other rounds reserved (other_rounds_reserved):
         # a board that took theirs (up to a block ahead of the clock) refuses any below it
@@ -58,7 +81,7 @@ class BoardCommands:
         # while the hub was away: it refused it), is told again with the answer to its next
         # message (owes_online)
         self.online_named: dict[str, tuple[int, str] | None] = {}
-        state.operator_hooks.append(self._operator_row)
+        changes.subscribe(OperatorRowFolding, lambda n: self._operator_row(n.row))
 
     # ------------------------------------------------------ one command
     def to_board(self, board: str, kind: str, msg: dict, qos: int, retain: bool = False,
@@ -73,21 +96,21 @@ class BoardCommands:
         refuses a command of another boot, so nothing captured in one boot
         is taken in a later one (docs/protocol.md, "Authenticity and replay
         protection")."""
-        signer = self.state.keys.signer(board)
+        signer = self.keys.signer(board)
         assert signer is not None
-        with self.state.lock:
-            term = self.state.term
+        with self.lock:
+            term = self.terms.term
             if term > 1:
                 msg["term"] = term                   # after a takeover: the boards refuse a lower one
             # its proof (hub_secret.py): with a higher term, which a board takes only so proven; in a
             # schedule always (term 1's: what a board checks the next term's proof against)
-            tp = self.state.term_proof() if term > 1 or kind == protocol.SCHED else None
+            tp = self.terms.term_proof() if term > 1 or kind == protocol.SCHED else None
             if tp is not None:
                 msg["hash"] = tp
             boot: tuple = ()
             if kind != protocol.SCHED:
                 boot = ((to["bt"], hub_protocol.sender_install(to)) if to is not None
-                        else self.state.boots.get(board, ()))
+                        else self.boots.get(board, ()))
             protocol.stamp(msg, self.next_ctr(), *boot)
         topic = protocol.board_topic(board, kind)
         return Outgoing(topic, signer.sign(topic, protocol.encode(msg)), qos, retain)
@@ -99,18 +122,17 @@ class BoardCommands:
         a log's reserve also counts the blocks of `act` and `check-hall`
         processes, which send nothing, and a counter that far ahead is
         refused by a board as a jump."""
-        self.ctr_floor = min(reserved, self.state.clock.now_ms() + FOLLOW_AHEAD_MS)
+        self.ctr_floor = min(reserved, self.clock.now_ms() + FOLLOW_AHEAD_MS)
 
     def check_writable(self) -> None:
         """LogWriteFailed unless the log takes a committed write now (the
         first block of command counters): a hub must not start on a log it
         cannot write, acknowledging nothing all event."""
-        with self.state.lock:
+        with self.lock:
             self._reserve_ctr_block(told=True)
 
     def _reserve_ctr_block(self, told: bool = False) -> None:
-        st = self.state
-        first = st.write(st.store.reserve, "hub_ctr", CTR_BLOCK, max(st.clock.now_ms(), self.ctr_floor), told=told)
+        first = self.write(self.store.reserve, "hub_ctr", CTR_BLOCK, max(self.clock.now_ms(), self.ctr_floor), told=told)
         self.ctr_next, self.ctr_last = first, first + CTR_BLOCK - 1
 
     def next_ctr(self) -> int:
@@ -129,8 +151,8 @@ class BoardCommands:
         of this event may have numbered it up to a block ahead of the clock:
         above ctr_floor too (the next round's hub was refused as a replay for
         up to a minute: issue 45, item 4)."""
-        with self.state.lock:
-            n = max(self.ctr_next, self.state.clock.now_ms(), self.ctr_floor + 1)
+        with self.lock:
+            n = max(self.ctr_next, self.clock.now_ms(), self.ctr_floor + 1)
             if n > self.ctr_last:
                 self._reserve_ctr_block()          # LogWriteFailed: the command is not sent
                 n = self.ctr_next
@@ -141,14 +163,13 @@ class BoardCommands:
     def schedules(self, boards: list[str] | None = None, force: bool = False) -> list[Outgoing]:
         """Signed schedules for the boards (default: every board with a key)
         whose schedule changed since last published (all with force)."""
-        st = self.state
         out = []
-        now = st.clock.now_ms()
-        with st.lock:
-            comp = st.competition
-            for b in (boards if boards is not None else st.keys.boards()):
+        now = self.clock.now_ms()
+        with self.lock:
+            comp = self.competition
+            for b in (boards if boards is not None else self.keys.boards()):
                 content = board_schedule(comp, b, now)
-                if content is None or st.keys.signer(b) is None:
+                if content is None or self.keys.signer(b) is None:
                     continue
                 last = self.sched_sent.get(b)
                 if last is not None and last[0] == content and not force:
@@ -157,7 +178,7 @@ class BoardCommands:
                 # a board reused from an earlier event that this is another one
                 sid = max(comp.last_row_id(), last[1] + 1 if last and last[0] != content else 0)
                 start, end, signals, rot, calls = content
-                sched = hub_protocol.schedule(sid, start, end, signals, rot, calls, ev=st.event_id)
+                sched = hub_protocol.schedule(sid, start, end, signals, rot, calls, ev=self.event_id())
                 try:
                     o = self.to_board(b, protocol.SCHED, sched, 1, retain=True)
                 except LogWriteFailed:
@@ -171,19 +192,18 @@ class BoardCommands:
         """Signed station states for the boards (default: every board with a
         key) whose stations changed since last published (all with force).
         Each entry is by button from 1; a button without a station is idle."""
-        st = self.state
         out = []
-        with st.lock:
-            wanted = boards if boards is not None else st.keys.boards()
+        with self.lock:
+            wanted = boards if boards is not None else self.keys.boards()
             if not wanted:
                 return out
             by_board: dict[str, dict[int, StationState]] = {}
-            for s in station_states(st.competition, st.clock.now_ms(),
+            for s in station_states(self.competition, self.clock.now_ms(),
                                     None if boards is None else set(wanted)):
                 by_board.setdefault(s.board, {})[s.button] = s
             for b in wanted:
                 mine = by_board.get(b)
-                if not mine or st.keys.signer(b) is None:
+                if not mine or self.keys.signer(b) is None:
                     continue
                 entries = self._entries_to_send(b, mine, force)
                 if entries is not None:
@@ -194,13 +214,12 @@ class BoardCommands:
         """One board's station entries to send (noted as sent); None when
         they did not change since last sent (always sent with force), or it
         has no station."""
-        st = self.state
-        with st.lock:
-            mine = {s.button: s for s in station_states(st.competition, st.clock.now_ms(), {board})}
+        with self.lock:
+            mine = {s.button: s for s in station_states(self.competition, self.clock.now_ms(), {board})}
             return self._entries_to_send(board, mine, force) if mine else None
 
     def _entries_to_send(self, board: str, mine: dict[int, StationState], force: bool) -> list[list] | None:
-        entries = station_entries(self.state.competition, board, mine)
+        entries = station_entries(self.competition, board, mine)
         if not force and self.stations_sent.get(board) == entries:
             return None
         self.stations_sent[board] = entries
@@ -225,12 +244,12 @@ class BoardCommands:
             # counters reserved now, at the connection, not by the first command: a clock-sync
             # reply must never wait for a log write (answered while a commit waits)
             try:
-                with self.state.lock:
+                with self.lock:
                     self._reserve_ctr_block()
             except LogWriteFailed:
                 return out       # no counters: the boards retry by themselves
-        for board in self.state.keys.boards() if boards is None else boards:
-            boot = self.online_named[board] = self.state.boots.get(board)
+        for board in self.keys.boards() if boards is None else boards:
+            boot = self.online_named[board] = self.boots.get(board)
             if boot is None:
                 continue
             try:
@@ -242,16 +261,15 @@ class BoardCommands:
     def owes_online(self, board: str) -> bool:
         """Whether the board was not told the hub's (re)connection for the
         boot it is in now (its boot unknown then, or another since)."""
-        return board in self.online_named and self.online_named[board] != self.state.boots.get(board)
+        return board in self.online_named and self.online_named[board] != self.boots.get(board)
 
     def _operator_row(self, ev: dict) -> None:
         """An 'identify' action applied live (not at a replay, not an old
         one): the board buzzes and blinks."""
-        st = self.state
         kind = kind_of(ev)
-        if kind is RowKind.OP_IDENTIFY and st.live and st.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
+        if kind is RowKind.OP_IDENTIFY and self.live() and self.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
             self._identify_now(ev["payload"]["board"])
-        elif kind is RowKind.OP_SETTINGS and st.live and st.clock.now_ms() - ev["received_ms"] < SEND_WITHIN_MS:
+        elif kind is RowKind.OP_SETTINGS and self.live() and self.clock.now_ms() - ev["received_ms"] < SEND_WITHIN_MS:
             self._settings_now(ev)
 
     def _settings_now(self, ev: dict) -> None:
@@ -261,23 +279,21 @@ class BoardCommands:
         when the log gives no counter."""
         from ..fleet.board_settings import unseal
 
-        st = self.state
         p = ev["payload"]
-        key = st.keys.key(p["board"])
-        if key is None or st.keys.signer(p["board"]) is None:
+        key = self.keys.key(p["board"])
+        if key is None or self.keys.signer(p["board"]) is None:
             return
         try:
             msg = hub_protocol.settings(ev["id"], unseal(p["set"], key), p.get("trial"))
-            st.publish([self.to_board(p["board"], protocol.CMD, msg, 1)])
+            self.publish([self.to_board(p["board"], protocol.CMD, msg, 1)])
         except (LogWriteFailed, ValueError) as e:
-            st.activity.append(f"settings for board {p['board']} (log row #{ev['id']}) not sent: {e}")
+            self.activity.append(f"settings for board {p['board']} (log row #{ev['id']}) not sent: {e}")
 
     def _identify_now(self, board: str) -> None:
-        st = self.state
-        if st.keys.signer(board) is None:
+        if self.keys.signer(board) is None:
             return
-        msg = hub_protocol.identify(st.clock.now_ms() + IDENTIFY_TTL_MS)
+        msg = hub_protocol.identify(self.clock.now_ms() + IDENTIFY_TTL_MS)
         try:
-            st.publish([self.to_board(board, protocol.CMD, msg, 1)])
+            self.publish([self.to_board(board, protocol.CMD, msg, 1)])
         except LogWriteFailed:
             pass                 # the alert says why; identify is not worth more

@@ -4,8 +4,10 @@ one hub clock, the two locks, what the hub counted of the boards' messages,
 the consoles' event-log lines, and the health of the log's writes.
 
 A row enters the state one way, `apply`, live and at a replay alike: the
-registry and the consoles' lines follow it, each part's own book-keeping of
-an operator's row runs (`operator_hooks`), then the competition folds it.  A write to the log
+registry and the terms follow it, the parts hear of an operator's row
+(OperatorRowFolding), the competition folds it, and RowApplied is told
+(the consoles' lines first, console_lines.py): the named notifications of
+changes.py, which every subscriber outside the core names.  A write to the log
 goes one way, `write`: a failure becomes the alert of `write_failure`, and
 the first write that works again ends it.
 
@@ -22,98 +24,27 @@ import logging
 import secrets
 import threading
 from collections import Counter, deque
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NamedTuple
 
-from ..event.log.action_rows import META
 from ..event.time.clock import HubClock
 from ..event.fold.competition import Competition
 from ..event.log.log_health import STORE_ERRORS, LogWriteFailed, write_failure_advice
-from ..event.log.replica import takeover_term
 from ..event.fold.row_checks import row_problem
 from ..event.log.rows import FW_ROWS, RowKind, kind_of
 from ..event.log.store import EventStore
-from ..event.time.time_base import clock_alert
-from ..rules.durations import fmt_duration
 from ..rules.timetext import fmt_clock
 from ..protocol.hub_secret import HubAuth, TermProofs
+from ..protocol.hub_protocol import Outgoing
 from ..protocol.keys import BoardKeys
+from .changes import Changes, OperatorRowFolding, Queries, RowApplied, ToBoards
+from .console_lines import ConsoleLines
+from .board_counts import BoardCounts, Jump, Refused
 from .registry import BoardRegistry
+from .terms import Terms, Unproven
 from ..protocol.replay import ReplayGuard
 
 # the service's log (HubService is this state with its parts): one name for what it logs
 log = logging.getLogger("tabletimer.hub.core.service")
-
-
-def shown_time(at: object, start: int | None) -> str:
-    """A hub instant as the consoles' event log shows it: the local clock
-    time, and the time since the round start when it has one (never raw
-    hub ms)."""
-    if type(at) is not int:
-        return str(at)
-    try:
-        clock = fmt_clock(at)
-    except (ValueError, OverflowError, OSError):    # a press stamped in the year 287396: refused, shown as it is
-        return f"{at} (hub ms)"
-    return clock + (f" (+{fmt_duration(at - start)})" if start is not None and at >= start else "")
-
-
-def round_start_line(p: dict) -> str:
-    """The event log's line for a round start: who, when, its limit and its
-    warnings (what the boards will sound), why.  A malformed field (a bad
-    row, which the competition flags) is shown as it is."""
-    def dur(v: object) -> str:
-        return fmt_duration(v) if type(v) is int else str(v)
-    line = f"{p.get('who', 'operator')}: round start at {shown_time(p.get('at'), None)}"
-    if p.get("duration"):
-        line += f", limit {dur(p['duration'])}"
-    warnings = p.get("warnings")
-    if isinstance(warnings, list):
-        line += (", warnings " + " ".join(map(dur, warnings)) + " before the end" if warnings else ", no warnings")
-    elif warnings is not None:
-        line += f", warnings {warnings}"
-    return line + (f" ({p['why']})" if p.get("why") else "")
-
-
-class Outgoing(NamedTuple):
-    """A message for the broker: what the hub publishes."""
-    topic: str
-    payload: bytes
-    qos: int
-    retain: bool
-
-
-@dataclass
-class Jump:
-    """A board's latest message rejected for a boot or counter jump."""
-    why: str
-    at_ms: int               # when it came (hub time)
-    heard: bool = False      # a message of the board was taken since: it is not locked out
-
-
-UNPROVEN_ALERT_MS = 30 * 60_000    # a term without a hub's proof is alerted this long after it came
-
-
-@dataclass
-class Unproven:
-    """A hub term above this hub's that came without a hub's proof: a
-    board's birth (somebody has its key, or its firmware predates proofs),
-    or a takeover row (written by a TableTimer before proofs, or copied from
-    an impostor).  An alert, never a fence."""
-    term: int
-    row: int                 # the log row
-    at_ms: int               # when it came (hub time)
-    board: str | None        # the board that reported it (None: a takeover row)
-
-
-@dataclass
-class Refused:
-    """A board's latest report of a command it refused as a counter jump
-    (the 'hub_ctr' of its clock-sync request)."""
-    ctr: int                 # the command's counter
-    at_ms: int               # when the report came (hub time)
-    ours: bool               # this hub has numbered commands that high: it is refusing this hub
 
 
 class HubState:
@@ -135,21 +66,14 @@ class HubState:
         # it): online in the hall, and no alert of this round's (alerts.py)
         self.unused_boards: frozenset[str] = frozenset()
         # what the hub counted of the boards' messages (a remote console shows its hub's)
-        self.rejected: Counter[str] = Counter()   # reason -> count
-        self.duplicates = 0
-        self.retained_again = 0     # boards' retained statuses had before, sent again at a (re)subscribe
-        self.retained_junk = 0      # retained messages on board topics that failed the checks: cleared
-        self.jumps: dict[str, Jump] = {}            # board -> its last message rejected for a jump
-        self.refusals: dict[str, Refused] = {}      # board -> the last command it refused as a jump
+        self.counts = BoardCounts()     # (board_counts.py; read here as rejected, duplicates, ...)
         self.activity: deque[str] = deque(maxlen=200)   # the consoles' event log
-        self.listeners: list[Callable[[dict], None]] = []   # told every row applied
-        # the parts' own book-keeping of every row, once it is folded (before the listeners)
-        self.row_hooks: list[Callable[[dict], None]] = []
-        self.reject_listeners: list[Callable[[str, str], None]] = []   # told (category, detail) of each rejected
-        # the parts' own book-keeping of an operator's row (but a round's start), run as it is
-        # applied, before it is folded
-        self.operator_hooks: list[Callable[[dict], None]] = []
-        self.publish: Callable[[list[Outgoing]], None] = lambda out: None   # set by the adapter
+        # the named change notifications of this state (changes.py): the consoles' lines of each
+        # row are written first (console_lines.py), before any other subscriber hears of it
+        self.changes = Changes()
+        self.changes.subscribe(RowApplied, ConsoleLines(competition, self.activity))
+        # the named alerts and reasons to be blind that the parts and their hosts register
+        self.queries = Queries()
         self.write_failure: dict | None = None   # the failed writes now: since, count, advice
         self.lock = threading.RLock()
         self.writer = threading.RLock()
@@ -158,24 +82,14 @@ class HubState:
         # another process that checks it itself (a remote console: the hub's own act)
         self.checks_seen = True
         self.caught_up = 0       # every row with an id up to this one is applied
-        # the proofs of this log's hub terms, from the event folder's hub secret (hub_secret.py);
-        # None where there is no secret (a remote console, a hall's pages process, a test): terms
-        # are then not judged here (a takeover row counts as recorded, a board's term fences nothing)
-        self.proofs = TermProofs(secret, self.event_id) if secret is not None and self.event_id else None
-        self._secret = secret                     # (the chains of the event's other rounds: _board_term)
+        # this hub's term, the terms the boards and the log report, their proofs (terms.py)
+        self.terms = Terms(secret, self.event_id, self.clock, self.lock, self.activity,
+                           other_rounds=lambda: self.other_rounds, live=lambda: self.live)
         # and the hubs' proofs to each other on the console API (a standby, a hub that took over)
         self.hub_auth = HubAuth(secret) if secret is not None else None
         # this process, told apart from another hub (a hub that took over and whose web server took
         # the old primary's address would otherwise ask itself to stop: split_brain.py)
         self.instance = secrets.token_hex(8)
-        # the hub's term: 1, and one more at each takeover recorded in the log (a standby that
-        # carried on: cli/takeover.py) with its proof; every command carries it (and its proof),
-        # and a board refuses a lower one
-        self.term = 1
-        # the highest proven term a board's birth said it has seen (or the hub that took over showed:
-        # split_brain.py), and who, as the alert says it ("board T07 has seen"): above this hub's,
-        # another hub took over from this log's (fenced)
-        self.seen_term: tuple[int, str] = (1, "")
         # the clock rows' payloads (event/time/time_base.py: a hub's start, a sleep, a stepped wall
         # clock, the boards' base taken), for the alerts
         self.clock_events: list[dict] = []
@@ -183,129 +97,132 @@ class HubState:
         # at start): the boot every command to it names ('bt', and 'bi'), which a board requires
         # to be its own (docs/protocol.md, "Authenticity and replay protection"; admission.py)
         self.boots: dict[str, tuple[int, str]] = {}
-        # terms above this hub's without a hub's proof, by who said them: alerts, never a fence
-        self.unproven: dict[str, Unproven] = {}
+
+    # ------------------------------------------------------------ counts (board_counts.py)
+    @property
+    def rejected(self) -> Counter[str]:
+        return self.counts.rejected
+
+    @rejected.setter
+    def rejected(self, value: Counter[str]) -> None:
+        self.counts.rejected = value
 
     @property
+    def duplicates(self) -> int:
+        return self.counts.duplicates
+
+    @duplicates.setter
+    def duplicates(self, value: int) -> None:
+        self.counts.duplicates = value
+
+    @property
+    def retained_again(self) -> int:
+        return self.counts.retained_again
+
+    @retained_again.setter
+    def retained_again(self, value: int) -> None:
+        self.counts.retained_again = value
+
+    @property
+    def retained_junk(self) -> int:
+        return self.counts.retained_junk
+
+    @retained_junk.setter
+    def retained_junk(self, value: int) -> None:
+        self.counts.retained_junk = value
+
+    @property
+    def jumps(self) -> dict[str, Jump]:
+        return self.counts.jumps
+
+    @jumps.setter
+    def jumps(self, value: dict[str, Jump]) -> None:
+        self.counts.jumps = value
+
+    @property
+    def refusals(self) -> dict[str, Refused]:
+        return self.counts.refusals
+
+    @refusals.setter
+    def refusals(self, value: dict[str, Refused]) -> None:
+        self.counts.refusals = value
+
+    # ------------------------------------------------------------ terms (terms.py)
+    @property
     def fenced(self) -> str | None:
-        """Why this hub must not act (None: it may): a board has seen a
-        higher term than its own, another hub took over from this log's.
-        Nothing is sent to the boards while it is so (mqtt_adapter)."""
-        term, who = self.seen_term
-        if term <= self.term:
-            return None
-        return (f"{who} hub term {term}, this hub's is {self.term}: another hub took over "
-                "from this log (tabletimer takeover). This hub sends nothing to the boards: stop it")
+        """Why this hub must not act (None: it may): Terms.fenced."""
+        return self.terms.fenced
+
+    @property
+    def term(self) -> int:
+        return self.terms.term
+
+    @term.setter
+    def term(self, value: int) -> None:
+        self.terms.term = value
+
+    @property
+    def seen_term(self) -> tuple[int, str]:
+        return self.terms.seen_term
+
+    @seen_term.setter
+    def seen_term(self, value: tuple[int, str]) -> None:
+        self.terms.seen_term = value
+
+    @property
+    def proofs(self) -> TermProofs | None:
+        return self.terms.proofs
+
+    @property
+    def unproven(self) -> dict[str, Unproven]:
+        return self.terms.unproven
 
     def term_proof(self) -> str | None:
-        """This hub's term's proof, which its commands carry (None: no secret)."""
-        return self.proofs.proof(self.term) if self.proofs is not None else None
+        return self.terms.term_proof()
 
     def proven(self, term: object, proof: object) -> bool:
-        """Whether a term comes with a hub's proof (False without a secret here)."""
-        return self.proofs is not None and self.proofs.proven(term, proof)
-
-    def _board_term(self, ev: dict) -> None:
-        """A board's birth says the hub term it has seen: above this hub's
-        and proven, another hub took over (fenced); unproven, an alert."""
-        p, board = ev["payload"], ev["board"]
-        term = p.get("term") or 1
-        if term <= 1 or self.proofs is None:
-            return
-        if self.proven(term, p.get("hash")):
-            if term > self.seen_term[0]:
-                self.seen_term = (term, f"board {board} has seen")
-        elif self._secret is not None and any(TermProofs(self._secret, eid).proven(term, p.get("hash"))
-                                              for eid in self.other_rounds):
-            pass          # a term of the event's round before (its log's own chain): not this round's, no alert
-        elif term > self.term:
-            self.unproven[f"board {board}"] = Unproven(term, ev["id"], ev["received_ms"], board)
-            self.activity.append(self.unproven_line(self.unproven[f"board {board}"]))
-            if self.live:
-                log.warning("%s", self.unproven_line(self.unproven[f"board {board}"]))
-
-    def _takeover(self, ev: dict) -> None:
-        """A takeover row: this hub's term, if it has a hub's proof."""
-        term = takeover_term(ev["payload"])
-        if self.proofs is None or self.proven(term, ev["payload"].get("hash")):
-            self.term = max(self.term, term)
-        else:
-            u = self.unproven[f"row {ev['id']}"] = Unproven(term, ev["id"], ev["received_ms"], None)
-            self.activity.append(self.unproven_line(u))
-
-    def unproven_line(self, u: Unproven) -> str:
-        """The alert of a term without a hub's proof."""
-        when = fmt_clock(u.at_ms)
-        if u.board is not None:
-            return (f"board {u.board} reports hub term {u.term} without a hub's proof (log row #{u.row}, "
-                    f"{when}): no hub took over; somebody has the board's key (its config.json) and signed "
-                    f"that, or its firmware is older than the hub's. This hub carries on (term {self.term}); "
-                    f"flash the board again for a new key (tabletimer board flash)")
-        return (f"log row #{u.row} ({when}) records a takeover to term {u.term} without this event's hub "
-                f"proof (written by a TableTimer before proofs, or copied from a hub that is not this "
-                f"event's): not this hub's term (it is {self.term})")
+        return self.terms.proven(term, proof)
 
     def term_alerts(self) -> list[str]:
-        """The unproven terms of the last UNPROVEN_ALERT_MS (hub time)."""
-        now = self.clock.now_ms()
-        with self.lock:
-            found = sorted(self.unproven.values(), key=lambda u: u.row)
-        return [self.unproven_line(u) for u in found if now - u.at_ms < UNPROVEN_ALERT_MS]
+        return self.terms.term_alerts()
 
     # ------------------------------------------------------------ rows
     def apply(self, ev: dict) -> None:
-        """A stored row into the state (once: a row applied before is left)."""
+        """A stored row into the state (once: a row applied before is left):
+        the registry, the terms and the clock's happenings follow it, an
+        operator's row is told to the parts (OperatorRowFolding), the
+        competition folds it, and RowApplied is told (the consoles' lines
+        first: console_lines.py)."""
         if self.competition.has(ev["id"]):
             return
         p, kind = ev["payload"], kind_of(ev)
         if row_problem(ev) is not None:
             pass                     # the fold flags it (below): nothing of it is read here
         elif kind is RowKind.HUB_TAKEOVER:
-            self._takeover(ev)
+            self.terms.takeover(ev)
         elif kind is RowKind.HUB_CLOCK:
             self.clock_events.append(p)
-            said = clock_alert(p, fmt_clock)
-            if said:
-                self.activity.append(said)
         elif kind is RowKind.BOARD_STATUS:
             self.registry.status(ev["board"], p, ev["received_ms"])
-            self._board_term(ev)
-            self.activity.append(f"board {ev['board']} {p['state']}")
-            if p.get("fault", "").startswith("settings rolled back") or " rolled back: " in p.get("fault", ""):
-                self.activity.append(f"board {ev['board']}: {p['fault']}")
-            elif p.get("fault"):
-                self.activity.append(f"board {ev['board']} RESET after a fault (boot {p['boot'] - 1}): {p['fault']}")
-        elif kind in FW_ROWS:
-            self.activity.append(f"board {ev['board']}: firmware (log row #{p.get('id')}) {p['state']}"
-                                 + (f" {p['fw']}" if p.get("fw") else "") + (f": {p['why']}" if p.get("why") else ""))
-        elif kind is RowKind.BOARD_CONFIG:
-            self.activity.append(f"board {ev['board']}: settings (log row #{p.get('id')}) {p['state']}"
-                                 + (f": {p['why']}" if p.get("why") else ""))
-        elif kind.from_board:
+            self.terms.board_term(ev)
+        elif kind.from_board and kind not in FW_ROWS and kind is not RowKind.BOARD_CONFIG:
             if p.get("err") is not None:
                 self.registry.get(ev["board"]).sync_err_ms = p["err"]
-            self.activity.append(f"{ev['type']} {ev['board']}/{p['station']} at "
-                                 f"{shown_time(p['at'], self.competition.start_ms)}")
-        elif kind is RowKind.HUB_CONFLICT:
-            m = p.get("msg") or {}
-            self.activity.append(f"CONFLICT {ev['board']} boot {m.get('boot')} seq {m.get('seq')}: sent again "
-                                 f"with other content than row #{p.get('of')}; stored as row #{ev['id']}")
-        elif kind is RowKind.OP_ROUND_START:
-            self.activity.append(round_start_line(p))
-        elif kind.from_operator:
-            for hook in self.operator_hooks:
-                hook(ev)
-            self.activity.append(f"{p.get('who', 'operator')}: {ev['type']} "
-                                 + " ".join(f"{k}={shown_time(v, self.competition.start_ms) if k == 'at' else v}"
-                                            for k, v in p.items() if k not in META and v is not None)
-                                 + (f" ({p['why']})" if p.get("why") else ""))
+        elif kind.from_operator and kind is not RowKind.OP_ROUND_START:
+            self.changes.publish(OperatorRowFolding(ev))
         self.competition.apply(ev)
-        if ev["id"] in self.competition.flagged:
-            self.activity.append(f"row #{ev['id']} cannot apply: {self.competition.flagged[ev['id']]}")
-        for fn in self.row_hooks:
-            fn(ev)
-        for fn in self.listeners:
-            fn(ev)
+        self.changes.publish(RowApplied(ev))
+
+    def record(self, source: str, kind: str, payload: dict, board: str | None = None, told: bool = False) -> dict:
+        """A row of the hub's own stored now and applied, in log order (the
+        writer lock, then the message lock, held: re-entrant for a caller
+        that checked something under them first); LogWriteFailed if it
+        cannot be written (told: the caller shows it to whoever asked)."""
+        with self.writer, self.lock:
+            row = self.write(self.store.append, source, kind, payload, self.clock.now_ms(), board, told=told)
+            self.apply(row)
+            self.applied_next([row["id"]])
+        return row
 
     def applied_next(self, ids: list[int]) -> None:
         """Rows this hub wrote in one transaction (their ids consecutive),
@@ -316,6 +233,10 @@ class HubState:
         it, as before.  Called under the writer lock."""
         if ids and ids[0] == self.caught_up + 1:
             self.caught_up = ids[-1]
+
+    def publish(self, out: list[Outgoing]) -> None:
+        """Messages for the boards, told as ToBoards (the MQTT link sends them)."""
+        self.changes.publish(ToBoards(out))
 
     def note(self, text: str) -> None:
         """A line for the consoles' event log (appended under the lock, so a

@@ -7,10 +7,16 @@ with other content a conflict.  Part of the hub's service (service.py)."""
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from typing import Callable
 
 from .board_commands import BoardCommands
-from .hub_state import HubState
+from .changes import Changes, OperatorRowFolding
+from .hub_state import Outgoing
+from .registry import BoardRegistry
+from ..event.time.clock import HubClock
+from ..protocol.keys import BoardKeys
 from ..event.log.action_rows import MAX_TEXT, META
 from ..event.log.rows import kind_of, operator_kind
 from ..event.fold.competition import Competition
@@ -50,12 +56,25 @@ class AlreadyRecorded(Exception):
 
 
 class OperatorActions:
-    def __init__(self, state: HubState, commands: BoardCommands) -> None:
-        self.state = state
-        self.commands = commands
+    """The operators' actions, given what they use (service.py wires them):
+    the commands to the boards, the fold, the hub clock, the board keys and
+    registry, the writer and message locks (a check and its row in one
+    go), record (a row written and applied: HubState.record), publish
+    (messages for the boards), the consoles' activity lines, the
+    notifications (each operator row's idempotency key and decision, live
+    and at a replay) and checks_seen (whether the desk's `seen` is checked
+    here: not on a remote console, whose hub checks it)."""
+
+    def __init__(self, commands: BoardCommands, *, competition: Competition, clock: HubClock, keys: BoardKeys,
+                 registry: BoardRegistry, lock: threading.RLock, writer: threading.RLock, record: Callable[..., dict],
+                 publish: Callable[[list[Outgoing]], None], activity: deque[str], changes: Changes,
+                 checks_seen: Callable[[], bool]) -> None:
+        self.commands, self.competition, self.clock, self.keys, self.registry = commands, competition, clock, keys, registry
+        self.lock, self.writer, self.record, self.publish, self.activity = lock, writer, record, publish, activity
+        self.checks_seen = checks_seen
         self.requests: dict[str, dict] = {}   # idempotency key -> the operator row it stored
         self.decisions: dict[tuple, dict] = {}   # subject_of -> the operator row that decided it last
-        state.operator_hooks.append(self._operator_row)
+        changes.subscribe(OperatorRowFolding, lambda n: self._operator_row(n.row))
 
     def start_round(self, at_ms: int | None = None, duration_ms: int | None = None,
                     warnings_ms: tuple[int, ...] = (), who: str = "operator", why: str = "") -> dict:
@@ -63,7 +82,7 @@ class OperatorActions:
         format's; time-up and the warnings (ms before the end) are scheduled
         on every board (signed, retained, so a board that reboots gets it
         again)."""
-        now = self.state.clock.now_ms()
+        now = self.clock.now_ms()
         return self.act("round_start", {"at": at_ms if at_ms is not None else now,
                                         "duration": duration_ms, "warnings": list(warnings_ms)},
                         who, why)
@@ -76,13 +95,12 @@ class OperatorActions:
             raise ValueError(f"{action}: who must be a name of at most {MAX_TEXT} characters")
         if not isinstance(why, str) or len(why) > MAX_TEXT:
             raise ValueError(f"{action}: why must be text of at most {MAX_TEXT} characters")
-        st = self.state
-        with st.lock:
+        with self.lock:
             payload = self._long_press_id(payload)
-            check_action(st.competition, action, payload, st.clock.now_ms())
+            check_action(self.competition, action, payload, self.clock.now_ms())
             if action in ("identify", "reset_board"):
                 b = payload["board"]
-                if b not in st.keys.boards() and b not in st.registry.boards:
+                if b not in self.keys.boards() and b not in self.registry.boards:
                     raise ValueError(f"{action}: no board {b!r}")
             if action == "settings":
                 self._check_settings(payload)
@@ -98,14 +116,13 @@ class OperatorActions:
         from ..fleet import board_settings
         from ..fleet.firmware_update import older
 
-        st = self.state
         b = payload["board"]
-        if st.keys.key(b) is None:
+        if self.keys.key(b) is None:
             raise ValueError(f"firmware: no board {b!r} in the keys file (flashed with `tabletimer board flash`?)")
-        busy = board_settings.round_on(st.competition, b, st.clock.now_ms())
+        busy = board_settings.round_on(self.competition, b, self.clock.now_ms())
         if busy:
             raise ValueError(f"firmware: board {b}: {busy.replace('change the settings', 'update it')}")
-        runs = st.registry.boards[b].fw if b in st.registry.boards else None
+        runs = self.registry.boards[b].fw if b in self.registry.boards else None
         if runs and not payload.get("older") and older(payload["fw"], runs):
             raise ValueError(f"firmware: board {b} runs {runs}: {payload['fw']} is older, refused "
                              "(--allow-older to put it on all the same)")
@@ -116,12 +133,11 @@ class OperatorActions:
         and changes the board's own checks take.  Under the lock."""
         from ..fleet import board_settings
 
-        st = self.state
         b = payload["board"]
-        key = st.keys.key(b)
+        key = self.keys.key(b)
         if key is None:
             raise ValueError(f"settings: no board {b!r} in the keys file (flashed with `tabletimer board flash`?)")
-        busy = board_settings.round_on(st.competition, b, st.clock.now_ms())
+        busy = board_settings.round_on(self.competition, b, self.clock.now_ms())
         if busy:
             raise ValueError(f"settings: board {b}: {busy}")
         board_settings.check(board_settings.unseal(payload["set"], key))
@@ -130,12 +146,11 @@ class OperatorActions:
         """What recorded results an action (already checked) would replace
         or discard, in words for the operator who must confirm it; empty
         when it changes no recorded decision."""
-        st = self.state
-        with st.lock:
+        with self.lock:
             payload = self._long_press_id(payload)
             subject = subject_of(action, payload)
             last_count = self.decisions.get(subject) if subject is not None and subject[0] == "count" else None
-            return consequences(st.competition, action, payload, st.clock.now_ms(), last_count)
+            return consequences(self.competition, action, payload, self.clock.now_ms(), last_count)
 
     def act(self, action: str, payload: dict, who: str = "operator", why: str = "",
             request: str | None = None, precondition: Callable[[Competition], None] | None = None) -> dict:
@@ -155,8 +170,8 @@ class OperatorActions:
         nothing is stored (a page's intent made on a state that changed
         meanwhile: the web layer's conflict check); AlreadyRecorded(row):
         nothing is stored and that row is the answer (its "duplicate" True)."""
-        st, cmds = self.state, self.commands
-        with st.writer, st.lock:
+        cmds = self.commands
+        with self.writer, self.lock:
             payload = self._long_press_id(payload)      # stored as the long id: the record's
             if request is not None:
                 earlier = self.requests.get(request)
@@ -166,35 +181,31 @@ class OperatorActions:
             if request is not None:
                 stored["request"] = request
             self.check_action(action, stored, who, why)
-            if isinstance(payload.get("seen"), int) and st.checks_seen:
+            if isinstance(payload.get("seen"), int) and self.checks_seen():
                 self._check_seen(action, payload, who)
             if precondition is not None:
                 try:
-                    precondition(st.competition)
+                    precondition(self.competition)
                 except AlreadyRecorded as same:
                     return dict(same.row, duplicate=True)
-            row = st.write(st.store.append, "operator", action, stored, st.clock.now_ms(), told=True)
-            st.apply(row)
-            st.applied_next([row["id"]])
+            row = self.record("operator", action, stored, told=True)
             boards = self._boards_of(action, payload)
-            st.publish(cmds.schedules(boards) + cmds.station_messages(boards))   # in counter order
+            self.publish(cmds.schedules(boards) + cmds.station_messages(boards))   # in counter order
         return row
 
     def latest_decision_row(self, action: str, payload: dict) -> int | None:
         """The log row of the latest decision on what the action decides (0:
         none; None: it decides no call or count): the `seen` the desk sends
         with a decision it made looking at the state now."""
-        st = self.state
-        with st.lock:
-            return st.competition.latest_decision_row(action, self._long_press_id(payload))
+        with self.lock:
+            return self.competition.latest_decision_row(action, self._long_press_id(payload))
 
     def note_conflict(self, by: str, who: str, action: str, payload: dict, text: str,
                       table: str | None = None) -> dict:
         """Store an intent refused as a conflict (an intent_conflict row,
         source 'hub'): a CONFLICT line for the desk and the head referee
         until someone resolves it.  by: "phone" or "desk"."""
-        st = self.state
-        with st.writer, st.lock:
+        with self.writer, self.lock:
             payload = self._long_press_id(payload)
             row_payload = {"by": by, "who": who, "action": action, "text": text[:MAX_TEXT]}
             for k in ("press_id", "entrant", "puzzle"):
@@ -202,16 +213,14 @@ class OperatorActions:
                     row_payload[k] = payload[k]
             if table is not None:
                 row_payload["table"] = table[:MAX_TEXT]
-            row = st.write(st.store.append, "hub", INTENT_CONFLICT, row_payload, st.clock.now_ms(), told=True)
-            st.apply(row)
-            st.applied_next([row["id"]])
-            st.activity.append(f"CONFLICT: {action} by {who} ({by}) not recorded: {row_payload['text']}")
+            row = self.record("hub", INTENT_CONFLICT, row_payload, told=True)
+            self.activity.append(f"CONFLICT: {action} by {who} ({by}) not recorded: {row_payload['text']}")
         return row
 
     def _check_seen(self, action: str, payload: dict, who: str) -> None:
         """StaleDecision (and a CONFLICT) when a decision on the action's
         call or count was recorded after the one the desk saw."""
-        comp = self.state.competition
+        comp = self.competition
         latest = comp.latest_decision_row(action, payload)
         if latest is None or latest == payload["seen"]:
             return
@@ -236,8 +245,7 @@ class OperatorActions:
         fields, by the same person) if it is what is recorded now on its
         subject: a second tap of one decision, sent under another key, is
         that decision, not a conflict with it (None otherwise)."""
-        st = self.state
-        with st.lock:
+        with self.lock:
             payload = self._long_press_id(payload)
             subject = subject_of(action, payload)
             row = self.decisions.get(subject) if subject is not None else None
@@ -247,7 +255,7 @@ class OperatorActions:
             if fields != {k: v for k, v in payload.items() if k not in META and v is not None}:
                 return None
             if action in ("confirm", "void"):
-                d = st.competition.decision(payload["press_id"])
+                d = self.competition.decision(payload["press_id"])
                 if d is None or d.row != row["id"]:       # decided again since (a board's, the desk's)
                     return None
             return row
@@ -258,7 +266,7 @@ class OperatorActions:
         pid = payload.get("press_id") if isinstance(payload, dict) else None
         if not isinstance(pid, str):
             return payload
-        long = self.state.competition.canonical_press_id(pid.strip())
+        long = self.competition.canonical_press_id(pid.strip())
         return payload if long == pid.strip() else dict(payload, press_id=long)
 
     def _boards_of(self, action: str, payload: dict) -> list[str] | None:
@@ -266,7 +274,7 @@ class OperatorActions:
         change (None: every board: the round's start, an action on nobody's
         station).  300 boards' schedules after every referee's confirmation
         held the boards' acks back by seconds during a burst."""
-        comp = self.state.competition
+        comp = self.competition
         entrant = payload.get("entrant")
         pid = payload.get("press_id")
         if action in ("identify", "reset_board") and isinstance(payload.get("board"), str):

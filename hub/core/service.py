@@ -3,10 +3,14 @@ clock-sync replies and an updated round state, and produces the commands
 (signed schedules, station states, identify) the operator's actions call for.
 
 I/O-free except for the event store it is given: the MQTT adapter feeds
-`handle()` and publishes what it returns or passes to `publish`.
+`handle()`, publishes what it returns, and subscribes to ToBoards
+(changes.py) for what the parts publish.
 
-`HubService` is the shared state (hub_state.py) and the parts that each own
-one concept of it, which it composes and whose public methods it offers:
+`HubService` is the state (hub_state.py: the fold, the terms, the board
+counts, the locks, the log's write path) and the parts that each own one
+concept, which it wires here -- each is given the collaborators it uses by
+name (keys, clock, locks, fold, record, publish, the notifications ...),
+none the service or the state -- and whose public methods it offers:
 - `admission` (admission.py): which board messages are taken -- verified,
   parsed, deduplicated, rejected in counted categories, a sync answered;
 - `answers` (answers.py): the store-and-answer path -- one commit for what
@@ -30,6 +34,7 @@ from .answers import Answers
 from ..fleet.firmware_update import FirmwareUpdates
 from .board_commands import CTR_BLOCK, IDENTIFY_TTL_MS, BoardCommands, other_rounds_reserved
 from .timekeeper import Timekeeper
+from .changes import OperatorRowFolding
 from .hub_state import HubState, Outgoing
 from ..protocol.keys import BoardKeys
 from .operator_actions import AlreadyRecorded, OperatorActions, RequestConflict, StaleDecision
@@ -73,18 +78,35 @@ class HubService(HubState):
         rows = store.events()
         # hub time on the round's base: this boot's latest in the log, else the wall clock's
         super().__init__(store, keys, competition, clock or HubClock.for_log(rows), secret)
-        self.commands = BoardCommands(self)
-        self.firmware = FirmwareUpdates(self, self.commands)     # updates under way (firmware_update.py)
-        self.timekeeper = Timekeeper(self)
-        self.admission = Admission(self, self.commands, self.timekeeper)
-        self.answers = Answers(self, self.admission, self.commands, self.catch_up)
-        self.actions = OperatorActions(self, self.commands)
-        self.split = SplitBrain(self)      # two hubs at once: found, flagged, healed (split_brain.py)
-        # more alerts (the MQTT adapter's self-probe); first, the terms without a hub's proof
-        self.alert_sources: list[Callable[[], list[str]]] = [self.term_alerts]
-        # why this process cannot know the boards' state now (a second console whose hub is not
-        # running or cannot be reached); the first that says so counts
-        self.blind_sources: list[Callable[[], str | None]] = []
+        self.commands = BoardCommands(keys=self.keys, clock=self.clock, lock=self.lock, terms=self.terms,
+                                      boots=self.boots, competition=self.competition, store=self.store,
+                                      write=self.write, event_id=lambda: self.event_id, publish=self.publish,
+                                      activity=self.activity, changes=self.changes, live=lambda: self.live)
+        # updates under way (firmware_update.py), given what they use of the hub
+        self.firmware = FirmwareUpdates(self.commands, keys=self.keys, clock=self.clock, lock=self.lock,
+                                        writer=self.writer, store=self.store, write=self.write, apply=self.apply,
+                                        publish=self.publish, activity=self.activity, live=lambda: self.live)
+        self.changes.subscribe(OperatorRowFolding, lambda n: self.firmware.operator_row(n.row))
+        self.timekeeper = Timekeeper(self.clock, self.competition, self.record, lambda: self.write_failure)
+        self.admission = Admission(self.commands, self.timekeeper, self.firmware, keys=self.keys, lock=self.lock,
+                                   guard=self.guard, counts=self.counts, boots=self.boots, registry=self.registry,
+                                   clock=self.clock, activity=self.activity, changes=self.changes)
+        self.answers = Answers(self.admission, self.commands, self.catch_up, store=self.store, writer=self.writer,
+                               lock=self.lock, write_failed=self.write_failed, written=self.written, apply=self.apply,
+                               applied_next=self.applied_next, other_rounds=lambda: self.other_rounds,
+                               competition=self.competition, registry=self.registry, activity=self.activity,
+                               counts=self.counts)
+        self.actions = OperatorActions(self.commands, competition=self.competition, clock=self.clock, keys=self.keys,
+                                       registry=self.registry, lock=self.lock, writer=self.writer, record=self.record,
+                                       publish=self.publish, activity=self.activity, changes=self.changes,
+                                       checks_seen=lambda: self.checks_seen)
+        # two hubs at once: found, flagged, healed (split_brain.py)
+        self.split = SplitBrain(self.terms, self.clock, self.competition, self.changes, self.record, self.writer,
+                                self.lock, self.activity, store.path)
+        # more alerts (the MQTT adapter's self-probe) are registered by name; first, the terms
+        # without a hub's proof.  Why this process cannot know the boards' state now (a second
+        # console whose hub is not running or cannot be reached) too: the first that says so counts
+        self.queries.add_alerts("unproven terms", self.term_alerts)
         self._ranker = Ranker()        # the consoles' standings (snapshot)
         for ev in rows:                          # resume: replay the log
             if row_problem(ev) is not None:
@@ -271,17 +293,13 @@ class HubService(HubState):
         not hold.  A remote console shows the hub's (server.py sends them)."""
         with self.lock:        # the jumps and refusals are the network thread's
             jumps, refusals = dict(self.jumps), dict(self.refusals)
-        return network_alerts(self.alert_sources, self.registry, self.clock.now_ms(), self.retained_junk,
+        return network_alerts(self.queries.alert_sources(), self.registry, self.clock.now_ms(), self.retained_junk,
                               jumps, refusals, unused=self.unused_boards)
 
     def blind(self) -> str | None:
         """Why what this process shows of the boards may be out of date
         (None: it is live)."""
-        for fn in self.blind_sources:
-            why = fn()
-            if why:
-                return why
-        return None
+        return self.queries.blind()
 
     def snapshot(self) -> Snapshot:
         """What the consoles show, read at once under the message lock; the

@@ -25,13 +25,19 @@ entry it keeps in flash (protocol.md, "Hub terms")."""
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable
 
+from .changes import Changes, RowApplied
+from .terms import Terms
+from ..event.fold.competition import Competition
+from ..event.time.clock import HubClock
 from ..event.log.log_health import LogWriteFailed
 from ..event.log.rows import RowKind, kind_of
 from ..event.log.replica import desk_action_text, split_action_problem
 from ..rules.timetext import fmt_clock
-from .hub_state import HubState
 
 STANDBY_SILENT_MS = 5_000     # the standby asks at least every 1-2 s (a long poll): 5 s unheard is lost
 SHOWN = 5                     # desk actions named in an alert line (then "and N more")
@@ -45,8 +51,17 @@ def _listed(rows: list[dict]) -> str:
 
 
 class SplitBrain:
-    def __init__(self, state: HubState) -> None:
-        self.state = state
+    """Given what it uses (service.py wires it): the terms, the hub clock,
+    the fold, the notifications (it folds every row applied), record (a
+    row of its own written and applied: HubState.record), the writer and
+    message locks (a check and its row in one go), the consoles' activity
+    lines and the log's path (what a fenced hub's desk is told to copy)."""
+
+    def __init__(self, terms: Terms, clock: HubClock, competition: Competition, changes: Changes,
+                 record: Callable[..., dict], writer: threading.RLock, lock: threading.RLock,
+                 activity: deque[str], log_path: Path | str) -> None:
+        self.terms, self.clock, self.competition, self.record = terms, clock, competition, record
+        self.writer, self.lock, self.activity, self.log_path = writer, lock, activity, log_path
         self.heard: int | None = None          # hub ms the standby last asked (None: not this run)
         self.copied = 0                        # the last row it has (it asked for the rows after it)
         self.lost: dict | None = None          # the open standby_lost row of this hub's term
@@ -57,28 +72,28 @@ class SplitBrain:
         self.splits: dict[int, dict] = {}      # split rows not redone, by id
         self.split_log: list[dict] = []        # every split row
         self.redone: set[int] = set()
-        state.row_hooks.append(self._row)
+        changes.subscribe(RowApplied, lambda n: self._row(n.row))
 
     # ------------------------------------------------------ the fold
     def _row(self, row: dict) -> None:
         """Every row applied, live and at a replay (a row hook of the state)."""
-        p, st = row["payload"], self.state
+        p, terms = row["payload"], self.terms
         kind = kind_of(row)
-        if kind.from_operator and row["id"] not in st.competition.flagged:
+        if kind.from_operator and row["id"] not in self.competition.flagged:
             self.desk.append(row)
             if self.lost is not None:
                 self.unseen.append(row)
             return
-        if kind is RowKind.HUB_STANDBY_LOST and p.get("term") == st.term:
+        if kind is RowKind.HUB_STANDBY_LOST and p.get("term") == terms.term:
             self.lost, self.unseen = row, []
-        elif kind is RowKind.HUB_STANDBY_BACK and p.get("term") == st.term:
+        elif kind is RowKind.HUB_STANDBY_BACK and p.get("term") == terms.term:
             self.lost, self.unseen = None, []
-        elif kind is RowKind.HUB_TAKEOVER and st.term == p.get("term"):
+        elif kind is RowKind.HUB_TAKEOVER and terms.term == p.get("term"):
             self.takeover, self.lost, self.unseen = row, None, []      # a new term: its own standby
-        elif kind is RowKind.HUB_FENCED and (st.proofs is None or st.proven(p.get("term"), p.get("hash"))):
+        elif kind is RowKind.HUB_FENCED and (terms.proofs is None or terms.proven(p.get("term"), p.get("hash"))):
             self.fenced_row = row
-            if type(p.get("term")) is int and p["term"] > st.seen_term[0]:
-                st.seen_term = (p["term"], f"{p.get('by') or 'another hub'} holds")
+            if type(p.get("term")) is int and p["term"] > terms.seen_term[0]:
+                terms.seen_term = (p["term"], f"{p.get('by') or 'another hub'} holds")
         elif kind is RowKind.HUB_SPLIT and isinstance(p.get("actions"), list):
             self.split_log.append(row)
             if row["id"] not in self.redone:
@@ -89,7 +104,7 @@ class SplitBrain:
 
     def split_rows(self) -> list[dict]:
         """Every split row of the log (redone or not)."""
-        with self.state.lock:
+        with self.lock:
             return list(self.split_log)
 
     def fence_point(self) -> tuple[int, str] | None:
@@ -100,7 +115,7 @@ class SplitBrain:
         f = self.fenced_row
         if f is not None and type(f["payload"].get("after")) is int:
             return f["payload"]["after"], "where the takeover's copy ended"
-        if self.state.fenced and self.lost is not None and type(self.lost["payload"].get("copied")) is int:
+        if self.terms.fenced and self.lost is not None and type(self.lost["payload"].get("copied")) is int:
             return self.lost["payload"]["copied"], "the last row the standby had when it was lost"
         return None
 
@@ -114,31 +129,25 @@ class SplitBrain:
     def heard_standby(self, after: int) -> None:
         """The standby asked for the rows after `after`, proving it holds
         the hub secret."""
-        self.heard = self.state.clock.now_ms()
+        self.heard = self.clock.now_ms()
         self.copied = max(self.copied, after)
 
     def check(self) -> None:
         """At the hub's tick: a standby that followed this hub and is not
         heard for STANDBY_SILENT_MS is lost (a row), heard again back."""
-        st = self.state
         if self.heard is None or self.fenced_row is not None:
             return
-        silent = st.clock.now_ms() - self.heard > STANDBY_SILENT_MS
+        silent = self.clock.now_ms() - self.heard > STANDBY_SILENT_MS
         if silent and self.lost is None:
-            self._write("standby_lost", {"since": self.heard, "term": st.term, "copied": self.copied})
+            self._write("standby_lost", {"since": self.heard, "term": self.terms.term, "copied": self.copied})
         elif not silent and self.lost is not None:
-            self._write("standby_back", {"term": st.term, "lost": self.lost["id"]})
+            self._write("standby_back", {"term": self.terms.term, "lost": self.lost["id"]})
 
     def _write(self, kind: str, payload: dict) -> dict | None:
-        st = self.state
         try:
-            with st.writer, st.lock:
-                row = st.write(st.store.append, "hub", kind, payload, st.clock.now_ms())
-                st.apply(row)
-                st.applied_next([row["id"]])
+            return self.record("hub", kind, payload)
         except LogWriteFailed:
             return None                     # the failed write is alerted; tried again at the next tick
-        return row
 
     def unseen_warning(self) -> str | None:
         """What the desk is told of an action recorded now (None: nothing)."""
@@ -153,22 +162,18 @@ class SplitBrain:
         """The hub that took over shows its term: proven and above this
         hub's, this hub is fenced (a row, once) and its desk actions after
         `after` are the answer; else ValueError (nothing changes)."""
-        st = self.state
         if type(after) is not int or after < 0:
             raise ValueError("'after' must be the row the takeover's copy ended at")
-        with st.writer, st.lock:
-            if not st.proven(term, proof):
+        with self.writer, self.lock:
+            if not self.terms.proven(term, proof):
                 raise ValueError(f"term {term!r} without this event's hub proof: not fenced")
-            if term <= st.term:
-                raise ValueError(f"this hub's term is {st.term}, not below {term}: not fenced")
+            if term <= self.terms.term:
+                raise ValueError(f"this hub's term is {self.terms.term}, not below {term}: not fenced")
             f = self.fenced_row
             if f is None or f["payload"].get("term") != term:
-                row = st.write(st.store.append, "hub", "fenced",
-                               {"term": term, "hash": proof, "by": by[:200], "after": after}, st.clock.now_ms(),
-                               told=True)
-                st.apply(row)
-                st.applied_next([row["id"]])
-                st.activity.append(f"FENCED by {by} (term {term}): this hub stops")
+                self.record("hub", "fenced", {"term": term, "hash": proof, "by": by[:200], "after": after},
+                            told=True)
+                self.activity.append(f"FENCED by {by} (term {term}): this hub stops")
             return [dict(r) for r in self.after_fence()]
 
     def fenced_lines(self) -> list[str]:
@@ -185,7 +190,7 @@ class SplitBrain:
                    "`tabletimer redo` on its folder")
         else:
             how = (f"Redo them at the hub that took over in one step: `tabletimer redo ITS-DIR --from "
-                   f"{self.state.store.path}` (a copy of this log)")
+                   f"{self.log_path}` (a copy of this log)")
         return [f"{len(actions)} desk action(s) recorded here after row #{point[0]}, {point[1]}, are not in "
                 f"the event's log: {_listed(actions)}. {how}"]
 
@@ -200,19 +205,15 @@ class SplitBrain:
             problem = split_action_problem(a, after)
             if problem:
                 raise ValueError(f"the old primary's desk actions: {problem}")
-        st = self.state
-        with st.writer, st.lock:
+        with self.writer, self.lock:
             if any(r["payload"].get("after") == after and r["payload"].get("primary") == primary
                    for r in self.split_log):
                 return None
-            row = st.write(st.store.append, "hub", "split",
-                           {"primary": primary, "term": term if type(term) is int else None, "after": after,
-                            "actions": actions}, st.clock.now_ms(), told=True)
-            st.apply(row)
-            st.applied_next([row["id"]])
+            row = self.record("hub", "split", {"primary": primary, "term": term if type(term) is int else None,
+                                               "after": after, "actions": actions}, told=True)
             if actions:
-                st.activity.append(f"SPLIT: the old primary {primary} had {len(actions)} desk action(s) this "
-                                   f"log lacks (row #{row['id']}): tabletimer redo")
+                self.activity.append(f"SPLIT: the old primary {primary} had {len(actions)} desk action(s) this "
+                                     f"log lacks (row #{row['id']}): tabletimer redo")
         return row
 
     # ------------------------------------------------------ alerts

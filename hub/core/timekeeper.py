@@ -9,14 +9,15 @@ service (service.py)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from ..event.time import host_clock
-from ..event.time.clock import clock_rows
+from ..event.fold.competition import Competition
+from ..event.time.clock import HubClock, clock_rows
 from ..event.log.log_health import LogWriteFailed
 from ..event.log.store import EventStore
 from ..event.time.time_base import (BOARDS, CLOCK_ROW, FROM_BOARDS, FROM_LOG, FROM_WALL, JUMP_MS, LOG_SLACK_MS, STARTED,
                                WALL_STEPPED, Base, BoardsWitness, choose_base, clock_row, jumps)
-from .hub_state import HubState
 
 
 def other_round_anchors(logs: dict[int, Path]) -> list[dict]:
@@ -32,8 +33,14 @@ def other_round_anchors(logs: dict[int, Path]) -> list[dict]:
 
 
 class Timekeeper:
-    def __init__(self, state: HubState) -> None:
-        self.state = state
+    """The hub's clock while it runs, given what it uses (service.py wires
+    it): the hub clock, the fold (its rows), record (a clock row stored and
+    applied: HubState.record) and write_failure (the failed writes' alert
+    now, for the reason a start cannot write its base)."""
+
+    def __init__(self, clock: HubClock, competition: Competition, record: Callable[..., dict],
+                 write_failure: Callable[[], dict | None]) -> None:
+        self.clock, self.competition, self.record, self.write_failure = clock, competition, record, write_failure
         self.witness = BoardsWitness()
         self._last: tuple[int, int, int] | None = None     # the last reading (wall, awake, boot ns)
         self._since_row: int | None = None    # rows from this one on may be off the round's base
@@ -43,8 +50,7 @@ class Timekeeper:
         `started`); other_anchors: the event's other rounds' clock rows (a
         base of this boot there is the base here too).  Returns what the
         operator must know (the wall clock disagrees with the log)."""
-        st = self.state
-        clock, rows = st.clock, st.competition.rows
+        clock, rows = self.clock, self.competition.rows
         r = host_clock.read()
         last = max((row["received_ms"] for row in rows), default=None)
         chosen = choose_base(clock_rows(rows) + (other_anchors or []), last, host_clock.boot_id(),
@@ -59,7 +65,8 @@ class Timekeeper:
             more["wall_off_ms"] = chosen.wall_off_ms        # the wall clock was changed since: said
         row = self._write(clock_row(STARTED, base, host_clock.boot_id(), r.boot_ns, r.wall_ns, **more))
         if row is None:
-            raise LogWriteFailed(st.write_failure["advice"] if st.write_failure else "the log cannot be written")
+            failure = self.write_failure()
+            raise LogWriteFailed(failure["advice"] if failure else "the log cannot be written")
         if base.source == FROM_WALL:
             self._since_row = row["id"]        # until the boards agree, the wall's base is a guess
         self._last = (r.wall_ns, r.awake_ns, r.boot_ns)
@@ -73,7 +80,7 @@ class Timekeeper:
         at its next reply, it does not refuse this hub's."""
         at = msg.get("at")
         if at is not None:
-            refused = len(at) == 4 and at[3] == self.state.clock.base.gen
+            refused = len(at) == 4 and at[3] == self.clock.base.gen
             self.witness.heard(board, at[2] if refused else None, at[1], received_ms)
 
     def tick(self) -> None:
@@ -82,36 +89,30 @@ class Timekeeper:
         the alerts say (LogWriteFailed: tried again at the next tick)."""
         if self._last is None:
             return
-        st = self.state
         r = host_clock.read()
         now = (r.wall_ns, r.awake_ns, r.boot_ns)
         found = jumps(self._last, now, host_clock.SLEEP_PROOF)
         self._last = now
         for j in found:
             more = {"slept_ms": j.ms} if j.why != WALL_STEPPED else {"stepped_ms": j.ms}
-            self._write(clock_row(j.why, st.clock.base, host_clock.boot_id(), r.boot_ns, r.wall_ns, **more))
+            self._write(clock_row(j.why, self.clock.base, host_clock.boot_id(), r.boot_ns, r.wall_ns, **more))
             if not host_clock.SLEEP_PROOF:     # a sleep or a step: hub time may have stopped meanwhile
-                self._since_row = self._since_row or st.competition.last_row_id() + 1
-        shift = self.witness.verdict(st.clock.now_ms())
+                self._since_row = self._since_row or self.competition.last_row_id() + 1
+        shift = self.witness.verdict(self.clock.now_ms())
         if shift:
-            since = self._since_row or st.competition.last_row_id() + 1
-            old = st.clock.base
+            since = self._since_row or self.competition.last_row_id() + 1
+            old = self.clock.base
             base = Base(old.offset_ms + shift, old.gen + 1, FROM_BOARDS)
             if self._write(clock_row(BOARDS, base, host_clock.boot_id(), r.boot_ns, r.wall_ns,
                                      shift_ms=shift, since_row=since)):
-                st.clock.adopt(base)            # the boards follow it: a new generation
+                self.clock.adopt(base)          # the boards follow it: a new generation
                 self.witness.moved()
                 self._since_row = None
 
     def _write(self, payload: dict) -> dict | None:
         """A clock row stored and applied (None: the log cannot be written:
         its alert says so; a move of the base is tried again at the next tick)."""
-        st = self.state
-        with st.writer, st.lock:
-            try:
-                row = st.write(st.store.append, "hub", CLOCK_ROW, payload, st.clock.now_ms())
-            except LogWriteFailed:
-                return None
-            st.apply(row)
-            st.applied_next([row["id"]])
-        return row
+        try:
+            return self.record("hub", CLOCK_ROW, payload)
+        except LogWriteFailed:
+            return None

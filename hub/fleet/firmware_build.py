@@ -95,6 +95,15 @@ def firmware_version(app_source: str | None = None) -> str:
     return m.group(1)
 
 
+def installed_firmware_version() -> str | None:
+    """The firmware version `tabletimer board flash` writes (firmware_version),
+    None if this installation has none."""
+    try:
+        return firmware_version()
+    except (OSError, RuntimeError):
+        return None
+
+
 def write_manifest(out_dir: Path, version: str, family: str) -> Path:
     """out_dir's manifest (every file but the manifest, by name): the
     version, the family, then a line per file: name, size, sha256."""

@@ -29,8 +29,10 @@ import hashlib
 import logging
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from tabletimer.shared import protocol
 
@@ -130,32 +132,40 @@ class Job:
 
 
 class FirmwareUpdates:
-    """The updates under way at the running hub (the service's `firmware`)."""
+    """The updates under way at the running hub (the service's `firmware`),
+    given what they use of it (core/service.py wires them): commands (what
+    numbers and signs a message to a board), the board keys, the hub clock,
+    the message lock and the log's writer lock, the store and its one write
+    path (write: a failure becomes the alert) and apply, publish (messages
+    for the boards), the consoles' activity lines, and live (not replaying
+    the log: nothing is sent at a replay)."""
 
-    def __init__(self, state, commands) -> None:
-        self.state = state
-        self.commands = commands
+    def __init__(self, commands, *, keys, clock, lock, writer, store, write: Callable, apply: Callable[[dict], None],
+                 publish: Callable[[list], None], activity: deque[str], live: Callable[[], bool]) -> None:
+        self.commands, self.keys, self.clock, self.lock, self.writer = commands, keys, clock, lock, writer
+        self.store, self.write, self.apply, self.publish = store, write, apply, publish
+        self.activity, self.live = activity, live
         self.jobs: dict[str, Job] = {}          # board -> its update (waiting, or under way)
         self.done: list[tuple[str, float]] = []  # (board, s) each update took to "staged" (benchmarks)
         self.parallel = PARALLEL
         self._lock = threading.Condition()      # taken after the service's lock, never before it
         self._thread: threading.Thread | None = None
         self._stop = False
-        state.operator_hooks.append(self._operator_row)
 
     # ------------------------------------------------------------ requests
-    def _operator_row(self, ev: dict) -> None:
-        st = self.state
-        if kind_of(ev) is not RowKind.OP_FIRMWARE or not st.live or st.clock.now_ms() - ev["received_ms"] > SEND_WITHIN_MS:
+    def operator_row(self, ev: dict) -> None:
+        """An operator's row about to be folded (the service subscribes this
+        to OperatorRowFolding): a firmware request applied live is sent."""
+        if kind_of(ev) is not RowKind.OP_FIRMWARE or not self.live() or self.clock.now_ms() - ev["received_ms"] > SEND_WITHIN_MS:
             return
         p = ev["payload"]
-        folder = Path(st.store.path).parent / "firmware" / p["pkg"]
+        folder = Path(self.store.path).parent / "firmware" / p["pkg"]
         try:
             pkg = load_package(folder)
             if pkg.sha != p["sha"]:
                 raise ValueError(f"{folder}: not the package the request names (its manifest changed)")
         except (ValueError, OSError) as e:
-            st.activity.append(f"firmware for board {p['board']} (log row #{ev['id']}) not sent: {e}")
+            self.activity.append(f"firmware for board {p['board']} (log row #{ev['id']}) not sent: {e}")
             self._failed(p["board"], ev["id"], str(e))
             return
         self.start(p["board"], ev["id"], pkg, p.get("trial"), bool(p.get("older")))
@@ -283,7 +293,7 @@ class FirmwareUpdates:
 
     def manifest_mac(self, board: str, manifest: bytes) -> bytes:
         """The manifest's signature: HMAC-SHA256 under the board's key (no topic)."""
-        return self.state.keys.signer(board).mac(manifest)
+        return self.keys.signer(board).mac(manifest)
 
     def _due(self) -> bool:
         # something to send now (under the lock)
@@ -292,23 +302,21 @@ class FirmwareUpdates:
                    or j.state == "waiting" and busy < self.parallel for j in self.jobs.values())
 
     def _send(self, out: list[tuple[Job, dict]]) -> None:
-        st = self.state
         try:
-            with st.lock:         # numbered and published in one go (Answers.store_and_answer)
-                st.publish([self.commands.to_board(job.board, protocol.CMD, msg, 1 if "n" in msg else 0)
-                            for job, msg in out])
+            with self.lock:         # numbered and published in one go (Answers.store_and_answer)
+                self.publish([self.commands.to_board(job.board, protocol.CMD, msg, 1 if "n" in msg else 0)
+                              for job, msg in out])
         except LogWriteFailed as e:
-            st.activity.append(f"firmware not sent: {e}")
+            self.activity.append(f"firmware not sent: {e}")
 
     def _failed(self, board: str, request: int, why: str) -> None:
-        st = self.state
-        st.activity.append(f"board {board}: firmware (log row #{request}) failed: {why}")
+        self.activity.append(f"board {board}: firmware (log row #{request}) failed: {why}")
         try:
-            with st.writer:
-                row = st.write(st.store.append, "hub", "fw", {"board": board, "id": request, "state": "failed",
-                                                               "why": why[:200]}, st.clock.now_ms(), board)
-                with st.lock:
-                    st.apply(row)
+            with self.writer:
+                row = self.write(self.store.append, "hub", "fw", {"board": board, "id": request, "state": "failed",
+                                                                   "why": why[:200]}, self.clock.now_ms(), board)
+                with self.lock:
+                    self.apply(row)
         except (LogWriteFailed, Exception):      # the activity line says it
             log.exception("the firmware failure of board %s not stored", board)
 

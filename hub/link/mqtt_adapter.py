@@ -33,6 +33,7 @@ from ..protocol.hub_protocol import BROKER_NOTICE, HUB_STATUS, PROBE, hub_status
 from .mqtt_client import HubClient
 from .self_probe import PROBE_INTERVAL_MS, SelfProbe
 from ..broker.broker_notices import BrokerNotices
+from ..core.changes import Subscription, ToBoards
 from ..core.service import HubService
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,9 @@ class HubMqtt:
         c.on_subscribe = self._on_subscribe
         c.on_disconnect = self._on_disconnect
         c.on_message = self._on_message
-        service.publish = self.publish_all
+        # what the service's parts publish for the boards (ToBoards), sent by this link until it
+        # stops (a link started again on the same service takes it over)
+        self._to_boards: Subscription | None = service.changes.subscribe(ToBoards, self._send_to_boards)
 
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
@@ -243,14 +246,15 @@ class HubMqtt:
         called every quarter of a second meanwhile (the hub's check of its
         child broker: one that dies before the hub is subscribed is started
         again, and the hub connects to that one)."""
+        if self._to_boards is None:
+            self._to_boards = self.service.changes.subscribe(ToBoards, self._send_to_boards)
         if self._commit_thread is None:
             self._commit_thread = threading.Thread(target=self._commit_loop, name="hub-commit", daemon=True)
             self._commit_thread.start()
         self.client.connect_async(self.host, self.port, keepalive=15)
         self.client.loop_start()
         self._probe_stop.clear()
-        if self._network_alerts not in self.service.alert_sources:
-            self.service.alert_sources.append(self._network_alerts)
+        self.service.queries.add_alerts("the MQTT link", self._network_alerts)
         self._probe_thread = threading.Thread(target=self._probe_loop, name="hub-self-probe", daemon=True)
         self._probe_thread.start()
         deadline = time.monotonic() + timeout
@@ -269,13 +273,18 @@ class HubMqtt:
             self.stop()
             raise ConnectionError(f"could not connect to the MQTT broker at {self.host}:{self.port}")
 
+    def _send_to_boards(self, note: ToBoards) -> None:
+        self.publish_all(note.messages)
+
     def stop(self) -> None:
+        if self._to_boards is not None:
+            self._to_boards.cancel()
+            self._to_boards = None
         self._probe_stop.set()
         t, self._probe_thread = self._probe_thread, None
         if t is not None and t.is_alive():      # (not started: a Ctrl-C during start)
             t.join(5)
-        if self._network_alerts in self.service.alert_sources:     # a stopped hub's probe says nothing
-            self.service.alert_sources.remove(self._network_alerts)
+        self.service.queries.drop_alerts("the MQTT link")     # a stopped hub's probe says nothing
         if self.connected.is_set():
             info = self.client.publish(HUB_STATUS,
                                        protocol.encode(hub_status(protocol.OFFLINE)),

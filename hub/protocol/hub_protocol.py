@@ -12,12 +12,21 @@ for the messages."""
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from tabletimer.shared.protocol import (CMD, EVENT, OFFLINE, ONLINE, PREFIX, SCHED, STATUS, SYNC,
                                         T_ACK, T_CONFIRM, T_HUB, T_IDENTIFY, T_PRESS, T_RECORDED,
                                         T_SCHED, T_STATIONS, T_STATUS, T_STRAY, T_SYNC, T_VOID, VERSION,
                                         ProtocolError, check_board_id, check_int, decode, event,
                                         validate)
+
+
+class Outgoing(NamedTuple):
+    """A message for the broker: what the hub publishes."""
+    topic: str
+    payload: bytes
+    qos: int
+    retain: bool
 
 
 def check_call(msg: dict) -> None:

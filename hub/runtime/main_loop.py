@@ -30,7 +30,7 @@ class MainLoop:
         self._unsaid = 0              # overruns since the last warning
         self._said_at: float | None = None
 
-    def run_pass(self, work: Callable[[], None]) -> None:
+    def run_pass(self, work: Callable[[], object]) -> None:
         """One pass of work, measured (last_s); an overrun said."""
         began = self.clock()
         work()
@@ -48,7 +48,7 @@ class MainLoop:
                          "desk actions and checks reach the boards late")
                 self._said_at, self._unsaid = now, 0
 
-    def run(self, work: Callable[[], None], wait: Callable[[float], bool],
+    def run(self, work: Callable[[], object], wait: Callable[[float], bool],
             until: Callable[[], bool]) -> None:
         """Passes of work until `until()` or a stop: between them
         wait(seconds), which returns True once stopped (a stop event's

@@ -1,5 +1,5 @@
-"""Stored rows, told to the web layer's open pages: the service calls its
-listeners from whichever thread stored the row (the MQTT thread, an HTTP
+"""Stored rows, told to the web layer's open pages: the service tells RowApplied
+(core/changes.py) from whichever thread stored the row (the MQTT thread, an HTTP
 worker), with its lock held; this hands the news to the web server's event
 loop without waiting, and the pages' streams wake and send the new state.
 
@@ -21,6 +21,8 @@ import threading
 import time
 from typing import Any, AsyncIterator, Callable, Iterable
 
+from ..core.changes import RowApplied
+
 KeysOf = Callable[[dict], "Iterable[str] | None"]
 
 
@@ -35,13 +37,10 @@ class ChangeFeed:
         self._events: dict[str | None, asyncio.Event] = {}   # key -> the event its streams wait on
         self._lock = threading.Lock()
         self._service = service
-        service.listeners.append(self._stored)
+        self._sub = service.changes.subscribe(RowApplied, lambda n: self._stored(n.row))
 
     def close(self) -> None:
-        try:
-            self._service.listeners.remove(self._stored)
-        except ValueError:
-            pass
+        self._sub.cancel()
 
     def version_of(self, key: str | None) -> int:
         """The last row that touched key (None: any row)."""

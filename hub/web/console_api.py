@@ -69,6 +69,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..protocol.hub_secret import HEADER, PROOF_HEADER
+from ..core.changes import RowApplied
 from ..core.service import HubService
 from ..core.split_brain import SELF
 from ..event.folder import event_folder
@@ -165,7 +166,7 @@ class ConsoleApi:
         self._nonces: set[str] = set()
         self._nonce_order: deque[str] = deque()
         self._nonce_lock = threading.Lock()
-        service.listeners.append(self._on_stored)
+        service.changes.subscribe(RowApplied, lambda n: self._on_stored(n.row))
 
     def _on_stored(self, row: dict) -> None:
         with self._new:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.changes import ToBoards
 from tabletimer.hub.core.service import HubService
 from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.event.fold.competition import Competition
@@ -33,7 +34,7 @@ def hub(path: Path, preset: str, entrants: str, stations: str) -> tuple[HubServi
     svc = HubService(EventStore(ev.db), BoardKeys(ev.keys_file), Competition(ev.format, ev.entrants, ev.stations),
                      Clock())
     sent: list = []
-    svc.publish = sent.extend
+    svc.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
     return svc, sent
 
 

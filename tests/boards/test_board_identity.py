@@ -33,6 +33,7 @@ from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.protocol import replay
 from tabletimer.hub.core.alerts import JUMP_ALERT_MS
 from tabletimer.hub.event.log import store as event_store
+from tabletimer.hub.core.changes import ToBoards
 from tabletimer.hub.core.service import HubService
 from tabletimer.hub.rules.standings import row_dict
 from tabletimer.hub.event.log.store import EventStore
@@ -130,7 +131,7 @@ def test_schedules_carry_the_events_id(tmp_path):
     two = open_hub(tmp_path / "two.sqlite")
     try:
         sent: list = []
-        one.publish = sent.extend
+        one.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
         one.start_round()
         (sched,) = [body(o) for o in sent if o.topic == "tt/v1/b/b1/sched"]
         two.start_round()

@@ -16,6 +16,7 @@ import pytest
 
 from tabletimer.hub.protocol import hub_protocol as H
 from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.changes import ToBoards
 from tabletimer.hub.core.service import HubService
 from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.event.log.store import EventStore
@@ -192,7 +193,7 @@ def test_a_boards_commands_are_published_in_counter_order_whatever_thread_sends_
         time.sleep(0)                   # as paho's publish may wait for its lock: another thread runs
         sent.extend(out)
 
-    svc.publish = publish
+    svc.changes.subscribe(ToBoards, lambda n: publish(n.messages))
     lock = threading.Lock()
 
     def message(kind: str, msg: dict):

@@ -13,6 +13,7 @@ from tabletimer.hub.protocol import hub_protocol as H
 from tabletimer.hub.rules.formats import load_format
 from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.core.registry import BoardRegistry
+from tabletimer.hub.core.changes import MessageRejected, RowApplied, ToBoards
 from tabletimer.hub.core.service import HubService
 from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
@@ -302,7 +303,7 @@ def test_messages_from_unknown_boards_read_the_keys_file_only_when_it_changed(tm
 
 def test_round_start_sends_signed_retained_schedules(hub):
     sent = []
-    hub.publish = sent.extend
+    hub.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
     t0 = hub.clock.t
     hub.start_round(t0 + 5000, duration_ms=90 * 60_000, warnings_ms=(10 * 60_000, 60_000))
     assert sorted(o.topic for o in sent) == ["tt/v1/b/b1/sched", "tt/v1/b/b2/sched"]
@@ -446,7 +447,7 @@ def test_relay_schedule_changes_only_when_the_relay_does(tmp_path):
                      FakeClock())
     svc.sender = Sender()
     sent = []
-    svc.publish = sent.extend
+    svc.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
     t0 = svc.clock.t
     svc.start_round(t0)
     first, stations = sent                           # the schedule, then the stations' state
@@ -499,7 +500,7 @@ def test_the_stations_message_names_the_call_the_hub_closed(hub):
     conflict gets the recorded state again at once, though it changed
     nothing."""
     sent: list = []
-    hub.publish = sent.extend
+    hub.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
     hub.start_round()
     end = hub.competition.round_end_ms()
     out = press(hub)                                             # the board's call [1, 1]
@@ -574,7 +575,7 @@ def test_every_command_names_the_boot_of_the_board_it_is_for(tmp_path):
     store = EventStore(tmp_path / "events.sqlite")
     svc = HubService(store, BoardKeys(keys=KEYS), competition(), FakeClock())
     sent: list = []
-    svc.publish = sent.extend
+    svc.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
     ctr = iter(range(1, 1000))
 
     def send(msg: dict, kind: str, boot: int, install: str = "0a1b2c"):
@@ -634,7 +635,7 @@ def test_the_desk_refuses_a_firmware_older_than_the_boards_unless_it_allows_it(h
     with pytest.raises(ValueError, match="older = 2 is outside 0..1"):
         hub.check_action("firmware", dict(request, older=2))
     sent: list = []
-    hub.publish = sent.extend
+    hub.changes.subscribe(ToBoards, lambda n: sent.extend(n.messages))
     manifest = b"tabletimer-firmware 0.8.0-old sim\napp.mpy 1 " + b"0" * 64 + b"\n"
     hub.firmware.start("b1", 9, Package("0.8.0-old", "sim", manifest, [("app.mpy", b"x")]), older=True)
     deadline = time.monotonic() + 10
@@ -643,3 +644,52 @@ def test_the_desk_refuses_a_firmware_older_than_the_boards_unless_it_allows_it(h
     hub.firmware.stop()
     begin = parse_cmd(sent[0])
     assert (begin["type"], begin["id"], begin["older"], begin["bt"]) == ("fw", 9, True, 3)
+
+
+def test_named_notifications_tell_subscribers_in_order_and_end_with_cancel(hub):
+    """The catalogue's notifications (core/changes.py): a row applied is told
+    after its console line is written, a rejection names its category, a
+    round start's schedules go out as ToBoards; a cancelled subscriber hears
+    nothing more, and a class outside the catalogue is refused."""
+    heard: list = []
+    subs = [hub.changes.subscribe(RowApplied, lambda n: heard.append(("row", n.row["type"], hub.activity[-1]))),
+            hub.changes.subscribe(MessageRejected, lambda n: heard.append(("rejected", n.category))),
+            hub.changes.subscribe(ToBoards, lambda n: heard.append(("boards", sorted(o.topic for o in n.messages))))]
+    hub.start_round(hub.clock.t)
+    press(hub, at=hub.clock.t + 1000)
+    hub.handle(P.board_topic("b1", P.EVENT), b"not json", hub.clock.t)
+    assert heard[0][:2] == ("row", "round_start") and heard[0][2].startswith("operator: round start at ")
+    assert heard[1] == ("boards", ["tt/v1/b/b1/sched", "tt/v1/b/b2/sched"])
+    assert heard[2][:2] == ("row", "press") and heard[2][2].startswith("press b1/1 at ")
+    assert heard[3:] == [("rejected", "forged")]                  # (not signed with b1's key)
+    for sub in subs:
+        sub.cancel()
+    heard.clear()
+    press(hub, seq=2, at=hub.clock.t + 2000)
+    assert heard == []
+    with pytest.raises(TypeError, match="not a notification"):
+        hub.changes.subscribe(dict, print)
+
+
+def test_alert_and_blind_sources_are_registered_and_withdrawn_by_name(hub):
+    hub.queries.add_alerts("the test", lambda: ["ONE"])
+    hub.queries.add_alerts("the test", lambda: ["TWO"])        # the same name again: replaced
+    assert "TWO" in hub.alerts() and "ONE" not in hub.alerts()
+    hub.queries.add_blind("the test", lambda: "the hub cannot be reached")
+    assert hub.blind() == "the hub cannot be reached"
+    hub.queries.drop_alerts("the test")
+    hub.queries.drop_blind("the test")
+    assert "TWO" not in hub.alerts() and hub.blind() is None
+
+
+def test_no_part_of_the_service_is_handed_the_service_or_the_state(hub):
+    """Issue 46 item 2: each part is given the collaborators it uses by
+    name; none holds the service or its state (admission read st.firmware,
+    which only the service had)."""
+    from tabletimer.hub.core.hub_state import HubState
+    parts = {"admission": hub.admission, "answers": hub.answers, "commands": hub.commands,
+             "actions": hub.actions, "timekeeper": hub.timekeeper, "split": hub.split, "firmware": hub.firmware}
+    holding = {name: sorted(k for k, v in vars(part).items() if isinstance(v, HubState))
+               for name, part in parts.items()}
+    assert holding == {name: [] for name in parts}
+    assert hub.admission.firmware is hub.firmware and hub.answers.admission is hub.admission

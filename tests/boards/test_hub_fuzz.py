@@ -36,6 +36,7 @@ from rig import Rig, ready
 from waiting import until
 from tabletimer.hub.protocol import hub_protocol as H
 from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.changes import MessageRejected, RowApplied
 from tabletimer.hub.core.service import HubService
 from tabletimer.hub.event.log.store import EventStore
 from tabletimer.shared import protocol as P
@@ -487,7 +488,7 @@ def test_hostile_payloads_straight_into_the_service(hub):
                   kinds=(P.STATUS, P.EVENT, P.SYNC, P.CMD, P.SCHED))
     events, standings = hub.store.events(), standings_view(hub)
     got: list[str] = []
-    hub.reject_listeners.append(lambda category, detail: got.append(category))
+    hub.changes.subscribe(MessageRejected, lambda n: got.append(n.category))
     expected: Counter[str] = Counter()
     failures: list[str] = []
     for i in range(ROUNDS):
@@ -604,6 +605,7 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
             if total[0] >= want[0]:
                 seen.set()
     failures = FailureLog(tick)
+    subs: list = []
     try:
         spy.subscribe([(P.board_topic("f1", k), 1) for k in captured])
         assert subscribed.wait(10)
@@ -643,8 +645,8 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
         rng.shuffle(cases)
         expected = Counter(c.expect for c in cases if c.expect is not None)
         want[0] = sum(expected.values())
-        hub.reject_listeners.append(tick)
-        hub.listeners.append(tick)                   # an accepted one must fail fast, not time out
+        subs += [hub.changes.subscribe(MessageRejected, tick),
+                hub.changes.subscribe(RowApplied, tick)]    # an accepted one must fail fast, not time out
         adapter_log.addHandler(failures)
         infos = [spy.publish(c.topic, c.payload, qos=1) for c in cases]
         for info in infos:
@@ -681,8 +683,7 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
         assert Counter(hub.rejected) - before == rejected
     finally:
         adapter_log.removeHandler(failures)
-        for listeners in (hub.reject_listeners, hub.listeners):
-            if tick in listeners:
-                listeners.remove(tick)
+        for sub in subs:
+            sub.cancel()
         spy.loop_stop()
         spy.disconnect()

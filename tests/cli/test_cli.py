@@ -197,7 +197,7 @@ def test_ctrl_c_stops_a_hub_started_with_sigint_ignored(tmp_path):
     (so does everything a non-interactive shell starts with &): Ctrl-C, or a
     SIGINT to its process group, still stops it cleanly, its broker too."""
     from brokers import free_port
-    from tabletimer.hub.cli.common import SERVING
+    from tabletimer.hub.runtime.signals import SERVING
     from tabletimer.hub.web.hall_process import READY_S
 
     folder = tmp_path / "event"

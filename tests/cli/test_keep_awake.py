@@ -1,5 +1,5 @@
 """The hub keeps its laptop awake while it runs (issue 44, item 1;
-hub/cli/keep_awake.py): on Linux through logind's inhibitor lock
+hub/runtime/keep_awake.py): on Linux through logind's inhibitor lock
 (`systemd-inhibit`), on macOS through `caffeinate` watching the hub's pid.
 logind cannot run in this container (no systemd as pid 1), so the lock's
 holder is a stand-in `systemd-inhibit` on PATH that records how it was
@@ -15,7 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tabletimer.hub.cli import keep_awake as ka
+from tabletimer.hub.runtime import keep_awake as ka
 from waiting import until
 
 
@@ -64,7 +64,7 @@ def test_a_killed_hub_lets_go_of_the_lock(tmp_path):
     only the hub held, and ends when the hub's end of it closes."""
     tools = stand_in(tmp_path / "bin")
     env = dict(os.environ, PATH=f"{tools}{os.pathsep}{os.environ['PATH']}")
-    code = ("import os, signal; from tabletimer.hub.cli.keep_awake import keep_awake; "
+    code = ("import os, signal; from tabletimer.hub.runtime.keep_awake import keep_awake; "
             "a = keep_awake('linux'); print(a.said, flush=True); os.kill(os.getpid(), signal.SIGKILL)")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == -9 and "kept awake" in r.stdout, (r.stdout, r.stderr)

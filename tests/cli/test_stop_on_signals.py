@@ -10,7 +10,7 @@ import sys
 
 SCRIPT = r'''
 import os, signal, threading
-from tabletimer.hub.cli.common import stop_on_signals
+from tabletimer.hub.runtime.signals import stop_on_signals
 for sig in (signal.SIGTERM, signal.SIGHUP):
     stop = threading.Event()
     stop_on_signals(stop)

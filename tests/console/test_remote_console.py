@@ -32,6 +32,7 @@ from tabletimer.hub.web.console_api import console_token, folder_event
 from tabletimer.hub.web.server import WebServer, parse_listen, start_hub_web
 from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.changes import RowApplied
 from tabletimer.hub.core.service import HubService
 from tabletimer.hub.rules.standings import row_dict
 from tabletimer.hub.event.log.store import EventStore
@@ -169,6 +170,7 @@ def test_an_action_from_the_remote_is_stored_and_ranked_by_the_hub(hub, remote):
 
 
 def test_board_events_the_hub_stores_later_reach_the_remote(hub, remote):
+    own = remote.changes.subscribers(RowApplied)       # the service's own (its consoles' lines, ...)
     carol = hub.boards["b2"].press(hub, 1, 19 * MIN)    # type: ignore[attr-defined]
     topic = P.board_topic("b1", P.EVENT)                 # a forgery: counted, not stored
     hub.handle(topic, Signer("33" * 32).sign(topic, P.encode(hub_protocol.press(1, 99, 1, 0))), hub.clock.now_ms())
@@ -197,11 +199,11 @@ def test_what_the_hub_sees_on_the_network_is_an_alert_on_the_remote_too(hub, rem
     """The hub's probe of its broker, the boards' liveness and retained junk
     are not in the log: the remote console gets them from the hub."""
     cut_off = "the hub is NOT CONNECTED to the broker since 10:00:00 (12 s): ..."
-    hub.alert_sources.append(lambda: [cut_off])
+    hub.queries.add_alerts("the test's cut-off", lambda: [cut_off])
     hub.retained_junk = 2
     wait_for(lambda: remote.catch_up() >= 0 and cut_off in remote.alerts()
              and any("2 retained message(s)" in a for a in remote.alerts()), what="the hub's alerts on the remote")
-    hub.alert_sources.clear()
+    hub.queries.drop_alerts("the test's cut-off")
     wait_for(lambda: remote.catch_up() >= 0 and cut_off not in remote.alerts(), what="the alert gone on the remote")
 
 
@@ -365,6 +367,7 @@ def test_an_outage_is_shown_and_the_remote_keeps_trying(hub, server, remote):
     assert any("trying again" in line for line in remote.activity)
     with pytest.raises(Unreachable, match="Not confirmed by the hub"):
         remote.act("dns", {"entrant": "e3"})
+    own = remote.changes.subscribers(RowApplied)       # the service's own (its consoles' lines, ...)
     carol = hub.boards["b2"].press(hub, 1, 19 * MIN)    # type: ignore[attr-defined]
     again = start_hub_web(hub, server.event, server.token, host, port)
     try:
@@ -438,6 +441,7 @@ def test_console_command_needs_a_token_and_a_hub(tmp_path, capsys, monkeypatch):
 def test_confirm_a_call_from_the_remote_console(hub, remote):
     """The organizer console on the remote service: a call the hub stores
     appears; confirming it there confirms it on the hub."""
+    own = remote.changes.subscribers(RowApplied)       # the service's own (its consoles' lines, ...)
     carol = hub.boards["b2"].press(hub, 1, 19 * MIN)    # type: ignore[attr-defined]
 
     async def main() -> None:
@@ -469,7 +473,7 @@ def test_confirm_a_call_from_the_remote_console(hub, remote):
     last = hub.store.events()[-1]
     assert (last["type"], last["payload"]["press_id"], last["payload"]["who"], last["payload"]["why"]) == (
         "confirm", carol, "head referee", "from the second laptop")
-    assert remote.listeners == []
+    assert remote.changes.subscribers(RowApplied) == own
 
 
 # ------------------------------------------------------------ the command
@@ -511,7 +515,7 @@ def test_run_prints_the_remote_console_command_and_serves_it(tmp_path):
 def test_the_console_log_names_the_token_file_not_the_token(hub, tmp_path):
     """What the hub says of its console API, on its screen and in the
     consoles' event log (which a remote console shows too)."""
-    from tabletimer.hub.cli.serve import _web_server
+    from tabletimer.hub.runtime.web_start import web_server as _web_server
 
     folder = tmp_path / "event"
     said: list[str] = []
@@ -570,7 +574,7 @@ def test_a_console_beside_the_hub_says_when_the_hub_is_not_running(tmp_path):
     lock file (never taking the lock): a hub holding it (here a process that
     holds it as `tabletimer run` does) and one gone."""
     from tabletimer.hub.cli.common import service_for
-    from tabletimer.hub.cli.event import watch_the_hub
+    from tabletimer.hub.runtime.desk_console import watch_the_hub
     from tabletimer.hub.event.log.store import EventStore
 
     ev_path = event_folder.init(tmp_path / "event", "czjpa-individuals")

@@ -1,6 +1,6 @@
 """Issue 19: `tabletimer run` and `demo` start Mosquitto as a child process
 by default when it is installed (hub/broker/mosquitto_child.py,
-hub/cli/brokers.py), with the event's logins; the first line names the
+hub/runtime/brokers.py), with the event's logins; the first line names the
 broker; the child stops with the hub; what goes wrong (not installed, the
 port taken, the child dying) is said clearly."""
 

@@ -10,6 +10,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from rig import TICK_MS, ready, synced, within_stated_error
+from tabletimer.hub.core.changes import MessageRejected
 from tabletimer.hub.protocol import hub_protocol as H
 from tabletimer.hub.protocol.hub_protocol import press, schedule
 from tabletimer.hub.event.time.clock import HubClock
@@ -181,7 +182,7 @@ def test_forged_and_replayed_messages_are_rejected(rig):
     spy.loop_start()
     rejected: list[str] = []
     two = threading.Event()
-    hub.reject_listeners.append(lambda cat, d: (rejected.append(cat), len(rejected) >= 2 and two.set()))
+    hub.changes.subscribe(MessageRejected, lambda n: (rejected.append(n.category), len(rejected) >= 2 and two.set()))
     try:
         sub_ok = threading.Event()
         spy.on_subscribe = lambda *a: sub_ok.set()

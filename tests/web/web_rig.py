@@ -16,6 +16,7 @@ import pytest
 
 from tabletimer.hub.protocol import hub_protocol as H
 from tabletimer.hub.protocol.keys import BoardKeys
+from tabletimer.hub.core.changes import ToBoards
 from tabletimer.hub.core.service import HubService
 from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.event.fold.competition import Competition
@@ -81,7 +82,7 @@ class WebHub:
         self.store = EventStore(ev.db)
         self.svc = HubService(self.store, BoardKeys(ev.keys_file), Competition(ev.format, ev.entrants, ev.stations))
         self.sent: list = []
-        self.svc.publish = self.sent.extend
+        self.svc.changes.subscribe(ToBoards, lambda n: self.sent.extend(n.messages))
         self.referees = RefereeBook(folder / "referees.json")
         self.anna = self.referees.add("Anna")
         self.pages = RefereePages(self.svc, self.referees, folder.name)

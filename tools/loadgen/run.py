@@ -15,7 +15,7 @@ import resource
 import time
 from dataclasses import dataclass, field
 
-from tabletimer.hub.cli.common import room_for_connections
+from tabletimer.hub.runtime.signals import room_for_connections
 
 from . import mqtt
 from .board import Board, Pending

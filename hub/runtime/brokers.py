@@ -14,12 +14,32 @@ from pathlib import Path
 from ..broker.broker import BrokerAddress, BrokerLogins, EmbeddedBroker, parse_broker_url
 from ..protocol.keys import BoardKeys
 from ..broker.mosquitto_child import INSTALL_HINT, MosquittoChild, check_port_free, find_mosquitto
-from .common import HUB_USER, ensure_hub_password, hub_password
 
 # the hall the embedded broker is measured to serve (docs/benchmarks.md, 2026-12-01): 100
 # firmware boards pressing within 1 s were acked at p99 76 ms; 300 took 0.7-2 s on the same
 # laptop, and 300 load-generator boards p99 99 ms (Mosquitto: 9 ms)
 EMBEDDED_MEASURED_BOARDS = 100
+
+HUB_USER = "hub"
+
+
+def hub_password(ev_path: Path) -> Path:
+    return ev_path / "mosquitto" / "hub-password"
+
+
+def ensure_hub_password(ev_path: Path) -> Path:
+    """The hub's MQTT password file (made on first use, 0600 from its first
+    byte): the hub's login on Mosquitto and on the embedded broker."""
+    import secrets
+
+    from ..event.folder.private_file import write_private
+
+    path = hub_password(ev_path)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_private(path, secrets.token_hex(16))
+    return path
+
 
 CHILD_FOLDER = "child"     # DIR/mosquitto/child: the child's configuration, log and persistence
 # (beside `tabletimer broker config`'s own files in DIR/mosquitto, which it does not overwrite)

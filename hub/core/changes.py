@@ -1,0 +1,141 @@
+"""The hub's named change notifications, in one catalogue: what the state's
+one apply path (hub_state.py) and its parts publish, and what the boards'
+command sender (the MQTT link), the consoles, the web pages' change feeds,
+the hall process and the standby subscribe to, by name.
+
+A notification is a frozen dataclass; a subscriber names its class and is
+called with it, synchronously, in the publisher's thread (the service's
+parts publish under its lock: a subscriber must be quick and must not
+block), in the order the subscriptions were made.
+
+Beside them, the named queries the service asks when it shows its alerts
+(`Queries`): a part that knows something the log does not (the MQTT link's
+self-probe, a standby's follower, a remote console's hub) registers its
+alerts, or its reason to be blind, by name, and withdraws them by name.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable, Generic, TypeVar
+
+from ..protocol.hub_protocol import Outgoing
+
+
+# ------------------------------------------------------------ the catalogue
+@dataclass(frozen=True)
+class OperatorRowFolding:
+    """An operator's row (not a round's start), about to be folded, live or
+    at a replay: the parts' own book-keeping of it (idempotency keys,
+    decisions, a board's reset, identify, settings, firmware)."""
+    row: dict
+
+
+@dataclass(frozen=True)
+class RowApplied:
+    """A stored row, folded into the state (once), live or at a replay."""
+    row: dict
+
+
+@dataclass(frozen=True)
+class MessageRejected:
+    """A board's message refused by the admission, in its counted category."""
+    category: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class ToBoards:
+    """Messages for the boards, signed and numbered, in counter order: the
+    MQTT link sends them (nothing does where no link runs)."""
+    messages: list[Outgoing]
+
+
+CATALOGUE = (OperatorRowFolding, RowApplied, MessageRejected, ToBoards)
+
+N = TypeVar("N")
+
+
+class Subscription(Generic[N]):
+    """One subscriber of one notification; `cancel` ends it (again: nothing)."""
+
+    def __init__(self, changes: Changes, kind: type[N], fn: Callable[[N], None]) -> None:
+        self.kind, self.fn, self._changes = kind, fn, changes
+
+    def cancel(self) -> None:
+        self._changes.unsubscribe(self)
+
+
+class Changes:
+    """The pub/sub of the catalogue's notifications."""
+
+    def __init__(self) -> None:
+        self._subs: dict[type, tuple[Subscription, ...]] = {kind: () for kind in CATALOGUE}
+        self._lock = threading.Lock()      # (the tuples are replaced whole: publish reads without it)
+
+    def subscribe(self, kind: type[N], fn: Callable[[N], None]) -> Subscription[N]:
+        if kind not in self._subs:
+            raise TypeError(f"{kind!r} is not a notification of the catalogue (changes.py)")
+        sub = Subscription(self, kind, fn)
+        with self._lock:
+            self._subs[kind] = self._subs[kind] + (sub,)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        with self._lock:
+            self._subs[sub.kind] = tuple(s for s in self._subs[sub.kind] if s is not sub)
+
+    def subscribers(self, kind: type) -> int:
+        """How many subscribe to kind (a closed console leaves none behind)."""
+        return len(self._subs[kind])
+
+    def publish(self, note: object) -> None:
+        for sub in self._subs[type(note)]:
+            sub.fn(note)
+
+
+# ------------------------------------------------------------ the queries
+AlertSource = Callable[[], list[str]]
+BlindSource = Callable[[], "str | None"]
+
+
+class Queries:
+    """The named sources of alerts and of blindness the service asks (in the
+    order they were registered); registering a name again replaces it."""
+
+    def __init__(self) -> None:
+        self._alerts: dict[str, AlertSource] = {}
+        self._blind: dict[str, BlindSource] = {}
+        self._lock = threading.Lock()
+
+    def add_alerts(self, name: str, fn: AlertSource) -> None:
+        with self._lock:
+            self._alerts = {**self._alerts, name: fn}
+
+    def drop_alerts(self, name: str) -> None:
+        with self._lock:
+            self._alerts = {k: v for k, v in self._alerts.items() if k != name}
+
+    def add_blind(self, name: str, fn: BlindSource) -> None:
+        """fn says why this process cannot know the boards' state now (None: it can)."""
+        with self._lock:
+            self._blind = {**self._blind, name: fn}
+
+    def drop_blind(self, name: str) -> None:
+        with self._lock:
+            self._blind = {k: v for k, v in self._blind.items() if k != name}
+
+    def alert_names(self) -> list[str]:
+        return list(self._alerts)
+
+    def alert_sources(self) -> list[AlertSource]:
+        return list(self._alerts.values())
+
+    def blind(self) -> str | None:
+        """The first registered reason to be blind now (None: live)."""
+        for fn in list(self._blind.values()):
+            why = fn()
+            if why:
+                return why
+        return None

@@ -37,7 +37,8 @@ def cmd_act(args) -> int:
         store = EventStore(ev.db)
         try:
             svc = service_for(ev, keys, store)
-            if svc.store is not store:     # a standby's copy (service_for's StandbyLog): said before anything else
+            from ..console.follower import StandbyLog
+            if isinstance(svc.store, StandbyLog):     # a standby's copy (service_for's): said before anything else
                 svc.store.refuse()
             for line in svc.clock.chosen.warnings if svc.clock.chosen else ():
                 print(f"warning: {line}", file=sys.stderr)     # its times are the log's, said why

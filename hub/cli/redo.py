@@ -53,7 +53,8 @@ def cmd_redo(args) -> int:
         store = EventStore(ev.db)
         try:
             svc = service_for(ev, keys, store)
-            if svc.store is not store:     # a standby's copy: it records nothing
+            from ..console.follower import StandbyLog
+            if isinstance(svc.store, StandbyLog):     # a standby's copy: it records nothing
                 svc.store.refuse()
             if args.source is not None:
                 _from_log(svc, Path(args.source))

@@ -107,7 +107,7 @@ def _follow(args, ev, keys: BoardKeys, client: HubClient, store: EventStore, eve
         return 2
     say = lambda text: console.print(text, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
     say(f"standby of {client.url}: {n} row(s) copied into {store.path}, up to row #{follower.copied}")
-    service = service_for(ev, BoardKeys(), StandbyLog(store, client.url))   # type: ignore[arg-type]  (no keys: it signs nothing)
+    service = service_for(ev, BoardKeys(), StandbyLog(store, client.url))   # type: ignore[arg-type]  # no keys: it signs nothing
     ran = StandbyRuntime(args, service, ev.path, keys, follower, on_terminal=console.is_terminal, say=say,
                          title=f"STANDBY of {client.url} - {event.get('title') or ev.format.title}").run()
     if ran.failed is not None:

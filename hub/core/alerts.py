@@ -54,13 +54,13 @@ def hub_alerts(comp: Competition, registry: BoardRegistry, network: list[str], *
                        f"{info.fault[len(ROLLED_BACK):].lstrip(': ')} (the new ones did not reach the hub: "
                        "check the WiFi name and password, or the broker's address and port, then "
                        "`tabletimer boards set` again)")
-        elif info.fault and info.online and FW_ROLLED_BACK.match(info.fault):
-            m = FW_ROLLED_BACK.match(info.fault)
+        elif info.fault and info.online and (m := FW_ROLLED_BACK.match(info.fault)) is not None:
             out.append(f"board {b} went back to its previous firmware by itself: firmware {m.group(1)} "
                        f"{info.fault[m.end():]} (it runs the version before it; tell the developers, "
                        "and do not send that version again)")
         elif info.fault and info.online:
-            out.append(f"board {b} RESET after a fault in boot {info.boot - 1}: {info.fault} "
+            boot = f"boot {info.boot - 1}" if info.boot is not None else "its previous boot"
+            out.append(f"board {b} RESET after a fault in {boot}: {info.fault} "
                        f"(it runs again from its flash; tell the developers if it repeats)")
     known = {s.board for s in comp.stations}
     if not comp.auto_stations:

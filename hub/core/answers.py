@@ -98,7 +98,8 @@ class Answers:
         store = self.store
         if t.kind == protocol.STATUS:         # a birth or will; or an answer to settings (its type: config)
             return STORED, store.append("board", t.msg["type"], t.msg, t.received_ms, t.board)
-        other = self.other_rounds().get(t.msg.get("ev"))   # (None: this round's, or an unknown event's)
+        ev = t.msg.get("ev")
+        other = self.other_rounds().get(ev) if isinstance(ev, int) else None   # (None: this round's, or an unknown event's)
         if other is not None and self.competition.check_stray(
                 {"id": store.last_id() + 1, "source": "board", "type": t.msg["type"],
                  "received_ms": t.received_ms, "payload": t.msg}):

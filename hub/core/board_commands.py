@@ -192,7 +192,7 @@ class BoardCommands:
         """Signed station states for the boards (default: every board with a
         key) whose stations changed since last published (all with force).
         Each entry is by button from 1; a button without a station is idle."""
-        out = []
+        out: list[Outgoing] = []
         with self.lock:
             wanted = boards if boards is not None else self.keys.boards()
             if not wanted:
@@ -239,7 +239,7 @@ class BoardCommands:
         and syncs its clock.  A board whose boot the hub has not heard yet
         (a new round's log) would refuse it (a command names the boot it is
         for): it is told once a message of its boot is taken (owes_online)."""
-        out = []
+        out: list[Outgoing] = []
         if boards is None and self.ctr_next > self.ctr_last:
             # counters reserved now, at the connection, not by the first command: a clock-sync
             # reply must never wait for a log write (answered while a commit waits)

@@ -213,7 +213,7 @@ class HubMqtt:
         between a lost connection and a new one meanwhile, so this socket is
         the one found dead (None, or closed, if paho just lost it)."""
         sock = self.client.socket()
-        if sock is None:
+        if not isinstance(sock, socket.socket):     # none (or not a TCP socket: nothing to cut)
             return
         try:
             sock.shutdown(socket.SHUT_RDWR)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import struct
 import threading
+from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.client import DISCONNECT, PUBLISH, MQTTErrorCode, MQTTv311, time_func
@@ -57,7 +58,7 @@ class HubClient(mqtt.Client):
         self._publishing = threading.local()  # .on: this thread is inside publish (a new message)
         # new messages' packets held from the start of a (re)connection until paho has queued the
         # unacknowledged ones again after the CONNACK (None: not holding); under _out_message_mutex
-        self._held: list[dict] | None = None
+        self._held: list[Any] | None = None          # (paho's packets: its private _OutPacket)
 
     # ------------------------------------------------------------ (re)connections
     def reconnect(self) -> MQTTErrorCode:
@@ -123,7 +124,7 @@ class HubClient(mqtt.Client):
     def _packet_write(self) -> MQTTErrorCode:
         out = self._out_packet
         while len(out) > 1:
-            taken = []
+            taken: list[Any] = []
             while out and len(taken) < WRITE_BATCH:
                 p = out[0]
                 kind = p["command"] & 0xF0

@@ -158,7 +158,7 @@ class HubRuntime:
         if self.web is not None:
             say_referee_urls(service, self.web, self.pages, data, say,
                               getattr(self.options, "demo_referee", False))
-        if self.hall is not None:
+        if self.hall is not None and screen is not None:
             base = hall_base(data, self.hall)
             line = (f"hall pages (public, no sign-in; a process of their own): {base}/hall, "
                     f"{base}/standings (spectators' phones), {base}/results")

@@ -60,7 +60,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, MutableMapping
 from urllib.parse import parse_qs
 
 from starlette.concurrency import run_in_threadpool
@@ -99,12 +99,12 @@ class ApiError(Exception):
 _ROW_ID = re.compile(r"[0-9]{1,18}")                      # ASCII digits only; an int64 at most
 
 
-def _header(scope: dict, name: bytes) -> str:
+def _header(scope: MutableMapping[str, Any], name: bytes) -> str:
     """A request header's value (its ASGI scope; "" when absent)."""
     return next((v for k, v in scope.get("headers", ()) if k == name), b"").decode("latin-1")
 
 
-def _target(scope: dict) -> str:
+def _target(scope: MutableMapping[str, Any]) -> str:
     """The request's path and query as sent (what a hub's proof covers)."""
     path = scope.get("raw_path") or scope.get("path", "").encode()
     query = scope.get("query_string", b"")
@@ -179,7 +179,7 @@ class ConsoleApi:
             raise ApiError(401, "wrong or missing console token "
                                 f"(Authorization: Bearer <the event's {TOKEN_FILE}>)", close=True)
 
-    def check_request(self, scope: dict, hub_only: bool = False) -> bool:
+    def check_request(self, scope: MutableMapping[str, Any], hub_only: bool = False) -> bool:
         """A request's credentials, before its body (its ASGI scope):
         True for a hub's request (the other hub laptop: checked with its
         body, check_hub), False for the console's token; ApiError 401
@@ -194,7 +194,7 @@ class ConsoleApi:
         self.check_token(_header(scope, b"authorization"))
         return False
 
-    def check_hub(self, scope: dict, body: bytes) -> str:
+    def check_hub(self, scope: MutableMapping[str, Any], body: bytes) -> str:
         """The nonce of a hub's request, proven with its body (its answer is
         proven with it), else ApiError 401."""
         auth = self.service.hub_auth

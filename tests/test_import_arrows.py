@@ -61,11 +61,11 @@ FOREIGN_PRIVATE = {
 # rewritten against public interfaces): (test file, name) -> what for.  A new one fails the check,
 # and so does one listed here that is no longer read (take it out).
 TESTS_PRIVATE_LEFT = {
-    **{("tests/boards/test_embedded_broker.py", n): "amqtt 0.12.1's own state and methods, which "
+    **{("tests/broker/test_embedded_broker.py", n): "amqtt 0.12.1's own state and methods, which "
        "patch_amqtt (hub/broker/broker_child.py) swaps and wraps: the test runs the patched ones"
        for n in ("_sessions", "_subscriptions", "_cleanup_session", "_matches")},
-    ("tests/boards/test_hub_core.py", "_load"): "counts BoardKeys' reads of the keys file",
-    ("tests/boards/test_port_holder.py", "_linux"): "takes the lsof way on Linux",
+    ("tests/core/test_hub_core.py", "_load"): "counts BoardKeys' reads of the keys file",
+    ("tests/broker/test_port_holder.py", "_linux"): "takes the lsof way on Linux",
     ("tests/firmware/test_board_check.py", "_fallback_lines"): "the lines the check falls back on",
     ("tests/firmware/test_mqtt_client.py", "_hdr"): "the firmware MQTT client's remaining-length encoding",
     ("tests/firmware/test_overlapping_gestures.py", "_follow_presses"): "the rehearsal's press follower, "

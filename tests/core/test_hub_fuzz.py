@@ -10,7 +10,7 @@ Two layers:
    acknowledged and ranked (the hub's network thread survived).
 
 Deterministic: the seed is printed on failure; rerun with
-    TT_FUZZ_SEED=<seed> .venv/bin/python -m pytest -q tests/boards/test_hub_fuzz.py
+    TT_FUZZ_SEED=<seed> .venv/bin/python -m pytest -q tests/core/test_hub_fuzz.py
 (TT_FUZZ_ROUNDS changes the number of messages of layer 1).
 
 Signed messages whose content once broke the hub (exceptions, or accepted
@@ -610,7 +610,7 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
         spy.subscribe([(P.board_topic("f1", k), 1) for k in captured])
         assert subscribed.wait(10)
         # no install id: the fuzzer's signed messages (stamped without one,
-        # tests/boards/test_hub_fuzz.py's boards) are the same flash's, its counters
+        # tests/core/test_hub_fuzz.py's boards) are the same flash's, its counters
         sim = rig.board("f1", stations=2, install="")
         ready(sim)
         sim.press(1)

@@ -32,7 +32,8 @@ ORDER = ("e2e", "web", "cli", "console", "firmware", "runtime", "link", "broker"
 # the event's fold and actions, the protocol and the hub's core, the firmware's logic (the
 # portable modules under both interpreters) and the layout's arrows.
 QUICK = ("rules/", "event/", "test_import_arrows.py", "protocol/test_hub_protocol.py",
-         "core/test_hub_core.py", "link/test_self_probe.py", "core/test_board_identity.py",
+         "core/test_hub_core.py", "core/test_fold_changes.py", "link/test_self_probe.py",
+         "core/test_board_identity.py",
          "firmware/test_portable.py", "web/test_table_view.py", "web/test_hall_view.py",
          "console/test_console_table.py")
 TESTS = Path(__file__).parent

@@ -13,7 +13,7 @@ from typing import Callable
 from tabletimer.shared import protocol
 
 from ..protocol import hub_protocol
-from .changes import Changes, OperatorRowFolding
+from .changes import Changes, OperatorRowFolding, StationStatesChanged
 from .terms import Terms
 from ..event.fold.competition import Competition
 from ..event.time.clock import HubClock
@@ -81,6 +81,7 @@ class BoardCommands:
         # while the hub was away: it refused it), is told again with the answer to its next
         # message (owes_online)
         self.online_named: dict[str, tuple[int, str] | None] = {}
+        self.changes = changes
         changes.subscribe(OperatorRowFolding, lambda n: self._operator_row(n.row))
 
     # ------------------------------------------------------ one command
@@ -220,9 +221,12 @@ class BoardCommands:
 
     def _entries_to_send(self, board: str, mine: dict[int, StationState], force: bool) -> list[list] | None:
         entries = station_entries(self.competition, board, mine)
-        if not force and self.stations_sent.get(board) == entries:
+        same = self.stations_sent.get(board) == entries
+        if not force and same:
             return None
         self.stations_sent[board] = entries
+        if not same:
+            self.changes.publish(StationStatesChanged(board, tuple(map(tuple, entries))))
         return entries
 
     def stations_not_sent(self, board: str) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable, Generic, TypeVar
+from typing import Callable, Generic, Literal, TypeVar
 
 from ..protocol.hub_protocol import Outgoing
 
@@ -52,7 +52,78 @@ class ToBoards:
     messages: list[Outgoing]
 
 
-CATALOGUE = (OperatorRowFolding, RowApplied, MessageRejected, ToBoards)
+# ------------------------------------------------------------ what a row changed
+# Told by the state's apply right after RowApplied, in log order, for every row
+# folded (live or at a replay): fold_changes.py derives them, in one place.
+@dataclass(frozen=True)
+class CallOpened:
+    """A finish call recorded: a board's press (board, station: its button)
+    or a referee's press by hand (board and station None)."""
+    row_id: int
+    press_id: str
+    entrant: str
+    puzzle: int
+    board: str | None
+    station: int | None
+
+
+@dataclass(frozen=True)
+class CallDecided:
+    """A decision on a call: confirmed or voided (a correction is a void and a
+    new call), by a board ("board b1") or an operator (who they said)."""
+    row_id: int
+    press_id: str            # "" for a confirmation by entrant and puzzle with no call to name
+    decision: Literal["confirmed", "voided"]
+    by: str
+
+
+@dataclass(frozen=True)
+class StandingsChanged:
+    """The round's facts changed with this row (a fact folded on top, or the
+    fold to be done again: a late row, a round start, a replacement)."""
+    row_id: int
+
+
+@dataclass(frozen=True)
+class BoardHealthChanged:
+    """A board's status row (its birth, its status, its will: state) stored."""
+    row_id: int
+    board: str
+    state: str | None
+
+
+@dataclass(frozen=True)
+class RoundMoved:
+    """The round started (or was started again), a hall check began or had
+    its verdict."""
+    row_id: int
+    what: Literal["round_start", "hall_check_begin", "hall_check_verdict"]
+
+
+@dataclass(frozen=True)
+class ConflictOpened:
+    """A conflict to resolve (its row: open_conflicts' row)."""
+    row_id: int
+
+
+@dataclass(frozen=True)
+class ConflictResolved:
+    """A conflict resolved (by a resolve row, or a later decision)."""
+    row_id: int
+
+
+@dataclass(frozen=True)
+class StationStatesChanged:
+    """A board's station states changed, as the boards' command sender sends
+    them (board_commands.py): its entries, by button."""
+    board: str
+    entries: tuple
+
+
+FOLD_NOTES = (CallOpened, CallDecided, StandingsChanged, BoardHealthChanged, RoundMoved,
+              ConflictOpened, ConflictResolved)
+CATALOGUE = (OperatorRowFolding, RowApplied, MessageRejected, ToBoards, StationStatesChanged,
+             *FOLD_NOTES)
 
 N = TypeVar("N")
 
@@ -85,6 +156,10 @@ class Changes:
     def unsubscribe(self, sub: Subscription) -> None:
         with self._lock:
             self._subs[sub.kind] = tuple(s for s in self._subs[sub.kind] if s is not sub)
+
+    def subscribed(self, kinds: tuple[type, ...]) -> bool:
+        """Anyone subscribes to one of kinds (nobody: they need not be made)."""
+        return any(self._subs[k] for k in kinds)
 
     def subscribers(self, kind: type) -> int:
         """How many subscribe to kind (a closed console leaves none behind)."""

@@ -36,7 +36,8 @@ from ..rules.timetext import fmt_clock
 from ..protocol.hub_secret import HubAuth, TermProofs
 from ..protocol.hub_protocol import Outgoing
 from ..protocol.keys import BoardKeys
-from .changes import Changes, OperatorRowFolding, Queries, RowApplied, ToBoards
+from . import fold_changes
+from .changes import FOLD_NOTES, Changes, OperatorRowFolding, Queries, RowApplied, ToBoards
 from .console_lines import ConsoleLines
 from .board_counts import BoardCounts, Jump, Refused
 from .registry import BoardRegistry
@@ -192,7 +193,7 @@ class HubState:
         the registry, the terms and the clock's happenings follow it, an
         operator's row is told to the parts (OperatorRowFolding), the
         competition folds it, and RowApplied is told (the consoles' lines
-        first: console_lines.py)."""
+        first: console_lines.py), then what it changed (fold_changes.py)."""
         if self.competition.has(ev["id"]):
             return
         p, kind = ev["payload"], kind_of(ev)
@@ -210,8 +211,13 @@ class HubState:
                 self.registry.get(ev["board"]).sync_err_ms = p["err"]
         elif kind.from_operator and kind is not RowKind.OP_ROUND_START:
             self.changes.publish(OperatorRowFolding(ev))
+        told = self.changes.subscribed(FOLD_NOTES)       # (nobody: nothing read, fold_changes.py)
+        before = fold_changes.mark(self.competition) if told else None
         self.competition.apply(ev)
         self.changes.publish(RowApplied(ev))
+        if before is not None:               # what the row changed, by name, in log order
+            for note in fold_changes.notes(self.competition, ev, kind, before):
+                self.changes.publish(note)
 
     def record(self, source: str, kind: str, payload: dict, board: str | None = None, told: bool = False) -> dict:
         """A row of the hub's own stored now and applied, in log order (the

@@ -498,6 +498,25 @@ class Competition:
         self.facts()
         return self._decided.get(pid)
 
+    def fold_mark(self) -> tuple[list[Fact] | None, int]:
+        """Where the fold is now, without folding: folded_since's mark."""
+        facts = self._facts
+        return facts, (len(facts) if facts is not None else 0)
+
+    def folded_since(self, mark: tuple[list[Fact] | None, int]) -> list[Fact] | None:
+        """The facts folded on top since mark (fold_mark), in fact order;
+        None when the fold was, or is to be, done again since."""
+        facts, n = mark
+        return facts[n:] if facts is not None and facts is self._facts else None
+
+    def open_conflict_ids(self) -> frozenset[int]:
+        """The rows of the conflicts not resolved yet (open_conflicts' rows):
+        nothing to read when the fold has no conflict at all."""
+        self.facts()
+        if not (self.conflicts or self.key_conflicts or self._book.intents):
+            return frozenset()
+        return frozenset(c.row for c in self.open_conflicts())
+
     def open_conflicts(self) -> list[OpenConflict]:
         """Every conflict not resolved yet, in log order (conflict_book.py)."""
         self.facts()

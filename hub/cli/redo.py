@@ -100,7 +100,7 @@ def _from_log(svc, path: Path) -> None:
                          "takeover's copy ended, are not this log's")
     actions = [r for r in rows if r["id"] > after and kind_of(r).from_operator
                and split_action_problem(r, after) is None]
-    svc.split.store_split(f"{log} (a copy of the old primary's log)", log_term(rows, svc.state.proven), after, actions)
+    svc.split.store_split(f"{log} (a copy of the old primary's log)", log_term(rows, svc.state.terms.proven), after, actions)
     svc.catch_up()
 
 

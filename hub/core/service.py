@@ -372,7 +372,7 @@ class HubService:
         fenced = [f"FENCED: {self.fenced}"] if self.fenced else []
         return fenced + self.split.alerts() + self.clock_alerts() + self._hall_check_lines() + hub_alerts(
             self.competition, self.registry, self.network_alerts(), write_failure=self.write_failure,
-            rejected=self.state.rejected, sync_limit_ms=sync_limit_ms, unused=self.state.unused_boards)
+            rejected=self.counts.rejected, sync_limit_ms=sync_limit_ms, unused=self.state.unused_boards)
 
     def _hall_check_lines(self) -> list[str]:
         """While a hall check runs: the hall's progress and each board not ready."""
@@ -386,8 +386,8 @@ class HubService:
         """The alerts of what the hub sees on the network and the log does
         not hold.  A remote console shows the hub's (server.py sends them)."""
         with self.state.lock:        # the jumps and refusals are the network thread's
-            jumps, refusals = dict(self.state.jumps), dict(self.state.refusals)
-        return network_alerts(self.queries.alert_sources(), self.registry, self.clock.now_ms(), self.state.retained_junk,
+            jumps, refusals = dict(self.counts.jumps), dict(self.counts.refusals)
+        return network_alerts(self.queries.alert_sources(), self.registry, self.clock.now_ms(), self.counts.retained_junk,
                               jumps, refusals, unused=self.state.unused_boards)
 
     def blind(self) -> str | None:
@@ -401,8 +401,8 @@ class HubService:
         an ack."""
         with self.state.lock:
             now = self.clock.now_ms()
-            snap, work = read_snapshot(self.competition, self.registry, now, rejected=self.state.rejected,
-                                       duplicates=self.state.duplicates, alerts=self.alerts(),
+            snap, work = read_snapshot(self.competition, self.registry, now, rejected=self.counts.rejected,
+                                       duplicates=self.counts.duplicates, alerts=self.alerts(),
                                        activity=list(self.activity), blind=self.blind())
         snap.standings = self._ranker.rank(work, now)
         # the ranking's remarks for the desk (a confirmation with no finish to confirm, ...):

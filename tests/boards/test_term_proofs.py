@@ -94,16 +94,16 @@ def test_a_board_reporting_a_term_it_cannot_prove_is_an_alert_never_a_fence(tmp_
     assert again.fenced is None and again.term == 1
     assert [a for a in again.alerts() if "reports hub term 999 without a hub's proof" in a]
     # a takeover on it counts only proven terms: the next is 2, not 1000 (beyond any board's chain)
-    assert log_term(again.store.events(), again.state.proven) == 1
+    assert log_term(again.store.events(), again.state.terms.proven) == 1
     again.store.close()
 
 
 def test_a_board_reporting_a_proven_higher_term_fences_the_hub_as_before(tmp_path):
     svc = service(tmp_path / "events.sqlite")
-    p2 = svc.state.proofs.proof(2)
+    p2 = svc.state.terms.proofs.proof(2)
     birth(svc, "T07", 1, term=2, hash=p2)
     assert svc.fenced and svc.fenced.startswith("board T07 has seen hub term 2, this hub's is 1")
-    assert log_term(svc.store.events(), svc.state.proven) == 2   # a takeover here (the way back) records term 3
+    assert log_term(svc.store.events(), svc.state.terms.proven) == 2   # a takeover here (the way back) records term 3
     svc.store.close()
     again = service(tmp_path / "events.sqlite")
     assert again.fenced                                     # read back: fenced again (it is a real takeover)
@@ -147,7 +147,7 @@ def test_a_hubs_schedule_carries_its_terms_proof_and_a_birth_with_a_garbled_one_
     svc.start_round()
     (sched,) = svc.schedules(["T07"], force=True)
     body = json.loads(Signer(KEYS["T07"]).open(sched.topic, sched.payload))
-    assert "term" not in body and body["hash"] == svc.state.proofs.proof(1)
+    assert "term" not in body and body["hash"] == svc.state.terms.proofs.proof(1)
     before = len(svc.store.events())
     birth(svc, "T07", 1, term=2, hash="not a proof")
     assert svc.counts.rejected["malformed"] == 1 and len(svc.store.events()) == before

@@ -173,7 +173,7 @@ def cmd_boards_update(args) -> int:
 
 def _update(args, ev, keys, store, pkg, name: str) -> int:
     svc = service_for(ev, keys, store)
-    svc.live = False             # this process sends nothing: the running hub does, as it applies the rows
+    svc.send_nothing()           # this process sends nothing: the running hub does, as it applies the rows
     svc.catch_up()
     boards = args.boards or sorted(({s.board for s in ev.stations} | set(svc.registry.boards)) & set(keys.boards()))
     if not boards:

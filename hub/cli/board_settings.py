@@ -44,7 +44,7 @@ def cmd_boards_set(args) -> int:
 
 def _set(args, ev, keys, store, names, changes) -> int:
     svc = service_for(ev, keys, store)
-    svc.live = False             # this process sends nothing: the running hub does, as it applies the rows
+    svc.send_nothing()           # this process sends nothing: the running hub does, as it applies the rows
     svc.catch_up()
     boards = names or sorted(({s.board for s in ev.stations} | set(svc.registry.boards)) & set(keys.boards()))
     if not boards:

@@ -110,8 +110,7 @@ def run_folder(args, ev, keys, start_sims=None, lock=None, stop=None, boards_sta
         store, service = opened
         if ev.round_path is not None or ev.several_rounds:
             rounds.set_live(ev.path, ev.round)      # what results, act, console ... mean from now on
-            service.follow_rounds(other_round_logs(ev))
-            service.unused_boards = other_rounds_boards(ev)
+            service.follow_rounds(other_round_logs(ev), unused=other_rounds_boards(ev))
         try:
             return serve(args, service, ev.path, start_sims, event=event, stop=stop, boards_stay=boards_stay)
         finally:

@@ -101,7 +101,7 @@ def _from_log(svc, path: Path) -> None:
                          "takeover's copy ended, are not this log's")
     actions = [r for r in rows if r["id"] > after and kind_of(r).from_operator
                and split_action_problem(r, after) is None]
-    svc.split.store_split(f"{log} (a copy of the old primary's log)", log_term(rows, svc.proven), after, actions)
+    svc.split.store_split(f"{log} (a copy of the old primary's log)", log_term(rows, svc.state.terms.proven), after, actions)
     svc.catch_up()
 
 
@@ -139,7 +139,7 @@ def _redo(svc) -> int:
                 continue
             results[str(a["id"])] = row["id"]
             print(f"  {text}: recorded as #{row['id']}" + (" (it was already)" if row.get("duplicate") else ""))
-        svc.write(svc.store.append, "hub", "redone", {"split": split["id"], "results": results},
+        svc.state.write(svc.store.append, "hub", "redone", {"split": split["id"], "results": results},
                   svc.clock.now_ms(), told=True)
     if refused:
         print(f"{refused} not recorded: each is a CONFLICT line (the desk decides) or was refused as said above",

@@ -9,7 +9,7 @@ after their failover time; others when this laptop takes the primary's
 address.  The takeover's term (one more than the log's) goes into every
 command: a board that has heard this hub refuses the old primary's, and
 the old primary, started again, fences itself when a board's birth says
-it has seen a higher term (hub_state.fenced: it sends nothing)."""
+it has seen a higher term (HubService.fenced, terms.py: it sends nothing)."""
 
 from __future__ import annotations
 

@@ -209,15 +209,15 @@ class RemoteHubService(HubService):
     def __init__(self, log: RemoteLog, competition: Competition, round: str | None = None) -> None:
         super().__init__(log, BoardKeys(), competition, log.client.clock)   # type: ignore[arg-type]
         self.round = round           # the round the hub runs, in an event of several (its /event's)
-        self.checks_seen = False     # the hub's own act checks the desk's `seen` (and stores a conflict)
+        self.state.checks_seen = False     # the hub's own act checks the desk's `seen` (and stores a conflict)
         self.log = log
         self.was_down: str | None = None
         self.queries.add_blind("the hub", lambda: "the hub cannot be reached" if self.log.down else None)
 
     def catch_up(self) -> int:
         n = super().catch_up()
-        self.rejected, self.duplicates = Counter(self.log.rejected), self.log.duplicates
-        self.write_failure = self.log.write_failure      # the hub's alert, shown here too
+        self.counts.rejected, self.counts.duplicates = Counter(self.log.rejected), self.log.duplicates
+        self.state.write_failure = self.log.write_failure      # the hub's alert, shown here too
         down = self.log.down
         if down and not self.was_down:
             self.note(f"remote: {down}; trying again")

@@ -1,7 +1,9 @@
-"""What the parts of the hub's service share (service.py composes them): the
-event log and its fold, the boards' keys and registry, the replay guard, the
-one hub clock, the two locks, what the hub counted of the boards' messages,
-the consoles' event-log lines, and the health of the log's writes.
+"""What the parts of the hub's service share (service.py holds it as
+`service.state` and hands each part what it uses of it): the event log and
+its fold, the boards' keys and registry, the replay guard, the one hub
+clock, the two locks, what the hub counted of the boards' messages
+(`counts`, board_counts.py), the hub's terms (`terms`, terms.py), the
+consoles' event-log lines, and the health of the log's writes.
 
 A row enters the state one way, `apply`, live and at a replay alike: the
 registry and the terms follow it, the parts hear of an operator's row
@@ -23,7 +25,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections import Counter, deque
+from collections import deque
 from pathlib import Path
 
 from ..event.time.clock import HubClock
@@ -33,18 +35,18 @@ from ..event.fold.row_checks import row_problem
 from ..event.log.rows import FW_ROWS, RowKind, kind_of
 from ..event.log.store import EventStore
 from ..rules.timetext import fmt_clock
-from ..protocol.hub_secret import HubAuth, TermProofs
+from ..protocol.hub_secret import HubAuth
 from ..protocol.hub_protocol import Outgoing
 from ..protocol.keys import BoardKeys
 from . import fold_changes
 from .changes import FOLD_NOTES, Changes, OperatorRowFolding, Queries, RowApplied, ToBoards
 from .console_lines import ConsoleLines
-from .board_counts import BoardCounts, Jump, Refused
+from .board_counts import BoardCounts
 from .registry import BoardRegistry
-from .terms import Terms, Unproven
+from .terms import Terms
 from ..protocol.replay import ReplayGuard
 
-# the service's log (HubService is this state with its parts): one name for what it logs
+# the service's log (HubService holds this state and its parts): one name for what it logs
 log = logging.getLogger("tabletimer.hub.core.service")
 
 
@@ -67,7 +69,7 @@ class HubState:
         # it): online in the hall, and no alert of this round's (alerts.py)
         self.unused_boards: frozenset[str] = frozenset()
         # what the hub counted of the boards' messages (a remote console shows its hub's)
-        self.counts = BoardCounts()     # (board_counts.py; read here as rejected, duplicates, ...)
+        self.counts = BoardCounts()     # (board_counts.py)
         self.activity: deque[str] = deque(maxlen=200)   # the consoles' event log
         # the named change notifications of this state (changes.py): the consoles' lines of each
         # row are written first (console_lines.py), before any other subscriber hears of it
@@ -98,94 +100,6 @@ class HubState:
         # at start): the boot every command to it names ('bt', and 'bi'), which a board requires
         # to be its own (docs/protocol.md, "Authenticity and replay protection"; admission.py)
         self.boots: dict[str, tuple[int, str]] = {}
-
-    # ------------------------------------------------------------ counts (board_counts.py)
-    @property
-    def rejected(self) -> Counter[str]:
-        return self.counts.rejected
-
-    @rejected.setter
-    def rejected(self, value: Counter[str]) -> None:
-        self.counts.rejected = value
-
-    @property
-    def duplicates(self) -> int:
-        return self.counts.duplicates
-
-    @duplicates.setter
-    def duplicates(self, value: int) -> None:
-        self.counts.duplicates = value
-
-    @property
-    def retained_again(self) -> int:
-        return self.counts.retained_again
-
-    @retained_again.setter
-    def retained_again(self, value: int) -> None:
-        self.counts.retained_again = value
-
-    @property
-    def retained_junk(self) -> int:
-        return self.counts.retained_junk
-
-    @retained_junk.setter
-    def retained_junk(self, value: int) -> None:
-        self.counts.retained_junk = value
-
-    @property
-    def jumps(self) -> dict[str, Jump]:
-        return self.counts.jumps
-
-    @jumps.setter
-    def jumps(self, value: dict[str, Jump]) -> None:
-        self.counts.jumps = value
-
-    @property
-    def refusals(self) -> dict[str, Refused]:
-        return self.counts.refusals
-
-    @refusals.setter
-    def refusals(self, value: dict[str, Refused]) -> None:
-        self.counts.refusals = value
-
-    # ------------------------------------------------------------ terms (terms.py)
-    @property
-    def fenced(self) -> str | None:
-        """Why this hub must not act (None: it may): Terms.fenced."""
-        return self.terms.fenced
-
-    @property
-    def term(self) -> int:
-        return self.terms.term
-
-    @term.setter
-    def term(self, value: int) -> None:
-        self.terms.term = value
-
-    @property
-    def seen_term(self) -> tuple[int, str]:
-        return self.terms.seen_term
-
-    @seen_term.setter
-    def seen_term(self, value: tuple[int, str]) -> None:
-        self.terms.seen_term = value
-
-    @property
-    def proofs(self) -> TermProofs | None:
-        return self.terms.proofs
-
-    @property
-    def unproven(self) -> dict[str, Unproven]:
-        return self.terms.unproven
-
-    def term_proof(self) -> str | None:
-        return self.terms.term_proof()
-
-    def proven(self, term: object, proof: object) -> bool:
-        return self.terms.proven(term, proof)
-
-    def term_alerts(self) -> list[str]:
-        return self.terms.term_alerts()
 
     # ------------------------------------------------------------ rows
     def apply(self, ev: dict) -> None:

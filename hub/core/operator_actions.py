@@ -20,10 +20,23 @@ from ..protocol.keys import BoardKeys
 from ..event.log.action_rows import MAX_TEXT, META
 from ..event.log.rows import kind_of, operator_kind
 from ..event.fold.competition import Competition
+from ..rules.format_model import Format
 from ..event.fold.conflict_book import DONE, INTENT_CONFLICT, subject_of
 from ..event.actions.action_checks import check_action
 from ..event.actions.consequences import consequences
 from ..rules.timetext import fmt_clock
+
+
+def with_defaults(fmt: Format, action: str, payload: dict) -> dict:
+    """The payload as it is recorded: a round start that names no warnings
+    (absent or null) gets the format's default ones within its limit; an
+    empty list stays: no warnings.  Anything else as it is (a malformed
+    field is the checks' to refuse)."""
+    if action != "round_start" or not isinstance(payload, dict) or payload.get("warnings") is not None:
+        return payload
+    duration = payload.get("duration")
+    limit = duration if type(duration) is int and duration > 0 else None
+    return dict(payload, warnings=fmt.default_warnings_ms(limit))
 
 
 class RequestConflict(ValueError):

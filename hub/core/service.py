@@ -6,11 +6,14 @@ I/O-free except for the event store it is given: the MQTT adapter feeds
 `handle()`, publishes what it returns, and subscribes to ToBoards
 (changes.py) for what the parts publish.
 
-`HubService` is the state (hub_state.py: the fold, the terms, the board
-counts, the locks, the log's write path) and the parts that each own one
-concept, which it wires here -- each is given the collaborators it uses by
-name (keys, clock, locks, fold, record, publish, the notifications ...),
-none the service or the state -- and whose public methods it offers:
+`HubService` holds the state (`state`, hub_state.py: the fold, the terms,
+the board counts, the locks, the log's write path) and the parts that each
+own one concept, which it wires here -- each is given the collaborators it
+uses by name (keys, clock, locks, fold, record, publish, the notifications
+...), none the service or the state.  It is no subclass of the state: its
+callers read its public face (the store, the keys, the clock, the fold, the
+registry, the notifications, the counts, the term, ...: read-only
+properties) and its methods; the state's internals are the parts'.  Parts:
 - `admission` (admission.py): which board messages are taken -- verified,
   parsed, deduplicated, rejected in counted categories, a sync answered;
 - `answers` (answers.py): the store-and-answer path -- one commit for what
@@ -24,21 +27,25 @@ none the service or the state -- and whose public methods it offers:
 
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
 from typing import Callable, TypeVar
 
 from .admission import REJECTED_LINE_EVERY_MS, SIGNED_PAYLOAD_MAX, Admission, Taken
 from .alerts import POOR_SYNC_MS, hub_alerts, network_alerts
-from ..fleet.hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, HallCheck, check_hall
+from ..fleet.hall_check import CLOCK_LIMIT_MS, RSSI_MIN_DBM, HallCheck, latest_check, running_check
 from .answers import Answers
 from ..fleet.firmware_update import FirmwareUpdates
 from .board_commands import CTR_BLOCK, IDENTIFY_TTL_MS, BoardCommands, other_rounds_reserved
 from .timekeeper import Timekeeper
-from .changes import OperatorRowFolding
+from .board_counts import BoardCounts
+from .changes import Changes, OperatorRowFolding, Queries
 from .hub_state import HubState, Outgoing
+from ..protocol.hub_secret import HubAuth
 from ..protocol.keys import BoardKeys
-from .operator_actions import AlreadyRecorded, OperatorActions, RequestConflict, StaleDecision
+from .operator_actions import AlreadyRecorded, OperatorActions, RequestConflict, StaleDecision, with_defaults
 from .snapshot import Ranker, Snapshot, read as read_snapshot
+from .registry import BoardRegistry
 from .split_brain import SplitBrain
 from ..event.time.clock import HubClock
 from ..event.fold.competition import Competition
@@ -48,65 +55,52 @@ from ..event.fold.row_checks import row_problem
 from ..event.log.rows import RowKind, kind_of
 from ..event.fold.station_state import StationState, station_states
 from ..event.log.store import EventStore
-from ..rules.format_model import Format
 from ..rules.standings import StandingRow, desk_notes
 
 T = TypeVar("T")
 
 # what the service's callers name from here
 __all__ = ["AlreadyRecorded", "CTR_BLOCK", "IDENTIFY_TTL_MS", "REJECTED_LINE_EVERY_MS", "SIGNED_PAYLOAD_MAX", "HubService",
-           "Outgoing", "RequestConflict", "StaleDecision"]
+           "Outgoing", "RequestConflict", "StaleDecision", "with_defaults"]
 
 
-def with_defaults(fmt: Format, action: str, payload: dict) -> dict:
-    """The payload as it is recorded: a round start that names no warnings
-    (absent or null) gets the format's default ones within its limit; an
-    empty list stays: no warnings.  Anything else as it is (a malformed
-    field is the checks' to refuse)."""
-    if action != "round_start" or not isinstance(payload, dict) or payload.get("warnings") is not None:
-        return payload
-    duration = payload.get("duration")
-    limit = duration if type(duration) is int and duration > 0 else None
-    return dict(payload, warnings=fmt.default_warnings_ms(limit))
-
-
-class HubService(HubState):
+class HubService:
     def __init__(self, store: EventStore, keys: BoardKeys, competition: Competition,
                  clock: HubClock | None = None, secret: bytes | None = None) -> None:
         """secret: the event folder's hub secret (hub_secret.py): this hub's
         term proven to the boards, the terms they report checked."""
         rows = store.events()
         # hub time on the round's base: this boot's latest in the log, else the wall clock's
-        super().__init__(store, keys, competition, clock or HubClock.for_log(rows), secret)
-        self.commands = BoardCommands(keys=self.keys, clock=self.clock, lock=self.lock, terms=self.terms,
-                                      boots=self.boots, competition=self.competition, store=self.store,
-                                      write=self.write, event_id=lambda: self.event_id, publish=self.publish,
-                                      activity=self.activity, changes=self.changes, live=lambda: self.live)
+        self.state = st = HubState(store, keys, competition, clock or HubClock.for_log(rows), secret)
+        self.commands = BoardCommands(keys=st.keys, clock=st.clock, lock=st.lock, terms=st.terms,
+                                      boots=st.boots, competition=st.competition, store=st.store,
+                                      write=st.write, event_id=lambda: st.event_id, publish=st.publish,
+                                      activity=st.activity, changes=st.changes, live=lambda: st.live)
         # updates under way (firmware_update.py), given what they use of the hub
-        self.firmware = FirmwareUpdates(self.commands, keys=self.keys, clock=self.clock, lock=self.lock,
-                                        writer=self.writer, store=self.store, write=self.write, apply=self.apply,
-                                        publish=self.publish, activity=self.activity, live=lambda: self.live)
-        self.changes.subscribe(OperatorRowFolding, lambda n: self.firmware.operator_row(n.row))
-        self.timekeeper = Timekeeper(self.clock, self.competition, self.record, lambda: self.write_failure)
-        self.admission = Admission(self.commands, self.timekeeper, self.firmware, keys=self.keys, lock=self.lock,
-                                   guard=self.guard, counts=self.counts, boots=self.boots, registry=self.registry,
-                                   clock=self.clock, activity=self.activity, changes=self.changes)
-        self.answers = Answers(self.admission, self.commands, self.catch_up, store=self.store, writer=self.writer,
-                               lock=self.lock, write_failed=self.write_failed, written=self.written, apply=self.apply,
-                               applied_next=self.applied_next, other_rounds=lambda: self.other_rounds,
-                               competition=self.competition, registry=self.registry, activity=self.activity,
-                               counts=self.counts)
-        self.actions = OperatorActions(self.commands, competition=self.competition, clock=self.clock, keys=self.keys,
-                                       registry=self.registry, lock=self.lock, writer=self.writer, record=self.record,
-                                       publish=self.publish, activity=self.activity, changes=self.changes,
-                                       checks_seen=lambda: self.checks_seen)
+        self.firmware = FirmwareUpdates(self.commands, keys=st.keys, clock=st.clock, lock=st.lock,
+                                        writer=st.writer, store=st.store, write=st.write, apply=st.apply,
+                                        publish=st.publish, activity=st.activity, live=lambda: st.live)
+        st.changes.subscribe(OperatorRowFolding, lambda n: self.firmware.operator_row(n.row))
+        self.timekeeper = Timekeeper(st.clock, st.competition, st.record, lambda: st.write_failure)
+        self.admission = Admission(self.commands, self.timekeeper, self.firmware, keys=st.keys, lock=st.lock,
+                                   guard=st.guard, counts=st.counts, boots=st.boots, registry=st.registry,
+                                   clock=st.clock, activity=st.activity, changes=st.changes)
+        self.answers = Answers(self.admission, self.commands, self.catch_up, store=st.store, writer=st.writer,
+                               lock=st.lock, write_failed=st.write_failed, written=st.written, apply=st.apply,
+                               applied_next=st.applied_next, other_rounds=lambda: st.other_rounds,
+                               competition=st.competition, registry=st.registry, activity=st.activity,
+                               counts=st.counts)
+        self.actions = OperatorActions(self.commands, competition=st.competition, clock=st.clock, keys=st.keys,
+                                       registry=st.registry, lock=st.lock, writer=st.writer, record=st.record,
+                                       publish=st.publish, activity=st.activity, changes=st.changes,
+                                       checks_seen=lambda: st.checks_seen)
         # two hubs at once: found, flagged, healed (split_brain.py)
-        self.split = SplitBrain(self.terms, self.clock, self.competition, self.changes, self.record, self.writer,
-                                self.lock, self.activity, store.path)
+        self.split = SplitBrain(st.terms, st.clock, st.competition, st.changes, st.record, st.writer,
+                                st.lock, st.activity, store.path)
         # more alerts (the MQTT adapter's self-probe) are registered by name; first, the terms
         # without a hub's proof.  Why this process cannot know the boards' state now (a second
         # console whose hub is not running or cannot be reached) too: the first that says so counts
-        self.queries.add_alerts("unproven terms", self.term_alerts)
+        st.queries.add_alerts("unproven terms", st.terms.term_alerts)
         self._ranker = Ranker()        # the consoles' standings (snapshot)
         for ev in rows:                          # resume: replay the log
             if row_problem(ev) is not None:
@@ -115,9 +109,97 @@ class HubService(HubState):
                 self.admission.stored(ev["board"], ev["payload"], ev["received_ms"])
             elif kind_of(ev) is RowKind.HUB_CONFLICT and isinstance(ev["payload"].get("msg"), dict):
                 self.admission.stored(ev["board"], ev["payload"]["msg"], ev["received_ms"])
-            self.apply(ev)
-            self.caught_up = ev["id"]
-        self.live = True
+            st.apply(ev)
+            st.caught_up = ev["id"]
+        st.live = True
+
+    # ------------------------------------------------------------ what it holds, read
+    # (the state's own, for the parts, is `state`: hub_state.py)
+    @property
+    def store(self) -> EventStore:
+        """The event log."""
+        return self.state.store
+
+    @property
+    def keys(self) -> BoardKeys:
+        return self.state.keys
+
+    @property
+    def clock(self) -> HubClock:
+        """The one hub clock."""
+        return self.state.clock
+
+    @property
+    def competition(self) -> Competition:
+        """The fold of the log (read it under `read`, or after the hub's thread stopped)."""
+        return self.state.competition
+
+    @property
+    def registry(self) -> BoardRegistry:
+        """What the hub knows of each board (registry.py)."""
+        return self.state.registry
+
+    @property
+    def changes(self) -> Changes:
+        """The named change notifications, to subscribe to (changes.py)."""
+        return self.state.changes
+
+    @property
+    def queries(self) -> Queries:
+        """The named alerts and reasons to be blind, to register (changes.py)."""
+        return self.state.queries
+
+    @property
+    def activity(self) -> deque[str]:
+        """The consoles' event-log lines, the latest last."""
+        return self.state.activity
+
+    @property
+    def counts(self) -> BoardCounts:
+        """What the hub counted of the boards' messages (board_counts.py)."""
+        return self.state.counts
+
+    @property
+    def event_id(self) -> int | None:
+        return self.state.event_id
+
+    @property
+    def fenced(self) -> str | None:
+        """Why this hub must not act (None: it may): Terms.fenced."""
+        return self.state.terms.fenced
+
+    @property
+    def term(self) -> int:
+        """This hub's term (terms.py)."""
+        return self.state.terms.term
+
+    @property
+    def other_rounds(self) -> dict[int, Path]:
+        """The logs of the event's other rounds, by event id (follow_rounds)."""
+        return self.state.other_rounds
+
+    @property
+    def instance(self) -> str:
+        """This process, told apart from another hub (split_brain.py)."""
+        return self.state.instance
+
+    @property
+    def hub_auth(self) -> HubAuth | None:
+        """The hubs' proofs to each other on the console API (None: no hub secret)."""
+        return self.state.hub_auth
+
+    def term_proof(self) -> str | None:
+        """This hub's term's proof (terms.py)."""
+        return self.state.terms.term_proof()
+
+    @property
+    def write_failure(self) -> dict | None:
+        """The failed writes now (since, count, advice); None: the log is written."""
+        return self.state.write_failure
+
+    def note(self, text: str) -> None:
+        """A line for the consoles' event log."""
+        self.state.note(text)
 
     # ------------------------------------------------------------ input
     def handle(self, topic: str, payload: bytes, received_ms: int, retained: bool = False) -> list[Outgoing]:
@@ -140,7 +222,7 @@ class HubService(HubState):
         emit = emit or out.extend
         taken: list[Taken] = []
         for topic, payload, received_ms, retained in messages:
-            with self.lock:        # (numbered and passed on in one go: see Answers.store_and_answer)
+            with self.state.lock:        # (numbered and passed on in one go: see Answers.store_and_answer)
                 got = self.admission.admit(topic, payload, received_ms, retained)
                 if isinstance(got, Taken):
                     taken.append(got)
@@ -150,26 +232,38 @@ class HubService(HubState):
             self.answers.store_and_answer(taken, emit)
         return out
 
-    def follow_rounds(self, logs: dict[int, Path]) -> None:
+    def follow_rounds(self, logs: dict[int, Path], unused: frozenset[str] = frozenset()) -> None:
         """The logs of the event's other rounds, by event id (`tabletimer
         run`): a board's event made under one of their schedules is stored
         there (answers.py), and this hub's command counters start above
-        theirs (a board left on took them)."""
-        self.other_rounds = logs
+        theirs (a board left on took them).  unused: their boards this
+        round does not use (online in the hall, and no alert: alerts.py)."""
+        self.state.other_rounds, self.state.unused_boards = logs, unused
         self.commands.follow_counters(other_rounds_reserved(logs.values()))
+
+    def log_opened(self) -> None:
+        """The store opened its log since the service was made (a round's
+        log made later): nothing was applied before, and the rows are
+        checked against the log's own event id, as a hub's are."""
+        self.state.event_id = self.competition.event_id = self.store.event_id
+
+    def send_nothing(self) -> None:
+        """This process sends nothing to the boards (a command-line action
+        beside the running hub, which sends as it applies the rows)."""
+        self.state.live = False
 
     def catch_up(self) -> int:
         """Apply rows another process appended (operator commands from the
         command line); returns how many."""
-        with self.writer, self.lock:
-            rows = self.store.events(after=self.caught_up)
+        with self.state.writer, self.state.lock:
+            rows = self.store.events(after=self.state.caught_up)
             new = [r for r in rows if not self.competition.has(r["id"])]
             for row in new:
-                self.apply(row)
+                self.state.apply(row)
             if rows:
-                self.caught_up = rows[-1]["id"]
+                self.state.caught_up = rows[-1]["id"]
             if new:
-                self.publish(self.schedules() + self.station_messages())   # in counter order
+                self.state.publish(self.schedules() + self.station_messages())   # in counter order
         return len(new)
 
     def connected(self) -> None:
@@ -177,8 +271,8 @@ class HubService(HubState):
         schedule again (a broker restarted without persistence lost the
         retained ones) and the hub's status on each board's topic, published
         in counter order."""
-        with self.lock:
-            self.publish(self.schedules() + self.hub_online())
+        with self.state.lock:
+            self.state.publish(self.schedules() + self.hub_online())
 
     # ------------------------------------------------------ the clock
     def start_clock(self, other_anchors: list[dict] | None = None) -> list[str]:
@@ -193,8 +287,8 @@ class HubService(HubState):
     def clock_alerts(self, now_ms: int | None = None) -> list[str]:
         """The clock's happenings of the last ALERT_MS, in the head referee's words."""
         now = self.clock.now_ms() if now_ms is None else now_ms
-        with self.lock:
-            recent = [p for p in self.clock_events if now - p["hub_ms"] < ALERT_MS]
+        with self.state.lock:
+            recent = [p for p in self.state.clock_events if now - p["hub_ms"] < ALERT_MS]
         return [line for line in (clock_alert(p, fmt_clock) for p in recent) if line]
 
     # ------------------------------------------------------ to the boards
@@ -263,13 +357,13 @@ class HubService(HubState):
         """fn(competition, hub time now), with the state held still (the
         message lock): for views of the state that are not the consoles'
         snapshot (the web pages).  fn must be quick and must not block."""
-        with self.lock:
+        with self.state.lock:
             return fn(self.competition, self.clock.now_ms())
 
     def station_states(self, now_ms: int | None = None) -> list[StationState]:
         """Every station's state as the log makes it (at now_ms, default
         now): what the boards are told and what the consoles show."""
-        with self.lock:
+        with self.state.lock:
             return station_states(self.competition, self.clock.now_ms() if now_ms is None else now_ms)
 
     def alerts(self, sync_limit_ms: int = POOR_SYNC_MS) -> list[str]:
@@ -278,7 +372,7 @@ class HubService(HubState):
         fenced = [f"FENCED: {self.fenced}"] if self.fenced else []
         return fenced + self.split.alerts() + self.clock_alerts() + self._hall_check_lines() + hub_alerts(
             self.competition, self.registry, self.network_alerts(), write_failure=self.write_failure,
-            rejected=self.rejected, sync_limit_ms=sync_limit_ms, unused=self.unused_boards)
+            rejected=self.counts.rejected, sync_limit_ms=sync_limit_ms, unused=self.state.unused_boards)
 
     def _hall_check_lines(self) -> list[str]:
         """While a hall check runs: the hall's progress and each board not ready."""
@@ -291,10 +385,10 @@ class HubService(HubState):
     def network_alerts(self) -> list[str]:
         """The alerts of what the hub sees on the network and the log does
         not hold.  A remote console shows the hub's (server.py sends them)."""
-        with self.lock:        # the jumps and refusals are the network thread's
-            jumps, refusals = dict(self.jumps), dict(self.refusals)
-        return network_alerts(self.queries.alert_sources(), self.registry, self.clock.now_ms(), self.retained_junk,
-                              jumps, refusals, unused=self.unused_boards)
+        with self.state.lock:        # the jumps and refusals are the network thread's
+            jumps, refusals = dict(self.counts.jumps), dict(self.counts.refusals)
+        return network_alerts(self.queries.alert_sources(), self.registry, self.clock.now_ms(), self.counts.retained_junk,
+                              jumps, refusals, unused=self.state.unused_boards)
 
     def blind(self) -> str | None:
         """Why what this process shows of the boards may be out of date
@@ -305,10 +399,10 @@ class HubService(HubState):
         """What the consoles show, read at once under the message lock; the
         standings are ranked after it is let go, so a ranking never delays
         an ack."""
-        with self.lock:
+        with self.state.lock:
             now = self.clock.now_ms()
-            snap, work = read_snapshot(self.competition, self.registry, now, rejected=self.rejected,
-                                       duplicates=self.duplicates, alerts=self.alerts(),
+            snap, work = read_snapshot(self.competition, self.registry, now, rejected=self.counts.rejected,
+                                       duplicates=self.counts.duplicates, alerts=self.alerts(),
                                        activity=list(self.activity), blind=self.blind())
         snap.standings = self._ranker.rank(work, now)
         # the ranking's remarks for the desk (a confirmation with no finish to confirm, ...):
@@ -322,63 +416,28 @@ class HubService(HubState):
                    rssi_min: int = RSSI_MIN_DBM) -> HallCheck:
         """The latest hall check as the log and the boards make it now; one
         the round's start ended (before its verdict) as it stood then, saying
-        so (ended_by_start_ms)."""
-        with self.lock:
-            begun = self.competition.hall_check_row()
-            rows = self._rows_after(begun["id"]) if begun is not None else []
-            check = self._checked(begun, rows, hub_fw, clock_limit_ms, rssi_min)
-            end = self.competition.hall_check_end_ms()
-            if end is not None and self.clock.now_ms() >= end and not any(
-                    kind_of(r) is RowKind.OP_HALL_CHECK and r["received_ms"] < end
-                    for r in rows):
-                check.ended_by_start_ms = end
-            return check
+        so (ended_by_start_ms): hall_check.latest_check."""
+        with self.state.lock:
+            return latest_check(self.competition, self.registry.boards, self.clock.now_ms(), hub_fw,
+                                clock_limit_ms, rssi_min)
 
     def hall_check_running(self, hub_fw: str | None = None, clock_limit_ms: int = CLOCK_LIMIT_MS,
                            rssi_min: int = RSSI_MIN_DBM) -> HallCheck | None:
         """The hall check while it runs (begun, its verdict not given, the
-        round not started), as hall_check(); None when none runs.  Cheap
-        when none does: the fold knows the latest beginning and the start,
-        and only the rows after the beginning are read (from the last)."""
-        with self.lock:
-            comp = self.competition
-            begun, end = comp.hall_check_row(), comp.hall_check_end_ms()
-            if begun is None or (end is not None and self.clock.now_ms() >= end):
-                return None                       # none begun, or the round's start ended it
-            rows = self._rows_after(begun["id"])
-            if any(kind_of(r) is RowKind.OP_HALL_CHECK for r in rows):
-                return None                       # its verdict is given (a later beginning would be the latest)
-            return self._checked(begun, rows, hub_fw, clock_limit_ms, rssi_min)
-
-    def _rows_after(self, row_id: int) -> list[dict]:
-        """The folded rows after row_id, in log order (read from the last)."""
-        out = []
-        for row in reversed(self.competition.rows):
-            if row["id"] <= row_id:
-                break
-            out.append(row)
-        out.reverse()
-        return out
-
-    def _checked(self, begun: dict | None, rows: list[dict], hub_fw: str | None, clock_limit_ms: int,
-                 rssi_min: int) -> HallCheck:
-        comp = self.competition
-        if begun is not None:           # the limits the check began with (check-hall's), for every view of it
-            clock_limit_ms = begun["payload"].get("clock_limit", clock_limit_ms)
-            rssi_min = begun["payload"].get("rssi_min", rssi_min)
-        # a row that cannot apply (flagged: another event's press, sent from a journal) tested nothing
-        checked = [r for r in rows if comp.in_hall_check(r) and r["id"] not in comp.flagged]
-        return check_hall(comp.stations, self.registry.boards, checked,
-                          begun["received_ms"] if begun is not None else None, hub_fw, clock_limit_ms, rssi_min)
+        round not started), as hall_check(); None when none runs:
+        hall_check.running_check."""
+        with self.state.lock:
+            return running_check(self.competition, self.registry.boards, self.clock.now_ms(), hub_fw,
+                                 clock_limit_ms, rssi_min)
 
     def standings_as_they_stand(self) -> tuple[list[StandingRow], int | None]:
         """The standings now, final once the round's time is up, and how long
         until then (None: final): Competition.standings_as_they_stand."""
-        with self.lock:
+        with self.state.lock:
             return self.competition.standings_as_they_stand(self.clock.now_ms())
 
     def standings(self, final: bool = False) -> list[StandingRow]:
         """The standings now (entrants still within their time are
         'running'), or as final results."""
-        with self.lock:
+        with self.state.lock:
             return self.competition.standings(None if final else self.clock.now_ms())

@@ -11,7 +11,7 @@ the hub's service (service.py); what it knows is in the log, as hub rows:
   by the hub at its tick (`check`).
 - `fenced` {"term", "hash", "by", "after"}: the hub that took over showed
   this one its proven term (the console API's POST /hub/fence): this hub
-  stops (hub_state.fenced), and its desk actions after `after` (the row
+  stops (HubService.fenced, terms.py), and its desk actions after `after` (the row
   the takeover's copy ended at) are flagged: not in the event's log unless
   redone there.  They are the fence's answer (`fence`).
 - `split` {"primary", "term", "after", "actions"}: the hub that took over

@@ -15,7 +15,8 @@ reason (it still times correctly).
 A check runs from its beginning to its verdict or the round's start,
 whichever comes first: a press at or after the start is a call, never the
 check's (event/fold/row_checks.py: `in_check`), and a check the start ended says
-so."""
+so.  `latest_check` and `running_check` read the check from the fold (the
+service calls them under its lock)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from ..rules.timetext import fmt_clock
-from ..event.log.rows import BOARD_EVENTS, kind_of
+from ..event.log.rows import BOARD_EVENTS, RowKind, kind_of
 
 CLOCK_LIMIT_MS = 50        # a board's clock error bound above this: not ready (docs/operations.md)
 RSSI_MIN_DBM = -80         # a WiFi signal below this: not ready
@@ -123,6 +124,58 @@ def check_hall(stations: Iterable, boards: Mapping, rows: Iterable[dict], began_
         _judge(c, b in err, hub_fw, clock_limit_ms, rssi_min)
         out.append(c)
     return HallCheck(began_ms, out, ended_by_start_ms)
+
+
+def latest_check(comp, boards: Mapping, now_ms: int, hub_fw: str | None = None,
+                 clock_limit_ms: int = CLOCK_LIMIT_MS, rssi_min: int = RSSI_MIN_DBM) -> HallCheck:
+    """The latest hall check as the fold (comp: competition.py) and the
+    boards (registry.py) make it at now_ms; one the round's start ended
+    (before its verdict) as it stood then, saying so (ended_by_start_ms)."""
+    begun = comp.hall_check_row()
+    rows = _rows_after(comp, begun["id"]) if begun is not None else []
+    check = _checked(comp, boards, begun, rows, hub_fw, clock_limit_ms, rssi_min)
+    end = comp.hall_check_end_ms()
+    if end is not None and now_ms >= end and not any(
+            kind_of(r) is RowKind.OP_HALL_CHECK and r["received_ms"] < end for r in rows):
+        check.ended_by_start_ms = end
+    return check
+
+
+def running_check(comp, boards: Mapping, now_ms: int, hub_fw: str | None = None,
+                  clock_limit_ms: int = CLOCK_LIMIT_MS, rssi_min: int = RSSI_MIN_DBM) -> HallCheck | None:
+    """The hall check while it runs (begun, its verdict not given, the
+    round not started), as latest_check; None when none runs.  Cheap when
+    none does: the fold knows the latest beginning and the start, and only
+    the rows after the beginning are read (from the last)."""
+    begun, end = comp.hall_check_row(), comp.hall_check_end_ms()
+    if begun is None or (end is not None and now_ms >= end):
+        return None                       # none begun, or the round's start ended it
+    rows = _rows_after(comp, begun["id"])
+    if any(kind_of(r) is RowKind.OP_HALL_CHECK for r in rows):
+        return None                       # its verdict is given (a later beginning would be the latest)
+    return _checked(comp, boards, begun, rows, hub_fw, clock_limit_ms, rssi_min)
+
+
+def _rows_after(comp, row_id: int) -> list[dict]:
+    """The folded rows after row_id, in log order (read from the last)."""
+    out = []
+    for row in reversed(comp.rows):
+        if row["id"] <= row_id:
+            break
+        out.append(row)
+    out.reverse()
+    return out
+
+
+def _checked(comp, boards: Mapping, begun: dict | None, rows: list[dict], hub_fw: str | None,
+             clock_limit_ms: int, rssi_min: int) -> HallCheck:
+    if begun is not None:           # the limits the check began with (check-hall's), for every view of it
+        clock_limit_ms = begun["payload"].get("clock_limit", clock_limit_ms)
+        rssi_min = begun["payload"].get("rssi_min", rssi_min)
+    # a row that cannot apply (flagged: another event's press, sent from a journal) tested nothing
+    checked = [r for r in rows if comp.in_hall_check(r) and r["id"] not in comp.flagged]
+    return check_hall(comp.stations, boards, checked, begun["received_ms"] if begun is not None else None,
+                      hub_fw, clock_limit_ms, rssi_min)
 
 
 def _judge(c: BoardCheck, heard: bool, hub_fw: str | None, clock_limit_ms: int, rssi_min: int) -> None:

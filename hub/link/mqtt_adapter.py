@@ -233,7 +233,7 @@ class HubMqtt:
     def publish_all(self, out) -> None:
         """The service's messages, in order, with one wake-up of paho's
         network thread for all of them (mqtt_client.py).  A fenced hub (another
-        took over from its log: hub_state.fenced) sends nothing: no ack, no
+        took over from its log: HubService.fenced, terms.py) sends nothing: no ack, no
         schedule (the boards keep their presses for the hub that took over)."""
         if out and not self.service.fenced:
             self.client.publish_batch(out)      # Outgoing: (topic, payload, qos, retain)

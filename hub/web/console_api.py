@@ -276,7 +276,7 @@ class ConsoleApi:
             last = self._rows[-1]["id"] if self._rows else 0
         return {"rows": rows, "more": more, "now": self.service.clock.now_ms(),
                 "last": last, "event_id": self.service.store.event_id, "waited_ms": waited,
-                "rejected": dict(self.service.rejected), "duplicates": self.service.duplicates,
+                "rejected": dict(self.service.counts.rejected), "duplicates": self.service.counts.duplicates,
                 "write_failure": dict(f) if (f := self.service.write_failure) else None,
                 "network_alerts": self.service.network_alerts()}
 

@@ -102,7 +102,7 @@ class RoundView:
                 return
             # nothing was applied before: the round's rows are checked against its own event id,
             # as the hub checks them (a press of another event's schedule is flagged)
-            self.service.event_id = self.service.competition.event_id = store.event_id
+            self.service.log_opened()
         self.service.catch_up()
 
     def close(self) -> None:

@@ -717,7 +717,7 @@ def test_no_alerts_for_a_board_this_round_does_not_use(tmp_path, monkeypatch):
     hub.clock.t += 120_000           # every board silent for two minutes
     alerts = hub.alerts()
     assert "board b9 is not in stations.csv" in alerts and any(a.startswith("board b9 silent") for a in alerts)
-    hub.unused_boards = frozenset({"b9"})
+    hub.state.unused_boards = frozenset({"b9"})
     alerts = hub.alerts()
     assert not any("b9" in a for a in alerts), alerts
     assert "board bx is not in stations.csv" in alerts and any(a.startswith("board bx silent") for a in alerts)

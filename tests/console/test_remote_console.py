@@ -177,7 +177,7 @@ def test_board_events_the_hub_stores_later_reach_the_remote(hub, remote):
     wait_for(lambda: remote.catch_up() >= 0 and any(c[1] == carol for c in remote.competition.open_calls()),
              what="Carol's call on the remote")
     assert standings(remote) == standings(hub)
-    wait_for(lambda: remote.catch_up() >= 0 and remote.rejected == {"forged": 1},
+    wait_for(lambda: remote.catch_up() >= 0 and remote.counts.rejected == {"forged": 1},
              what="the hub's count of rejected messages")
 
 
@@ -200,7 +200,7 @@ def test_what_the_hub_sees_on_the_network_is_an_alert_on_the_remote_too(hub, rem
     are not in the log: the remote console gets them from the hub."""
     cut_off = "the hub is NOT CONNECTED to the broker since 10:00:00 (12 s): ..."
     hub.queries.add_alerts("the test's cut-off", lambda: [cut_off])
-    hub.retained_junk = 2
+    hub.counts.retained_junk = 2
     wait_for(lambda: remote.catch_up() >= 0 and cut_off in remote.alerts()
              and any("2 retained message(s)" in a for a in remote.alerts()), what="the hub's alerts on the remote")
     hub.queries.drop_alerts("the test's cut-off")

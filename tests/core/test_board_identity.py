@@ -172,14 +172,14 @@ def test_a_spare_flashed_with_the_dead_boards_id_is_another_install(tmp_path):
     # the dead board is swapped: the spare, same id and key, boot 1 again
     spare.online(hub)
     out = spare.press(hub, 1, station=3, at=T0 + 63_000)           # (b1, 1, 1) like the dead board's first
-    assert hub.rejected == {} and hub.duplicates == 0
+    assert hub.counts.rejected == {} and hub.counts.duplicates == 0
     assert len([e for e in hub.store.events() if e["type"] == "press"]) == 3
     # acks name the install once the id has two: the other board ignores them
     assert (dead_ack["boot"], dead_ack["seq"], dead_ack.get("in")) == (1, 1, None)
     (ack,) = acks(out)
     assert (ack["boot"], ack["seq"], ack.get("in")) == (1, 1, SPARE)
     (again,) = acks(dead.press(hub, 1, station=1, at=T0 + 61_000))     # the dead board's, resent
-    assert (again["boot"], again["seq"], again.get("in")) == (1, 1, DEAD) and hub.duplicates == 1
+    assert (again["boot"], again["seq"], again.get("in")) == (1, 1, DEAD) and hub.counts.duplicates == 1
     assert [r["call"] for r in recorded(out)] == [[1, 1]]
     hub.handle("tt/v1/b/b1/status", will, hub.clock.t)             # the broker gives out the dead one's will
     assert hub.registry.boards["b1"].online and hub.registry.boards["b1"].install == SPARE
@@ -196,7 +196,7 @@ def test_a_spare_flashed_with_the_dead_boards_id_is_another_install(tmp_path):
     try:
         assert [row_dict(r) for r in again.standings(final=True)] == live
         assert spare.press(again, 3, station=1, at=T0 + 64_000)    # the guard replayed per install
-        assert again.rejected == {}
+        assert again.counts.rejected == {}
     finally:
         again.store.close()
 
@@ -225,7 +225,7 @@ def test_the_same_identity_with_other_content_is_a_conflict_stored_and_alerted(h
     other.press(hub, 1, station=2, at=T0 + 9000)      # the conflicting one, retransmitted
     one.ctr = other.ctr
     one.press(hub, 1, station=1, at=T0 + 5000)        # the original, retransmitted
-    assert len(hub.store.events()) == n and hub.duplicates == 2
+    assert len(hub.store.events()) == n and hub.counts.duplicates == 2
     again = open_hub(tmp_path / "events.sqlite")
     try:
         assert any(a.startswith("CONFLICT: b1") for a in again.alerts())
@@ -338,14 +338,14 @@ def test_a_boot_far_ahead_is_rejected_and_locks_nobody_out(tmp_path):
     assert finished(hub) == {"b1/1": 4000, "b1/2": 5000}
     window = replay.BOOT_WINDOW
     assert b.send(hub, P.SYNC, P.sync_request(1, 5), bt=2 + window + 1) == []
-    assert hub.rejected == {"boot jump": 3}
+    assert hub.counts.rejected == {"boot jump": 3}
     assert b.send(hub, P.SYNC, P.sync_request(2, 5), bt=2 + window)   # within the window: a reboot loop
     hub.store.close()
     hub = open_hub(db)                                               # restarted: the log replayed
     try:
         b.boot = 3
         assert acks(b.press(hub, 1, station=3, at=T0 + 6000))
-        assert b.press(hub, 2, bt=MAX) == [] and hub.rejected == {"boot jump": 1}
+        assert b.press(hub, 2, bt=MAX) == [] and hub.counts.rejected == {"boot jump": 1}
     finally:
         hub.store.close()
 
@@ -367,7 +367,7 @@ def test_a_counter_far_ahead_is_rejected_alerted_and_locks_nobody_out(tmp_path):
     b.press(hub, 1, at=T0 + 4000)
     n = len(hub.store.events())
     assert b.press(hub, 9, ctr=MAX) == [] and b.send(hub, P.SYNC, P.sync_request(1, 5), ctr=MAX) == []
-    assert len(hub.store.events()) == n and hub.rejected == {"counter jump": 2}
+    assert len(hub.store.events()) == n and hub.counts.rejected == {"counter jump": 2}
     (alert,) = [a for a in hub.network_alerts() if "counter jump" in a]
     assert alert.startswith("board b1: messages rejected, counter jump: counter %d" % MAX), alert
     assert "reset_board board=b1" in alert and alert in hub.alerts()
@@ -375,13 +375,13 @@ def test_a_counter_far_ahead_is_rejected_alerted_and_locks_nobody_out(tmp_path):
     (alert,) = [a for a in hub.network_alerts() if "counter jump" in a]
     assert str(MAX) in alert and "heard since" in alert, alert
     # a new boot counts from 1: it may not start far ahead either
-    assert b.online(hub, bt=3, ctr=MAX) == [] and hub.rejected["counter jump"] == 3
+    assert b.online(hub, bt=3, ctr=MAX) == [] and hub.counts.rejected["counter jump"] == 3
     # an hour the hub did not hear the board (down; the board on another
     # broker): the bound grows with the time, by CTR_RATE a second
     hub.clock.t += 3_600_000
     room = replay.CTR_WINDOW + 3600 * replay.CTR_RATE
     assert b.send(hub, P.SYNC, P.sync_request(2, 5), ctr=b.ctr + room + 1) == []
-    assert hub.rejected["counter jump"] == 4
+    assert hub.counts.rejected["counter jump"] == 4
     b.ctr += room
     assert b.send(hub, P.SYNC, P.sync_request(3, 5), ctr=b.ctr)        # at the bound: taken
     assert acks(b.press(hub, 3, station=3))
@@ -390,7 +390,7 @@ def test_a_counter_far_ahead_is_rejected_alerted_and_locks_nobody_out(tmp_path):
     hub.store.close()
     hub = open_hub(db, FakeClock(hub.clock.t + 1000))                # restarted: the log replayed
     try:
-        assert b.press(hub, 4, ctr=MAX) == [] and hub.rejected == {"counter jump": 1}
+        assert b.press(hub, 4, ctr=MAX) == [] and hub.counts.rejected == {"counter jump": 1}
         assert acks(b.press(hub, 4))
         assert set(finished(hub)) == {"b1/1", "b1/2", "b1/3"}
         assert not [r for r in hub.store.events() if r["payload"].get("seq") == 9]
@@ -419,7 +419,7 @@ def test_reset_board_from_the_command_line_lets_a_board_in_again(tmp_path, capsy
     b = Flash("b1", DEAD, boot=5)
     b.online(hub, bt=MAX - 1)                # a corrupted boot counter, the first heard of it
     b.ctr = 0
-    assert b.online(hub) == [] and hub.rejected == {"replayed": 1}
+    assert b.online(hub) == [] and hub.counts.rejected == {"replayed": 1}
     assert cli.main(["act", str(ev), "reset_board", "board=b1", "--who", "head referee",
                      "--why", "boot counter corrupted"]) == 0
     assert "recorded" in capsys.readouterr().out
@@ -436,7 +436,7 @@ def test_reset_board_from_the_command_line_lets_a_board_in_again(tmp_path, capsy
     again = open_event()
     try:
         assert acks(b.press(again, 2, at=T0 + 4000))                       # the reset replayed
-        assert not again.competition.flagged and again.rejected == {}
+        assert not again.competition.flagged and again.counts.rejected == {}
     finally:
         again.store.close()
 

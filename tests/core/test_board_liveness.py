@@ -131,7 +131,7 @@ def test_the_service_shows_a_board_whose_acks_do_not_reach_it(hub):
         hub.clock.t = t0 + dt
         out = send_press(hub, "b2", 1)
         assert len(out) == 1                  # acked again, nothing else
-    assert hub.duplicates == 5
+    assert hub.counts.duplicates == 5
     assert acks_alerts(hub) == [
         "board b2: its acks are not reaching it (it sent boot 1 seq 1 again 4 times in 14 s): another client "
         "may use its login or client id, or its WiFi only sends"]

@@ -98,7 +98,7 @@ def test_the_same_event_twice_in_one_batch_is_stored_once_and_acked_twice(tmp_pa
     out = svc.handle_many([boards.message("b1", P.EVENT, dict(press)), boards.message("b1", P.EVENT, dict(press))])
     assert acks(out) == [("b1", 1), ("b1", 1)]
     assert len([e for e in svc.store.events() if e["type"] == "press"]) == 1
-    assert svc.duplicates == 1
+    assert svc.counts.duplicates == 1
 
 
 def test_a_commit_that_fails_stores_and_acks_none_of_its_batch(tmp_path, monkeypatch):
@@ -240,12 +240,12 @@ def test_an_event_waiting_for_the_commit_thread_is_not_a_replay_of_a_later_sync_
     assert [P.decode(Signer(KEYS["b1"]).open(o.topic, o.payload))["type"] for o in replies] == [P.T_SYNC]
     out = svc.handle_many([first, second])                 # the commit thread, after it
     assert acks(out) == [("b1", 1), ("b1", 2)]
-    assert dict(svc.rejected) == {}
+    assert dict(svc.counts.rejected) == {}
     assert [e["payload"]["seq"] for e in svc.store.events() if e["type"] == "press"] == [1, 2]
     # a sync request replayed (its counter not above the last request's) is still rejected
-    assert svc.handle_many([sync]) == [] and dict(svc.rejected) == {"replayed": 1}
+    assert svc.handle_many([sync]) == [] and dict(svc.counts.rejected) == {"replayed": 1}
     # and so is an event replayed
-    assert acks(svc.handle_many([first])) == [] and dict(svc.rejected) == {"replayed": 2}
+    assert acks(svc.handle_many([first])) == [] and dict(svc.counts.rejected) == {"replayed": 2}
 
 
 def test_catch_up_reads_back_only_rows_the_hub_did_not_write_itself(tmp_path, monkeypatch):

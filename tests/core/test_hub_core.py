@@ -87,7 +87,7 @@ def test_press_is_committed_before_ack_and_duplicates_are_harmless(hub, tmp_path
     other = sqlite3.connect(tmp_path / "events.sqlite")
     assert other.execute("SELECT count(*) FROM events WHERE type='press'").fetchone() == (1,)
     again = press(hub, at=hub.clock.t + 61_000)     # a retransmission: new counter
-    assert len(again) == 1 and parse_cmd(again[0])["seq"] == 1 and hub.duplicates == 1
+    assert len(again) == 1 and parse_cmd(again[0])["seq"] == 1 and hub.counts.duplicates == 1
     assert other.execute("SELECT count(*) FROM events WHERE type='press'").fetchone() == (1,)
     s = hub.standings()[0]
     assert (s.entrant, s.status, s.time_ms, s.provisional) == ("b1/1", "finished", 61_000, True)
@@ -195,7 +195,7 @@ def test_bad_messages_are_rejected_and_change_nothing(hub, topic, payload, categ
     hub.start_round()
     before = hub.store.events()
     assert hub.handle(topic, payload, hub.clock.t) == []
-    assert dict(hub.rejected) == {category: 1}
+    assert dict(hub.counts.rejected) == {category: 1}
     assert hub.store.events() == before
     assert all(s.status != "finished" for s in hub.standings())
 
@@ -214,10 +214,10 @@ def test_replayed_message_is_rejected(hub):
     payload = hub.sender.payload("b1", P.EVENT, H.press(1, 1, 1, hub.clock.t + 5))
     assert len(hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t)) == 3     # ack, recorded, stations
     assert hub.handle("tt/v1/b/b1/evt", payload, hub.clock.t) == []        # the very same bytes
-    assert dict(hub.rejected) == {"replayed": 1} and hub.duplicates == 0
+    assert dict(hub.counts.rejected) == {"replayed": 1} and hub.counts.duplicates == 0
     old_boot = hub.sender.payload("b1", P.EVENT, H.press(1, 2, 1, hub.clock.t + 5), boot=0, ctr=99)
     assert hub.handle("tt/v1/b/b1/evt", old_boot, hub.clock.t) == []
-    assert hub.rejected["replayed"] == 2
+    assert hub.counts.rejected["replayed"] == 2
 
 
 def test_stale_last_will_does_not_mark_a_reconnected_board_offline(hub):
@@ -227,11 +227,11 @@ def test_stale_last_will_does_not_mark_a_reconnected_board_offline(hub):
     will2 = s.payload("b1", P.STATUS, P.status_offline(1), ctr=9)
     s.send(hub, "b1", P.STATUS, P.status_online(1, "0.2.0", 1), ctr=10)      # reconnected
     hub.handle("tt/v1/b/b1/status", will1, hub.clock.t)                       # the old link's will
-    assert hub.registry.boards["b1"].online and hub.rejected["replayed"] == 1
+    assert hub.registry.boards["b1"].online and hub.counts.rejected["replayed"] == 1
     hub.handle("tt/v1/b/b1/status", will2, hub.clock.t)                       # the current link's
     assert not hub.registry.boards["b1"].online
     hub.handle("tt/v1/b/b1/status", will2, hub.clock.t)                       # once only
-    assert hub.rejected["replayed"] == 2
+    assert hub.counts.rejected["replayed"] == 2
 
 
 def test_a_boards_retained_status_sent_again_at_a_resubscribe_is_not_an_attack(hub):
@@ -245,16 +245,16 @@ def test_a_boards_retained_status_sent_again_at_a_resubscribe_is_not_an_attack(h
     assert hub.registry.boards["b1"].online
     for _ in range(3):                                              # three hub reconnects
         assert hub.handle("tt/v1/b/b1/status", birth, hub.clock.t, retained=True) == []
-    assert dict(hub.rejected) == {} and hub.retained_again == 3
+    assert dict(hub.counts.rejected) == {} and hub.counts.retained_again == 3
     hub.handle("tt/v1/b/b1/status", birth, hub.clock.t)             # live: a replay
-    assert dict(hub.rejected) == {"replayed": 1}
+    assert dict(hub.counts.rejected) == {"replayed": 1}
     forged = birth[:-1] + (b"0" if birth[-1:] != b"0" else b"1")
     hub.handle("tt/v1/b/b1/status", forged, hub.clock.t)                   # live: an attack
-    assert hub.rejected["forged"] == 1
+    assert hub.counts.rejected["forged"] == 1
     # kept by the broker, it comes again at every hub start: cleared, not counted again
     assert hub.handle("tt/v1/b/b1/status", forged, hub.clock.t, retained=True) == [
         ("tt/v1/b/b1/status", b"", 1, True)]
-    assert hub.rejected["forged"] == 1 and hub.retained_junk == 1
+    assert hub.counts.rejected["forged"] == 1 and hub.counts.retained_junk == 1
 
 
 @pytest.mark.parametrize("topic,payload", [
@@ -272,11 +272,11 @@ def test_retained_junk_on_the_hubs_topics_is_cleared_not_counted(hub, topic, pay
         payload = hub.sender.payload("b1", P.SYNC, P.sync_request(1, 5))
     out = hub.handle(topic, payload, hub.clock.t, retained=True)
     assert out == [(topic, b"", 1, True)]
-    assert dict(hub.rejected) == {} and hub.retained_junk == 1 and hub.store.events() == []
+    assert dict(hub.counts.rejected) == {} and hub.counts.retained_junk == 1 and hub.store.events() == []
     assert hub.handle(topic, b"", hub.clock.t) == []         # the clear comes back: nothing
-    assert dict(hub.rejected) == {}
+    assert dict(hub.counts.rejected) == {}
     hub.handle(topic, b"", hub.clock.t)                      # any other empty message: an attack
-    assert sum(hub.rejected.values()) == 1
+    assert sum(hub.counts.rejected.values()) == 1
 
 
 def test_messages_from_unknown_boards_read_the_keys_file_only_when_it_changed(tmp_path, monkeypatch):
@@ -294,7 +294,7 @@ def test_messages_from_unknown_boards_read_the_keys_file_only_when_it_changed(tm
     birth = stranger.sign(topic, P.encode(P.stamp(P.status_online(1, "0.2.0", 1), 1, 1)))
     for _ in range(1000):
         svc.handle(topic, birth, svc.clock.t)
-    assert svc.rejected["unknown board"] == 1000 and len(reads) == 0
+    assert svc.counts.rejected["unknown board"] == 1000 and len(reads) == 0
     path = tmp_path / "board-keys.json"
     path.write_text(json.dumps(dict(json.loads(path.read_text()), b3="33" * 32)))   # `board flash` adds b3
     svc.handle(topic, birth, svc.clock.t)
@@ -314,7 +314,7 @@ def test_round_start_sends_signed_retained_schedules(hub):
     assert body["signals"] == [[t0 + 5000, "start"], [end - 600_000, "warn"], [end - 60_000, "warn"],
                                [end, "time_up"]]
     sent.clear()
-    hub.publish([])
+    hub.state.publish([])
     assert hub.schedules() == []                    # unchanged: nothing to resend
     assert len(hub.schedules(["b1"], force=True)) == 1
 
@@ -527,7 +527,7 @@ def test_a_flood_of_rejected_messages_is_one_log_line_a_second(hub):
     for _ in range(5000):
         hub.handle("tt/v1/b/stranger/evt", b"junk", hub.clock.t)
     hub.handle("tt/v1/b/b1/status", b"forged", hub.clock.t)
-    assert hub.rejected == {"unknown board": 5000, "forged": 1}
+    assert hub.counts.rejected == {"unknown board": 5000, "forged": 1}
     lines = [a for a in hub.activity if a.startswith("rejected")]
     assert len(lines) == 2
     hub.clock.t += 1000
@@ -693,3 +693,25 @@ def test_no_part_of_the_service_is_handed_the_service_or_the_state(hub):
                for name, part in parts.items()}
     assert holding == {name: [] for name in parts}
     assert hub.admission.firmware is hub.firmware and hub.answers.admission is hub.admission
+
+
+def test_the_service_holds_its_state_and_is_not_one(hub):
+    """Issue 46 item 2: HubService composes the state (hub_state.py) and its
+    parts; it is no subclass of the state, no part (nor the state) holds the
+    service or the state, and what the service's callers read of it is its
+    public face: the state's internals (the locks, the write path, the boots)
+    are the state's, reached as such."""
+    from tabletimer.hub.core.hub_state import HubState
+    assert not issubclass(HubService, HubState) and isinstance(hub.state, HubState)
+    parts = {"state": hub.state, "admission": hub.admission, "answers": hub.answers, "commands": hub.commands,
+             "actions": hub.actions, "timekeeper": hub.timekeeper, "split": hub.split, "firmware": hub.firmware}
+    holding = {name: sorted(k for k, v in vars(part).items() if isinstance(v, (HubState, HubService)))
+               for name, part in parts.items()}
+    assert holding == {name: [] for name in parts}
+    # the face reads the state's own objects (one store, one clock, one fold ...), and nothing forwards by magic
+    assert (hub.store, hub.clock, hub.competition, hub.registry, hub.changes, hub.counts) == (
+        hub.state.store, hub.state.clock, hub.state.competition, hub.state.registry, hub.state.changes,
+        hub.state.counts)
+    assert not hasattr(HubService, "__getattr__")
+    for internal in ("lock", "writer", "write", "apply", "boots", "publish", "record", "live", "caught_up"):
+        assert not hasattr(hub, internal), internal

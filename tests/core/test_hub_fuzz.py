@@ -475,7 +475,7 @@ def genuine_traffic(svc: HubService, sender: Sender):
             assert out, f"genuine {kind} of {board} not answered"
             genuine.append((topic, payload))
             hub_cmds += [(o.topic, o.payload) for o in out]
-    assert not svc.rejected and finished(svc) == ["b1/1", "b2/1"]
+    assert not svc.counts.rejected and finished(svc) == ["b1/1", "b2/1"]
     return genuine, hub_cmds
 
 
@@ -504,13 +504,13 @@ def test_hostile_payloads_straight_into_the_service(hub):
         if out != [] or got != want:
             failures.append(f"#{i} {case.label}: {case.topic!r} {case.payload[:120]!r} -> "
                             f"{out[:1]}, rejected as {got} (expected {want})")
-    print(f"seed {SEED}: {ROUNDS} messages, rejected {dict(hub.rejected)}, makers {dict(fuzz.used)}")
+    print(f"seed {SEED}: {ROUNDS} messages, rejected {dict(hub.counts.rejected)}, makers {dict(fuzz.used)}")
     assert not failures, (f"seed {SEED} (TT_FUZZ_SEED={SEED}): {len(failures)} of {ROUNDS} messages "
                           "not rejected as expected:\n" + "\n".join(failures[:25]))
     assert hub.store.events() == events, f"seed {SEED}: the stored events changed"
     assert standings_view(hub) == standings, f"seed {SEED}: the standings changed"
-    assert hub.rejected == expected, f"seed {SEED}"
-    assert sum(expected.values()) >= ROUNDS * 0.95 and hub.duplicates == 0
+    assert hub.counts.rejected == expected, f"seed {SEED}"
+    assert sum(expected.values()) >= ROUNDS * 0.95 and hub.counts.duplicates == 0
     assert set(fuzz.used) == {m.__name__ for _, m in fuzz.makers}, fuzz.used   # every kind was tried
     # the boards are still heard: a genuine second press is stored, acked, ranked
     topic, payload = sender.payload("b1", P.EVENT, H.press(BOOT["b1"], 2, 2, T0 + 75_000))
@@ -555,7 +555,7 @@ def test_known_gaps(hub, name):
     events = hub.store.events()
     topic, payload = gap_payload(name, sender)
     assert hub.handle(topic, payload, T0) == []
-    assert hub.rejected == Counter({MALFORMED: 1})
+    assert hub.counts.rejected == Counter({MALFORMED: 1})
     assert hub.store.events() == events
 
 
@@ -622,7 +622,7 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
         low = min(json.loads(p.rsplit(b"\n", 1)[0])["ctr"] for _, p in genuine)
         events, standings = hub.store.events(), standings_view(hub)
         assert finished(hub) == ["f1/1"]
-        before = Counter(hub.rejected)
+        before = Counter(hub.counts.rejected)
 
         fuzz = Fuzzer(rng, keys, {"f1": boot}, genuine, hub_cmds=[], low_ctr={"f1": low},
                       next_ctr=None,                 # never advance the real board's counters
@@ -652,8 +652,8 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
         for info in infos:
             info.wait_for_publish(10)
         assert seen.wait(30), (f"seed {SEED}: the hub handled {total[0]} of {want[0]} hostile "
-                               f"messages; rejected {dict(Counter(hub.rejected) - before)}")
-        rejected = Counter(hub.rejected) - before
+                               f"messages; rejected {dict(Counter(hub.counts.rejected) - before)}")
+        rejected = Counter(hub.counts.rejected) - before
         print(f"seed {SEED}: {len(cases)} messages, rejected {dict(rejected)}, "
               f"failures logged by the adapter {failures.count}, makers {dict(fuzz.used)}")
         # the known gaps (once made handle() raise: the adapter caught and
@@ -669,7 +669,7 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
         new = hub.store.events()[len(events):]
         assert [(e["type"], e["board"], e["payload"]["station"]) for e in new] == [("press", "f1", 2)]
         assert finished(hub) == ["f1/1", "f1/2"]
-        assert Counter(hub.rejected) - before == rejected, "late rejections after the storm"
+        assert Counter(hub.counts.rejected) - before == rejected, "late rejections after the storm"
 
         # 300 KB: the broker closes the sender's connection, the hub never has it
         gone = threading.Event()
@@ -678,9 +678,9 @@ def test_hostile_payloads_through_the_broker_and_adapter(rig):
         spy.publish(evt, rng.randbytes(300_000), qos=1)
         assert gone.wait(10), "the broker took a 300 KB packet"
         after = hub.clock.now_ms()              # the board is still heard: told the hub is
-        hub.publish(hub.hub_online())           # online, it syncs its clock
+        hub.state.publish(hub.hub_online())           # online, it syncs its clock
         until(lambda: (hub.registry.boards["f1"].last_seen_ms or 0) > after, "the board heard again")
-        assert Counter(hub.rejected) - before == rejected
+        assert Counter(hub.counts.rejected) - before == rejected
     finally:
         adapter_log.removeHandler(failures)
         for sub in subs:

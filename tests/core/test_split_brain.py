@@ -109,7 +109,7 @@ def test_a_hub_a_board_fences_while_its_standby_is_lost_lists_the_desk_actions_t
     primary.clock.t += STANDBY_SILENT_MS + 1
     primary.split.check()
     decided = primary.act("confirm", {"press_id": pid, "missing_found": 3, "seen": 0}, who="Anna")
-    primary.store.append("board", "status", dict(P.status_online(2, "0.3.0", 1, term=2), hash=primary.proofs.proof(2),
+    primary.store.append("board", "status", dict(P.status_online(2, "0.3.0", 1, term=2), hash=primary.state.terms.proofs.proof(2),
                                                  ctr=1, bt=2), primary.clock.t, board="D1")
     primary.catch_up()
     assert primary.fenced and primary.fenced.startswith("board D1 has seen hub term 2")
@@ -134,14 +134,14 @@ def test_a_hub_shown_a_proven_higher_term_fences_itself_and_lists_its_desk_actio
     with pytest.raises(ValueError, match="without this event's hub proof"):
         primary.split.fence(2, "00" * 16, "a forger", after)
     with pytest.raises(ValueError, match="this hub's term is 1, not below 1"):
-        primary.split.fence(1, primary.proofs.proof(1), "a forger", after)
+        primary.split.fence(1, primary.state.terms.proofs.proof(1), "a forger", after)
     assert primary.fenced is None and not [r for r in primary.store.events() if r["type"] == "fenced"]
     decided = primary.act("confirm", {"press_id": pid, "missing_found": 2}, who="Anna")
-    actions = primary.split.fence(2, primary.proofs.proof(2), "the hub that took over from this log's row #2", after)
+    actions = primary.split.fence(2, primary.state.terms.proofs.proof(2), "the hub that took over from this log's row #2", after)
     assert [a["id"] for a in actions] == [decided["id"]]
     assert primary.fenced and primary.fenced.startswith("the hub that took over from this log's row #2 holds "
                                                         "hub term 2, this hub's is 1")
-    assert primary.split.fence(2, primary.proofs.proof(2), "again", after) == actions     # asked again: the same
+    assert primary.split.fence(2, primary.state.terms.proofs.proof(2), "again", after) == actions     # asked again: the same
     assert len([r for r in primary.store.events() if r["type"] == "fenced"]) == 1
     lines = primary.split.fenced_lines()
     assert f"#{decided['id']} confirm" in lines[0] and "tabletimer redo" in lines[0]
@@ -153,7 +153,7 @@ def test_a_hub_shown_a_proven_higher_term_fences_itself_and_lists_its_desk_actio
 def test_the_hub_that_took_over_keeps_the_old_desks_actions_and_redo_records_them_once(split, capsys):
     primary, new, after, pid = split
     decided = primary.act("confirm", {"press_id": pid, "missing_found": 2, "seen": 0}, who="Anna", why="counted")
-    actions = primary.split.fence(2, primary.proofs.proof(2), "the new hub", after)
+    actions = primary.split.fence(2, primary.state.terms.proofs.proof(2), "the new hub", after)
     took = hub(new)
     assert took.term == 2
     with pytest.raises(ValueError, match="not a desk action"):
@@ -180,7 +180,7 @@ def test_the_hub_that_took_over_keeps_the_old_desks_actions_and_redo_records_the
 def test_a_redone_decision_on_a_call_decided_here_since_is_a_conflict_never_a_replacement(split, capsys):
     primary, new, after, pid = split
     primary.act("confirm", {"press_id": pid, "missing_found": 2, "seen": 0}, who="Anna")
-    actions = primary.split.fence(2, primary.proofs.proof(2), "the new hub", after)
+    actions = primary.split.fence(2, primary.state.terms.proofs.proof(2), "the new hub", after)
     took = hub(new)
     took.act("void", {"press_id": pid, "seen": 0}, who="Eva", why="false start")    # the new desk decided
     took.split.store_split("http://primary:8765", 1, after, actions)

@@ -101,7 +101,7 @@ def test_the_spare_board_procedure_as_documented(tmp_path, broker, capsys):
         assert abs(st["T07-2"].time_ms - (at - hub.competition.start_ms)) < 1000
         assert hub.registry.boards["T07"].online and hub.registry.boards["T07"].install == spare.install
         assert not [a for a in hub.alerts() if "OFFLINE" in a or "CONFLICT" in a], hub.alerts()
-        assert hub.rejected == {}
+        assert hub.counts.rejected == {}
     finally:
         rig.close()
     assert cli.main(["replay", str(folder.path), "--json"]) == 0     # the log, replayed offline

@@ -108,12 +108,12 @@ def test_a_hub_reconnect_counts_no_boards_retained_status_as_an_attack(rig):
     until(lambda: all(hub.registry.boards.get(s.board_id) and hub.registry.boards[s.board_id].online
                       for s in sims), "both boards online at the hub")
     for _ in range(2):
-        before = hub.retained_again
+        before = hub.counts.retained_again
         rig.mqtt.stop()
         rig.mqtt = HubMqtt(hub, rig.broker.host, rig.broker.port)
         rig.mqtt.start()
-        until(lambda: hub.retained_again >= before + 2, "both retained statuses sent again")
-    assert dict(hub.rejected) == {}, (dict(hub.rejected), hub.activity[-5:])
+        until(lambda: hub.counts.retained_again >= before + 2, "both retained statuses sent again")
+    assert dict(hub.counts.rejected) == {}, (dict(hub.counts.rejected), hub.activity[-5:])
 
 
 def test_retained_junk_on_a_boards_topic_is_cleared_once_not_counted_at_every_restart(rig):
@@ -139,15 +139,15 @@ def test_retained_junk_on_a_boards_topic_is_cleared_once_not_counted_at_every_re
         junk.disconnect()
     rig.mqtt = HubMqtt(hub, rig.broker.host, rig.broker.port)
     rig.mqtt.start()
-    until(lambda: hub.retained_junk == 2, "both retained junk messages cleared", seen=lambda: hub.activity[-3:])
-    assert dict(hub.rejected) == {}
+    until(lambda: hub.counts.retained_junk == 2, "both retained junk messages cleared", seen=lambda: hub.activity[-3:])
+    assert dict(hub.counts.rejected) == {}
     sim = rig.board("j2")                       # a marker: once its birth is in, a clear came back
     until(lambda: hub.registry.boards.get("j2") and hub.registry.boards["j2"].online, "j2 online")
     for _ in range(2):                          # later starts: nothing retained on those topics
         rig.mqtt.stop()
         rig.mqtt = HubMqtt(hub, rig.broker.host, rig.broker.port)
-        before = hub.retained_again
+        before = hub.counts.retained_again
         rig.mqtt.start()
-        until(lambda: hub.retained_again > before, "the board's own retained status again")
-    assert hub.retained_junk == 2 and dict(hub.rejected) == {}
+        until(lambda: hub.counts.retained_again > before, "the board's own retained status again")
+    assert hub.counts.retained_junk == 2 and dict(hub.counts.rejected) == {}
     assert sim.alive

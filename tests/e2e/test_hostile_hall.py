@@ -138,7 +138,7 @@ def test_attacks_on_a_running_hall_fail_to_harm(hall):
     # the hub still hears every board; no forged event is stored; nothing ranks otherwise
     assert rig.mqtt.connections == connections, "the hub was pushed off the broker"
     # what got through the broker: the junk on the attacker's own topic, an attack, counted once
-    until(lambda: dict(hub.rejected) == {"forged": 1}, "the junk rejected", seen=lambda: dict(hub.rejected))
+    until(lambda: dict(hub.counts.rejected) == {"forged": 1}, "the junk rejected", seen=lambda: dict(hub.counts.rejected))
     h2.press(2)
     acked_all(h2, 1)
     h1.press(2)
@@ -157,9 +157,9 @@ def test_attacks_on_a_running_hall_fail_to_harm(hall):
     again = HubMqtt(hub, hall.host, hall.port, HUB_USER, HUB_PASSWORD)
     again.start()
     rig.mqtt = again
-    until(lambda: hub.retained_junk == 1, "the retained junk cleared", seen=lambda: list(hub.activity)[-3:])
+    until(lambda: hub.counts.retained_junk == 1, "the retained junk cleared", seen=lambda: list(hub.activity)[-3:])
     assert any("cleared from the broker" in a for a in hub.alerts())
-    assert dict(hub.rejected) == {"forged": 1}, dict(hub.rejected)      # not counted again
+    assert dict(hub.counts.rejected) == {"forged": 1}, dict(hub.counts.rejected)      # not counted again
     assert not [a for a in hub.alerts() if "probe" in a or "acks are not reaching" in a]
     assert sum("sync" in r for r in h1.records) < 40
     for sim in (h1, h2):

@@ -165,7 +165,7 @@ def test_a_board_whose_acks_do_not_reach_it_is_shown(hall, broker):
         deaf.disconnect()
     line = until(lambda: [a for a in svc.alerts() if "acks are not reaching" in a],
                  "the alert of a board whose acks do not reach it", timeout=20,
-                 seen=lambda: (svc.duplicates, svc.alerts()))
+                 seen=lambda: (svc.counts.duplicates, svc.alerts()))
     assert len(line) == 1 and line[0].startswith("board B3: its acks are not reaching it (it sent boot 1 seq 1 "
                                                  "again "), line
     assert "another client may use its login or client id, or its WiFi only sends" in line[0]

@@ -168,7 +168,7 @@ def test_the_hub_api_takes_a_hubs_proof_once_for_reading_and_fencing_only(tmp_pa
         _, header = auth.request_header("POST", "/act", data)
         status, body, _ = ask("POST", "/act", {"X-TableTimer-Hub": header, "Content-Type": "application/json"}, data)
         assert status == 401 and b"reading only" in body
-        fence = json.dumps({"term": 2, "hash": svc.proofs.proof(2), "after": 0, "by": "x"}).encode()
+        fence = json.dumps({"term": 2, "hash": svc.state.terms.proofs.proof(2), "after": 0, "by": "x"}).encode()
         status, body, _ = ask("POST", "/hub/fence", {"Authorization": f"Bearer {srv.token}",
                                                      "Content-Type": "application/json"}, fence)
         assert status == 401 and b"only another hub" in body

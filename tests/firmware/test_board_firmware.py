@@ -103,7 +103,7 @@ def test_signals_fire_on_the_synchronised_clock_while_the_broker_is_down(rig):
     synced(sim, 6)                                    # the whole burst after connecting
     t = hub.clock.now_ms() + 2500
     plan = [[t, "start"], [t + 1500, "rotate"], [t + 3000, "warn"], [t + 4500, "time_up"]]
-    hub.publish([hub.commands.to_board("s1", P.SCHED, schedule(10 ** 9, t, t + 4500, plan), 1, True)])
+    hub.state.publish([hub.commands.to_board("s1", P.SCHED, schedule(10 ** 9, t, t + 4500, plan), 1, True)])
     got = sim.records.index(sim.wait_for(lambda r: r.get("sched") == 10 ** 9))
     rig.broker.stop()                                 # the hall's WiFi dies
     for at, name in plan:
@@ -148,7 +148,7 @@ def test_signal_skew_parts_measure_the_known_clocks(rig, ahead_ms):
     synced(sim, 6)
     t = hub.clock.now_ms() + 2000
     plan = [[t + 1200 * k, "start"] for k in range(4)]
-    hub.publish([hub.commands.to_board("k1", P.SCHED, schedule(10 ** 9, t, plan[-1][0], plan), 1, True)])
+    hub.state.publish([hub.commands.to_board("k1", P.SCHED, schedule(10 ** 9, t, plan[-1][0], plan), 1, True)])
     mark = sim.records.index(sim.wait_for(lambda r: r.get("sched") == 10 ** 9))
     for at, name in plan:
         rec = sim.wait_for(lambda r: r.get("signal") == name and r["at"] == at, timeout=15, start=mark)
@@ -251,7 +251,7 @@ def test_a_press_is_answered_by_one_ack_and_the_board_follows_what_an_ack_carrie
     # an ack of no entry of the board's, with the call closed as confirmed in it
     k = len(sim.records)
     st = [[3, [boot, seq], called[2], 1], idle]
-    hub.publish([hub.commands.to_board("c1", P.CMD, H.ack(boot, seq + 100, None, None, st), 1)])
+    hub.state.publish([hub.commands.to_board("c1", P.CMD, H.ack(boot, seq + 100, None, None, st), 1)])
     sim.wait_for(lambda r: r.get("station") == 1 and r.get("sound") == "confirmed", start=k)
 
 

@@ -63,13 +63,13 @@ def test_the_hubs_signed_status_on_the_boards_topic_starts_a_sync_burst_once(rig
     synced(sim, 6)
     start = len(sim.records)
     (online,) = [o for o in hub.hub_online() if o.topic == P.board_topic("h2", P.CMD)]
-    hub.publish([online])
+    hub.state.publish([online])
     sim.wait_for(lambda r: syncs(sim, start) >= 5, timeout=15)   # a burst: the hub (re)connected
     again = len(sim.records)
-    hub.publish([online])                                          # the same message, replayed
+    hub.state.publish([online])                                          # the same message, replayed
     sim.wait_for(lambda r: "replayed" in str(r.get("log", "")), start=again)
     forged = online._replace(payload=online.payload[:-1] + (b"0" if online.payload[-1:] != b"0" else b"1"))
-    hub.publish([forged])
+    hub.state.publish([forged])
     sim.wait_for(lambda r: "bad signature" in str(r.get("log", "")), start=again)
     sim.press(1)
     sim.wait_for(lambda r: r.get("acked") == [1, 1], start=again)
@@ -94,13 +94,13 @@ def test_a_command_numbered_far_ahead_is_refused_and_the_hubs_acks_still_taken(r
     topic = P.board_topic("h3", P.CMD)
     ahead = hub.commands.next_ctr() + 27 * HOUR
     forged = P.stamp(identify(hub.clock.now_ms() + 10_000), ahead, boot, sim.install)   # for this boot
-    hub.publish([Outgoing(topic, hub.keys.signer("h3").sign(topic, P.encode(forged)), 1, False)])
+    hub.state.publish([Outgoing(topic, hub.keys.signer("h3").sign(topic, P.encode(forged)), 1, False)])
     sim.press(1)
     sim.wait_for(lambda r: r.get("acked") == [boot, 1], start=start)      # the real hub's ack: taken
     assert [r for r in sim.records[start:] if f"counter jump ({ahead})" in str(r.get("log", ""))]
     # the sync requests after it say so (the hub's signed 'online' starts a burst of them)
     (online,) = [o for o in hub.hub_online() if o.topic == topic]
-    hub.publish([online])
+    hub.state.publish([online])
     until(lambda: [a for a in hub.network_alerts() if a.startswith(f"board h3 refused a command numbered {ahead}")
                    and "not this hub's" in a], "the board's report, an alert at the hub",
           timeout=15, seen=hub.network_alerts)

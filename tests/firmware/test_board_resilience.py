@@ -329,7 +329,7 @@ def test_acknowledged_entries_stay_in_flash_until_ten_minutes_after_the_round(ri
     synced(sim, 6)
     t = hub.clock.now_ms()
     end = t + 4000                        # the round ends 4 s from now
-    hub.publish([hub.commands.to_board("d1", P.SCHED, schedule(10 ** 9, t - 1000, end, []), 1, True)])
+    hub.state.publish([hub.commands.to_board("d1", P.SCHED, schedule(10 ** 9, t - 1000, end, []), 1, True)])
     sim.wait_for(lambda r: r.get("sched") == 10 ** 9)
     start = len(sim.records)
     sim.press(1)
@@ -340,7 +340,7 @@ def test_acknowledged_entries_stay_in_flash_until_ten_minutes_after_the_round(ri
     assert entry.exists()                 # time is up: kept all the same (the sender looks every 250 ms)
     # the same round as if it had ended 10 minutes ago: now it goes
     t = hub.clock.now_ms()
-    hub.publish([hub.commands.to_board("d1", P.SCHED, schedule(10 ** 9 + 1, t - 700_000, t - 600_500, []), 1, True)])
+    hub.state.publish([hub.commands.to_board("d1", P.SCHED, schedule(10 ** 9 + 1, t - 700_000, t - 600_500, []), 1, True)])
     sim.wait_for(lambda r: r.get("sched") == 10 ** 9 + 1)
     until(lambda: not entry.exists(), "the entry removed 10 minutes after the round's end", timeout=10)
 

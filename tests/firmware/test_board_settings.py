@@ -77,12 +77,12 @@ def test_a_bad_value_is_refused_by_the_board_with_its_reason(tmp_path, embedded_
         before = (sim.dir / "config.json").read_text()
         from tabletimer.hub.protocol import hub_protocol
         out = svc.commands.to_board("S2", "cmd", hub_protocol.settings(7, {"broker.port": 0}), 1)
-        svc.publish([out])
+        svc.state.publish([out])
         refused = rig.wait_event(lambda e: e["type"] == "config" and e["payload"]["state"] == "refused")
         assert refused["payload"]["id"] == 7
         assert "'broker.port' must be 1..65535" in refused["payload"]["why"], refused
         out = svc.commands.to_board("S2", "cmd", hub_protocol.settings(8, {"buttons": [3]}), 1)
-        svc.publish([out])
+        svc.state.publish([out])
         refused = rig.wait_event(lambda e: e["type"] == "config" and e["payload"].get("id") == 8)
         assert "cannot be set over the air" in refused["payload"]["why"], refused
         assert (sim.dir / "config.json").read_text() == before and _files(sim) == {"config.json"}

@@ -101,7 +101,7 @@ def test_two_hundred_acknowledged_entries_kept_for_a_takeover_in_a_small_heap(tm
         sim = rig.board("k200", stations=2, timings=FAST, heap_bytes=HEAP_KB * 1024, code_dir=code)
         synced(sim)
         t = hub.clock.now_ms()
-        hub.publish([hub.commands.to_board("k200", P.SCHED, schedule(10 ** 9, t + 3_600_000, t + 7_200_000, []),
+        hub.state.publish([hub.commands.to_board("k200", P.SCHED, schedule(10 ** 9, t + 3_600_000, t + 7_200_000, []),
                                            1, True)])
         sim.wait_for(lambda r: r.get("sched") == 10 ** 9)
         acked: set = set()

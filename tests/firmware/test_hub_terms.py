@@ -34,15 +34,15 @@ def test_a_board_takes_a_higher_term_keeps_it_across_a_reboot_and_refuses_the_ol
         synced(sim)
         # the hub that took over: term 2, a new schedule (a row more in its log: a higher id)
         mark = len(sim.records)
-        hub.term = 2
+        hub.state.terms.term = 2
         hub.act("identify", {"board": "K1"})
-        hub.publish(hub.schedules(force=True))
+        hub.state.publish(hub.schedules(force=True))
         sim.wait_for(lambda r: "sched" in r, timeout=30, start=mark)
         synced(sim)                                       # its sync replies (term 2) are taken
         assert rejected(sim, mark) == []
         # an old primary's command (term 1): refused
         mark = len(sim.records)
-        hub.term = 1
+        hub.state.terms.term = 1
         hub.act("identify", {"board": "K1"})
         sim.wait_for(lambda r: "an old hub's (term 1, not 2)" in str(r.get("log", "")), timeout=30, start=mark)
         # rebooted, the board still knows term 2 and says so: the term-1 hub fences itself
@@ -62,7 +62,7 @@ def test_a_board_takes_a_higher_term_keeps_it_across_a_reboot_and_refuses_the_ol
         # the hub that took over (its log: this one's and a takeover of term 2) gets it
         rig.stop_hub()
         store = EventStore(rig.db)
-        store.append("hub", "takeover", {"term": 2, "hash": hub.proofs.proof(2)}, HubClock().now_ms())
+        store.append("hub", "takeover", {"term": 2, "hash": hub.state.terms.proofs.proof(2)}, HubClock().now_ms())
         store.close()
         assert rig.start_hub().term == 2
         again.wait_for(lambda r: "acked" in r, timeout=30, start=mark)
@@ -88,13 +88,13 @@ def test_a_higher_term_without_a_hubs_proof_is_refused_and_the_real_hub_still_fo
         synced(sim)
         topic = P.board_topic("K2", P.CMD)
         mark = len(sim.records)
-        forged = [(999, None), (2, TermProofs(bytes(32), hub.event_id).proof(2)), (3, hub.proofs.proof(1))]
+        forged = [(999, None), (2, TermProofs(bytes(32), hub.event_id).proof(2)), (3, hub.state.terms.proofs.proof(1))]
         for term, tp in forged:
             # for the board's boot, as a key holder would send it (a command of another boot is
             # refused before its term is read)
-            msg = P.stamp(identify(hub.clock.now_ms() + 10_000), hub.commands.next_ctr(), *hub.boots["K2"])
+            msg = P.stamp(identify(hub.clock.now_ms() + 10_000), hub.commands.next_ctr(), *hub.state.boots["K2"])
             msg.update({"term": term} if tp is None else {"term": term, "hash": tp})
-            hub.publish([Outgoing(topic, hub.keys.signer("K2").sign(topic, P.encode(msg)), 1, False)])
+            hub.state.publish([Outgoing(topic, hub.keys.signer("K2").sign(topic, P.encode(msg)), 1, False)])
         sim.wait_for(lambda r: "term 3 without a hub's proof" in str(r.get("log", "")), timeout=30, start=mark)
         assert len([r for r in rejected(sim, mark) if "without a hub's proof" in r]) == 3, rejected(sim, mark)
         sim.press(1)
@@ -102,7 +102,7 @@ def test_a_higher_term_without_a_hubs_proof_is_refused_and_the_real_hub_still_fo
         assert not [r for r in rejected(sim, mark) if "an old hub's" in r]
         # the real takeover (the secret's term 2) is taken: its commands, its acks
         mark = len(sim.records)
-        hub.term = 2
+        hub.state.terms.term = 2
         hub.act("identify", {"board": "K2"})
         sim.press(2)
         sim.wait_for(lambda r: r.get("acked") == [boot, 2], timeout=30, start=mark)

@@ -94,16 +94,16 @@ def test_a_board_reporting_a_term_it_cannot_prove_is_an_alert_never_a_fence(tmp_
     assert again.fenced is None and again.term == 1
     assert [a for a in again.alerts() if "reports hub term 999 without a hub's proof" in a]
     # a takeover on it counts only proven terms: the next is 2, not 1000 (beyond any board's chain)
-    assert log_term(again.store.events(), again.proven) == 1
+    assert log_term(again.store.events(), again.state.terms.proven) == 1
     again.store.close()
 
 
 def test_a_board_reporting_a_proven_higher_term_fences_the_hub_as_before(tmp_path):
     svc = service(tmp_path / "events.sqlite")
-    p2 = svc.proofs.proof(2)
+    p2 = svc.state.terms.proofs.proof(2)
     birth(svc, "T07", 1, term=2, hash=p2)
     assert svc.fenced and svc.fenced.startswith("board T07 has seen hub term 2, this hub's is 1")
-    assert log_term(svc.store.events(), svc.proven) == 2   # a takeover here (the way back) records term 3
+    assert log_term(svc.store.events(), svc.state.terms.proven) == 2   # a takeover here (the way back) records term 3
     svc.store.close()
     again = service(tmp_path / "events.sqlite")
     assert again.fenced                                     # read back: fenced again (it is a real takeover)
@@ -119,7 +119,7 @@ def test_a_term_of_the_events_other_round_is_neither_a_fence_nor_an_alert(tmp_pa
     chain) says so in its birth to the next round's hub before it has that
     round's schedule: that round's term, not this one's."""
     svc = service(tmp_path / "events.sqlite")
-    svc.other_rounds = {613920551: tmp_path / "round-1.sqlite"}
+    svc.state.other_rounds = {613920551: tmp_path / "round-1.sqlite"}
     birth(svc, "T07", 1, term=2, hash=TermProofs(SECRET, 613920551).proof(2))
     assert svc.fenced is None and not [a for a in svc.alerts() if "hub term" in a]
     svc.store.close()
@@ -147,10 +147,10 @@ def test_a_hubs_schedule_carries_its_terms_proof_and_a_birth_with_a_garbled_one_
     svc.start_round()
     (sched,) = svc.schedules(["T07"], force=True)
     body = json.loads(Signer(KEYS["T07"]).open(sched.topic, sched.payload))
-    assert "term" not in body and body["hash"] == svc.proofs.proof(1)
+    assert "term" not in body and body["hash"] == svc.state.terms.proofs.proof(1)
     before = len(svc.store.events())
     birth(svc, "T07", 1, term=2, hash="not a proof")
-    assert svc.rejected["malformed"] == 1 and len(svc.store.events()) == before
+    assert svc.counts.rejected["malformed"] == 1 and len(svc.store.events()) == before
     with pytest.raises(P.ProtocolError):
         H.check_board_message(dict(P.status_online(1, "0.3.0", 1, term=2), hash="AB" * 16, ctr=1, bt=1))
     svc.store.close()

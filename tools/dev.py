@@ -210,10 +210,19 @@ def cpu_quota(cgroups: Path = Path("/proc/self/cgroup"), fs: Path = Path("/sys/f
     return None
 
 
+# Why the hall runs alone first by default (TT_HALL_BESIDE=1: beside the rest again).
+HALL_ALONE_WHY = ("beside the rest it failed 3 runs in 3 on 2026-12-06 after issue 46's changes, boards "
+                  "silent for 30 s, while it passes alone and the tree before them passed beside; "
+                  "alone until that is found (docs/testing.md)")
+
+
 def why_not_beside() -> str | None:
     """Why the hall cannot safely run beside the rest here, if it cannot:
     no SCHED_IDLE (macOS), SCHED_IDLE refused (a seccomp profile), or a CPU
-    quota below the CPUs the rest would fill.  None: it can."""
+    quota below the CPUs the rest would fill, or TT_HALL_BESIDE=0 (the
+    default since 2026-12-06: see HALL_ALONE_WHY).  None: it can."""
+    if os.environ.get("TT_HALL_BESIDE", "0") != "1":
+        return HALL_ALONE_WHY
     if not hasattr(os, "SCHED_IDLE"):
         return "this system has no SCHED_IDLE"
     probe = subprocess.run([sys.executable, "-c", "import os; os.sched_setscheduler(0, os.SCHED_IDLE, "

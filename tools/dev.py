@@ -10,7 +10,8 @@ The suite runs on several pytest-xdist workers (most tests wait for boards,
 brokers and browsers rather than compute): TT_TEST_WORKERS=N sets how many,
 1 runs it in this one process; pytest's own -n, or -p no:xdist, wins.  The
 whole suite (no test chosen) includes the slow hall-scale rehearsal, run in
-a pytest of its own beside the rest (hall_beside_the_rest).
+a pytest of its own: alone first, then the rest, unless TT_HALL_BESIDE=1
+runs it beside the rest (hall_beside_the_rest, why_not_beside).
 
 And a flake hunt: the chosen tests N times (each a whole parallel run),
 optionally with K CPU-burning processes beside them, then a table of

@@ -17,10 +17,11 @@ the registrations and writes the teams (cli/draw.py).
 - **Balance** (`ranks`: a place in an earlier round for each competitor who
   has one): competitors in the order of their places (the unranked after,
   in a random order) go to the teams in snake order (1..n, n..1, 1..n, ...),
-  so each team gets one of the best n, one of the next n, ...  Without it
-  the order is random, and the teams are filled in turn (1..n, 1..n, ...).
-  A competitor whose group already sits in the next team goes to the next
-  team in that order that has room and none of the group.
+  so each team gets one of the best n, one of the next n, ...  A
+  competitor whose group already sits in the next team goes to the next
+  team in that order that has room and none of the group.  Without it each
+  group (the biggest first; a competitor of no group is a group of one)
+  goes to as many teams, those with the most room left, ties drawn.
 """
 
 from __future__ import annotations
@@ -138,25 +139,49 @@ def draw_teams(people: Sequence[Person], size: int, seed: int, lo: int, hi: int,
     rng = random.Random(seed)
     order = sorted(people, key=lambda p: p.id)
     rng.shuffle(order)
-    if ranks is not None:
-        ranked = sorted((p for p in order if p.id in ranks), key=lambda p: ranks[p.id])
-        order = ranked + [p for p in order if p.id not in ranks]
-        turns = _snake(n)
+    if ranks is None:
+        teams = _spread(order, sizes, rng)
     else:
-        if groups:       # each group together, the biggest first: spread while every team has room
-            count = {k: len(v) for k, v in groups.items()}
-            drawn = {k: i for i, k in enumerate(dict.fromkeys(_group_key(p.group) for p in order))}
-            order.sort(key=lambda p: (-count.get(_group_key(p.group), 0), drawn[_group_key(p.group)]))
-        turns = list(range(n))
+        ranked = sorted((p for p in order if p.id in ranks), key=lambda p: ranks[p.id])
+        teams = _snaked(ranked + [p for p in order if p.id not in ranks], sizes)
+    names = team_ids(n)
+    return Draw(seed, size, tuple(Team(tid, tname, tuple(m)) for (tid, tname), m in zip(names, teams)),
+                sizes_text(sizes))
+
+
+def _spread(order: list[Person], sizes: list[int], rng: random.Random) -> list[list[Person]]:
+    """Each group (a competitor without one: a group of one), the biggest
+    first, into as many teams, those with the most room left (ties drawn):
+    a group fits whenever it has no more members than there are teams."""
+    n = len(sizes)
+    groups: dict[str, list[Person]] = {}
+    for i, p in enumerate(order):
+        groups.setdefault(_group_key(p.group) or f"\0{i}", []).append(p)
     teams: list[list[Person]] = [[] for _ in range(n)]
+    for members in sorted(groups.values(), key=len, reverse=True):
+        room = sorted(range(n), key=lambda t: (len(teams[t]) - sizes[t], rng.random()))
+        chosen = [t for t in room if len(teams[t]) < sizes[t]][:len(members)]
+        if len(chosen) < len(members):
+            raise DrawError(f"{members[0].group!r} cannot be kept apart: too few teams have room left; "
+                            f"draw again with another seed, or keep apart by another column")
+        for p, t in zip(members, chosen):
+            teams[t].append(p)
+    for t in teams:
+        rng.shuffle(t)
+    return teams
+
+
+def _snaked(order: list[Person], sizes: list[int]) -> list[list[Person]]:
+    """The competitors in order into the teams in snake order, each into the
+    next team in that order with room and none of its group."""
+    turns = _snake(len(sizes))
+    teams: list[list[Person]] = [[] for _ in sizes]
     at = 0
     for p in order:
         place = _place(p, teams, sizes, turns, at)
         teams[turns[place]].append(p)
         at = place + 1
-    names = team_ids(n)
-    return Draw(seed, size, tuple(Team(tid, tname, tuple(m)) for (tid, tname), m in zip(names, teams)),
-                sizes_text(sizes))
+    return teams
 
 
 def _group_key(group: str) -> str:

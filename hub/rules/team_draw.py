@@ -89,7 +89,7 @@ def _even(count: int, n: int) -> list[int]:
 
 def sizes_text(sizes: Sequence[int]) -> str:
     """"10 teams of 4", "8 teams of 4 and 3 of 3"."""
-    out = []
+    out: list[str] = []
     for s in sorted(set(sizes), reverse=True):
         k = sizes.count(s)
         out.append(f"{k} {'team' if k == 1 else 'teams'} of {s}" if not out else f"{k} of {s}")
@@ -166,8 +166,8 @@ def _spread(order: list[Person], sizes: list[int], rng: random.Random) -> list[l
                             f"draw again with another seed, or keep apart by another column")
         for p, t in zip(members, chosen):
             teams[t].append(p)
-    for t in teams:
-        rng.shuffle(t)
+    for team in teams:
+        rng.shuffle(team)
     return teams
 
 

@@ -194,7 +194,7 @@ def read_csv(path: Path, columns: tuple[str, ...] | None, required: tuple[str, .
     unknown = [h for h in header if h and columns is not None and h not in columns]
     if unknown:
         raise EventFolderError(f"{path}:1: unknown column(s) {', '.join(unknown)}; "
-                               f"expected {', '.join(columns)}")
+                               f"expected {', '.join(columns or ())}")
     missing = [c for c in required if c not in header]
     if missing:
         reasons = "".join(f": {why[c]}" for c in missing if why and c in why)

@@ -53,6 +53,9 @@ class RowKind(Enum):
     OP_HALL_CHECK = ("operator", "hall_check")
     OP_SETTINGS = ("operator", "settings")
     OP_FIRMWARE = ("operator", "firmware")
+    OP_AGREE = ("operator", "agree")            # the competitor saw and agreed to a time or count (official.py)
+    OP_OFFICIAL = ("operator", "official")      # the round's results made official
+    OP_REOPEN = ("operator", "reopen")          # ... and reopened, saying why
     OPERATOR_UNKNOWN = ("operator", None)
     # the hub's own rows
     HUB_CONFLICT = ("hub", "conflict")          # a board event's identity sent again, other content (store.py)

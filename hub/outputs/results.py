@@ -243,7 +243,11 @@ def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated
     round: its name, in an event of several; marks: agreed (each row's
     "agreed"), objections, official (result_marks.py)."""
     members = member_names(entrants)
-    doc = {
+    lines = [public_row(r, members.get(r.entrant, [])) for r in rows]
+    if marks is not None:
+        for d in lines:
+            d["agreed"] = d["entrant"] in marks.agreed
+    doc: dict = {
         "title": title,
         "round": round,
         "format": fmt.name,
@@ -256,12 +260,10 @@ def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated
         "provisional": left_ms is not None or any(r.provisional for r in rows),
         "in_progress": left_ms is not None,
         "left_ms": left_ms,
-        "rows": [public_row(r, members.get(r.entrant, [])) for r in rows],
+        "rows": lines,
     }
     if marks is not None:
         doc.update(marks_json(marks))
-        for d in doc["rows"]:
-            d["agreed"] = d["entrant"] in marks.agreed
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -245,6 +245,7 @@ def _random_action(rng: random.Random, svc: HubService) -> tuple[str, dict]:
             "offset_ms": lambda: rng.choice([0, 45_000, -45_000, 10 ** 12]),
             "board": lambda: rng.choice(["B1", "B9"]),
             "reason": lambda: rng.choice(["", "phone"]),
+            "objection": lambda: rng.choice([None, None, "", "seen on video"]),    # (issue 47: official.py)
         }.get(k, lambda: rng.randint(0, 3))()
     if rng.random() < 0.1:
         payload["extra"] = 1

@@ -60,11 +60,12 @@ def test_agreement_objection_official_reopen_at_the_desk(tmp_path, capsys):
     start = int(time.time() * 1000) - 125 * M              # time was up 5 minutes ago
     assert cli.main(["act", str(ev), "round_start", f"at={start}"]) == 0
     board_event(ev, "press", 1, 1, start + 50 * M)          # Anna's finish
-    board_event(ev, "press", 2, 2, start + 60 * M)          # Ben's, confirmed on the board: shown, agreed
+    board_event(ev, "press", 2, 2, start + 60 * M)          # Ben's, confirmed on the board: shown
     board_event(ev, "confirm", 2, 3, start + 61 * M, call=2)
     assert cli.main(["act", str(ev), "confirm", "press_id=B1-1", "--who", "Eva"]) == 0
     assert cli.main(["act", str(ev), "agree", "press_id=B1-1", "--who", "Eva"]) == 0
     assert rows(ev)[-1]["type"] == "agree"
+    assert cli.main(["act", str(ev), "agree", "press_id=B1-2", "--who", "Eva"]) == 0       # Ben agrees too
 
     plain = ["act", str(ev), "void", "press_id=B1-1", "--why", "wrong"]
     refused(capsys, plain, ev, "the competitor agreed to this time (Eva", "--objection", "--force is not enough")

@@ -69,12 +69,13 @@ def round_with_finishes() -> tuple[Log, str, str]:
     return log, anna, ben
 
 
-def test_a_board_confirm_is_agreement_and_a_desk_confirm_is_not_until_the_competitor_agrees():
+def test_a_board_confirm_shows_the_time_and_the_competitors_agreement_is_its_own_act():
     log, anna, ben = round_with_finishes()
     c = comp(log)
     book = c.official_book()
-    assert book.call_agreed(ben) and book.agreement(("call", ben)).who == "board B1"
-    assert not book.call_agreed(anna)
+    assert book.call_shown(ben) and not book.call_agreed(ben)      # shown at the board, not agreed yet
+    assert not book.call_agreed(anna) and not book.call_shown(anna)
+    check_action(c, "confirm", {"press_id": ben, "missing_found": 1, "who": "Eva", "why": ""}, AFTER)
     check_action(c, "void", {"press_id": anna, "who": "desk", "why": "wrong table"}, AFTER)   # not agreed: may
     log.act("agree", S + 52 * M, who="Eva", press_id=anna)
     c = comp(log)
@@ -84,12 +85,13 @@ def test_a_board_confirm_is_agreement_and_a_desk_confirm_is_not_until_the_compet
 
 def test_an_agreed_time_is_changed_only_as_an_objection_with_a_reason():
     log, anna, ben = round_with_finishes()
+    log.act("agree", S + 62 * M, who="Eva", press_id=ben)
     c = comp(log)
     for action, p in (("void", {"press_id": ben}), ("correct", {"press_id": ben, "at": S + 59 * M}),
                       ("confirm", {"press_id": ben, "missing_found": 2}),
                       ("confirm", {"entrant": "2", "missing_found": 2})):
         text = refused(c, action, dict(p, who="desk", why=""))
-        assert "the competitor agreed to this time (board B1" in text, text
+        assert "the competitor agreed to this time (Eva" in text, text
         assert '--objection "REASON"' in text and "--force is not enough" in text and "nothing recorded" in text
         text = refused(c, action, dict(p, objection="  ", who="desk", why=""))
         assert "an objection needs its reason" in text, text

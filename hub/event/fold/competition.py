@@ -342,7 +342,7 @@ class Competition:
                                        p.get("missing")))
             if kind is RowKind.BOARD_CONFIRM:
                 self._add(Confirm(press_id=pid, missing_found=p["missing"]))
-                self._official.agreed_by_board(pid, row)     # the referee has shown the time at the board
+                self._official.shown_at_board(pid, row)     # the referee has shown the time at the board
             else:
                 self._void(pid)
         elif kind is RowKind.BOARD_STRAY:

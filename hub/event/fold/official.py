@@ -4,8 +4,11 @@ them.  Pure: no I/O, never raises while folding.
 
 - Agreement: the competitor saw the recorded time of a confirmed finish (or
   a puzzle's recorded count) and agreed to it: an `agree` row (a referee's
-  tap on the phone, `act agree` at the desk), or a board's confirm gesture
-  (the referee has shown the time at the board: seeds 000, 001, 004).
+  tap on the phone, `act agree` at the desk).  A board's confirm gesture
+  means the referee has shown the time at the board (`shown`): the
+  competitor's agreement is then recorded by a tap or at the desk (a
+  phone's decision made meanwhile may still replace a board's: a conflict,
+  conflict_book.py, not an objection).
 - An objection: after agreement, a change of that time or count (void,
   correct, confirm again, count again) is recorded only as the head
   referee's decision on an objection: the change's `objection` field holds
@@ -84,14 +87,14 @@ def _subject(action: str, p: dict, calls: CallBook) -> Subject | None:
 class OfficialBook:
     def __init__(self) -> None:
         self.agreed: dict[Subject, Agreement] = {}
+        self.shown: dict[str, Agreement] = {}          # press id -> the board's confirm: the time shown
         self.objections: list[Objection] = []
         self.marks: list[OfficialMark] = []           # official and reopen rows, in log order
 
     # ------------------------------------------------------------ the fold
-    def agreed_by_board(self, pid: str, row: dict) -> None:
+    def shown_at_board(self, pid: str, row: dict) -> None:
         """A board's confirm of a call: the referee has shown the time."""
-        self.agreed.setdefault(("call", pid), Agreement(row["id"], "board " + str(row.get("board")),
-                                                        row.get("received_ms")))
+        self.shown.setdefault(pid, Agreement(row["id"], "board " + str(row.get("board")), row.get("received_ms")))
 
     def operator(self, row: dict, kind: RowKind, calls: CallBook) -> None:
         """Fold an operator row (after the fold of its facts)."""
@@ -127,6 +130,10 @@ class OfficialBook:
 
     def call_agreed(self, pid: str) -> bool:
         return ("call", pid) in self.agreed
+
+    def call_shown(self, pid: str) -> bool:
+        """The time was shown at the board (its confirm gesture) or agreed."""
+        return pid in self.shown or self.call_agreed(pid)
 
     def count_agreed(self, entrant: str, puzzle: int) -> bool:
         return ("count", entrant, puzzle) in self.agreed

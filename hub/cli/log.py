@@ -46,6 +46,11 @@ def cmd_act(args) -> int:
             if hint:          # the event's own log, not the rehearsal's: said before anything is recorded
                 print(f"note: this records into the event's own log{hint}", file=sys.stderr)
             payload = _act_payload(args.action, args.fields, svc)
+            if getattr(args, "objection", None) is not None:
+                payload["objection"] = args.objection
+            if payload.get("objection") is not None and args.who == "operator":
+                raise ValueError(f"{args.action}: an objection is the head referee's decision: give --who "
+                                 "\"HEAD REFEREE'S NAME\"; nothing recorded")
             svc.check_action(args.action, payload, who=args.who, why=args.why)
             print(f"about to record: {args.action} {_described(payload, svc)} (who: {args.who}"
                   + (f", why: {args.why}" if args.why else "") + ")")
@@ -114,7 +119,7 @@ def _act_payload(action: str, fields: list[str], svc: HubService) -> dict:
         k, sep, v = kv.partition("=")
         if not sep:
             raise ValueError(f"expected key=value, not {kv!r}")
-        if k in ("entrant", "press_id", "reason", "board", "absent", "name", "members", "eligible"):
+        if k in ("entrant", "press_id", "reason", "board", "absent", "name", "members", "eligible", "objection"):
             payload[k] = v
         elif k == "at" and ":" in v:
             payload[k] = (parse_clock_time(v, now) if action == "round_start"

@@ -173,6 +173,10 @@ def _act(sub) -> None:
     a.add_argument("--force", action="store_true",
                    help="record an action that replaces or discards a recorded result, or a round "
                         "start typed as a clock time far in the past or ahead, without asking")
+    a.add_argument("--objection", metavar="REASON",
+                   help="a change (void, correct, confirm, count) of a time or count the competitor agreed "
+                        "to: the head referee's decision on an objection, with its reason (--who: the head "
+                        "referee); --force alone is not enough")
     a.add_argument("--round", help=ROUND_HELP)
     a.set_defaults(func=_lazy(".log", "cmd_act"))
 

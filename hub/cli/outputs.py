@@ -41,6 +41,10 @@ def cmd_results(args) -> int:
                   file=sys.stderr)
             return 2
         return cmd_day(args)
+    if getattr(args, "official", False) or getattr(args, "reopen", False):
+        code = _record_official(args)
+        if code != 0:
+            return code
     try:
         res = load_results(args.dir, round=getattr(args, "round", None))
     except (event_folder.EventFolderError, FormatError) as e:
@@ -65,14 +69,16 @@ def cmd_results(args) -> int:
             write_output(args.csv, results_csv(rows, fmt, ev.entrants, round=named), bom=True)
         if args.json:
             write_output(args.json, results_json(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms,
-                                                 round=named))
+                                                 round=named, marks=res.marks))
         if args.html:
             write_output(args.html, results_html(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms,
-                                                 round=named, starts_in=res.starts_in_ms))
+                                                 round=named, starts_in=res.starts_in_ms, marks=res.marks))
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
     print_desk_notes(rows)
+    if res.marks is not None and res.marks.official is not None:
+        print(f"official: {res.marks.official}", file=sys.stderr)
     if not (args.csv or args.json or args.html):
         from .formats import standings_table
         print(standings_table(rows, fmt, splits=len(fmt.puzzles) > 1, notes=False))
@@ -81,6 +87,27 @@ def cmd_results(args) -> int:
             if t and t != "-":
                 print(f"wrote {kind} results to {t}", file=sys.stderr)
     return 0
+
+
+def _record_official(args) -> int:
+    """`--official` / `--reopen --why`: the round's results made official or
+    reopened, recorded in its log as an operator action (`act official`,
+    `act reopen`: the same checks, nothing written when refused)."""
+    import argparse
+
+    from .log import cmd_act
+
+    if args.official and args.reopen:
+        print("error: --official or --reopen, not both", file=sys.stderr)
+        return 2
+    if args.reopen and not (args.why or "").strip():
+        print('error: reopen: say why the results are reopened: --why "..." (logged with who reopened them); '
+              "nothing recorded", file=sys.stderr)
+        return 2
+    act = argparse.Namespace(dir=args.dir, round=getattr(args, "round", None),
+                             action="official" if args.official else "reopen", fields=[], who=args.who,
+                             why=args.why or "", force=False, objection=None)
+    return cmd_act(act)
 
 
 def cmd_day(args) -> int:
@@ -180,6 +207,14 @@ def add_subcommands(sub) -> None:
                    help="the day's results for the prize-giving: every round in order with its state (final, "
                         "provisional, in progress, not started) and its podium, on one page (--html), in one "
                         "file (--csv with a round column, --json a list of rounds), or printed")
+    r.add_argument("--official", action="store_true",
+                   help="make the round's results official (logged): once its time is up and every check is "
+                        "done, at the moment the format names (results.official_at); after it every change "
+                        "is refused until --reopen")
+    r.add_argument("--reopen", action="store_true",
+                   help="reopen official results (logged with --who and --why; --why is required)")
+    r.add_argument("--who", default="operator", help="with --official/--reopen: who does it (recorded)")
+    r.add_argument("--why", default="", help="with --reopen: why the results are reopened (recorded)")
     r.set_defaults(func=cmd_results)
 
     c = sub.add_parser(

@@ -49,6 +49,12 @@ class Snapshot:
     names: dict[str, str] = field(default_factory=dict)
     short_ids: dict[str, str] = field(default_factory=dict)   # a call's press id -> its short form
     blind: str | None = None        # why the boards' state shown may be out of date (None: live)
+    official: str | None = None     # the results are official: who made them so, when (event/fold/official.py)
+
+
+def _official_text(comp: Competition) -> str | None:
+    done = comp.official_book().official()
+    return done.text() if done is not None else None
 
 
 def _round_end(comp: Competition) -> int | None:
@@ -165,6 +171,7 @@ def read(comp: Competition, registry: BoardRegistry, now: int, *, rejected: Mapp
         standings=[], calls=calls, hall=_hall(comp, registry, now),
         alerts=alerts, activity=activity,
         names={e.id: e.name or e.id for e in comp.entrants}, blind=blind,
-        short_ids={c[1]: comp.short_press_id(c[1]) for c in calls})
+        short_ids={c[1]: comp.short_press_id(c[1]) for c in calls},
+        official=_official_text(comp))
     ranked = comp.ranked_entrants()         # (a reserve without a station is not in the round)
     return snap, (comp.format, facts, len(facts), ranked, len(ranked))

@@ -93,6 +93,8 @@ from ..event.fold.competition import Competition
 from ..event.folder.csv_cells import csv_text
 from ..rules.formats import Format, fmt_duration
 from ..rules.standings import Entrant, StandingRow, row_dict
+from .result_marks import LEGEND, ResultMarks, agreed_badge, marks_json, objections_html, official_banner, \
+    result_marks
 from .sheet_style import CSS, esc, medal, page_head
 
 RANKED = ("finished", "unfinished", "running")
@@ -107,6 +109,7 @@ class EventResults:
     start_ms: int | None              # the round start (hub ms since 1970), None: never started
     left_ms: int | None = None        # the round is in progress: this long until the last time-up
     starts_in_ms: int | None = None   # its start is armed: this long until it comes
+    marks: ResultMarks | None = None  # agreed, objections, official (result_marks.py)
 
     @property
     def format(self) -> Format:
@@ -143,7 +146,7 @@ def load_results(path: str | Path, now_ms: int | None = None, round: str | None 
         store.close()
     now = HubClock().now_ms() if now_ms is None else now_ms
     rows, left = comp.standings_as_they_stand(now)
-    return EventResults(ev, rows, comp.start_ms, left, starts_in_ms(comp.start_ms, now))
+    return EventResults(ev, rows, comp.start_ms, left, starts_in_ms(comp.start_ms, now), result_marks(comp))
 
 
 # ------------------------------------------------------------------ formatting
@@ -234,12 +237,17 @@ def starts_in_ms(start_ms: int | None, now_ms: int) -> int | None:
 
 def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
                  entrants: Iterable[Entrant] | None = None, start_ms: int | None = None,
-                 left_ms: int | None = None, round: str | None = None) -> str:
+                 left_ms: int | None = None, round: str | None = None, marks: ResultMarks | None = None) -> str:
     """The results as a JSON document: a header and `row_dict` rows (each
     with its members' names).  left_ms: the round is still in progress;
-    round: its name, in an event of several."""
+    round: its name, in an event of several; marks: agreed (each row's
+    "agreed"), objections, official (result_marks.py)."""
     members = member_names(entrants)
-    doc = {
+    lines = [public_row(r, members.get(r.entrant, [])) for r in rows]
+    if marks is not None:
+        for d in lines:
+            d["agreed"] = d["entrant"] in marks.agreed
+    doc: dict = {
         "title": title,
         "round": round,
         "format": fmt.name,
@@ -252,8 +260,10 @@ def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated
         "provisional": left_ms is not None or any(r.provisional for r in rows),
         "in_progress": left_ms is not None,
         "left_ms": left_ms,
-        "rows": [public_row(r, members.get(r.entrant, [])) for r in rows],
+        "rows": lines,
     }
+    if marks is not None:
+        doc.update(marks_json(marks))
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -280,7 +290,8 @@ def status_text(r: StandingRow) -> str:
 
 def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
                  entrants: Iterable[Entrant] | None = None, start_ms: int | None = None,
-                 left_ms: int | None = None, round: str | None = None, starts_in: int | None = None) -> str:
+                 left_ms: int | None = None, round: str | None = None, starts_in: int | None = None,
+                 marks: ResultMarks | None = None) -> str:
     """A printable results sheet: one self-contained HTML page (A4).
     left_ms: the round is still in progress (a banner says so); starts_in:
     its start is armed, this long ahead (the banner says when it starts);
@@ -314,6 +325,8 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
     elif provisional:
         out.append('<p class="banner">Provisional results: some finishes are not confirmed or'
                    ' piece counts are missing; places may still change.</p>')
+    if marks is not None and left_ms is None:
+        out.append(official_banner(marks))
     out.append("</header>")
     out.append('<table class="results">')
     out.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in head)
@@ -337,6 +350,8 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
         status = esc(status_text(r))
         if r.provisional:
             status += '<span class="badge provisional">provisional</span>'
+        if marks is not None and r.entrant in marks.agreed:
+            status += agreed_badge()
         cells = [f'<td class="place">{"" if r.place is None else r.place}</td>',
                  f'<td class="award">{medal(r.award_place) if r.award_place is not None else ""}</td>',
                  f'<td class="entrant">{name}</td>']
@@ -356,7 +371,9 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
         cells += [f'<td class="num">{v}</td>' for v in nums]
         out.append(f'<tr class="{" ".join(cls)}">' + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
-    out.append(_footer(fmt, provisional, has_unofficial, generated_at))
+    if marks is not None:
+        out.append(objections_html(marks, {r.entrant: r.name or r.entrant for r in rows}))
+    out.append(_footer(fmt, provisional, has_unofficial, generated_at, marks is not None and bool(marks.agreed)))
     out.append("</main></body></html>")
     return "\n".join(out) + "\n"
 
@@ -388,7 +405,8 @@ def unofficial_words(fmt: Format) -> str:
     return text
 
 
-def _footer(fmt: Format, provisional: bool, has_unofficial: bool, generated_at: datetime) -> str:
+def _footer(fmt: Format, provisional: bool, has_unofficial: bool, generated_at: datetime,
+            agreed: bool = False) -> str:
     res = ("whole seconds" if fmt.resolution_ms == 1000
            else f"steps of {fmt_duration(fmt.resolution_ms, fmt.resolution_ms)}")
     marks: list[tuple[str, str]] = []
@@ -402,6 +420,8 @@ def _footer(fmt: Format, provisional: bool, has_unofficial: bool, generated_at: 
         marks.append(('<span class="badge provisional">provisional</span>',
                       "a finish not yet confirmed by a referee, or a piece count still missing:"
                       " the result may change"))
+    if agreed:
+        marks.append((agreed_badge(), LEGEND[1]))
     marks.append(("DNS / DQ", "did not start / disqualified (with the reason)"))
     if fmt.order == "pieces":
         rule = ("Ranked by pieces placed (finished puzzles in full, unfinished ones as counted);"

@@ -36,6 +36,8 @@ tr.out td{color:#555}
   letter-spacing:.04em;border-radius:3px;padding:1px 4px;margin-left:6px;vertical-align:1px}
 .badge.unofficial{border:1px solid #1d4ed8;color:#1d4ed8;background:#eff6ff}
 .badge.provisional{border:1px solid #b45309;color:#92400e;background:#fef3c7}
+.badge.agreed{border:1px solid #15803d;color:#166534;background:#f0fdf4}
+.banner.official{border-color:#15803d;background:#f0fdf4;color:#14532d}
 .members,.splits{font-size:12px;color:#444;font-weight:normal}
 .splits{margin-top:2px}
 footer{margin-top:16px;font-size:12px;color:#333;border-top:1px solid #999;padding-top:8px}

@@ -18,6 +18,7 @@ COUNT_ENTRIES = ("placed", "remaining")
 FINISHED_PUZZLE_CREDIT = ("present", "full")
 ORDERS = ("time", "pieces")
 TIE_BREAKS = ("none", "last_complete_puzzle")
+OFFICIAL_MOMENTS = ("checks", "prize-giving")    # results.official_at (event/fold/official.py)
 DEFAULT_WARNINGS_MS = (600_000, 60_000)        # a round start's signals unless it names its own
 
 # The limits of every value a format holds (docs/formats.md, "Limits"): far beyond any real
@@ -104,6 +105,9 @@ class Format:
     # entrants.table_share_above: seating (rules/seating.py) puts one entrant at a table while the
     # round has at most this many, two at a table above it (seed 004); None: every station a seat
     table_share_above: int | None = None
+    # results.official_at: when the round's results are made official (event/fold/official.py):
+    # "checks" (after time-up and every check) or "prize-giving" (003: objections until then)
+    official_at: str = "checks"
     info: dict[str, Any] = field(default_factory=dict)   # informational keys, by dotted name
     # played this many times faster (a demo's --speed, a rehearsal's): its limits divided by it
     # (event/folder/demo.py: faster), and the default warnings with them

@@ -21,7 +21,7 @@ from typing import Any
 from .durations import DURATION_FORMS, fmt_duration, fmt_resolution, parse_duration
 from .format_model import (COUNT_ENTRIES, ENTRANT_KINDS, FINISHED_PUZZLE_CREDIT, MAX_ENTRANTS, MAX_LINE,
                            MAX_MEMBERS, MAX_PARAGRAPH, MAX_PENALTY_S, MAX_PIECES, MAX_PUZZLES, MAX_ROTATIONS,
-                           MAX_ROUND_MS, MIN_ROTATION_MS, MISSING_ACTIONS, MISSING_CATEGORIES, ORDERS,
+                           MAX_ROUND_MS, MIN_ROTATION_MS, MISSING_ACTIONS, MISSING_CATEGORIES, OFFICIAL_MOMENTS, ORDERS,
                            TIE_BREAKS, WORK_MODES, Format, FormatError, Part, describe)
 
 # the format's model is in format_model.py, durations in durations.py; their names here too,
@@ -280,6 +280,10 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
     emin = pr.whole("eligible_members_min", 0, lo=0, hi=hi)
     eligibility = pr.text("eligibility", "", most=MAX_PARAGRAPH)
     pr.done()
+
+    rs = root.table("results")
+    official_at = rs.text("official_at", "checks", choices=OFFICIAL_MOMENTS)
+    rs.done()
     root.done()
 
     return Format(
@@ -290,7 +294,7 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
         penalty_per_piece_ms=per_piece * 1000, exempt=frozenset(exempt_raw), min_group=min_group,
         count_entry=count_entry, finished_puzzle_credit=credit, order=order, tie_break=tie,
         awards=awards, eligible_members_min=emin, eligibility=eligibility, no_show_after_ms=no_show,
-        table_share_above=share_above, info=info)
+        table_share_above=share_above, official_at=official_at, info=info)
 
 
 # --- loading ----------------------------------------------------------------------------------

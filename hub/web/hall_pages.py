@@ -243,11 +243,12 @@ class HallPages:
         shown = await self._round(request)
         if isinstance(shown, Response):
             return shown
-        fmt, rows, when, entrants, start, left, row = await run_in_threadpool(shown.results)
+        fmt, rows, when, entrants, start, left, row, marks = await run_in_threadpool(shown.results)
         ahead = starts_in_ms(start, shown.service.clock.now_ms())
-        html = results_html(shown.title, fmt, rows, when, entrants, start, left, starts_in=ahead)
+        html = results_html(shown.title, fmt, rows, when, entrants, start, left, starts_in=ahead, marks=marks)
         state = ("Provisional: " + in_progress_text(left, ahead)) if left is not None else (
-            "Provisional: some results wait for a referee" if any(r.provisional for r in rows) else "Final")
+            "Provisional: some results wait for a referee" if any(r.provisional for r in rows) else
+            "Official" if marks.official is not None else "Final")
         asked = request.query_params.get("round")
         query = "" if asked is None else f"?round={quote(asked, safe='')}"
         picker = self._picker(request, "/results")
@@ -269,13 +270,13 @@ class HallPages:
             shown = await self._round(request)
             if isinstance(shown, Response):
                 return shown
-            fmt, rows, when, entrants, start, left, _ = await run_in_threadpool(shown.results)
+            fmt, rows, when, entrants, start, left, _, marks = await run_in_threadpool(shown.results)
             asked = request.query_params.get("round")
             name = "results" if asked is None else "results-" + re.sub(r"[^A-Za-z0-9_-]", "_", asked)
             if kind == "csv":
                 return Response(results_csv(rows, fmt, entrants), media_type="text/csv; charset=utf-8",
                                 headers={"Content-Disposition": f'attachment; filename="{name}.csv"', **_NO_STORE})
-            return Response(results_json(shown.title, fmt, rows, when, entrants, start, left),
+            return Response(results_json(shown.title, fmt, rows, when, entrants, start, left, marks=marks),
                             media_type="application/json",
                             headers={"Content-Disposition": f'attachment; filename="{name}.json"', **_NO_STORE})
         return serve

@@ -78,6 +78,7 @@ def hall_view(snap: Snapshot, fmt: Format, title: str, tables: dict[str, str],
             "next_signal": {"at": nxt[0], "kind": nxt[1]} if nxt else None,
             "row": last_row, "changed_ms": changed_ms,
             "provisional": any(r.provisional for r in snap.standings),
+            "official": snap.official,          # the results are official (who, when), else None
             "finished": sum(1 for r in rows if r["status"] == "finished"),
             "ranked": sum(1 for r in snap.standings if r.place is not None),
             "solving": sum(1 for r in rows if r["status"] == "solving"),

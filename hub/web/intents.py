@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # what a referee may do from the table page (the round's start, a
 # disqualification, a board's reset stay at the desk)
-REFEREE_ACTIONS = ("confirm", "void", "count", "start_offset", "swap", "dns")
+REFEREE_ACTIONS = ("confirm", "void", "count", "start_offset", "swap", "dns", "agree")
 _WHAT = {"confirm": "confirmed", "void": "voided", "correct": "corrected"}
 
 

@@ -295,6 +295,9 @@ class RefereePages:
                                "nothing was recorded")
         if not isinstance(why, str) or (request_key is not None and not isinstance(request_key, str)):
             return _error(400, "why must be text and request a text key; nothing was recorded")
+        if "objection" in payload:
+            return _error(400, "an objection is the head referee's decision, made at the desk (tabletimer act ... "
+                               "--objection REASON --who NAME); nothing was recorded")
         if action == "void" and not why.strip():
             return _error(400, "void: say why (the reason is logged with your name); nothing was recorded")
         seen, replace = body.get("seen"), body.get("replace") is True

@@ -32,6 +32,7 @@ from ..event.log.followed_log import FollowedLog
 from .changes import ChangeFeed, SharedView
 from .console_api import folder_event
 from .hall_view import hall_view
+from ..outputs.result_marks import result_marks
 
 FRESH_S = 5.0        # a view made again after this long without a change (the clock-driven parts)
 OTHERS_S = 1.0       # the other rounds' logs read this often (the live one's: hall_process.FOLLOW_S)
@@ -92,7 +93,8 @@ class RoundView:
         left = snap.end - snap.now if snap.start is not None and snap.end is not None and snap.now < snap.end else None
         changed = self.feed.last_ms
         when = datetime.fromtimestamp((changed or snap.now) / 1000, timezone.utc).astimezone()
-        return comp.format, snap.standings, when, comp.entrants, snap.start, left, row
+        marks = svc.read(lambda comp, now: result_marks(comp))
+        return comp.format, snap.standings, when, comp.entrants, snap.start, left, row, marks
 
     def follow(self) -> None:
         """The rows the hub stored since (a round's log made since: opened)."""

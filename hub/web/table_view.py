@@ -110,6 +110,7 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
     counts = recorded_counts(comp, ids)
     fmt = comp.format
     confirmed = _confirmed_splits(comp, ids, now)
+    book = comp.official_book()
     stations = []
     for st in station_states(comp, now, {s.board for s in mine}):
         if (st.board, st.button) not in where:
@@ -117,6 +118,12 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
         name, members = names.get(st.entrant, (st.entrant, []))
         call_at = comp.press_at(st.call) if st.call else None
         pz = st.puzzle
+        # the confirmed call a done station shows: what the competitor agrees to
+        shown = None
+        if st.state == "done":
+            shown = (comp.call_book().current_call(st.entrant, pz) if pz is not None
+                     else comp.last_call_at(st.board, st.button))
+            shown = shown if shown is not None and comp.call_book().confirmed_missing(shown) is not None else None
         stations.append({
             "board": st.board, "button": st.button, "entrant": st.entrant, "name": name,
             "members": members, "puzzle": pz,
@@ -127,6 +134,9 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
             "time_ms": st.time_ms, "start_ms": st.start_ms, "end_ms": st.end_ms,
             "confirmed": st.confirmed, "calls": st.calls, "missing": st.missing,
             "count": counts.get((st.entrant, pz)) if pz is not None else None,
+            # the competitor saw the confirmed time (the count) and agreed to it (event/fold/official.py)
+            "done_call": shown, "agreed": book.call_agreed(shown) if shown is not None else False,
+            "count_agreed": book.count_agreed(st.entrant, pz) if pz is not None else False,
             "overridden": _overridden(comp, st.board, st.button),
             # a confirmed finish as the standings reckon it (shown after confirming): its
             # penalty and net time, or the pieces deducted
@@ -134,7 +144,8 @@ def table_view(comp: Competition, table: str, now: int) -> dict | None:
             "at_board": at_the_board(comp, st.board, st.button, call_at) if call_at is not None else None,
         })
     return {"table": table, "now": now, "row": comp.last_row_id(), "start": comp.start_ms,
-            "end": comp.round_end_ms(), "stations": stations, "format": format_spec(fmt)}
+            "end": comp.round_end_ms(), "stations": stations, "format": format_spec(fmt),
+            "official": book.official() is not None}
 
 
 def _confirmed_splits(comp: Competition, ids: set[str], now: int) -> dict[tuple[str, int | None], dict]:

@@ -245,6 +245,7 @@ def _random_action(rng: random.Random, svc: HubService) -> tuple[str, dict]:
             "offset_ms": lambda: rng.choice([0, 45_000, -45_000, 10 ** 12]),
             "board": lambda: rng.choice(["B1", "B9"]),
             "reason": lambda: rng.choice(["", "phone"]),
+            "objection": lambda: rng.choice([None, None, "", "seen on video"]),    # (issue 47: official.py)
         }.get(k, lambda: rng.randint(0, 3))()
     if rng.random() < 0.1:
         payload["extra"] = 1
@@ -263,7 +264,8 @@ def test_ten_thousand_random_actions_leave_only_what_was_accepted(tmp_path):
             action, payload = _random_action(rng, svc)
             n = len(svc.competition.rows)
             try:
-                svc.act(action, payload, who=rng.choice(["desk", "desk", ""]), why=rng.choice(["", "x" * 600]))
+                svc.act(action, payload, who=rng.choice(["desk", "desk", ""]),
+                        why=rng.choice(["", "x" * 600, "checked at the desk"]))   # (a reopen needs a why)
             except ValueError:
                 refused += 1
                 assert len(svc.competition.rows) == n, f"seed {SEED} #{i}: a refused action was applied"
@@ -280,7 +282,8 @@ def test_ten_thousand_random_actions_leave_only_what_was_accepted(tmp_path):
     finally:
         svc.store.close()
     print(f"seed {SEED} (TT_ACTIONS_SEED): {accepted} accepted, {refused} refused")
-    # both sides exercised (draw and seat, refused once the round has started, are among the actions)
+    # both sides exercised (draw and seat, refused once the round has started, are among the actions,
+    # and official, which refuses every change to a result until a reopen with a why)
     assert accepted > 250 and refused > 3000
     again = service(ev)                                  # restart: replay and rank
     try:

@@ -32,3 +32,26 @@ def test_a_relay_team_is_shown_in_the_part_it_works_now(tmp_path):
     assert by["T2"]["status"] == "solving" and "place" not in by["T2"] and "award" not in by["T2"]
     assert by["T1"]["members"] == ["A", "B"] and "members" not in by["T2"]      # empty: left out
     assert v["state"] == "running" and v["solving"] == 2 and v["next_signal"] is not None
+
+
+def test_the_hall_says_official_once_the_desk_made_the_results_official(tmp_path):
+    """Issue 47, item 4: official results are shown as such in the hall (who and when)."""
+    path = tmp_path / "ev"
+    event_folder.init(path, "czjpa-individuals")
+    (path / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n")
+    (path / "stations.csv").write_text("board,button,table,entrant\nB1,1,Table 1,1\n")
+    BoardKeys(path / "board-keys.json")
+    clock = FakeClock(T0)
+    svc = service(path, clock)
+    svc.act("round_start", {"at": T0})
+    clock.t = T0 + 121 * 60_000                  # time is up
+    svc.act("count", {"entrant": "1", "placed": 312})
+    fmt = svc.competition.format
+
+    def view() -> dict:
+        return hall_view(svc.snapshot(), fmt, "Cup", {"1": "Table 1"}, {}, svc.competition.last_row_id(), None)
+    assert view()["official"] is None
+    svc.act("official", {}, who="Head")
+    assert view()["official"].startswith("made official by Head")
+    svc.act("reopen", {}, who="Head", why="an objection at the desk")
+    assert view()["official"] is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Collection, Mapping
 
 from ..fold.competition import Competition
-from ..log.action_rows import ENTRANT_ACTIONS, shape_problem
+from ..log.action_rows import ENTRANT_ACTIONS, OBJECTION_ACTIONS, shape_problem
 from ..fold.row_checks import PLAUSIBLE_MS, start_problem
 from ...rules.facts import Press
 from ...rules.format_model import Format
@@ -41,6 +41,14 @@ def check_shaped_action(fmt: Format, entrants: Collection[str], presses: Mapping
     if action == "resolve" and isinstance(p, dict) and "why" in p and \
             not (isinstance(p["why"], str) and p["why"].strip()):
         raise ValueError("resolve: say why (what was decided about the conflict): why=...")
+    if action == "reopen" and isinstance(p, dict) and "why" in p and \
+            not (isinstance(p["why"], str) and p["why"].strip()):
+        raise ValueError('reopen: say why the results are reopened: --why "..." (logged with who reopened '
+                         'them); nothing recorded')
+    if action in OBJECTION_ACTIONS and isinstance(p, dict) and p.get("objection") is not None and \
+            not (isinstance(p["objection"], str) and p["objection"].strip()):
+        raise ValueError(f'{action}: an objection needs its reason: --objection "what the competitor objects '
+                         f'to, and what the head referee decided"; nothing recorded')
     problem = shape_problem(action, p)
     if problem is not None:
         raise ValueError(problem)
@@ -52,9 +60,10 @@ def check_shaped_action(fmt: Format, entrants: Collection[str], presses: Mapping
         if p.get(k) is not None and not 1 <= p[k] <= n:
             raise ValueError(f"{action}: {k} = {p[k]} is outside 1..{n} (this round has {n} "
                              f"puzzle{'s' if n > 1 else ''})")
-    if action in ("press", "count") and p.get("puzzle") is None and n > 1:
+    if action in ("press", "count") and p.get("puzzle") is None and n > 1 or \
+            action == "agree" and p.get("press_id") is None and p.get("puzzle") is None and n > 1:
         raise ValueError(f"{action}: puzzle is needed (1..{n})")
-    if action in ("void", "correct") or (action == "confirm" and p.get("press_id")):
+    if action in ("void", "correct") or (action in ("confirm", "agree") and p.get("press_id")):
         if p.get("press_id") not in presses:
             raise ValueError(f"{action}: no press {p.get('press_id')!r}")
     named = presses.get(p.get("press_id") or "")

@@ -37,6 +37,7 @@ from .call_book import CallBook, Out
 from .conflict_book import ConflictBook, OpenConflict, open_conflicts, subject_of
 from ..folder.event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
+from .official import OfficialBook, readiness_problem
 from .on_table import OnTable
 from .press_numbers import PressNumbers, is_board_press
 from .replacements import Replacement, ReplacementBook, check as check_replacement
@@ -251,6 +252,7 @@ class Competition:
         self._book = ConflictBook()               # intents refused as conflicts, resolutions, overrides
         self._board_last: dict[tuple[str, str], tuple[int, int]] = {}   # (board, install) -> latest (boot, seq)
         self._out: dict[str, Out] = {}            # entrant -> "dns" | "dq" (the latest of dns, dq, reinstate)
+        self._official = OfficialBook()           # agreements, objections, official and reopened (official.py)
         self._numbers.forget_names()
         return facts
 
@@ -340,6 +342,7 @@ class Competition:
                                        p.get("missing")))
             if kind is RowKind.BOARD_CONFIRM:
                 self._add(Confirm(press_id=pid, missing_found=p["missing"]))
+                self._official.shown_at_board(pid, row)     # the referee has shown the time at the board
             else:
                 self._void(pid)
         elif kind is RowKind.BOARD_STRAY:
@@ -415,6 +418,7 @@ class Competition:
             named = {("at_ms" if k == "at" else k): v for k, v in p.items() if v is not None}
             kw = {k: v for k, v in named.items() if k in cls.__dataclass_fields__ and k != "kind"}
             self._add(cls(**kw))
+        self._official.operator(row, kind, self._calls)
 
     def entrant_ids(self) -> set[str]:
         """Every entrant id of the round (auto stations' too, once folded)."""
@@ -453,6 +457,24 @@ class Competition:
         if action == "resolve" and p["conflict"] not in {c.row for c in self.open_conflicts()}:
             raise ValueError(f"resolve: log row #{p['conflict']} is no open conflict "
                              "(the console's alerts list them: CONFLICT ... log row #N)")
+        self._official.check(action, p, self._calls)
+        if action == "official":
+            problem = self.official_problem(now_ms)
+            if problem is not None:
+                raise ValueError(problem)
+
+    def official_book(self) -> OfficialBook:
+        """The agreements, objections and official marks, folded up to the
+        last row (official.py)."""
+        self.facts()
+        return self._official
+
+    def official_problem(self, now_ms: int | None) -> str | None:
+        """Why the results cannot be made official at now_ms (None: they can)."""
+        left = self.time_left_ms(now_ms) if now_ms is not None else None
+        provisional = [r.entrant for r in self.standings(None) if r.provisional]
+        return readiness_problem(self.format.official_at, left, self.start_ms is not None,
+                                 len(self._calls.open_presses()), len(self.open_conflict_ids()), provisional)
 
     def open_calls(self) -> list[tuple[int, str, str, int, str]]:
         """Finish calls waiting for a referee, oldest first:

@@ -37,10 +37,12 @@ MAX_REQUEST = 100             # an idempotency key's length
 FIELDS: dict[str, tuple[str, ...]] = {
     "round_start": ("at", "duration", "warnings"),
     "press": ("entrant", "puzzle", "at"),                  # a finish the referee recorded by hand
-    "confirm": ("press_id", "entrant", "puzzle", "missing_found", "missing_lost", "missing_adjacent"),
-    "void": ("press_id",),
-    "correct": ("press_id", "at"),                         # = void + press at the corrected time
-    "count": ("entrant", "puzzle", "placed", "remaining"),
+    # objection: the reason, when a change of a time or count the competitor agreed to is the head
+    # referee's decision on an objection (event/fold/official.py)
+    "confirm": ("press_id", "entrant", "puzzle", "missing_found", "missing_lost", "missing_adjacent", "objection"),
+    "void": ("press_id", "objection"),
+    "correct": ("press_id", "at", "objection"),            # = void + press at the corrected time
+    "count": ("entrant", "puzzle", "placed", "remaining", "objection"),
     "start_offset": ("entrant", "offset_ms"),
     "swap": ("entrant", "at", "packed", "opened"),
     "dns": ("entrant",),
@@ -69,7 +71,18 @@ FIELDS: dict[str, tuple[str, ...]] = {
     # the seating written to stations.csv: in which order (rules/seating.py ORDERS), its seed (random),
     # the earlier round (rank-of), how many entrants were seated
     "seat": ("by", "seed", "rank_of", "seated"),
+    # the competitor saw the time of a confirmed finish (press_id) or a recorded count (entrant and
+    # puzzle) and agreed to it; the round's results made official, and reopened (why: required)
+    "agree": ("press_id", "entrant", "puzzle"),
+    "official": (),
+    "reopen": (),
 }
+
+# the actions that change a result (refused once the results are official: event/fold/official.py)
+RESULT_ACTIONS = ("round_start", "press", "confirm", "void", "correct", "count", "start_offset", "swap",
+                  "dns", "dq", "reinstate", "replace", "agree")
+# the changes of a time or count an objection may make (its reason in `objection`)
+OBJECTION_ACTIONS = ("confirm", "void", "correct", "count")
 
 # actions that always name an entrant (confirm may name one instead of a press)
 ENTRANT_ACTIONS = ("press", "count", "start_offset", "swap", "dns", "dq", "reinstate")
@@ -120,6 +133,7 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "by": ("text", 1, 16),
     "rank_of": ("text", 0, MAX_TEXT),
     "seated": ("int", 0, MAX_ENTRANTS),
+    "objection": ("text", 1, MAX_TEXT),        # the objection's reason
 }
 
 # fields without which the action means nothing
@@ -224,6 +238,8 @@ def shape_problem(action: Any, payload: Any) -> str | None:
                 return problem
     if action == "confirm" and payload.get("press_id") is None and payload.get("entrant") is None:
         return "confirm: press_id (or entrant and puzzle) is needed"
+    if action == "agree" and payload.get("press_id") is None and payload.get("entrant") is None:
+        return "agree: press_id (a confirmed finish) or entrant and puzzle (a recorded count) is needed"
     if action == "count" and (payload.get("placed") is None) == (payload.get("remaining") is None):
         return "count: give either placed or remaining"
     if action == "replace" and payload["absent"] == payload["entrant"]:

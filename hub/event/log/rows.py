@@ -55,6 +55,9 @@ class RowKind(Enum):
     OP_FIRMWARE = ("operator", "firmware")
     OP_DRAW = ("operator", "draw")              # the team draw before the start (cli/draw.py): no fact
     OP_SEAT = ("operator", "seat")              # the seating before the start (cli/draw.py): no fact
+    OP_AGREE = ("operator", "agree")            # the competitor saw and agreed to a time or count (official.py)
+    OP_OFFICIAL = ("operator", "official")      # the round's results made official
+    OP_REOPEN = ("operator", "reopen")          # ... and reopened, saying why
     OPERATOR_UNKNOWN = ("operator", None)
     # the hub's own rows
     HUB_CONFLICT = ("hub", "conflict")          # a board event's identity sent again, other content (store.py)

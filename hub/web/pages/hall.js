@@ -35,7 +35,7 @@
     var solving = view.rows.filter(function (r) { return status(r) === "solving"; }).length;
     // a pieces-ranked round counts those ranked (by their pieces), not those who finished every puzzle
     s.textContent = (pieces() ? view.ranked + " ranked · " : view.finished + " finished · ") + solving + " solving · " +
-      view.rows.length + " entrants" + (view.provisional ? " · * provisional" : "");
+      view.rows.length + " entrants" + (view.official ? " · official results" : view.provisional ? " · * provisional" : "");
   }
 
   // the columns after name, table (and part): a time-ranked format's time, penalty and net; a

@@ -232,10 +232,25 @@
     else if (s.state === "running") running(s, d, c);
     else if (s.state === "idle") { c.appendChild(el("p", { text: "waiting for the round's start" }));
                                    c.appendChild(el("div", { "class": "actions" }, [dns(s, d)])); }
-    else if (s.state === "done") c.appendChild(el("p", { "class": "preview", text: "confirmed: " + TT.fmt(s.time_ms, res()) +
+    else if (s.state === "done") { c.appendChild(el("p", { "class": "preview", text: "confirmed: " + TT.fmt(s.time_ms, res()) +
                                                            (s.missing ? " (" + s.missing + " missing)" : "") + resultText(s.result) }));
-    else if (s.state === "stopped" && s.reason === "time up") countForm(s, d, c);
+                                   if (s.done_call) agreement(s, c, "agree", { press_id: s.done_call }, s.agreed, "time"); }
+    else if (s.state === "stopped" && s.reason === "time up") {
+      countForm(s, d, c);
+      if (s.count) agreement(s, c, "agree-count", { entrant: s.entrant, puzzle: s.puzzle }, s.count_agreed, "count");
+    }
+    if (view.official) c.appendChild(el("p", { "class": "hint official", text: "the results are official" }));
     return c;
+  }
+
+  // the competitor saw the recorded time (or count) and agreed: one tap, logged with the referee's name
+  function agreement(s, c, act, payload, agreed, what) {
+    if (agreed) { c.appendChild(el("p", { "class": "agreed", "data-agreed": "1", text: "competitor agreed" })); return; }
+    if (view.official) return;
+    var b = el("button", { "class": "primary", text: "Competitor agreed to the " + what, "data-act": act, onclick: function () {
+        send(s, "agree", payload, "competitor agreed to the " + what);
+      } });
+    c.appendChild(el("div", { "class": "actions" }, [b]));
   }
 
   function redrawAll() { if (view) view.stations.forEach(function (st) { redraw(st, true); }); }

@@ -1,0 +1,89 @@
+"""`tabletimer absent DIR [--round R] [--dns-all] [--give ABSENT=ENTRANT ...]`:
+the entrants at a station who are not checked in (hub/event/fold/check_in.py),
+listed, and after the format's window decided in one step: each made DNS, or
+its station given to another participant (hub/event/actions/absentees.py
+plans and checks every row first; refused means nothing written).  A running
+hub applies the rows within a quarter of a second, as `act`'s."""
+
+from __future__ import annotations
+
+import sys
+
+from ..event.actions.absentees import absent_entrants, plan, window_end
+from ..event.log.log_health import LogWriteFailed, STORE_ERRORS, write_failure_advice
+from ..event.log.store import EventStore
+from ..rules.durations import fmt_duration
+from ..rules.timetext import fmt_clock
+from .common import open_event, service_for
+from .options import LOG_FAILED, ROUND_HELP
+
+
+def add_parser(sub) -> None:
+    a = sub.add_parser("absent", help="the entrants not checked in: list them, then (after the format's "
+                                      "window) make them DNS or give their stations to others in one step")
+    a.add_argument("dir", help="the event folder")
+    a.add_argument("--round", help=ROUND_HELP)
+    a.add_argument("--dns-all", action="store_true", help="every absent entrant (but those --give names) is DNS")
+    a.add_argument("--give", action="append", default=[], metavar="ABSENT=ENTRANT",
+                   help="the absent entrant's station goes to a listed participant (entrants.csv id); repeat it")
+    a.add_argument("--who", default="operator", help="who decides (recorded)")
+    a.add_argument("--why", default="", help="the reason (recorded; default: not checked in by the window's end)")
+    a.add_argument("--force", action="store_true", help="decide before the format's window is up")
+    a.set_defaults(func=cmd_absent)
+
+
+def _gives(words: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for w in words:
+        a, sep, e = w.partition("=")
+        if not sep or not a.strip() or not e.strip():
+            raise ValueError(f"absent: --give takes ABSENT=ENTRANT (entrant ids), not {w!r}")
+        if a.strip() in out:
+            raise ValueError(f"absent: --give names {a.strip()} twice")
+        out[a.strip()] = e.strip()
+    return out
+
+
+def cmd_absent(args) -> int:
+    opened = open_event(args.dir, args.round)
+    if opened is None:
+        return 2
+    ev, keys = opened
+    try:
+        store = EventStore(ev.db)
+        try:
+            svc = service_for(ev, keys, store)
+            comp, now = svc.competition, svc.clock.now_ms()
+            summary = comp.check_in_summary()
+            missing = absent_entrants(comp)
+            print(f"{summary.text()}; not checked in: {len(missing)}")
+            for a in missing:
+                print(f"  {a.entrant}  {a.name}  ({a.table})")
+            end = window_end(comp)
+            if end is not None and comp.format.no_show_after_ms is not None:
+                print(f"their time to arrive {'was' if now >= end else 'is'} up at {fmt_clock(end)} "
+                      f"({fmt_duration(comp.format.no_show_after_ms)} after the start)")
+            if not args.dns_all and not args.give:
+                return 0
+            rows = plan(comp, now, args.dns_all, _gives(args.give), args.force)
+            why = args.why or "absent: not checked in" + (
+                f" within {fmt_duration(comp.format.no_show_after_ms)} of the start"
+                if comp.format.no_show_after_ms is not None else "")
+            done = [svc.act(action, p, who=args.who, why=why) for action, p in rows]
+        finally:
+            store.close()
+    except (ValueError, TypeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except LogWriteFailed as e:
+        print(f"error: {e}. Rows recorded before it stand; run the command again for the rest.", file=sys.stderr)
+        return LOG_FAILED
+    except STORE_ERRORS as e:
+        print(f"error: {write_failure_advice(ev.db, e, 'open')}. Nothing was recorded.", file=sys.stderr)
+        return LOG_FAILED
+    for row in done:
+        p = row["payload"]
+        what = (f"{p['absent']}'s station goes to {p['entrant']}" if row["type"] == "replace"
+                else f"{p['entrant']} is DNS")
+        print(f"recorded #{row['id']}: {row['type']}: {what}")
+    return 0

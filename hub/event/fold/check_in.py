@@ -83,7 +83,10 @@ class CheckInBook:
         """entrants: every entrant id in the list's order; seated: those at
         a station now; out: DNS or DQ; seated_by_replacement: the new
         entrants of replacements (here: they took the station)."""
-        expected, present, absent, reserves = [], [], [], []
+        expected: list[str] = []
+        present: list[str] = []
+        absent: list[str] = []
+        reserves: list[str] = []
         for e in entrants:
             if e not in seated:
                 if self.is_present(e):

@@ -81,9 +81,7 @@ def cmd_absent(args) -> int:
     except STORE_ERRORS as e:
         print(f"error: {write_failure_advice(ev.db, e, 'open')}. Nothing was recorded.", file=sys.stderr)
         return LOG_FAILED
-    for row in done:
-        p = row["payload"]
-        what = (f"{p['absent']}'s station goes to {p['entrant']}" if row["type"] == "replace"
-                else f"{p['entrant']} is DNS")
-        print(f"recorded #{row['id']}: {row['type']}: {what}")
+    for (action, p), row in zip(rows, done):
+        what = f"{p['absent']}'s station goes to {p['entrant']}" if action == "replace" else f"{p['entrant']} is DNS"
+        print(f"recorded #{row['id']}: {action}: {what}")
     return 0

@@ -4,20 +4,14 @@ whether it is checked in (by whom, when) or out (DNS, DQ), and the count
 "34 of 41 checked in" (event/fold/check_in.py).
 
 The QR code a badge or a list carries for check-in is the page's address
-with the entrant's id: `PUBLIC_URL/checkin?entrant=ID` (`check_in_path`):
+with the entrant's id: `PUBLIC_URL/checkin?entrant=ID`
+(outputs/check_in_list.py's `check_in_path`, which prints them):
 a staff phone's camera opens the page with that entrant shown first; the
 page's search box takes the same id (a scanner that types), or a name."""
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 from ..event.fold.competition import Competition
-
-
-def check_in_path(entrant: str) -> str:
-    """The check-in page's path for one entrant (a badge's QR code)."""
-    return "/checkin?entrant=" + quote(entrant, safe="")
 
 
 def check_in_view(comp: Competition, now: int) -> dict:

@@ -92,3 +92,19 @@ def test_absent_lists_then_after_the_window_decides_each_in_one_step(tmp_path, c
     assert got["2"][0] == got["4"][0] == "dns" and got["3"] == ("dns", "absent: the station went to Reserve (R)")
     assert cli.main(["absent", str(ev)]) == 0
     assert capsys.readouterr().out.startswith("2 of 2 checked in; not checked in: 0\n")
+
+
+def test_the_check_in_list_has_every_entrant_by_name_with_a_code_for_the_check_in_page(tmp_path, capsys):
+    ev = event(tmp_path / "cup")
+    out = tmp_path / "door.html"
+    assert cli.main(["check-in-list", str(ev), "--html", str(out)]) == 0
+    assert "note: the list has no QR codes: give --public-url" in capsys.readouterr().err
+    assert "<svg" not in out.read_text()
+    assert cli.main(["check-in-list", str(ev), "--html", str(out), "--public-url", "http://10.0.0.2:8765"]) == 0
+    assert "QR codes opening http://10.0.0.2:8765/checkin?entrant=..." in capsys.readouterr().err
+    page = out.read_text()
+    order = [page.index(f'data-entrant="{e}"') for e in ("1", "2", "3", "4", "R")]   # Anna, Ben, Cyril, Dana, Reserve
+    assert order == sorted(order)
+    for e in ("1", "R"):
+        assert f"<title>http://10.0.0.2:8765/checkin?entrant={e}</title>" in page     # the QR code's content
+    assert "no station (reserve)" in page

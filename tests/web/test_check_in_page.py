@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tabletimer.hub.web.check_in_view import check_in_path
+from tabletimer.hub.outputs.check_in_list import check_in_path
 from web_rig import EVIL, PHONE, WebHub, browser  # noqa: F401  (browser: a fixture)
 
 

@@ -1,4 +1,7 @@
-"""`tabletimer absent DIR [--round R] [--dns-all] [--give ABSENT=ENTRANT ...]`:
+"""Check-in at the door from the command line: `tabletimer check-in-list DIR
+--html FILE` (the door's printable list, a QR code per entrant that opens the
+check-in page on it: hub/outputs/check_in_list.py), and
+`tabletimer absent DIR [--round R] [--dns-all] [--give ABSENT=ENTRANT ...]`:
 the entrants at a station who are not checked in (hub/event/fold/check_in.py),
 listed, and after the format's window decided in one step: each made DNS, or
 its station given to another participant (hub/event/actions/absentees.py
@@ -19,6 +22,14 @@ from .options import LOG_FAILED, ROUND_HELP
 
 
 def add_parser(sub) -> None:
+    c = sub.add_parser("check-in-list", help="the door's printable check-in list: every entrant by name, "
+                                             "its table, a QR code that opens the check-in page on it")
+    c.add_argument("dir", help="the event folder")
+    c.add_argument("--html", metavar="FILE", required=True, help="the list to write ('-': stdout)")
+    c.add_argument("--public-url", metavar="URL", help="the hub's address as phones reach it (saved; "
+                                                        "default: the saved one)")
+    c.add_argument("--round", help=ROUND_HELP)
+    c.set_defaults(func=cmd_check_in_list)
     a = sub.add_parser("absent", help="the entrants not checked in: list them, then (after the format's "
                                       "window) make them DNS or give their stations to others in one step")
     a.add_argument("dir", help="the event folder")
@@ -30,6 +41,34 @@ def add_parser(sub) -> None:
     a.add_argument("--why", default="", help="the reason (recorded; default: not checked in by the window's end)")
     a.add_argument("--force", action="store_true", help="decide before the format's window is up")
     a.set_defaults(func=cmd_absent)
+
+
+def cmd_check_in_list(args) -> int:
+    from ..outputs.check_in_list import check_in_list_html
+    from ..web import public_url as hub_url
+    from .outputs import write_output
+
+    opened = open_event(args.dir, args.round)
+    if opened is None:
+        return 2
+    ev = opened[0]
+    try:
+        url, saved = hub_url.resolve(ev.path, args.public_url)
+        if saved:
+            print(f"saved the public URL {url} in {hub_url.path(ev.path)}", file=sys.stderr)
+        write_output(args.html, check_in_list_html(ev.path.resolve().name, ev.entrants, ev.stations, url))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    if args.html != "-":
+        print(f"wrote the check-in list of {len(ev.entrants)} entrant(s) to {args.html}"
+              + (f", QR codes opening {url}/checkin?entrant=..." if url else ""), file=sys.stderr)
+    if not url:
+        print(f"note: the list has no QR codes: {hub_url.NO_URL_ADVICE}", file=sys.stderr)
+    return 0
 
 
 def _gives(words: list[str]) -> dict[str, str]:

@@ -261,6 +261,11 @@ def _outputs(sub) -> None:
     add_subcommands(sub)
 
 
+def _draw(sub) -> None:
+    from .draw import add_subcommands
+    add_subcommands(sub)
+
+
 def _referees(sub) -> None:
     from .referees import add_subcommands
     add_subcommands(sub)
@@ -278,7 +283,7 @@ COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("takeover",), _takeover), (("redo",), _redo), (("console",), _console), (("init",), _init), (("act",), _act),
     (("absent", "check-in-list"), _check_in), (("replay",), _replay), (("log",), _log), (("board",), _board), (("broker",), _broker),
     (("bench",), _bench_parser), (("formats", "dry-run"), _formats), (("results", "cards"), _outputs),
-    (("referees",), _referees), (("round",), _rounds),
+    (("draw", "seat"), _draw), (("referees",), _referees), (("round",), _rounds),
 ]
 
 

@@ -139,8 +139,7 @@ def _redo(svc) -> int:
                 continue
             results[str(a["id"])] = row["id"]
             print(f"  {text}: recorded as #{row['id']}" + (" (it was already)" if row.get("duplicate") else ""))
-        svc.state.write(svc.store.append, "hub", "redone", {"split": split["id"], "results": results},
-                  svc.clock.now_ms(), told=True)
+        svc.split.store_redone(split["id"], results)
     if refused:
         print(f"{refused} not recorded: each is a CONFLICT line (the desk decides) or was refused as said above",
               file=sys.stderr)

@@ -216,6 +216,12 @@ class SplitBrain:
                                      f"log lacks (row #{row['id']}): tabletimer redo")
         return row
 
+    def store_redone(self, split_id: int, results: dict[str, object]) -> dict:
+        """The split row's desk actions redone here (`tabletimer redo`): what
+        became of each (its new row, a conflict, refused), in a redone row."""
+        with self.writer, self.lock:
+            return self.record("hub", "redone", {"split": split_id, "results": results}, told=True)
+
     # ------------------------------------------------------ alerts
     def alerts(self) -> list[str]:
         out = []

@@ -101,6 +101,9 @@ class Format:
     # entrants.no_show_after: how long after the round's start an absent entrant's
     # station may be given to another participant (`replace`); None: never
     no_show_after_ms: int | None = None
+    # entrants.table_share_above: seating (rules/seating.py) puts one entrant at a table while the
+    # round has at most this many, two at a table above it (seed 004); None: every station a seat
+    table_share_above: int | None = None
     info: dict[str, Any] = field(default_factory=dict)   # informational keys, by dotted name
     # played this many times faster (a demo's --speed, a rehearsal's): its limits divided by it
     # (event/folder/demo.py: faster), and the default warnings with them
@@ -154,6 +157,9 @@ def describe(fmt: Format) -> str:
     if fmt.no_show_after_ms is not None:
         lines.append(f"  an entrant absent {fmt_duration(fmt.no_show_after_ms)} after the start may have"
                      f" the station given to another participant (`act replace`)")
+    if fmt.table_share_above is not None:
+        lines.append(f"  seating: one entrant a table up to {fmt.table_share_above} entrants, two a table"
+                     f" above that (`tabletimer seat`)")
     lines.append(f"  time limit {fmt_duration(fmt.time_limit_ms)}, times recorded and compared in"
                  f" {fmt_resolution(fmt.resolution_ms)} (truncated)")
     for part in fmt.parts:

@@ -202,9 +202,10 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
         if hi < lo:
             raise ent.fail("max_members", f"at least entrants.min_members ({lo})", hi)
     capacity = ent.whole("capacity", None, lo=1, hi=MAX_ENTRANTS)
-    for k in ("max_at_table", "table_share_above"):
-        if ent.has(k):
-            info[ent.key(k)] = ent.whole(k, lo=1, hi=MAX_ENTRANTS)
+    if ent.has("max_at_table"):
+        info[ent.key("max_at_table")] = ent.whole("max_at_table", lo=1, hi=MAX_ENTRANTS)
+    # seating (rules/seating.py): one entrant a table up to this many, two a table above it
+    share_above = ent.whole("table_share_above", None, lo=1, hi=MAX_ENTRANTS)
     no_show = ent.duration("no_show_after", None, positive=False)
     if no_show is not None and no_show < 0:
         raise ent.fail("no_show_after", "a duration of 0 or more", ent.data["no_show_after"])
@@ -289,7 +290,7 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
         penalty_per_piece_ms=per_piece * 1000, exempt=frozenset(exempt_raw), min_group=min_group,
         count_entry=count_entry, finished_puzzle_credit=credit, order=order, tie_break=tie,
         awards=awards, eligible_members_min=emin, eligibility=eligibility, no_show_after_ms=no_show,
-        info=info)
+        table_share_above=share_above, info=info)
 
 
 # --- loading ----------------------------------------------------------------------------------

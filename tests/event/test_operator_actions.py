@@ -280,7 +280,8 @@ def test_ten_thousand_random_actions_leave_only_what_was_accepted(tmp_path):
     finally:
         svc.store.close()
     print(f"seed {SEED} (TT_ACTIONS_SEED): {accepted} accepted, {refused} refused")
-    assert accepted > 300 and refused > 3000            # both sides exercised
+    # both sides exercised (draw and seat, refused once the round has started, are among the actions)
+    assert accepted > 250 and refused > 3000
     again = service(ev)                                  # restart: replay and rank
     try:
         assert view(again) == live

@@ -29,16 +29,18 @@ from tabletimer.hub.fleet.simulator import micropython_binary, micropython_path 
 
 
 # The heap of this test: 64 KB, the target, on a 32-bit MicroPython (the
-# ESP32's word size: $TT_MICROPYTHON, tools/micropython32.py); 72 KB on the
-# suite's 64-bit port, where the firmware fails allocations at 64 KB now and
-# then (docs/benchmarks.md, "Firmware heap").
+# ESP32's word size: $TT_MICROPYTHON, tools/micropython32.py); 76 KB on the
+# suite's 64-bit port, where pointers are twice the ESP32's.  It was 72 KB
+# there until 2026-12-06: the 0.6.0 firmware left 5.6-8 KB free at steady
+# state, and beside 3 busy processes an allocation in on_message failed in
+# 2 runs of 6 (76 KB: 0 of 25; docs/benchmarks.md, "Firmware heap").
 def _pointer_bytes() -> int:
     out = subprocess.run([micropython_binary(), "-c", "import struct; print(struct.calcsize('P'))"],
                          capture_output=True, text=True)
     return int(out.stdout.strip() or 8)
 
 
-HEAP_KB = 64 if _pointer_bytes() == 4 else 72
+HEAP_KB = 64 if _pointer_bytes() == 4 else 76
 
 
 def _held(sim, heap: list) -> None:

@@ -384,3 +384,9 @@ def test_formats_show_refuses_bad_input(capsys, tmp_path):
     args = _parser().parse_args(["formats", "show", str(bad)])
     assert args.func(args) == 2
     assert "bad.toml: prizes.awardz: unknown key" in capsys.readouterr().err
+
+
+def test_table_share_above_is_a_seating_key():
+    assert load_format("rogaland-individuals").table_share_above == 30
+    assert load_format("czjpa-individuals").table_share_above is None
+    assert "two a table above that" in describe(load_format("rogaland-individuals"))

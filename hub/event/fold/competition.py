@@ -452,6 +452,11 @@ class Competition:
                 and now_ms >= start:
             raise ValueError("hall_check: the round has started: the hall is checked before it (its "
                              "presses now are calls)")
+        if action in ("draw", "seat") and self._start_row is not None:
+            fixed = "teams" if action == "draw" else "stations"
+            raise ValueError(f"{action}: the round's start is recorded (log row #{self._start_row['id']}): its "
+                             f"{fixed} are fixed from then on, nothing was written (an absent entrant's "
+                             f"station goes to another participant with `tabletimer act DIR replace`)")
         if action == "resolve" and p["conflict"] not in {c.row for c in self.open_conflicts()}:
             raise ValueError(f"resolve: log row #{p['conflict']} is no open conflict "
                              "(the console's alerts list them: CONFLICT ... log row #N)")

@@ -161,10 +161,10 @@ class EventFolder:
 
 # --------------------------------------------------------------------------- CSV
 
-def _read_csv(path: Path, columns: tuple[str, ...], required: tuple[str, ...],
+def read_csv(path: Path, columns: tuple[str, ...] | None, required: tuple[str, ...],
               why: dict[str, str] | None = None) -> list[tuple[int, dict]]:
     """Rows as (line number, {column: value}); header names are matched
-    case-insensitively; the delimiter is sniffed (comma or semicolon).  why:
+    case-insensitively (columns None: any column); the delimiter is sniffed (comma or semicolon).  why:
     for a required column, why it is needed (said when it is missing)."""
     try:
         text = path.read_bytes().decode("utf-8-sig")
@@ -188,12 +188,13 @@ def _read_csv(path: Path, columns: tuple[str, ...], required: tuple[str, ...],
         raise EventFolderError(f"{path}:{reader.line_num}: not CSV as a spreadsheet saves it ({e}): save it "
                                f"again as CSV (UTF-8)") from None
     if not rows:
-        raise EventFolderError(f"{path}: empty; the first line must name the columns: {', '.join(columns)}")
+        raise EventFolderError(f"{path}: empty; the first line must name the columns: "
+                               f"{', '.join(columns or required)}")
     header = [h.strip().lower() for h in rows[0]]
-    unknown = [h for h in header if h and h not in columns]
+    unknown = [h for h in header if h and columns is not None and h not in columns]
     if unknown:
         raise EventFolderError(f"{path}:1: unknown column(s) {', '.join(unknown)}; "
-                               f"expected {', '.join(columns)}")
+                               f"expected {', '.join(columns or ())}")
     missing = [c for c in required if c not in header]
     if missing:
         reasons = "".join(f": {why[c]}" for c in missing if why and c in why)
@@ -239,7 +240,7 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
     why = {"eligible": f"{rule} gives prizes only to eligible entrants"
                        f"{f' ({fmt.eligibility})' if fmt.eligibility else ''}; add the column "
                        f"with yes or no for every entrant (a team: yes|no|... per member)"}
-    rows = _read_csv(path, ENTRANT_COLUMNS, ("id", "name", "eligible") if needs_eligible else ("id", "name"),
+    rows = read_csv(path, ENTRANT_COLUMNS, ("id", "name", "eligible") if needs_eligible else ("id", "name"),
                      why)
     for n, row in rows:
         where = f"{path}:{n}"
@@ -285,7 +286,7 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
 def load_stations(path: Path, fmt: Format, entrant_ids: set[str]) -> list[Station]:
     stations: list[Station] = []
     seen: dict[tuple[str, int], int] = {}
-    for n, row in _read_csv(path, STATION_COLUMNS, ("board", "button", "entrant")):
+    for n, row in read_csv(path, STATION_COLUMNS, ("board", "button", "entrant")):
         where = f"{path}:{n}"
         try:
             board = check_board_id(row["board"])

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...rules.format_model import MAX_PIECES, MAX_ROUND_MS
+from ...rules.format_model import MAX_ENTRANTS, MAX_MEMBERS, MAX_PIECES, MAX_ROUND_MS
+from ...rules.seating import ORDERS as SEAT_ORDERS
 
 DAY_MS = 86_400_000
 # MAX_PIECES (no jigsaw puzzle of a speed competition comes near it) and MAX_ROUND_MS (a round's
@@ -64,6 +65,13 @@ FIELDS: dict[str, tuple[str, ...]] = {
     # folder (under the log's firmware/) and its manifest's sha256, the trial (s) before it goes back,
     # older 1: the desk allows a version older than the board's (else refused, at the desk and the board)
     "firmware": ("board", "fw", "pkg", "sha", "trial", "older"),
+    # before the start (cli/draw.py; refused once a round start is recorded: Competition.check_fold_action):
+    # the team draw: its seed, the teams' size asked for, the teams drawn [{"id", "name", "members": [..]}],
+    # the keep-apart column and the earlier round balanced by ("": none), how many were registered
+    "draw": ("seed", "size", "teams", "apart_by", "balance_by", "registered"),
+    # the seating written to stations.csv: in which order (rules/seating.py ORDERS), its seed (random),
+    # the earlier round (rank-of), how many entrants were seated
+    "seat": ("by", "seed", "rank_of", "seated"),
 }
 
 # actions that always name an entrant (confirm may name one instead of a press)
@@ -107,6 +115,15 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "pkg": ("text", 1, 80),                    # ... its package's folder
     "sha": ("text", 64, 64),                   # ... its manifest's sha256
     "older": ("int", 0, 1),                    # ... 1: allowed older than the board's (--allow-older)
+    "seed": ("int", 0, MAX_MS),                # a draw's or a seating's seed
+    "size": ("int", 1, MAX_MEMBERS),
+    "teams": ("teams", 1, MAX_ENTRANTS),       # a draw's teams
+    "apart_by": ("text", 0, MAX_TEXT),
+    "balance_by": ("text", 0, MAX_TEXT),
+    "registered": ("int", 0, MAX_ENTRANTS),
+    "by": ("text", 1, 16),
+    "rank_of": ("text", 0, MAX_TEXT),
+    "seated": ("int", 0, MAX_ENTRANTS),
 }
 
 # fields without which the action means nothing
@@ -129,6 +146,8 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "hall_check": ("phase",),
     "settings": ("board", "set"),
     "firmware": ("board", "fw", "pkg", "sha"),
+    "draw": ("seed", "size", "teams"),
+    "seat": ("by", "seated"),
 }
 
 
@@ -149,6 +168,8 @@ def _field_problem(action: str, k: str, v: Any) -> str | None:
         if not lo <= len(v.strip()) <= hi:
             return (f"{action}: {k} is needed" if not v.strip()
                     else f"{action}: {k} is longer than {hi} characters")
+    elif kind == "teams":
+        return _teams_problem(action, k, v, lo, hi)
     elif kind == "object":
         if not isinstance(v, dict) or not lo <= len(v) <= hi or not all(isinstance(x, str) for x in v):
             return f"{action}: {k} must be an object of {lo}..{hi} named values, not {v!r}"
@@ -159,6 +180,20 @@ def _field_problem(action: str, k: str, v: Any) -> str | None:
         bad = [w for w in v if not lo <= w <= hi]
         if bad:
             return f"{action}: {k} {bad[0]} is outside {lo}..{hi}"
+    return None
+
+
+def _teams_problem(action: str, k: str, v: Any, lo: int, hi: int) -> str | None:
+    """A draw's teams: lo..hi of {"id": text, "name": text, "members": [text, ...]}."""
+    if not isinstance(v, list) or not lo <= len(v) <= hi:
+        return f"{action}: {k} must be a list of {lo}..{hi} teams, not {str(v)[:80]}"
+    for t in v:
+        if not (isinstance(t, dict) and set(t) == {"id", "name", "members"}
+                and all(isinstance(t[f], str) and 0 < len(t[f]) <= MAX_TEXT for f in ("id", "name"))
+                and isinstance(t["members"], list) and 1 <= len(t["members"]) <= MAX_MEMBERS
+                and all(isinstance(m, str) and 0 < len(m) <= MAX_TEXT for m in t["members"])):
+            return (f"{action}: each of {k} must be {{\"id\": text, \"name\": text, \"members\": [1..{MAX_MEMBERS} "
+                    f"names]}}, not {str(t)[:80]}")
     return None
 
 
@@ -202,6 +237,8 @@ def shape_problem(action: Any, payload: Any) -> str | None:
                                    or (payload["phase"] == "verdict") != (payload.get("ready") is not None)):
         return (f"hall_check: phase is {' or '.join(HALL_CHECK_PHASES)} (a verdict with ready 0 or 1, "
                 f"a beginning without), not {payload['phase']!r}")
+    if action == "seat" and payload["by"] not in SEAT_ORDERS:
+        return f"seat: by is one of {', '.join(SEAT_ORDERS)}, not {payload['by']!r}"
     if action == "swap" and payload["packed"] == payload["opened"]:
         return "swap: packed and opened must be two different puzzles"
     if action == "round_start" and payload.get("duration") is not None:

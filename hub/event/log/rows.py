@@ -54,6 +54,8 @@ class RowKind(Enum):
     OP_HALL_CHECK = ("operator", "hall_check")
     OP_SETTINGS = ("operator", "settings")
     OP_FIRMWARE = ("operator", "firmware")
+    OP_DRAW = ("operator", "draw")              # the team draw before the start (cli/draw.py): no fact
+    OP_SEAT = ("operator", "seat")              # the seating before the start (cli/draw.py): no fact
     OPERATOR_UNKNOWN = ("operator", None)
     # the hub's own rows
     HUB_CONFLICT = ("hub", "conflict")          # a board event's identity sent again, other content (store.py)

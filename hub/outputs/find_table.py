@@ -1,0 +1,56 @@
+"""The "find your table" list (`tabletimer seat`): every competitor's name in
+alphabetical order with the table and the buttons, for the door and the
+hall's walls -- a team's members each under their own name, with their
+team.  A printable A4 HTML page (the results sheet's style) or plain text."""
+
+from __future__ import annotations
+
+from typing import Iterable, NamedTuple
+
+from ..event.folder.event_folder import Station
+from ..rules.seating import name_key
+from ..rules.standings import Entrant
+from .sheet_style import CSS, esc, page_head
+
+
+class Line(NamedTuple):
+    name: str          # the competitor's name
+    team: str          # the entrant's name when it is a pair or team ("" for an individual)
+    table: str
+    buttons: str       # "T07 2" / "T07 1-8"
+
+
+def lines(entrants: Iterable[Entrant], stations: Iterable[Station]) -> list[Line]:
+    """One line per competitor with a station, alphabetically."""
+    at: dict[str, list[Station]] = {}
+    for s in stations:
+        at.setdefault(s.entrant, []).append(s)
+    out = []
+    for e in entrants:
+        mine = at.get(e.id)
+        if not mine:
+            continue
+        buttons = sorted(s.button for s in mine)
+        where = f"{mine[0].board} {buttons[0]}" + (f"-{buttons[-1]}" if len(buttons) > 1 else "")
+        people = [m.name for m in e.members] or [e.name]
+        for p in people:
+            out.append(Line(p, e.name if e.members else "", mine[0].table, where))
+    return sorted(out, key=lambda ln: (name_key(ln.name), ln.table))
+
+
+def find_table_text(found: list[Line]) -> str:
+    width = max((len(ln.name) for ln in found), default=4)
+    return "".join(f"{ln.name:<{width}}  {ln.table}" + (f"  ({ln.team})" if ln.team else "") + "\n"
+                   for ln in found)
+
+
+def find_table_html(title: str, round_name: str, found: list[Line]) -> str:
+    head = page_head(f"{title}: find your table", f"{title}: find your table", CSS)
+    with_team = any(ln.team for ln in found)
+    rows = [f"<tr><td>{esc(ln.name)}</td>" + (f"<td>{esc(ln.team)}</td>" if with_team else "")
+            + f'<td class="place">{esc(ln.table)}</td><td>{esc(ln.buttons)}</td></tr>' for ln in found]
+    return "\n".join(head + [
+        f'<p class="meta"><span>{esc(round_name)}</span><span>{len(found)} names, alphabetically</span></p>',
+        "</header>", "<table><thead><tr><th>Name</th>" + ("<th>Team</th>" if with_team else "")
+        + "<th>Table</th><th>Board, button</th></tr></thead><tbody>", *rows, "</tbody></table>",
+        "</main>", "</body>", "</html>", ""])

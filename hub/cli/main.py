@@ -181,6 +181,11 @@ def _act(sub) -> None:
     a.set_defaults(func=_lazy(".log", "cmd_act"))
 
 
+def _check_in(sub) -> None:
+    from .check_in import add_parser
+    add_parser(sub)
+
+
 def _replay(sub) -> None:
     rp = sub.add_parser("replay", help="rebuild the standings offline from an event's log")
     rp.add_argument("dir")
@@ -280,7 +285,7 @@ COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("demo",), _demo), (("run",), _run), (("rehearse",), _rehearse), (("press",), _press),
     (("check-hall",), _hall_check), (("boards",), _boards), (("standby",), _standby),
     (("takeover",), _takeover), (("redo",), _redo), (("console",), _console), (("init",), _init), (("act",), _act),
-    (("replay",), _replay), (("log",), _log), (("board",), _board), (("broker",), _broker),
+    (("absent", "check-in-list"), _check_in), (("replay",), _replay), (("log",), _log), (("board",), _board), (("broker",), _broker),
     (("bench",), _bench_parser), (("formats", "dry-run"), _formats), (("results", "cards"), _outputs),
     (("draw", "seat"), _draw), (("referees",), _referees), (("round",), _rounds),
 ]

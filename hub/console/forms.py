@@ -139,6 +139,12 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
         p = {"absent": console.entrant_id(v["absent"]), "entrant": console.entrant_id(v["entrant"])}
         return "replace", dict(p, **{k: v[k].strip() for k in ("name", "members", "eligible") if v[k].strip()})
 
+    def check_in(v: dict[str, str]) -> tuple[str, dict]:
+        undo = v["undo"].strip().lower()
+        if undo not in ("", "y", "yes", "n", "no"):
+            raise ValueError(f"check_in: undo is y or blank, not {v['undo']!r}")
+        return "check_in", {"entrant": console.entrant_id(v["entrant"]), "present": 0 if undo in ("y", "yes") else 1}
+
     def identify(v: dict[str, str]) -> tuple[str, dict]:
         if not v["board"].strip():
             raise ValueError("identify: board is needed")
@@ -163,6 +169,7 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
         return "resolve", {"conflict": row}
 
     open_conflicts = svc.read(lambda c, _now: c.open_conflicts())
+    door = svc.read(lambda c, _now: c.check_in_summary())
     E = FormField("entrant", "entrant (id or name)", entrant)
     return {
         "start": ActionForm("round_start", "Start the round", [
@@ -207,6 +214,10 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
             f"the station may go {fmt_duration(comp.format.no_show_after_ms)} after the start (before: "
             "asks first); the time runs from the round's start" if comp.format.no_show_after_ms is not None
             else "this format lets no station go to another (entrants.no_show_after is not set)")),
+        "check_in": ActionForm("check_in", "Check in an entrant at the door", [
+            E, FormField("undo", "undo a check-in made by mistake (y; blank = present)", ""),
+        ], check_in, note=door.text() + (f"; not here yet: {', '.join(door.absent[:10])}"
+                                         + (" ..." if len(door.absent) > 10 else "") if door.absent else "")),
         "identify": ActionForm("identify", "Identify a board (buzz and blink)", [
             FormField("board", "board", console.selected_board())], identify),
         "correct": ActionForm("correct", "Correct a time", [

@@ -157,6 +157,7 @@ class MainScreen(Screen):
         Binding("n", "dns", "DNS"),
         Binding("x", "dq", "DQ"),
         Binding("a", "replace", "replace absent"),
+        Binding("k", "check_in", "check in"),
         Binding("i", "identify", "identify"),
         Binding("t", "correct", "correct time"),
         Binding("o", "resolve", "resolve conflict"),
@@ -205,6 +206,7 @@ class MainScreen(Screen):
     def action_dns(self) -> None: self.app.open_form("dns")                # type: ignore[attr-defined]
     def action_dq(self) -> None: self.app.open_form("dq")                  # type: ignore[attr-defined]
     def action_replace(self) -> None: self.app.open_form("replace")        # type: ignore[attr-defined]
+    def action_check_in(self) -> None: self.app.open_form("check_in")      # type: ignore[attr-defined]
     def action_identify(self) -> None: self.app.open_form("identify")      # type: ignore[attr-defined]
     def action_correct(self) -> None: self.app.open_form("correct")        # type: ignore[attr-defined]
     def action_resolve(self) -> None: self.app.open_form("resolve")        # type: ignore[attr-defined]

@@ -20,9 +20,10 @@ from .table_view import recorded_counts
 if TYPE_CHECKING:
     from ..event.fold.competition import Competition
 
-# what a referee may do from the table page (the round's start, a
-# disqualification, a board's reset stay at the desk)
-REFEREE_ACTIONS = ("confirm", "void", "count", "start_offset", "swap", "dns", "agree")
+# what a referee may do from the table page, and the door's staff from the
+# check-in page (the round's start, a disqualification, a board's reset stay
+# at the desk)
+REFEREE_ACTIONS = ("confirm", "void", "count", "start_offset", "swap", "dns", "agree", "check_in")
 _WHAT = {"confirm": "confirmed", "void": "voided", "correct": "corrected"}
 
 

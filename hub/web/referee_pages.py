@@ -3,14 +3,16 @@
     GET  /signin?token=T     a badge's QR code: signs the phone in (a cookie)
                              and opens the hall's calls
     GET  /t/{table}          a table's page (a table card's QR code)
+    GET  /checkin[?entrant=ID]  the door's check-in page (check_in_view.py: an
+                             entrant's badge or list QR code opens it on that entrant)
     GET  /calls              every call waiting in the hall, oldest first (and
                              while a hall check runs, what it still waits for:
                              hall_check_view.py)
     GET  /r/static/{file}    the pages' scripts and styles
     GET  /r/api/me           who is signed in
-    GET  /r/api/table/{table}, GET /r/api/calls
+    GET  /r/api/table/{table}, GET /r/api/calls, GET /r/api/checkin
                              what the pages show (table_view.py), as JSON
-    GET  /r/api/stream?table=T (or none: the calls)
+    GET  /r/api/stream?table=T (or page=checkin, or none: the calls)
                              the same, sent again at every stored row that
                              touches the table and every 10 s, a `ping`
                              event between (server-sent events, changes.py:
@@ -60,6 +62,7 @@ from ..event.log.log_health import LogWriteFailed
 from ..event.log.rows import kind_of
 from . import intents
 from .changes import ChangeFeed, SharedView, stream_views
+from .check_in_view import check_in_view
 from .hall_check_view import hall_check_view
 from .request_body import BodyDropped, BodyRefused, parse_json, read_body
 from .table_view import calls_view, table_view, tables
@@ -72,7 +75,8 @@ FRESH_S = 1.0                         # a view made for one page serves the othe
 MAX_BODY = 16 * 1024                  # a referee's action is a few hundred bytes
 PAGES = Path(__file__).parent / "pages"
 STATIC = {"app.css": "text/css", "table.js": "text/javascript", "calls.js": "text/javascript",
-          "common.js": "text/javascript"}
+          "common.js": "text/javascript", "checkin.js": "text/javascript"}
+CHECK_IN = "checkin"                  # the stream's page=... of the check-in page
 
 
 class Referees(Protocol):
@@ -94,6 +98,7 @@ class RefereePages:
         self.event_name = event_name
         self.feed = ChangeFeed(service, self._tables_touched)
         self._views: dict[str | None, SharedView] = {}
+        self._checkin: SharedView | None = None
         # a few views made at a time: 60 tables' views in 40 worker threads at once
         # queued the hub's MQTT thread behind them for the service's lock
         self._gate = asyncio.Semaphore(VIEWS_AT_ONCE)
@@ -132,6 +137,8 @@ class RefereePages:
             Route("/signin", self.signin, methods=["GET"]),
             Route("/t/{table:path}", self.table_page, methods=["GET"]),
             Route("/calls", self.calls_page, methods=["GET"]),
+            Route("/checkin", self.checkin_page, methods=["GET"]),
+            Route("/r/api/checkin", self.checkin_data, methods=["GET"]),
             Route("/r/static/{name}", self.static, methods=["GET"]),
             Route("/r/api/me", self.me, methods=["GET"]),
             Route("/r/api/table/{table:path}", self.table_data, methods=["GET"]),
@@ -161,7 +168,7 @@ class RefereePages:
                 "This sign-in code is not valid (revoked, or from another event). Ask the head "
                 "referee for a badge; nothing was changed."))
         nxt = request.query_params.get("next", "")
-        to = nxt if nxt.startswith("/t/") or nxt == "/calls" else "/calls"
+        to = nxt if nxt.startswith(("/t/", "/checkin")) or nxt == "/calls" else "/calls"
         out = RedirectResponse(to, status_code=303)
         out.set_cookie(COOKIE, token, max_age=COOKIE_AGE_S, httponly=True, samesite="lax", path="/")
         return out
@@ -193,6 +200,29 @@ class RefereePages:
                 "Sign in first: scan your referee badge's QR code with this phone's camera. "
                 "Nothing was changed."))
         return self._page("calls.html", event=self.event_name, referee=who)
+
+    async def checkin_page(self, request: Request) -> Response:
+        who = self.referee(request)
+        if who is None:
+            return self._page("notice.html", status=401, message=(
+                "Check-in: sign in first: scan your staff badge's QR code with this phone's camera, then "
+                "the entrant's code again. Nothing was changed."))
+        return self._page("checkin.html", event=self.event_name, referee=who)
+
+    async def checkin_data(self, request: Request) -> Response:
+        if self.referee(request) is None:
+            return _error(401, _SIGN_IN)
+        return Response((await self._checkin_shared().get())[1], media_type="application/json",
+                        headers=_NO_STORE)
+
+    def _checkin_shared(self) -> SharedView:
+        """The check-in page's view, shared by every phone at the door (it
+        follows every row: a check-in names an entrant, a DNS or a
+        replacement changes the count)."""
+        if self._checkin is None:
+            self._checkin = SharedView(self.feed, None, lambda: self.service.read(check_in_view), FRESH_S,
+                                       self._gate)
+        return self._checkin
 
     async def static(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -250,7 +280,7 @@ class RefereePages:
             return _error(401, _SIGN_IN)
         token = request.cookies.get(COOKIE, "")
         table = request.query_params.get("table")
-        view = self._shared(table)
+        view = self._checkin_shared() if request.query_params.get("page") == CHECK_IN else self._shared(table)
         seen = self.feed.version_of(view.key)
         first, text = await view.get()
         if first is None:

@@ -514,6 +514,33 @@ def test_a_blank_warnings_field_gives_the_formats_warnings_as_act_does(hub):
     assert [e["payload"]["warnings"] for e in ops(hub)[2:]] == [[600_000, 60_000], [60_000]]
 
 
+def test_check_in_at_the_door_undo_and_the_start_names_who_is_not_here(hub):
+    """`k` (issue 47, item 3): an entrant checked in by name, the form's note
+    "N of M checked in"; someone not in the round refused in the form,
+    nothing stored; a check-in undone; the start's question names who is
+    not checked in."""
+    async def script(app, pilot):
+        form = await fill(app, pilot, "k", entrant="Zoe")
+        assert "check_in: no entrant 'Zoe' in this round: nothing was recorded" in error_of(form)
+        assert ops(hub) == []
+        form.query_one("#f-entrant", Input).value = "Bob"
+        await submit_form(app, pilot, form)
+        form = await fill(app, pilot, "k", submit=False)
+        assert "1 of 3 checked in; not here yet: e1, e3" in str(form.query_one(".note", Label).render())
+        form.query_one("#f-entrant", Input).value = "Alice"
+        await submit_form(app, pilot, form)
+        await fill(app, pilot, "k", entrant="Alice", undo="y", why="wrong Alice")
+        await fill(app, pilot, "s", why="on time")
+        question = str(app.screen.question)                       # type: ignore[attr-defined]
+        assert "This starts with 2 of 3 entrants not checked in (1 of 3 checked in): Alice (e1), Carol (e3)" \
+            in question, question
+        await answer(app, pilot, "n")
+    drive(hub, script)
+    assert [(e["type"], e["payload"]["entrant"], e["payload"]["present"], e["payload"]["why"]) for e in ops(hub)] == [
+        ("check_in", "e2", 1, ""), ("check_in", "e1", 1, ""), ("check_in", "e1", 0, "wrong Alice")]
+    assert hub.competition.start_ms is None
+
+
 def test_the_question_before_a_new_start_is_shown_whole(hub):
     """Replacing a running round names its finish calls; the question wraps
     inside the dialog, not cut off at its edge ("9 finish c")."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Collection, Mapping
 
+from ..fold.check_in import not_in_round
 from ..fold.competition import Competition
 from ..log.action_rows import ENTRANT_ACTIONS, OBJECTION_ACTIONS, shape_problem
 from ..fold.row_checks import PLAUSIBLE_MS, start_problem
@@ -52,6 +53,8 @@ def check_shaped_action(fmt: Format, entrants: Collection[str], presses: Mapping
     problem = shape_problem(action, p)
     if problem is not None:
         raise ValueError(problem)
+    if action == "check_in" and p["entrant"] not in entrants:
+        raise ValueError(not_in_round(p["entrant"]))
     if (action in ENTRANT_ACTIONS or p.get("entrant") is not None) and action != "replace":
         if p.get("entrant") not in entrants:     # (a replacement's may be a new entry: replacements.py)
             raise ValueError(f"{action}: no entrant {p.get('entrant')!r}")

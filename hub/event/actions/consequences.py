@@ -39,6 +39,8 @@ def consequences(comp: Competition, action: str, payload: dict, now: int,
         out.append(f"replaces the round start ({state} {fmt_clock(start)}); {len(presses)} finish "
                    f"call(s) recorded so far" + (f", {early} of them before the new start, which "
                                                   "would no longer count" if early else ""))
+    if action == "round_start":
+        out += not_checked_in(comp)
     elif action in ("void", "correct"):
         pid = payload["press_id"]
         what = "a confirmed finish" if book.named_by_confirmation(pid) else "a recorded finish call"
@@ -64,6 +66,24 @@ def consequences(comp: Competition, action: str, payload: dict, now: int,
     elif action == "swap":
         out += _swapping(comp, payload, book)
     return out
+
+
+def not_checked_in(comp: Competition, most: int = 12) -> list[str]:
+    """A round start's line naming the entrants at a station who are not
+    checked in (fold/check_in.py), once the round uses check-in at all;
+    empty when everyone is here or nobody was checked in."""
+    s = comp.check_in_summary()
+    if not s.in_use or not s.absent:
+        return []
+    names = {e.id: e.name for e in comp.entrants}
+    shown = [f"{names.get(e) or e} ({e})" if names.get(e) and names[e] != e else e for e in s.absent[:most]]
+    more = f" and {len(s.absent) - most} more" if len(s.absent) > most else ""
+    window = comp.format.no_show_after_ms
+    after = (f"; after {fmt_duration(window)} the desk may give their stations away or mark them DNS "
+             "(`tabletimer absent`)" if window is not None else "; the desk marks those who do not come DNS "
+             "(`tabletimer absent --dns-all`)")
+    return [f"starts with {len(s.absent)} of {len(s.expected)} entrants not checked in ({s.text()}): "
+            f"{', '.join(shown)}{more}{after}"]
 
 
 def _swapping(comp: Competition, p: dict, book: CallBook) -> list[str]:

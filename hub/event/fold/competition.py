@@ -34,6 +34,7 @@ from ..log.action_rows import FIELDS as OPERATOR_ACTIONS
 from ..log.rows import BOARD_DECISIONS, RowKind, kind_of, operator_kind
 from ..log.board_events import board_order, event_key, install_press_id, maker, press_id
 from .call_book import CallBook, Out
+from .check_in import CheckIn, CheckInBook, CheckInSummary, check as check_check_in
 from .conflict_book import ConflictBook, OpenConflict, open_conflicts, subject_of
 from ..folder.event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
@@ -88,6 +89,7 @@ class Competition:
         self._replace_flags: dict[int, str] = {}
         self._table = OnTable()                 # the puzzle on each entrant's table (next-puzzle stations)
         self._ranked: list[Entrant] | None = None          # the entrants ranked (ranked_entrants)
+        self._check_ins = CheckInBook()         # who is here (check_in.py): no fact
         self._reset_fold()
         rows, self.rows, self._ids = self.rows, [], []
         for row in rows:
@@ -253,6 +255,7 @@ class Competition:
         self._board_last: dict[tuple[str, str], tuple[int, int]] = {}   # (board, install) -> latest (boot, seq)
         self._out: dict[str, Out] = {}            # entrant -> "dns" | "dq" (the latest of dns, dq, reinstate)
         self._official = OfficialBook()           # agreements, objections, official and reopened (official.py)
+        self._check_ins.reset()
         self._numbers.forget_names()
         return facts
 
@@ -384,6 +387,8 @@ class Competition:
             self._out[p["entrant"]] = "dq"
         elif kind is RowKind.OP_REINSTATE:
             self._out.pop(p["entrant"], None)
+        elif kind is RowKind.OP_CHECK_IN:
+            self._check_ins.record(row)
         if kind is RowKind.OP_REPLACE:
             r = self._replaced.rows.get(row["id"])
             if r is not None and self._out.get(r.absent) != "dq":  # (one that cannot apply: flagged by the scan)
@@ -444,6 +449,8 @@ class Competition:
         if action in ("replace", "reinstate"):
             check_replacement(self.format, self._index, self._replaced, action, p, self.start_ms,
                               self.time_up_of(p.get("absent") or ""), self._out, now_ms)
+        if action == "check_in":
+            check_check_in(self._check_ins, p, self._index.entrant_ids, self._given_to())
         start = self.start_ms
         if action == "hall_check" and p["phase"] == "begin" and start is not None and now_ms is not None \
                 and now_ms >= start:
@@ -475,6 +482,23 @@ class Competition:
         provisional = [r.entrant for r in self.standings(None) if r.provisional]
         return readiness_problem(self.format.official_at, left, self.start_ms is not None,
                                  len(self._calls.open_presses()), len(self.open_conflict_ids()), provisional)
+
+    def _given_to(self) -> dict[str, str]:
+        """Absent entrant -> who took its station (replacements that stand)."""
+        return {r.absent: r.entrant for r in self._replaced.done if self._replaced.of_absent(r.absent) is r}
+
+    def check_in_summary(self) -> CheckInSummary:
+        """Who of the entrants at a station is here: "34 of 41 checked in"
+        (check_in.py)."""
+        self.facts()
+        seated = {s.entrant for s in self.stations}
+        return self._check_ins.summary([e.id for e in self.entrants], seated, set(self._out),
+                                       {r.entrant for r in self._replaced.done})
+
+    def check_in_of(self, entrant: str) -> CheckIn | None:
+        """An entrant's latest check-in row (None: none)."""
+        self.facts()
+        return self._check_ins.latest(entrant)
 
     def open_calls(self) -> list[tuple[int, str, str, int, str]]:
         """Finish calls waiting for a referee, oldest first:

@@ -51,6 +51,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     # an absent entrant's stations given to another participant (replacements.py): one of the
     # entrants list, or a new entry (name, members "A|B", eligible "yes" or "yes|no")
     "replace": ("absent", "entrant", "name", "members", "eligible", "at"),
+    # at the door (fold/check_in.py): the entrant is here (present 1, the default), or a check-in
+    # undone (present 0); no fact: the round's start names who is not here
+    "check_in": ("entrant", "present"),
     "identify": ("board",),                                 # make a board buzz and blink (no fact)
     "reset_board": ("board",),                              # forget a board's boot counters (no fact)
     "resolve": ("conflict",),                               # a conflict looked at (why: what was decided)
@@ -115,6 +118,7 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "conflict": ("int", 1, MAX_MS),
     "phase": ("text", 1, 16),
     "ready": ("int", 0, 1),
+    "present": ("int", 0, 1),                  # check_in: 1 here, 0 the check-in undone
     "report": ("text", 0, MAX_REPORT),
     "clock_limit": ("int", 1, 60_000),         # the hall check's limits (ms, dBm), at its beginning
     "rssi_min": ("int", -120, 0),
@@ -149,6 +153,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "dq": ("entrant", "reason"),
     "reinstate": ("entrant",),
     "replace": ("absent", "entrant"),
+    "check_in": ("entrant",),
     "identify": ("board",),
     "reset_board": ("board",),
     "resolve": ("conflict",),

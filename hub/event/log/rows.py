@@ -47,6 +47,7 @@ class RowKind(Enum):
     OP_DQ = ("operator", "dq")
     OP_REINSTATE = ("operator", "reinstate")
     OP_REPLACE = ("operator", "replace")
+    OP_CHECK_IN = ("operator", "check_in")      # an entrant at the door, or that undone (fold/check_in.py)
     OP_IDENTIFY = ("operator", "identify")
     OP_RESET_BOARD = ("operator", "reset_board")
     OP_RESOLVE = ("operator", "resolve")

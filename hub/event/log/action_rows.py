@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...rules.format_model import MAX_PIECES, MAX_ROUND_MS
+from ...rules.format_model import MAX_ENTRANTS, MAX_PIECES, MAX_ROUND_MS
 
 DAY_MS = 86_400_000
 # MAX_PIECES (no jigsaw puzzle of a speed competition comes near it) and MAX_ROUND_MS (a round's
@@ -23,6 +23,7 @@ MAX_TEXT = 500                # entrant ids, press ids, reasons, who, why
 MAX_MS = 2 ** 53 - 1          # what JSON and a board's 64-bit arithmetic carry exactly
 MAX_REPORT = 60_000           # a hall check's checklist: a line per board of a 300-board hall
 HALL_CHECK_PHASES = ("begin", "verdict")
+ADVANCE_PHASES = ("apply", "withdraw")
 
 # what every action may carry besides its fields: who took it, why, the
 # idempotency key of the request that made it (a phone's queued action, sent
@@ -61,6 +62,12 @@ FIELDS: dict[str, tuple[str, ...]] = {
     # folder (under the log's firmware/) and its manifest's sha256, the trial (s) before it goes back,
     # older 1: the desk allows a version older than the board's (else refused, at the desk and the board)
     "firmware": ("board", "fw", "pkg", "sha", "trial", "older"),
+    # a round's entrants from earlier rounds (rules/advancement.py, cli/advance.py): the plan applied
+    # (phase apply: the source rounds, the sha256 of their results, who advances and the reserves in
+    # order, whom the desk took at ties, 1: the sources' results taken as they are, not official) or a
+    # withdrawal (phase withdraw: who withdrew, which reserve came in, the round's entrants after it)
+    "advance": ("phase", "sources", "hash", "entrants", "reserves", "taken", "as_they_are", "withdrawn",
+                "reserve"),
 }
 
 # actions that always name an entrant (confirm may name one instead of a press)
@@ -103,6 +110,14 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "pkg": ("text", 1, 80),                    # ... its package's folder
     "sha": ("text", 64, 64),                   # ... its manifest's sha256
     "older": ("int", 0, 1),                    # ... 1: allowed older than the board's (--allow-older)
+    "sources": ("texts", 1, 50),               # advance: the source rounds' names
+    "hash": ("text", 64, 64),                  # ... the sha256 of their results
+    "entrants": ("texts", 0, MAX_ENTRANTS),    # ... the round's entrants, in seating order
+    "reserves": ("texts", 0, MAX_ENTRANTS),    # ... the reserves, in order
+    "taken": ("texts", 0, MAX_ENTRANTS),       # ... the desk's choices at ties
+    "as_they_are": ("int", 0, 1),
+    "withdrawn": ("text", 1, MAX_TEXT),
+    "reserve": ("text", 1, MAX_TEXT),
 }
 
 # fields without which the action means nothing
@@ -124,6 +139,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "hall_check": ("phase",),
     "settings": ("board", "set"),
     "firmware": ("board", "fw", "pkg", "sha"),
+    "advance": ("phase", "hash", "entrants"),
 }
 
 
@@ -144,6 +160,10 @@ def _field_problem(action: str, k: str, v: Any) -> str | None:
         if not lo <= len(v.strip()) <= hi:
             return (f"{action}: {k} is needed" if not v.strip()
                     else f"{action}: {k} is longer than {hi} characters")
+    elif kind == "texts":
+        if not isinstance(v, list) or not lo <= len(v) <= hi or not all(
+                isinstance(x, str) and 1 <= len(x) <= MAX_TEXT for x in v):
+            return f"{action}: {k} must be a list of {lo}..{hi} texts of 1..{MAX_TEXT} characters"
     elif kind == "object":
         if not isinstance(v, dict) or not lo <= len(v) <= hi or not all(isinstance(x, str) for x in v):
             return f"{action}: {k} must be an object of {lo}..{hi} named values, not {v!r}"
@@ -197,6 +217,10 @@ def shape_problem(action: Any, payload: Any) -> str | None:
                                    or (payload["phase"] == "verdict") != (payload.get("ready") is not None)):
         return (f"hall_check: phase is {' or '.join(HALL_CHECK_PHASES)} (a verdict with ready 0 or 1, "
                 f"a beginning without), not {payload['phase']!r}")
+    if action == "advance" and (payload["phase"] not in ADVANCE_PHASES or (payload["phase"] == "withdraw")
+                                != (payload.get("withdrawn") is not None)):
+        return (f"advance: phase is {' or '.join(ADVANCE_PHASES)} (a withdrawal names who withdrew), "
+                f"not {payload['phase']!r}")
     if action == "swap" and payload["packed"] == payload["opened"]:
         return "swap: packed and opened must be two different puzzles"
     if action == "round_start" and payload.get("duration") is not None:

@@ -53,6 +53,7 @@ class RowKind(Enum):
     OP_HALL_CHECK = ("operator", "hall_check")
     OP_SETTINGS = ("operator", "settings")
     OP_FIRMWARE = ("operator", "firmware")
+    OP_ADVANCE = ("operator", "advance")        # a round's entrants from earlier rounds (cli/advance.py)
     OPERATOR_UNKNOWN = ("operator", None)
     # the hub's own rows
     HUB_CONFLICT = ("hub", "conflict")          # a board event's identity sent again, other content (store.py)

@@ -213,7 +213,9 @@ def make_plan(rule: AdvancementRule, sources: dict[str, Sequence[Candidate]], ta
                             f"per_source")
         else:
             rest = [c for c in pool if c.entrant not in pl.chosen]
-            pl.cut(rest, total - len(pl.chosen), f"the next best up to {total}", "next best", pl.key)
+            first = not pl.chosen           # (no step before: the best N, not the "next" best)
+            pl.cut(rest, total - len(pl.chosen), f"the {'best' if first else 'next best up to'} {total}",
+                   f"the best {total}" if first else "next best", pl.key)
         if len(pool) < total:
             warnings.append(f"only {len(pool)} can advance of the {total} the rule asks for (the rest did "
                             f"not start, were disqualified, withdrew or did not beat the rule's result)")

@@ -280,6 +280,11 @@ def _rounds(sub) -> None:
     add_subcommands(sub)
 
 
+def _advance(sub) -> None:
+    from .advance import add_subcommands
+    add_subcommands(sub)
+
+
 # every command: the names it adds, and what adds its parser; in the order --help lists them
 COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("demo",), _demo), (("run",), _run), (("rehearse",), _rehearse), (("press",), _press),
@@ -287,7 +292,7 @@ COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("takeover",), _takeover), (("redo",), _redo), (("console",), _console), (("init",), _init), (("act",), _act),
     (("absent", "check-in-list"), _check_in), (("replay",), _replay), (("log",), _log), (("board",), _board), (("broker",), _broker),
     (("bench",), _bench_parser), (("formats", "dry-run"), _formats), (("results", "cards"), _outputs),
-    (("draw", "seat"), _draw), (("referees",), _referees), (("round",), _rounds),
+    (("draw", "seat"), _draw), (("referees",), _referees), (("round",), _rounds), (("advance",), _advance),
 ]
 
 

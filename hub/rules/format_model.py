@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .advancement_rule import AdvancementRule
 from .durations import fmt_duration, fmt_resolution
 
 ENTRANT_KINDS = ("individual", "pair", "team")
@@ -112,6 +113,9 @@ class Format:
     # played this many times faster (a demo's --speed, a rehearsal's): its limits divided by it
     # (event/folder/demo.py: faster), and the default warnings with them
     speed: float = 1
+    # [advancement]: the round's entrants come from earlier rounds (advancement_rule.py); None: from
+    # its own entrants.csv, as the organizer writes it
+    advancement: AdvancementRule | None = None
 
     @property
     def puzzles(self) -> tuple[int, ...]:
@@ -171,4 +175,6 @@ def describe(fmt: Format) -> str:
         extra = (f", rotate {part.rotation} every {fmt_duration(part.rotation_interval_ms)}"
                  if part.work == "relay" else "")
         lines.append(f"  {part.name}: puzzle {nums} = {list(part.puzzles)}, work {part.work}{extra}")
+    if fmt.advancement is not None:
+        lines.append(f"  its entrants advance {fmt.advancement.describe()} (`tabletimer advance`)")
     return "\n".join(lines)

@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .advancement_rule import RuleError, parse_rule
 from .durations import DURATION_FORMS, fmt_duration, fmt_resolution, parse_duration
 from .format_model import (COUNT_ENTRIES, ENTRANT_KINDS, FINISHED_PUZZLE_CREDIT, MAX_ENTRANTS, MAX_LINE,
                            MAX_MEMBERS, MAX_PARAGRAPH, MAX_PENALTY_S, MAX_PIECES, MAX_PUZZLES, MAX_ROTATIONS,
@@ -284,6 +285,12 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
     rs = root.table("results")
     official_at = rs.text("official_at", "checks", choices=OFFICIAL_MOMENTS)
     rs.done()
+    advancement = None
+    if root.has("advancement"):
+        try:
+            advancement = parse_rule(root.raw("advancement"))
+        except RuleError as e:
+            raise FormatError(f"{source}: {e}") from None
     root.done()
 
     return Format(
@@ -294,7 +301,7 @@ def validate(data: dict, source: str, name: str | None = None) -> Format:
         penalty_per_piece_ms=per_piece * 1000, exempt=frozenset(exempt_raw), min_group=min_group,
         count_entry=count_entry, finished_puzzle_credit=credit, order=order, tie_break=tie,
         awards=awards, eligible_members_min=emin, eligibility=eligibility, no_show_after_ms=no_show,
-        table_share_above=share_above, official_at=official_at, info=info)
+        table_share_above=share_above, official_at=official_at, info=info, advancement=advancement)
 
 
 # --- loading ----------------------------------------------------------------------------------

@@ -246,6 +246,12 @@ def _random_action(rng: random.Random, svc: HubService) -> tuple[str, dict]:
             "board": lambda: rng.choice(["B1", "B9"]),
             "reason": lambda: rng.choice(["", "phone"]),
             "objection": lambda: rng.choice([None, None, "", "seen on video"]),    # (issue 47: official.py)
+            "phase": lambda: rng.choice(["apply", "apply", "withdraw", "begin"]),   # advance's, hall_check's
+            "hash": lambda: "0" * 64,
+            "entrants": lambda: rng.choice([["1", "2"], []]),
+            "withdrawn": lambda: rng.choice(["1", ""]),
+            "sources": lambda: ["group-a"], "reserves": lambda: ["3"], "taken": lambda: [],
+            "as_they_are": lambda: rng.choice([0, 1]), "reserve": lambda: "3",
         }.get(k, lambda: rng.randint(0, 3))()
     if rng.random() < 0.1:
         payload["extra"] = 1

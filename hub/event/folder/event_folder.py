@@ -41,7 +41,7 @@ from ...rules.standings import Entrant, Member
 from . import rounds
 from .csv_cells import read_cell
 
-ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes")
+ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes", "country")   # country: advancement.py
 STATION_COLUMNS = ("board", "button", "table", "entrant", "puzzle")
 # yes and no in the seeds' languages, each as a word and a letter: English, Norwegian and Danish
 # (ja; nei, nej), Czech (ano, ne); x ticks a box, an empty cell is no

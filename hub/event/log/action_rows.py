@@ -24,6 +24,7 @@ MAX_TEXT = 500                # entrant ids, press ids, reasons, who, why
 MAX_MS = 2 ** 53 - 1          # what JSON and a board's 64-bit arithmetic carry exactly
 MAX_REPORT = 60_000           # a hall check's checklist: a line per board of a 300-board hall
 HALL_CHECK_PHASES = ("begin", "verdict")
+ADVANCE_PHASES = ("apply", "withdraw")
 
 # what every action may carry besides its fields: who took it, why, the
 # idempotency key of the request that made it (a phone's queued action, sent
@@ -79,6 +80,12 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "agree": ("press_id", "entrant", "puzzle"),
     "official": (),
     "reopen": (),
+    # a round's entrants from earlier rounds (rules/advancement.py, cli/advance.py): the plan applied
+    # (phase apply: the source rounds, the sha256 of their results, who advances and the reserves in
+    # order, whom the desk took at ties, 1: the sources' results taken as they are, not official) or a
+    # withdrawal (phase withdraw: who withdrew, which reserve came in, the round's entrants after it)
+    "advance": ("phase", "sources", "hash", "entrants", "reserves", "taken", "as_they_are", "withdrawn",
+                "reserve"),
 }
 
 # the actions that change a result (refused once the results are official: event/fold/official.py)
@@ -138,6 +145,14 @@ _SHAPES: dict[str, tuple[str, int, int]] = {
     "rank_of": ("text", 0, MAX_TEXT),
     "seated": ("int", 0, MAX_ENTRANTS),
     "objection": ("text", 1, MAX_TEXT),        # the objection's reason
+    "sources": ("texts", 1, 50),               # advance: the source rounds' names
+    "hash": ("text", 64, 64),                  # ... the sha256 of their results
+    "entrants": ("texts", 0, MAX_ENTRANTS),    # ... the round's entrants, in seating order
+    "reserves": ("texts", 0, MAX_ENTRANTS),    # ... the reserves, in order
+    "taken": ("texts", 0, MAX_ENTRANTS),       # ... the desk's choices at ties
+    "as_they_are": ("int", 0, 1),
+    "withdrawn": ("text", 1, MAX_TEXT),
+    "reserve": ("text", 1, MAX_TEXT),
 }
 
 # fields without which the action means nothing
@@ -162,6 +177,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "firmware": ("board", "fw", "pkg", "sha"),
     "draw": ("seed", "size", "teams"),
     "seat": ("by", "seated"),
+    "advance": ("phase", "hash", "entrants"),
 }
 
 
@@ -184,6 +200,10 @@ def _field_problem(action: str, k: str, v: Any) -> str | None:
                     else f"{action}: {k} is longer than {hi} characters")
     elif kind == "teams":
         return _teams_problem(action, k, v, lo, hi)
+    elif kind == "texts":
+        if not isinstance(v, list) or not lo <= len(v) <= hi or not all(
+                isinstance(x, str) and 1 <= len(x) <= MAX_TEXT for x in v):
+            return f"{action}: {k} must be a list of {lo}..{hi} texts of 1..{MAX_TEXT} characters"
     elif kind == "object":
         if not isinstance(v, dict) or not lo <= len(v) <= hi or not all(isinstance(x, str) for x in v):
             return f"{action}: {k} must be an object of {lo}..{hi} named values, not {v!r}"
@@ -255,6 +275,10 @@ def shape_problem(action: Any, payload: Any) -> str | None:
                 f"a beginning without), not {payload['phase']!r}")
     if action == "seat" and payload["by"] not in SEAT_ORDERS:
         return f"seat: by is one of {', '.join(SEAT_ORDERS)}, not {payload['by']!r}"
+    if action == "advance" and (payload["phase"] not in ADVANCE_PHASES or (payload["phase"] == "withdraw")
+                                != (payload.get("withdrawn") is not None)):
+        return (f"advance: phase is {' or '.join(ADVANCE_PHASES)} (a withdrawal names who withdrew), "
+                f"not {payload['phase']!r}")
     if action == "swap" and payload["packed"] == payload["opened"]:
         return "swap: packed and opened must be two different puzzles"
     if action == "round_start" and payload.get("duration") is not None:

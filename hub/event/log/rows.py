@@ -59,6 +59,7 @@ class RowKind(Enum):
     OP_AGREE = ("operator", "agree")            # the competitor saw and agreed to a time or count (official.py)
     OP_OFFICIAL = ("operator", "official")      # the round's results made official
     OP_REOPEN = ("operator", "reopen")          # ... and reopened, saying why
+    OP_ADVANCE = ("operator", "advance")        # a round's entrants from earlier rounds (cli/advance.py)
     OPERATOR_UNKNOWN = ("operator", None)
     # the hub's own rows
     HUB_CONFLICT = ("hub", "conflict")          # a board event's identity sent again, other content (store.py)

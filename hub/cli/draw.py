@@ -12,12 +12,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..core.before_start import Refused, draw_round, seat_order, seat_round
+from ..core.before_start import DrawMade, Refused, draw_lines, draw_round, seat_order, seat_round
 from ..event.folder import event_folder
 from ..event.folder.event_folder import Station
 from ..rules.formats import Format
 from ..rules.standings import Entrant
-from ..rules.team_draw import Draw
 from .options import ROUND_HELP
 
 
@@ -28,23 +27,12 @@ def cmd_draw(args) -> int:
     except Refused as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    _print_draw(made.draw, made.registered, args, made.row, made.folder)
+    _print_draw(made, args)
     return 0
 
 
-def _print_draw(draw: Draw, registered: int, args, row: int, p: Path) -> None:
-    how = []
-    if args.apart_by:
-        how.append(f"{args.apart_by} kept apart")
-    if args.balance_by:
-        how.append(f"balanced by the places of round {args.balance_by}")
-    print(f"draw number (seed): {draw.seed}")
-    print(f"{registered} registered: {draw.how}" + (f"; {', '.join(how)}" if how else ""))
-    for t in draw.teams:
-        print(f"  {t.id} {t.name}: " + ", ".join(m.name + (f" ({m.group})" if args.apart_by and m.group else "")
-                                                   for m in t.members))
-    print(f"recorded in the log (row #{row}) and written to {p / 'entrants.csv'}; the same seed with the same "
-          f"registrations gives the same teams (--seed {draw.seed}); draw again: a new seed, recorded too")
+def _print_draw(made: DrawMade, args) -> None:
+    print("\n".join(draw_lines(made, args.apart_by, args.balance_by)))
     print(f"next: seat the teams, `tabletimer seat {args.dir} --round {args.round or 'ROUND'} --by random`")
 
 

@@ -197,6 +197,33 @@ def draw_round(hall: str | Path, name: str | None, teams_of: int, seed: int | No
     return DrawMade(got, p, draw, len(people), row)
 
 
+def draw_lines(made: DrawMade, apart_by: str | None, balance_by: str | None) -> list[str]:
+    """What a desk shows of a draw made: its number, how, each team, where it went."""
+    how = []
+    if apart_by:
+        how.append(f"{apart_by} kept apart")
+    if balance_by:
+        how.append(f"balanced by the places of round {balance_by}")
+    draw = made.draw
+    return ([f"draw number (seed): {draw.seed}",
+             f"{made.registered} registered: {draw.how}" + (f"; {', '.join(how)}" if how else "")]
+            + [f"  {t.id} {t.name}: " + ", ".join(m.name + (f" ({m.group})" if apart_by and m.group else "")
+                                                   for m in t.members) for t in draw.teams]
+            + [f"recorded in the log (row #{made.row}) and written to {made.folder / 'entrants.csv'}; the same "
+               f"seed with the same registrations gives the same teams (--seed {draw.seed}); draw again: a new "
+               f"seed, recorded too"])
+
+
+def default_round(hall: Path, own: str) -> str:
+    """The round a console's draw or seating is for unless it names one:
+    its own, unless a hub runs on it (then the next round of the event)."""
+    if not hub_on(rounds.round_dir(hall, own)):
+        return own
+    names = rounds.names(hall)
+    later = names[names.index(own) + 1:] if own in names else []
+    return later[0] if later else own
+
+
 def seat_order(words: list[str], what: str = "--by") -> tuple[str, str | None]:
     """(order, the earlier round of rank-of) from `random`, `rank-of ROUND`, `name`, `registration`."""
     if not words:

@@ -27,8 +27,8 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.message import Message
 
-from .forms import ActionForm, action_forms
-from .screens import ConfirmScreen, FormScreen, MainScreen, NameScreen
+from .forms import ActionForm, action_forms, before_start_forms
+from .screens import ConfirmScreen, FormScreen, MainScreen, NameScreen, ResultScreen
 from .table import LiveTable
 from .view import MainView
 from ..fleet.hall_check import checklist
@@ -38,7 +38,7 @@ from ..core.snapshot import Snapshot
 
 # the screens and forms are in screens.py and forms.py, the drawing in view.py; the screens'
 # names here too, for those who drive the console
-__all__ = ["ConfirmScreen", "ConsoleApp", "FormScreen", "MainScreen", "NameScreen", "run_console"]
+__all__ = ["ConfirmScreen", "ConsoleApp", "FormScreen", "MainScreen", "NameScreen", "ResultScreen", "run_console"]
 
 DEFAULT_WHO = "head referee"
 REFRESH_S = 0.25
@@ -61,7 +61,8 @@ class ConsoleApp(App):
     #logbar { height: 1; }
     #filter { height: 1; border: none; width: 1fr; padding: 0; }
     #log { height: 1fr; }
-    FormScreen, ConfirmScreen, NameScreen { align: center middle; }
+    FormScreen, ConfirmScreen, NameScreen, ResultScreen { align: center middle; }
+    #result-box { height: auto; max-height: 24; }
     #dialog { width: 72; height: auto; max-height: 90%; border: thick $primary; background: $surface;
               padding: 1 2; }
     #dialog Input { margin-bottom: 0; }
@@ -240,7 +241,7 @@ class ConsoleApp(App):
         self.push_screen(FormScreen(form, self), lambda _ok: self.refresh_view())
 
     def forms(self) -> dict[str, ActionForm]:
-        return action_forms(self)
+        return action_forms(self) | before_start_forms(self)
 
     def hall_check_text(self) -> str:
         """The latest hall check as its checklist (judged by the limits it

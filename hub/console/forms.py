@@ -5,8 +5,10 @@ action must be confirmed before it is recorded."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Protocol
 
+from ..core import before_start
 from ..core.service import HubService, with_defaults
 from ..rules.formats import fmt_duration
 from ..rules.timetext import parse_clock_time, parse_duration_ms, start_clock_doubt
@@ -67,6 +69,89 @@ class ActionForm:
     # why these values are asked about first, though the action is not destructive (a
     # round start typed as a clock time far in the past or ahead); None: no question
     doubt: Callable[[dict[str, str]], "str | None"] | None = None
+    # not an action on this console's round: run(values, why) does it (the draw and the seating,
+    # core/before_start.py) and returns what it made, shown in a dialog; None: an action
+    run: Callable[[dict[str, str], str], str] | None = None
+    # run's values for "do it again" (the draw again: a new seed); None: no such button
+    again: Callable[[dict[str, str]], dict[str, str]] | None = None
+
+
+def _not_an_action(v: dict[str, str]) -> tuple[str, dict]:
+    raise ValueError("done by the form itself, not an action of this round")
+
+
+def before_start_forms(console: Desk) -> dict[str, ActionForm]:
+    """The team draw and the seating of a round before its start (of this
+    console's round, or another of the event), as `tabletimer draw`/`seat`
+    make them: core/before_start.py, the same checks and messages."""
+    found = before_start.folder_of_log(getattr(console.service.store, "path", None) or Path("."))
+    hall, own = found if found is not None else (None, "")
+    default = before_start.default_round(hall, own) if hall is not None else ""
+
+    def place(v: dict[str, str]) -> tuple[Path, str]:
+        if hall is None:
+            raise ValueError("this console has no event folder here (a console on another laptop): draw and "
+                             "seat on the laptop with the event folder (`tabletimer draw`, `tabletimer seat`)")
+        name = v["round"].strip() or own
+        return hall, name
+
+    def stale(name: str) -> str:
+        return (f"\nThis console shows round {own}'s entrants and stations as it opened them: open it again "
+                f"to see these." if name == own else "")
+
+    def draw(v: dict[str, str], why: str) -> str:
+        where, name = place(v)
+        size = parse_int(v["teams_of"], "teams of")
+        if size is None:
+            raise ValueError("teams of: how many members a team (e.g. 4)")
+        apart, balance = v["apart_by"].strip() or None, v["balance_by"].strip() or None
+        try:
+            made = before_start.draw_round(where, name, size, parse_int(v["seed"], "seed"), apart, balance,
+                                           who=console.who, why=why)
+        except before_start.Refused as e:
+            raise ValueError(str(e)) from None
+        return f"Round {made.round}\n" + "\n".join(before_start.draw_lines(made, apart, balance)) + stale(made.round)
+
+    def seat(v: dict[str, str], why: str) -> str:
+        where, name = place(v)
+        warned: list[str] = []
+        try:
+            by, rank_of = before_start.seat_order(v["by"].split(), "by")
+            made = before_start.seat_round(where, name, by, rank_of, parse_int(v["seed"], "seed"),
+                                           who=console.who, why=why, warn=warned.append)
+        except before_start.Refused as e:
+            raise ValueError(str(e)) from None
+        tables: dict[str, list[str]] = {}
+        names = {e.id: e.name for e in made.entrants}
+        for st in made.seats:
+            seated = tables.setdefault(st.table, [])
+            if st.entrant not in seated:
+                seated.append(st.entrant)
+        return "\n".join(
+            [f"Round {made.round}: seated {made.seated} by {by}" + (f" {rank_of}" if rank_of else "")
+             + (f", seed {made.seed}" if made.seed is not None else "") + f" at {len(tables)} tables of "
+             f"{made.source}; recorded in the log (row #{made.row}) and written to {made.folder / 'stations.csv'}"]
+            + [f"warning: {w}" for w in warned]
+            + [f"  {t}: " + ", ".join(f"{e} {names.get(e, '')}".strip() for e in es) for t, es in tables.items()]
+            + [f"the table cards: `tabletimer cards {where} --round {made.round} --html FILE`"]) + stale(made.round)
+
+    R = FormField("round", "round (blank = this console's" + (f", {own}" if own else "") + ")", default)
+    return {
+        "draw": ActionForm("draw", "Team draw (before the round's start)", [
+            R, FormField("teams_of", "teams of (members a team)", "4"),
+            FormField("seed", "draw number (seed; blank = a new one)", "", "e.g. 4711"),
+            FormField("apart_by", "keep apart by (a column of registrations.csv: club, family; blank = none)", ""),
+            FormField("balance_by", "balance by the places of an earlier round (blank = no)", ""),
+        ], _not_an_action, run=draw, again=lambda v: dict(v, seed=""),
+            note="the round's registrations.csv drawn into teams, its entrants.csv written, the draw recorded "
+                 "in its log; refused once its start is recorded"),
+        "seat": ActionForm("seat", "Seating (before the round's start)", [
+            R, FormField("by", "by: random | rank-of ROUND | name | registration", "random"),
+            FormField("seed", "random: its number (blank = a new one)", ""),
+        ], _not_an_action, run=seat,
+            note="the round's entrants at the hall's tables (hall.csv), its stations.csv written, the seating "
+                 "recorded in its log; refused once its start is recorded"),
+    }
 
 
 def action_forms(console: Desk) -> dict[str, ActionForm]:

@@ -4,6 +4,8 @@ destructive one is recorded, the operator's name, and the hall check."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -85,6 +87,9 @@ class FormScreen(ModalScreen[bool]):
     def submit(self) -> None:
         vals = self.values()
         why = vals.pop("why", "").strip()
+        if self.form.run is not None:
+            self._run(vals, why)
+            return
         try:
             if self.form.why_required and not why:
                 raise ValueError(f"{self.form.key}: a reason (why) is needed")
@@ -107,6 +112,20 @@ class FormScreen(ModalScreen[bool]):
         question = self.console.describe(action, payload)
         self.app.push_screen(ConfirmScreen(f"Careful: {doubt}.\n{question}" if doubt else question), answered)
 
+    def _run(self, vals: dict[str, str], why: str) -> None:
+        """A form that does its work itself (the draw, the seating): its
+        result shown in a dialog (with "again" where the form has it)."""
+        run, again = self.form.run, self.form.again
+        assert run is not None
+        try:
+            text = run(vals, why)
+        except (ValueError, LogWriteFailed) as e:
+            self.show_error(str(e))
+            return
+        self.dismiss(True)
+        self.app.push_screen(ResultScreen(self.form.title, text,
+                                          (lambda: run(again(vals), why)) if again is not None else None))
+
     def _record(self, action: str, payload: dict, why: str) -> None:
         try:
             self.console.perform(action, payload, why)
@@ -118,6 +137,48 @@ class FormScreen(ModalScreen[bool]):
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+
+class ResultScreen(ModalScreen[None]):
+    """What a form that does its work itself made (a draw's number and
+    teams); `again` (a): do it once more (the draw again: a new number),
+    shown in place of the first."""
+    BINDINGS = [Binding("escape", "close", "close"), Binding("enter", "close", "close", show=False),
+                Binding("a", "again", "again")]
+
+    def __init__(self, title: str, text: str, again: Callable[[], str] | None = None) -> None:
+        super().__init__()
+        self.title_text, self.text, self.again = title, text, again
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(f"[b]{self.title_text}[/b]")
+            with VerticalScroll(id="result-box"):
+                yield Static(Text(self.text), id="result")
+            yield Label("", id="error")
+            with Horizontal(id="buttons"):
+                if self.again is not None:
+                    yield Button("Again: a new number (a)", variant="warning", id="again")
+                yield Button("Close (Esc)", variant="primary", id="close")
+
+    def on_mount(self) -> None:
+        self.query_one("#close", Button).focus()
+
+    @on(Button.Pressed, "#again")
+    def action_again(self) -> None:
+        if self.again is None:
+            return
+        try:
+            self.text = self.again()
+        except (ValueError, LogWriteFailed) as e:
+            self.query_one("#error", Label).update(Text(str(e), style="bold red"))
+            return
+        self.query_one("#error", Label).update("")
+        self.query_one("#result", Static).update(Text(self.text))
+
+    @on(Button.Pressed, "#close")
+    def action_close(self) -> None:
+        self.dismiss(None)
 
 
 class NameScreen(ModalScreen[str | None]):
@@ -163,6 +224,8 @@ class MainScreen(Screen):
         Binding("o", "resolve", "resolve conflict"),
         Binding("w", "who", "operator"),
         Binding("h", "hall_check", "hall check"),
+        Binding("d", "draw", "team draw"),
+        Binding("e", "seat", "seating"),
         Binding("slash", "filter", "filter log"),
         Binding("escape", "unfilter", "back", show=False),
         Binding("q", "app.quit", "quit"),
@@ -210,6 +273,8 @@ class MainScreen(Screen):
     def action_identify(self) -> None: self.app.open_form("identify")      # type: ignore[attr-defined]
     def action_correct(self) -> None: self.app.open_form("correct")        # type: ignore[attr-defined]
     def action_resolve(self) -> None: self.app.open_form("resolve")        # type: ignore[attr-defined]
+    def action_draw(self) -> None: self.app.open_form("draw")              # type: ignore[attr-defined]
+    def action_seat(self) -> None: self.app.open_form("seat")              # type: ignore[attr-defined]
     def action_who(self) -> None: self.app.ask_who()                       # type: ignore[attr-defined]
     def action_hall_check(self) -> None: self.app.push_screen(HallCheckScreen())
 

@@ -10,6 +10,10 @@
     GET  /results            the results sheet (as `tabletimer results --html`),
                              provisional or final, with the time of the last
                              change; /results.csv and /results.json to download
+    GET  /draw               the round's team draw (draw_view.py): its number
+                             (the seed) and each team with its members, the
+                             draws it superseded listed; /h/api/draw its data,
+                             which the page asks for every few seconds
     GET  /h/api/standings    the standings as JSON (hall_view.py): what a page
                              polls every few seconds when its stream is refused
     GET  /h/api/stream       the same by server-sent events: at every change
@@ -52,20 +56,21 @@ from ..outputs.results import in_progress_text, results_csv, results_html, resul
 from . import screens
 from .changes import stream_views
 from .rate_limit import RateLimit
-from .round_views import EventRounds, RoundUnavailable, RoundView
+from .round_views import DrawLog, EventRounds, RoundUnavailable, RoundView
 
 PAGES = Path(__file__).parent / "pages"
 STATIC = {"hall.css": "text/css", "hall.js": "text/javascript", "standings.js": "text/javascript",
-          "results.js": "text/javascript", "common.js": "text/javascript", "rotate.js": "text/javascript"}
+          "results.js": "text/javascript", "common.js": "text/javascript", "rotate.js": "text/javascript",
+          "draw.js": "text/javascript"}
 MIN_INTERVAL_S = 0.5         # a stream's views at most this often (a burst of presses: one view;
                              # 300 pages of 300 entrants at 4 views a second were 86 MB/s)
 _NO_STORE = {"Cache-Control": "no-store"}
 # every path the pages answer (hall_process.py: the hub's own server sends them on)
 PATHS = ("/hall", "/standings", "/rotate", "/results", "/results.csv", "/results.json",
-         "/h/api/standings", "/h/api/stream", "/h/static/{name}")
+         "/h/api/standings", "/h/api/stream", "/h/static/{name}", "/draw", "/h/api/draw")
 
 
-_LINKS = re.compile(r'href="(/hall|/standings|/results)"')     # a page's links to the others
+_LINKS = re.compile(r'href="(/hall|/standings|/results|/draw)"')     # a page's links to the others
 _WRONG_SCREEN = ("this screen's token is not the event's (an old one?): open the projector's address "
                  "the hub prints (hall pages ... the projector: .../hall?screen=...); shown as a spectator's page")
 
@@ -89,7 +94,7 @@ class HallPages:
                  "/rotate": self.page("rotate.html"), "/results": self.results_page,
                  "/results.csv": self.results_file("csv"), "/results.json": self.results_file("json"),
                  "/h/api/standings": self.standings, "/h/api/stream": self.stream,
-                 "/h/static/{name}": self.static}
+                 "/h/static/{name}": self.static, "/draw": self.page("draw.html"), "/h/api/draw": self.draw}
         assert tuple(serve) == PATHS
         return [Route(path, fn, methods=["GET"]) for path, fn in serve.items()]
 
@@ -151,6 +156,20 @@ class HallPages:
         except RoundUnavailable as e:
             return JSONResponse({"error": str(e)}, status_code=503, headers={"Retry-After": "5"})
 
+    def _drawn(self, request: Request) -> DrawLog | Response:
+        """The draws of the round asked for (?round=NAME; none: the live
+        one), or the 404 refusing a name that is not one of the event's
+        rounds.  Not its whole view: a round drawn and not yet seated has
+        files that do not load together, and its draw is shown all the same."""
+        name, rounds = request.query_params.get("round"), self.rounds
+        if name is None:
+            return self.live.draws
+        if rounds is None or not rounds.known(name):
+            return JSONResponse({"error": rounds.unknown(name) if rounds else
+                                 "the hall's pages here show one round: open them without ?round=",
+                                 "rounds": rounds.names() if rounds else []}, status_code=404)
+        return self.live.draws if name == rounds.live else rounds.draw_log(name)
+
     def _keep(self, request: Request) -> str:
         """The page's screen token as a query for its links ('' if none)."""
         token = request.query_params.get(screens.PARAM)
@@ -167,7 +186,7 @@ class HallPages:
             refused = self._allowed(request, wrong_screen_refused=False)
             if refused:
                 return refused
-            shown = await self._round(request)
+            shown = self._drawn(request) if name == "draw.html" else await self._round(request)
             if isinstance(shown, Response):
                 return shown
             text = (PAGES / name).read_text()
@@ -234,6 +253,15 @@ class HallPages:
                 close()
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    async def draw(self, request: Request) -> Response:
+        refused = self._allowed(request)
+        if refused:
+            return refused
+        drawn = self._drawn(request)
+        if isinstance(drawn, Response):
+            return drawn
+        return JSONResponse(await run_in_threadpool(drawn.view), headers=_NO_STORE)
 
     # ------------------------------------------------------------ results
     async def results_page(self, request: Request) -> Response:

@@ -27,10 +27,13 @@ from urllib.parse import quote
 from ..protocol.keys import BoardKeys
 from ..core.service import HubService
 from ..event.folder import rounds
+from ..event.folder.event_folder import event_title
 from ..event.fold.description import competition_of
 from ..event.log.followed_log import FollowedLog
+from ..event.log.rows import RowKind, kind_of
 from .changes import ChangeFeed, SharedView
 from .console_api import folder_event
+from .draw_view import draw_view
 from .hall_view import hall_view
 from ..outputs.result_marks import result_marks
 
@@ -61,6 +64,35 @@ def _tables_members_last(comp: Any, now: int) -> tuple[dict[str, str], dict[str,
             {e.id: [m.name for m in e.members] for e in comp.entrants}, comp.last_row_id())
 
 
+class DrawLog:
+    """A round's team draws as its log holds them, for the /draw page
+    (draw_view.py): the log's rows stored since read at each call, its
+    `draw` rows kept, and whether a round start is recorded.  Apart from
+    the round's view: a round just drawn and not yet seated (its stations
+    name the entrants before the draw) shows its draw all the same."""
+
+    def __init__(self, store: Any, title: str) -> None:
+        """store: the round's log (an EventStore, or a FollowedLog that may wait for it)."""
+        self.store, self.title = store, title
+        self._draws: list[dict] = []
+        self._started = False
+        self._after = 0
+        self._lock = threading.Lock()
+
+    def view(self) -> dict:
+        """The page's data (a worker thread's: it reads the log)."""
+        with self._lock:
+            look = getattr(self.store, "look", None)
+            if look is None or look():
+                new = self.store.events(after=self._after)
+                if new:
+                    self._after = new[-1]["id"]
+                    kinds = [(r, kind_of(r)) for r in new]
+                    self._draws += [r for r, k in kinds if k is RowKind.OP_DRAW]
+                    self._started = self._started or any(k is RowKind.OP_ROUND_START for _, k in kinds)
+            return draw_view(list(self._draws), self.title, self._started)
+
+
 class RoundView:
     def __init__(self, service: Any, title: str = "", name: str | None = None) -> None:
         """service: a HubService on the round's log; name: the round's (None: the only one)."""
@@ -71,6 +103,7 @@ class RoundView:
         # one view for every page, made again at a change, or after FRESH_S for the
         # clock-driven parts (running -> unfinished at time-up change without a row)
         self.view = SharedView(self.feed, None, self.make, fresh_s=FRESH_S)
+        self.draws = DrawLog(service.store, self.title)
         last = service.read(lambda comp, now: comp.last_row_id())
         if last:
             rows = service.store.events(after=last - 1)
@@ -124,6 +157,7 @@ class EventRounds:
         self._open: dict[str, RoundView] = {}
         self._failed: dict[str, tuple[float, str]] = {}      # name -> (when, why)
         self._said: dict[str, str] = {}                      # name -> the follow error logged
+        self._draw_logs: dict[str, DrawLog] = {}             # name -> its draws (the /draw page)
         self._lock = threading.Lock()
 
     def names(self) -> list[str]:
@@ -170,6 +204,17 @@ class EventRounds:
             self._open[name] = got
             return got
 
+    def draw_log(self, name: str) -> DrawLog:
+        """A known round's draws (not the live one's), its log followed from
+        the first call (read once it is made)."""
+        with self._lock:
+            got = self._draw_logs.get(name)
+            if got is None:
+                title = f"{event_title(self.folder)} \u2014 {name}"
+                got = self._draw_logs[name] = DrawLog(
+                    FollowedLog(rounds.round_dir(self.folder, name) / "events.sqlite", wait=True), title)
+            return got
+
     def _opened(self, name: str) -> RoundView:
         d = rounds.round_dir(self.folder, name)
         event = folder_event(self.folder, d, name)         # as the hub describes its live round
@@ -200,9 +245,12 @@ class EventRounds:
     def close(self) -> None:
         with self._lock:
             opened, self._open = list(self._open.values()), {}
+            drawn, self._draw_logs = list(self._draw_logs.values()), {}
         for view in opened:
             view.close()
             view.service.store.close()
+        for d in drawn:
+            d.store.close()
 
     def picker(self, path: str, shown: str | None, keep: str = "") -> str:
         """Links to path for each round (the live one without ?round=, and

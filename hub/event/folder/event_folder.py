@@ -41,7 +41,7 @@ from ...rules.standings import Entrant, Member
 from . import rounds
 from .csv_cells import read_cell
 
-ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes")
+ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes", "publish")
 STATION_COLUMNS = ("board", "button", "table", "entrant", "puzzle")
 # yes and no in the seeds' languages, each as a word and a letter: English, Norwegian and Danish
 # (ja; nei, nej), Czech (ano, ne); x ticks a box, an empty cell is no
@@ -272,6 +272,8 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
         else:
             eligible = _yes(elig_text, f"{where} (eligible)") if elig_text else True
             members = tuple(Member(m, eligible) for m in names)
+        if row.get("publish"):
+            _yes(row["publish"], f"{where} (publish)")     # unpublished() reads it: checked here
         name = row["name"] or eid
         if name.lower() in seen_names:
             warnings.append(f"{where}: name {name!r} also on line {seen_names[name.lower()]}")
@@ -280,6 +282,15 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
     if fmt.capacity is not None and len(entrants) > fmt.capacity:
         warnings.append(f"{path}: {len(entrants)} entrants; the format allows {fmt.capacity}")
     return entrants, warnings
+
+
+def unpublished(path: Path) -> frozenset[str]:
+    """The ids of the entrants whose `publish` is no (entrants.csv at path,
+    already loaded: checked): the public site shows them without a name."""
+    if not path.exists():
+        return frozenset()
+    return frozenset(row["id"] for _, row in _read_csv(path, ENTRANT_COLUMNS, ("id",))
+                     if row.get("publish") and not _yes(row["publish"], f"{path} (publish)"))
 
 
 def load_stations(path: Path, fmt: Format, entrant_ids: set[str]) -> list[Station]:

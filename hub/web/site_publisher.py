@@ -68,8 +68,9 @@ class SiteSource:
                 log.warning("the public site leaves round %s out: %s", name, e)
                 continue
             shown = view.make()
+            entrants = rounds.round_dir(self.folder, name) / "entrants.csv"
             try:
-                hidden = event_folder.unpublished(rounds.round_dir(self.folder, name) / "entrants.csv")
+                hidden = event_folder.unpublished(entrants) if entrants.exists() else frozenset()
             except event_folder.EventFolderError as e:        # cannot read who opted out: nobody named
                 log.warning("round %s's entrants.csv: %s: the site shows no names of it", name, e)
                 hidden = frozenset(r["entrant"] for r in shown["rows"])

@@ -272,8 +272,7 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
         else:
             eligible = _yes(elig_text, f"{where} (eligible)") if elig_text else True
             members = tuple(Member(m, eligible) for m in names)
-        if row.get("publish"):
-            _yes(row["publish"], f"{where} (publish)")     # unpublished() reads it: checked here
+        _yes(row.get("publish") or "yes", f"{where} (publish)")     # checked here: unpublished() reads it
         name = row["name"] or eid
         if name.lower() in seen_names:
             warnings.append(f"{where}: name {name!r} also on line {seen_names[name.lower()]}")
@@ -285,12 +284,8 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
 
 
 def unpublished(path: Path) -> frozenset[str]:
-    """The ids of the entrants whose `publish` is no (entrants.csv at path,
-    already loaded: checked): the public site shows them without a name."""
-    if not path.exists():
-        return frozenset()
-    return frozenset(row["id"] for _, row in _read_csv(path, ENTRANT_COLUMNS, ("id",))
-                     if row.get("publish") and not _yes(row["publish"], f"{path} (publish)"))
+    """The ids whose `publish` is no (entrants.csv, loaded before: checked): the public site names them not."""
+    return frozenset(r["id"] for _, r in _read_csv(path, ENTRANT_COLUMNS, ("id",)) if (r.get("publish") or "y").lower() in NO)
 
 
 def load_stations(path: Path, fmt: Format, entrant_ids: set[str]) -> list[Station]:

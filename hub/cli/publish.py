@@ -38,7 +38,8 @@ def add_parser(sub) -> None:
 
 def _running(status: dict | None) -> dict | None:
     """The status of a running hub that publishes (None: none runs)."""
-    return status if status is not None and time.time() - status.get("written", 0) < RUNNING_S else None
+    fresh = status is not None and time.time() - status.get("written", 0) < RUNNING_S and not status.get("stopped")
+    return status if fresh else None
 
 
 def cmd_publish(args) -> int:

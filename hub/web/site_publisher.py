@@ -96,11 +96,13 @@ def site_url(folder: str | Path) -> str | None:
     return text or None
 
 
-def write_status(folder: str | Path, status: OutboxStatus, remote: str) -> None:
-    """DIR/publish-status.json, whole (a reader never sees half of it)."""
+def write_status(folder: str | Path, status: OutboxStatus, remote: str, stopped: bool = False) -> None:
+    """DIR/publish-status.json, whole (a reader never sees half of it);
+    stopped: the hub's last (it publishes no more)."""
     path = Path(folder) / STATUS_FILE
     tmp = path.with_name(path.name + ".tmp")
-    doc = {**asdict(status), "line": status.line(), "remote": remote, "written": time.time(), "pid": os.getpid()}
+    doc = {**asdict(status), "line": status.line(), "remote": remote, "written": time.time(), "pid": os.getpid(),
+           "stopped": stopped}
     tmp.write_text(json.dumps(doc), encoding="utf-8")
     os.replace(tmp, path)
 
@@ -226,6 +228,6 @@ class SitePublisher:
             self._thread.join(10)
         self.sender.stop()
         try:
-            write_status(self.source.folder, self.outbox.status(), self.remote)
+            write_status(self.source.folder, self.outbox.status(), self.remote, stopped=True)
         except OSError:
             pass

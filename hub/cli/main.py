@@ -285,6 +285,11 @@ def _advance(sub) -> None:
     add_subcommands(sub)
 
 
+def _publish(sub) -> None:
+    from .publish import add_parser
+    add_parser(sub)
+
+
 # every command: the names it adds, and what adds its parser; in the order --help lists them
 COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("demo",), _demo), (("run",), _run), (("rehearse",), _rehearse), (("press",), _press),
@@ -293,6 +298,7 @@ COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("absent", "check-in-list"), _check_in), (("replay",), _replay), (("log",), _log), (("board",), _board), (("broker",), _broker),
     (("bench",), _bench_parser), (("formats", "dry-run"), _formats), (("results", "cards"), _outputs),
     (("draw", "seat"), _draw), (("referees",), _referees), (("round",), _rounds), (("advance",), _advance),
+    (("publish",), _publish),
 ]
 
 

@@ -42,6 +42,9 @@ def serve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hall-pages", choices=("on", "off"), default="on",
                    help="the hall's public pages: /hall (projector), /standings (spectators' phones), "
                         "/results, served by a process of their own (default on; off: not served)")
+    p.add_argument("--publish", metavar="REMOTE", default=None,
+                   help="the event's public pages pushed on every change to this rclone remote (NAME:PATH; "
+                        "docs/operations.md, Results online); the hub never waits on it")
     p.add_argument("--hall-listen", metavar="HOST:PORT", default=None,
                    help="address of the hall's pages' own server (so that a crowd on them cannot slow "
                         "the boards; the web server sends /hall, /standings, /results there): default "

@@ -39,6 +39,7 @@ from .keep_awake import Awake, keep_awake
 from .log_sentences import describe
 from .main_loop import MainLoop
 from .signals import room_for_connections, serving, stop_on_signals
+from .site_start import start_site
 from .web_start import hall_base, hall_process, referee_pages, say_referee_urls, web_server
 
 SHUTDOWN_GRACE_S = 3.0     # a console asked to stop that has not returned by then: the watchdog ends the process
@@ -76,6 +77,7 @@ class HubRuntime:
         self.pages: Any = None            # pages' process, the old primary's watch: None until started
         self.hall: Any = None
         self.watch: Any = None
+        self.site: Any = None             # the public site's publisher (site_start.py; --publish)
         self.sims: list = []
         self.why: list[str] = []          # the signal that stopped it
         self.fenced: list[str] = []       # why this hub stopped: another took over from its log
@@ -135,6 +137,9 @@ class HubRuntime:
         link.start(while_waiting=self._dead)    # a child broker dying meanwhile is said and started again
         if web_listen and self.event:
             self._start_web(web_listen, self.event)
+        self.site = start_site(getattr(self.options, "publish", None), service, self.data, self.event, say)
+        if self.site is not None and self.pages is not None:
+            self.pages.status_line = self.site.line          # the head referee's calls page
         self.watch = _old_primary_watch(service, self.on_terminal)     # a takeover's: hubs watch each other
         if self.start_sims:
             self.sims = self.start_sims(address, self.stop_event)
@@ -185,9 +190,10 @@ class HubRuntime:
         service.split.check()                    # the standby lost, or heard again: a row
         _report_dead_sims(self.sims, tell)
         self._dead()
-        said = self.hall.check() if self.hall else None
-        if said:
-            tell(said)
+        for part in (self.hall, self.site):
+            said = part.check() if part else None
+            if said:
+                tell(said)
         broker = self.broker
         if broker is not None and follow_keys(broker, service.keys, self.data, broker.address.password or ""):
             tell("broker: the board keys changed: Mosquitto's logins written again and reloaded")
@@ -244,7 +250,7 @@ class HubRuntime:
         self.stop_event.set()
         for sim in [] if self.boards_stay else self.sims:
             sim.stop()
-        for part, how in ((self.watch, "stop"), (self.web, "stop"), (self.pages, "close"), (self.hall, "stop"),
+        for part, how in ((self.watch, "stop"), (self.site, "stop"), (self.web, "stop"), (self.pages, "close"), (self.hall, "stop"),
                           (self.link, "stop"), (self.broker, "stop"), (self.awake, "release")):
             if part:
                 getattr(part, how)()

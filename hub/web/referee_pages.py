@@ -48,7 +48,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
@@ -103,6 +103,7 @@ class RefereePages:
         # queued the hub's MQTT thread behind them for the service's lock
         self._gate = asyncio.Semaphore(VIEWS_AT_ONCE)
         self._tables_of: tuple[int, dict[str, set[str]], dict[str, set[str]]] | None = None
+        self.status_line: Callable[[], str] | None = None     # the public site's (runtime/site_start.py)
 
     def _tables_touched(self, row: dict) -> list[str] | None:
         """The table pages a stored row can change (None: all of them: the
@@ -241,6 +242,8 @@ class RefereePages:
         for (no `hall_check` at all when none runs: the page as without one)."""
         view = calls_view(comp, now)
         view["clock"] = self.service.clock_alerts(now)   # a sleep, a stepped clock: for the head referee
+        if self.status_line is not None:
+            view["site"] = self.status_line()              # the public site's publishing
         check = self.service.hall_check_running()          # (the service's lock is held: read)
         if check is not None:
             view["hall_check"] = hall_check_view(check, comp.stations, comp.entrants)

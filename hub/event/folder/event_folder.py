@@ -41,7 +41,8 @@ from ...rules.standings import Entrant, Member
 from . import rounds
 from .csv_cells import read_cell
 
-ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes", "country")   # country: advancement.py
+ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes", "country",   # country: advancement.py
+                   "publish")                                                    # publish: the public site
 STATION_COLUMNS = ("board", "button", "table", "entrant", "puzzle")
 # yes and no in the seeds' languages, each as a word and a letter: English, Norwegian and Danish
 # (ja; nei, nej), Czech (ano, ne); x ticks a box, an empty cell is no
@@ -273,6 +274,7 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
         else:
             eligible = _yes(elig_text, f"{where} (eligible)") if elig_text else True
             members = tuple(Member(m, eligible) for m in names)
+        _yes(row.get("publish") or "yes", f"{where} (publish)")     # checked here: unpublished() reads it
         name = row["name"] or eid
         if name.lower() in seen_names:
             warnings.append(f"{where}: name {name!r} also on line {seen_names[name.lower()]}")
@@ -281,6 +283,11 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
     if fmt.capacity is not None and len(entrants) > fmt.capacity:
         warnings.append(f"{path}: {len(entrants)} entrants; the format allows {fmt.capacity}")
     return entrants, warnings
+
+
+def unpublished(path: Path) -> frozenset[str]:
+    """The ids whose `publish` is no (entrants.csv, loaded before: checked): the public site names them not."""
+    return frozenset(r["id"] for _, r in _read_csv(path, ENTRANT_COLUMNS, ("id",)) if (r.get("publish") or "y").lower() in NO)
 
 
 def load_stations(path: Path, fmt: Format, entrant_ids: set[str]) -> list[Station]:

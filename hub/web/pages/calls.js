@@ -48,6 +48,9 @@
     ck.replaceChildren();
     said.forEach(function (t) { ck.appendChild(TT.el("li", { text: t })); });
     ck.hidden = said.length === 0;
+    var site = document.getElementById("site");       // the public site's publishing (run --publish)
+    site.textContent = view.site || "";
+    site.hidden = !view.site;
     var ul = document.getElementById("tables");
     if (ul.childElementCount !== view.tables.length) {
       ul.replaceChildren();

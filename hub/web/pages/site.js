@@ -1,0 +1,111 @@
+// The event's public site (hub/web/public_site.py): a static page that polls
+// its JSON (data-json) every data-poll seconds and draws it; the round's clock
+// runs on this device's clock between polls.  No build step, no libraries.
+"use strict";
+(function () {
+  const body = document.body;
+  const url = body.dataset.json, poll = Number(body.dataset.poll || 5) * 1000;
+  let doc = null, shown = "", fetched = 0, failing = 0;
+
+  function el(tag, attrs, text) {
+    const e = document.createElement(tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function dur(ms) {
+    if (ms === undefined || ms === null) return "";
+    const neg = ms < 0; ms = Math.abs(ms);
+    const s = Math.floor(ms / 1000), h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;
+    const t = (h ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + String(r).padStart(2, "0");
+    return (neg ? "-" : "") + t;
+  }
+  function clock(v) {
+    const now = Date.now();
+    if (v.start === null || v.start === undefined || now < v.start)
+      return v.start ? "starts in " + dur(v.start - now) : "not started";
+    if (v.end !== null && v.end !== undefined && now >= v.end) return "time is up";
+    return "running · " + (v.end ? dur(v.end - now) + " left" : dur(now - v.start));
+  }
+  function standingsTable(rows, withTable) {
+    const t = el("table", {id: "standings"});
+    const head = el("tr");
+    for (const h of ["#", "name", "status", "time", "penalty", "net", "pieces"].concat(withTable ? ["table"] : []))
+      head.appendChild(el("th", {}, h));
+    t.appendChild(el("thead")).appendChild(head);
+    const tb = t.appendChild(el("tbody", {id: "rows"}));
+    for (const r of rows) {
+      const tr = el("tr", {"data-entrant": r.entrant, class: r.award ? "award" + r.award : ""});
+      tr.appendChild(el("td", {class: "num place"}, r.place || "-"));
+      const name = el("td", {class: "name"}, r.name);
+      if (r.members && r.members.length) name.appendChild(el("div", {class: "members"}, r.members.join(", ")));
+      tr.appendChild(name);
+      const st = el("td", {class: "status"}, r.status);
+      if (r.provisional) st.appendChild(el("span", {class: "prov"}, "provisional"));
+      tr.appendChild(st);
+      tr.appendChild(el("td", {class: "num time"}, dur(r.time_ms)));
+      tr.appendChild(el("td", {class: "num"}, r.penalty_ms ? "+" + dur(r.penalty_ms) : ""));
+      tr.appendChild(el("td", {class: "num net"}, dur(r.net_ms)));
+      tr.appendChild(el("td", {class: "num"}, r.pieces || ""));
+      if (withTable) tr.appendChild(el("td", {}, r.table || ""));
+      tb.appendChild(tr);
+    }
+    return t;
+  }
+  function drawRound(v) {
+    document.getElementById("title").textContent = v.title;
+    document.title = v.title;
+    const main = document.getElementById("main");
+    main.replaceChildren();
+    const nav = el("p");
+    const res = el("a", {href: v.round + "-results.html"}, "results sheet");
+    nav.append(el("a", {href: "../index.html"}, "all rounds"), " · ", res);
+    main.appendChild(nav);
+    main.appendChild(el("p", {id: "summary"},
+      v.finished + " finished · " + v.solving + " solving" + (v.provisional ? " · provisional" : "")));
+    main.appendChild(standingsTable(v.rows, true));
+  }
+  function drawEvent(e) {
+    document.getElementById("title").textContent = e.title;
+    const main = document.getElementById("main");
+    main.replaceChildren();
+    for (const r of e.rounds) {
+      const s = el("section", {class: "round", "data-round": r.name});
+      const h = s.appendChild(el("h2"));
+      h.appendChild(el("a", {href: r.standings}, r.name + (r.name === e.live ? " (live)" : "")));
+      s.appendChild(el("p", {class: "round-state"}, r.category + " · " + r.state + " · " + r.finished +
+        " finished" + (r.provisional ? " · provisional" : "")));
+      if (r.podium.length) s.appendChild(standingsTable(r.podium, false));
+      s.appendChild(el("a", {href: r.results}, "results sheet"));
+      main.appendChild(s);
+    }
+  }
+  function tick() {
+    const state = document.getElementById("state"), link = document.getElementById("link");
+    if (doc && body.dataset.page === "round") state.textContent = clock(doc);
+    else if (doc) state.textContent = doc.rounds.length + " round" + (doc.rounds.length === 1 ? "" : "s");
+    const age = fetched ? Math.round((Date.now() - fetched) / 1000) : null;
+    link.textContent = failing >= 2 ? "this page cannot reach the results now (last read " + age + " s ago)" : "";
+  }
+  async function load() {
+    try {
+      const r = await fetch(url + "?v=" + Date.now(), {cache: "no-store"});
+      if (!r.ok) throw new Error(String(r.status));
+      const d = await r.json();
+      failing = 0; fetched = Date.now();
+      const text = JSON.stringify(d);
+      if (text !== shown) {
+        doc = d; shown = text;
+        (body.dataset.page === "round" ? drawRound : drawEvent)(d);
+        document.getElementById("updated").textContent =
+          d.changed_ms ? new Date(d.changed_ms).toLocaleTimeString() : "-";
+      }
+    } catch (err) {
+      failing += 1;
+    }
+    tick();
+  }
+  load();
+  setInterval(load, poll);
+  setInterval(tick, 1000);
+})();

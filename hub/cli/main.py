@@ -266,6 +266,11 @@ def _rounds(sub) -> None:
     add_subcommands(sub)
 
 
+def _entrants(sub) -> None:
+    from .entrants import add_subcommands
+    add_subcommands(sub)
+
+
 # every command: the names it adds, and what adds its parser; in the order --help lists them
 COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("demo",), _demo), (("run",), _run), (("rehearse",), _rehearse), (("press",), _press),
@@ -273,7 +278,7 @@ COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("takeover",), _takeover), (("redo",), _redo), (("console",), _console), (("init",), _init), (("act",), _act),
     (("replay",), _replay), (("log",), _log), (("board",), _board), (("broker",), _broker),
     (("bench",), _bench_parser), (("formats", "dry-run"), _formats), (("results", "cards"), _outputs),
-    (("referees",), _referees), (("round",), _rounds),
+    (("referees",), _referees), (("round",), _rounds), (("entrants",), _entrants),
 ]
 
 

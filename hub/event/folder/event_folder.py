@@ -15,8 +15,9 @@ individuals, pairs, teams on the same boards) keeps each round's format,
 entrants, stations and log in DIR/rounds/NAME/ and the hall's files (title,
 keys, logins, referees) in DIR once (rounds.py).
 
-CSV files may come from registration tools: UTF-8 with or without BOM, comma
-or semicolon separated.  Errors name the file and line; warnings (capacity,
+CSV files may come from registration tools: UTF-8 with or without BOM, comma,
+semicolon or tab separated (`tabletimer entrants import` reads other code pages and
+XLSX: entrant_import.py).  Errors name the file and line; warnings (capacity,
 duplicate names) do not stop the event.  A cell holds at most MAX_CELL
 characters (a longer one is an error naming its line: the wrong file, or a
 cell that swallowed the rest of the file through an unclosed quote).  A cell neutralised against formula
@@ -164,54 +165,89 @@ class EventFolder:
 def _read_csv(path: Path, columns: tuple[str, ...], required: tuple[str, ...],
               why: dict[str, str] | None = None) -> list[tuple[int, dict]]:
     """Rows as (line number, {column: value}); header names are matched
-    case-insensitively; the delimiter is sniffed (comma or semicolon).  why:
-    for a required column, why it is needed (said when it is missing)."""
+    case-insensitively; the delimiter is sniffed (comma, semicolon or tab).
+    why: for a required column, why it is needed (said when it is missing)."""
+    return table(_csv_file(path), str(path), columns, required, why)
+
+
+def _csv_file(path: Path) -> list[tuple[int, list[str]]]:
+    """The records of a CSV file of the folder (UTF-8, with or without BOM)."""
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except OSError as e:
         raise EventFolderError(f"{path}: cannot read ({e.strerror})") from e
     except UnicodeDecodeError as e:
-        raise EventFolderError(f"{path}: not UTF-8 text (save it as UTF-8 CSV)") from e
+        raise EventFolderError(f"{path}: not UTF-8 text (save it as UTF-8 CSV, or import it with "
+                               f"`tabletimer entrants import`, which reads the Windows code pages)") from e
+    return csv_records(text, str(path))
+
+
+def sniff_delimiter(text: str) -> str:
+    """The delimiter of CSV text, from its first line: a semicolon (Excel in
+    Czech, Danish, Norwegian ... locales), a tab (Excel's "Unicode text"),
+    else a comma."""
     first = text.splitlines()[0] if text.strip() else ""
-    delim = ";" if first.count(";") > first.count(",") else ","
-    reader = csv.reader(io.StringIO(text), delimiter=delim)
-    rows: list[list[str]] = []
+    counts = {d: first.count(d) for d in (",", ";", "\t")}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] > counts[","] else ","
+
+
+def check_cells(source: str, n: int, cells: list[str]) -> None:
+    """EventFolderError for a cell longer than MAX_CELL on line (row) n."""
+    longest = max(cells, key=len, default="")
+    if len(longest) > MAX_CELL:
+        raise EventFolderError(_cell_too_long(source, n, f"of {len(longest)} characters"))
+
+
+def csv_records(text: str, source: str, delimiter: str | None = None) -> list[tuple[int, list[str]]]:
+    """CSV text's records as (number, cells), the first (the header) 1;
+    delimiter None: sniffed.  EventFolderError for a cell too long, or text
+    that is not CSV."""
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter or sniff_delimiter(text))
+    rows: list[tuple[int, list[str]]] = []
     try:
         for row in reader:
-            longest = max(row, key=len, default="")
-            if len(longest) > MAX_CELL:
-                raise EventFolderError(_cell_too_long(path, len(rows) + 1, f"of {len(longest)} characters"))
-            rows.append(row)
+            check_cells(source, len(rows) + 1, row)
+            rows.append((len(rows) + 1, row))
     except csv.Error as e:                    # a cell past the csv module's own limit (128 KB), ...
         if "field limit" in str(e):
-            raise EventFolderError(_cell_too_long(path, reader.line_num, "of more than 131072 characters")) from None
-        raise EventFolderError(f"{path}:{reader.line_num}: not CSV as a spreadsheet saves it ({e}): save it "
+            raise EventFolderError(_cell_too_long(source, reader.line_num, "of more than 131072 characters")) from None
+        raise EventFolderError(f"{source}:{reader.line_num}: not CSV as a spreadsheet saves it ({e}): save it "
                                f"again as CSV (UTF-8)") from None
-    if not rows:
-        raise EventFolderError(f"{path}: empty; the first line must name the columns: {', '.join(columns)}")
-    header = [h.strip().lower() for h in rows[0]]
+    return rows
+
+
+def table(records: list[tuple[int, list[str]]], source: str, columns: tuple[str, ...],
+          required: tuple[str, ...], why: dict[str, str] | None = None) -> list[tuple[int, dict]]:
+    """Records (number, cells; the first the header) as (number, {column:
+    value}), empty ones left out, checked against the columns: every
+    required one there, no unknown one (see _read_csv)."""
+    if not records:
+        raise EventFolderError(f"{source}: empty; the first line must name the columns: {', '.join(columns)}")
+    first, head = records[0]
+    header = [h.strip().lower() for h in head]
     unknown = [h for h in header if h and h not in columns]
     if unknown:
-        raise EventFolderError(f"{path}:1: unknown column(s) {', '.join(unknown)}; "
+        raise EventFolderError(f"{source}:{first}: unknown column(s) {', '.join(unknown)}; "
                                f"expected {', '.join(columns)}")
     missing = [c for c in required if c not in header]
     if missing:
         reasons = "".join(f": {why[c]}" for c in missing if why and c in why)
-        raise EventFolderError(f"{path}:1: missing column(s) {', '.join(missing)}{reasons}")
+        raise EventFolderError(f"{source}:{first}: missing column(s) {', '.join(missing)}{reasons}")
     out = []
-    for n, row in enumerate(rows[1:], start=2):
+    for n, row in records[1:]:
         if not any(c.strip() for c in row):
             continue
         if len(row) > len(header):
-            raise EventFolderError(f"{path}:{n}: {len(row)} fields, the header has {len(header)}")
+            raise EventFolderError(f"{source}:{n}: {len(row)} fields, the header has {len(header)}")
         out.append((n, {h: (read_cell(row[i].strip()).strip() if i < len(row) else "")
                         for i, h in enumerate(header) if h}))
     return out
 
 
-def _cell_too_long(path: Path, line: int, size: str) -> str:
+def _cell_too_long(source: str, line: int, size: str) -> str:
     """The error for a cell longer than MAX_CELL: where, and what to do."""
-    return (f"{path}:{line}: a cell {size}; a cell holds at most {MAX_CELL} (an id, a name, the members, "
+    return (f"{source}:{line}: a cell {size}; a cell holds at most {MAX_CELL} (an id, a name, the members, "
             f"a note): check that this is the right file, and that no quote \" is left open before this "
             f"line, then shorten the cell")
 
@@ -228,6 +264,14 @@ def _yes(value: str, where: str) -> bool:
 def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
     """Entrants and warnings.  members: names separated by '|'; eligible:
     yes/no for the entrant, or one yes/no per member separated by '|'."""
+    return entrants_from_records(_csv_file(path), str(path), fmt)
+
+
+def entrants_from_records(records: list[tuple[int, list[str]]], source: str,
+                          fmt: Format) -> tuple[list[Entrant], list[str]]:
+    """Entrants and warnings (load_entrants) from a file's records (number,
+    cells; the header first: csv_records, or an imported sheet's rows:
+    entrant_import.py); errors name source and the record's number."""
     entrants: list[Entrant] = []
     warnings: list[str] = []
     seen_ids: dict[str, int] = {}
@@ -239,10 +283,10 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
     why = {"eligible": f"{rule} gives prizes only to eligible entrants"
                        f"{f' ({fmt.eligibility})' if fmt.eligibility else ''}; add the column "
                        f"with yes or no for every entrant (a team: yes|no|... per member)"}
-    rows = _read_csv(path, ENTRANT_COLUMNS, ("id", "name", "eligible") if needs_eligible else ("id", "name"),
-                     why)
+    rows = table(records, source, ENTRANT_COLUMNS,
+                 ("id", "name", "eligible") if needs_eligible else ("id", "name"), why)
     for n, row in rows:
-        where = f"{path}:{n}"
+        where = f"{source}:{n}"
         eid = row["id"]
         if not eid:
             raise EventFolderError(f"{where}: 'id' is empty")
@@ -278,7 +322,7 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
         seen_names[name.lower()] = n
         entrants.append(Entrant(eid, name, members, eligible))
     if fmt.capacity is not None and len(entrants) > fmt.capacity:
-        warnings.append(f"{path}: {len(entrants)} entrants; the format allows {fmt.capacity}")
+        warnings.append(f"{source}: {len(entrants)} entrants; the format allows {fmt.capacity}")
     return entrants, warnings
 
 

@@ -12,7 +12,6 @@ import io
 import time
 import zipfile
 from datetime import timedelta
-from pathlib import Path
 
 import openpyxl
 

@@ -39,11 +39,12 @@ from __future__ import annotations
 import codecs
 import datetime as dt
 import os
+import re
 import zipfile
+from xml.etree import ElementTree
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
-from xml.etree import ElementTree
 
 from ...rules.formats import Format, load_format
 from ...rules.standings import Entrant
@@ -198,16 +199,59 @@ def read_csv_file(path: Path, encoding: str | None = None) -> ImportedFile:
     return ImportedFile(source, records, f"CSV, {said} separated, {used}")
 
 
-def _merged_ranges(archive: zipfile.ZipFile, part: str) -> list[str]:
-    """The merged ranges of a worksheet's XML part (read-only mode does not
-    give them)."""
-    out = []
+MERGE = re.compile(rb'<(?:\w+:)?mergeCell\b[^>]*?\bref="([A-Za-z]+[0-9]+(?::[A-Za-z]+[0-9]+)?)"')
+ROW = re.compile(rb"<(?:\w+:)?row\b")
+RELS = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+
+
+def _first_sheet(archive: zipfile.ZipFile) -> tuple[str, str]:
+    """(name, XML part) of the workbook's first sheet, from its small
+    parts: the package's relationships, the workbook's, workbook.xml."""
+    def rels(part: str) -> list[tuple[str, str, str]]:
+        folder, _, name = part.rpartition("/")
+        root = ElementTree.fromstring(archive.read(f"{folder}/_rels/{name}.rels".lstrip("/")))
+        return [(r.get("Id", ""), r.get("Type", ""), _joined(folder, r.get("Target", ""))) for r in root.iter(RELS)]
+
+    book = next(t for _, kind, t in rels("") if kind.endswith("/officeDocument"))
+    sheet = next(e for e in ElementTree.fromstring(archive.read(book)).iter() if e.tag.endswith("}sheet"))
+    return sheet.get("name", ""), next(t for i, _, t in rels(book) if i == sheet.get(R_ID))
+
+
+def _joined(folder: str, target: str) -> str:
+    """A relationship's target as a path in the package."""
+    if target.startswith("/"):
+        return target[1:]
+    out: list[str] = []
+    for x in (folder.split("/") if folder else []) + target.split("/"):
+        if x == "..":
+            out = out[:-1]
+        elif x not in (".", ""):
+            out.append(x)
+    return "/".join(out)
+
+
+def _scan(archive: zipfile.ZipFile, part: str) -> tuple[int, list[str]]:
+    """(rows, merged ranges) of a worksheet's XML part, found in its bytes
+    as they stream, before any XML parser reads it (openpyxl's read-only
+    mode does not give the merged ranges, and reads a whole sheet without
+    a <dimension> to size it: seconds for 100,000 rows).  Each piece is cut
+    before a '<': no tag is split."""
+    rows, found = 0, []
+    rest = b""
     with archive.open(part) as f:
-        for _, el in ElementTree.iterparse(f):
-            if el.tag.endswith("}mergeCell"):
-                out.append(el.get("ref", ""))
-            el.clear()
-    return out
+        while True:
+            chunk = f.read(1 << 20)
+            buf = rest + chunk
+            cut = buf.rfind(b"<") if chunk else len(buf)
+            if cut <= 0 and chunk:
+                rest = buf
+                continue
+            done, rest = buf[:cut], buf[cut:]
+            rows += len(ROW.findall(done))
+            found += [m.group(1).decode() for m in MERGE.finditer(done)]
+            if not chunk:
+                return rows, found
 
 
 def _unpacked_checked(path: Path) -> None:
@@ -230,6 +274,23 @@ def read_xlsx_file(path: Path) -> ImportedFile:
     _unpacked_checked(path)
     source = str(path)
     try:
+        with zipfile.ZipFile(path) as z:
+            first, part = _first_sheet(z)
+            rows, merged = _scan(z, part)
+    except (KeyError, StopIteration, ElementTree.ParseError, zipfile.BadZipFile):
+        raise EventFolderError(f"{path}: not an XLSX workbook as a spreadsheet program saves it: save it again "
+                               f"from the spreadsheet program") from None
+    if rows > MAX_ROWS + 1:
+        raise EventFolderError(f"{source}: more than {MAX_ROWS} rows ({rows} in the first sheet, {first!r}); an "
+                               f"entrants file has at most {MAX_ROWS} (one per entrant): is this the right file? "
+                               f"(if the rows below the entrants are empty, delete them)")
+    if merged:
+        row = "".join(c for c in merged[0].split(":")[0] if c.isdigit())
+        raise EventFolderError(f"{source}:{row}: merged cells {', '.join(merged[:5])}"
+                               f"{' ...' if len(merged) > 5 else ''}: a merged range holds its value "
+                               f"in its first cell only, the others read empty; unmerge them and write "
+                               f"the value in every row")
+    try:
         values = load_workbook(path, read_only=True, data_only=True)
         formulas = load_workbook(path, read_only=True, data_only=False)
     except Exception as e:             # openpyxl's errors of a damaged file are of many kinds
@@ -240,16 +301,6 @@ def read_xlsx_file(path: Path) -> ImportedFile:
         ws, wf = values.worksheets[0], formulas.worksheets[0]
         ws.reset_dimensions()
         wf.reset_dimensions()
-        # openpyxl's read-only sheet knows its part but does not expose it publicly
-        with zipfile.ZipFile(path) as z:
-            merged = _merged_ranges(z, getattr(ws, "_worksheet_path"))
-        if merged:
-            first = merged[0].split(":")[0]
-            row = "".join(c for c in first if c.isdigit())
-            raise EventFolderError(f"{source}:{row}: merged cells {', '.join(merged[:5])}"
-                                   f"{' ...' if len(merged) > 5 else ''}: a merged range holds its value "
-                                   f"in its first cell only, the others read empty; unmerge them and write "
-                                   f"the value in every row")
         records, notes = _sheet_records(source, ws.iter_rows(), wf.iter_rows())
     finally:
         values.close()

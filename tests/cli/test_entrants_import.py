@@ -16,7 +16,7 @@ import openpyxl
 import pytest
 
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event.folder import entrant_import, event_folder
+from tabletimer.hub.event.folder import csv_table, entrant_import, event_folder
 
 CZECH = [("1", "Jiří Dvořák", "ano"), ("2", "Věra Černá", "ne"), ("3", "Tomáš Šťastný", "ano"),
          ("4", "Žaneta Růžičková", "ano")]
@@ -209,7 +209,7 @@ def test_csv_dialects_spreadsheet_programs_write(encoding, data, said, delimiter
         delimiter.join(r) + "\r\n" for r in data)
     got, used = entrant_import.decode(text.encode(encoding))
     assert got == text and used.startswith(said)
-    assert event_folder.sniff_delimiter(got) == delimiter
+    assert csv_table.sniff_delimiter(got) == delimiter
 
 
 def test_the_code_page_is_given_when_the_guess_is_wrong(hall, tmp_path, capsys):

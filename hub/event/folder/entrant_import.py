@@ -24,7 +24,7 @@ What is read (docs/operations.md, "Importing entrants from a form's export"):
   which one was used is said, and --encoding overrides it.
 - Limits, checked before the file is parsed: MAX_FILE_BYTES for the file,
   MAX_UNPACKED for what an XLSX unpacks to (a zip bomb); then at most
-  MAX_ROWS rows, and a cell at most event_folder.MAX_CELL characters.
+  MAX_ROWS rows, and a cell at most csv_table.MAX_CELL characters.
 
 Nothing is written unless the whole file is right: the new entrants.csv
 is written to a file beside it and renamed over it (one step), after the
@@ -48,9 +48,10 @@ from typing import Iterable
 
 from ...rules.formats import Format, load_format
 from ...rules.standings import Entrant
-from . import event_folder, rounds
+from . import csv_table, event_folder, rounds
 from .csv_cells import csv_text
-from .event_folder import ENTRANT_COLUMNS, EventFolderError
+from .csv_table import EventFolderError
+from .event_folder import ENTRANT_COLUMNS
 
 MAX_FILE_BYTES = 8 * 1024 * 1024      # the file as given: thousands of entrants fit in far less
 MAX_UNPACKED = 32 * 1024 * 1024       # an XLSX's parts unpacked
@@ -192,8 +193,8 @@ def read_csv_file(path: Path, encoding: str | None = None) -> ImportedFile:
         text, used = decode(path.read_bytes(), encoding)
     except EventFolderError as e:
         raise EventFolderError(f"{source}: {e}") from None
-    delimiter = event_folder.sniff_delimiter(text)
-    records = event_folder.csv_records(text, source, delimiter)
+    delimiter = csv_table.sniff_delimiter(text)
+    records = csv_table.csv_records(text, source, delimiter)
     _rows_checked(source, records)
     said = {",": "comma", ";": "semicolon", "\t": "tab"}[delimiter]
     return ImportedFile(source, records, f"CSV, {said} separated, {used}")
@@ -343,7 +344,7 @@ def _sheet_records(source: str, value_rows, formula_rows) -> tuple[list[tuple[in
             cells.pop()
         if not records and not cells:
             continue                        # empty rows above the header
-        event_folder.check_cells(source, n, cells)
+        csv_table.check_cells(source, n, cells)
         if not records:
             header = [c.strip().lower() for c in cells]
         records.append((n, cells))
@@ -381,7 +382,7 @@ def understand(hall: str | Path, file: str | Path, round: str | None = None,
     fmt: Format = load_format(folder / "format.toml")
     got = read_file(file, encoding)
     entrants, warnings = event_folder.entrants_from_records(got.records, got.source, fmt)
-    rows = event_folder.table(got.records, got.source, ENTRANT_COLUMNS, ())
+    rows = csv_table.table(got.records, got.source, ENTRANT_COLUMNS, ())
     out = EntrantImport(got, name, folder / "entrants.csv", entrants, rows, warnings)
     stations = folder / "stations.csv"
     if stations.exists():

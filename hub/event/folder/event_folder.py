@@ -27,8 +27,6 @@ them: csv_cells.py) is read without that quote; a cell's spaces are trimmed.
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -40,7 +38,7 @@ from ...rules.formats import Format, format_text, load_format
 from ...rules.speed import faster
 from ...rules.standings import Entrant, Member
 from . import rounds
-from .csv_cells import read_cell
+from .csv_table import EventFolderError, read_utf8_csv, table
 
 ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes")
 STATION_COLUMNS = ("board", "button", "table", "entrant", "puzzle")
@@ -53,14 +51,9 @@ YES_NO_WORDS = "yes or no (ja, nei or nej; ano or ne)"
 
 TITLE_FILE = "title"
 MAX_TITLE = 120
-MAX_CELL = 500              # characters in a cell: an id, a name, a team's members, a note (docs/formats.md)
 REHEARSAL = "rehearsal"     # `tabletimer rehearse DIR`'s own event folder, DIR/rehearsal (cli/rehearse.py)
 SPEED_FILE = "speed"        # in a rehearsal: how many times faster its rounds play (`rehearse --speed N`)
 REHEARSING = "running"      # in a rehearsal, while it runs: the rehearsing hub's pid, and "day", "round" or "drill"
-
-
-class EventFolderError(ValueError):
-    pass
 
 
 def clean_title(text: str) -> str:
@@ -167,89 +160,7 @@ def _read_csv(path: Path, columns: tuple[str, ...], required: tuple[str, ...],
     """Rows as (line number, {column: value}); header names are matched
     case-insensitively; the delimiter is sniffed (comma, semicolon or tab).
     why: for a required column, why it is needed (said when it is missing)."""
-    return table(_csv_file(path), str(path), columns, required, why)
-
-
-def _csv_file(path: Path) -> list[tuple[int, list[str]]]:
-    """The records of a CSV file of the folder (UTF-8, with or without BOM)."""
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as e:
-        raise EventFolderError(f"{path}: cannot read ({e.strerror})") from e
-    except UnicodeDecodeError as e:
-        raise EventFolderError(f"{path}: not UTF-8 text (save it as UTF-8 CSV, or import it with "
-                               f"`tabletimer entrants import`, which reads the Windows code pages)") from e
-    return csv_records(text, str(path))
-
-
-def sniff_delimiter(text: str) -> str:
-    """The delimiter of CSV text, from its first line: a semicolon (Excel in
-    Czech, Danish, Norwegian ... locales), a tab (Excel's "Unicode text"),
-    else a comma."""
-    first = text.splitlines()[0] if text.strip() else ""
-    counts = {d: first.count(d) for d in (",", ";", "\t")}
-    best = max(counts, key=lambda d: counts[d])
-    return best if counts[best] > counts[","] else ","
-
-
-def check_cells(source: str, n: int, cells: list[str]) -> None:
-    """EventFolderError for a cell longer than MAX_CELL on line (row) n."""
-    longest = max(cells, key=len, default="")
-    if len(longest) > MAX_CELL:
-        raise EventFolderError(_cell_too_long(source, n, f"of {len(longest)} characters"))
-
-
-def csv_records(text: str, source: str, delimiter: str | None = None) -> list[tuple[int, list[str]]]:
-    """CSV text's records as (number, cells), the first (the header) 1;
-    delimiter None: sniffed.  EventFolderError for a cell too long, or text
-    that is not CSV."""
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter or sniff_delimiter(text))
-    rows: list[tuple[int, list[str]]] = []
-    try:
-        for row in reader:
-            check_cells(source, len(rows) + 1, row)
-            rows.append((len(rows) + 1, row))
-    except csv.Error as e:                    # a cell past the csv module's own limit (128 KB), ...
-        if "field limit" in str(e):
-            raise EventFolderError(_cell_too_long(source, reader.line_num, "of more than 131072 characters")) from None
-        raise EventFolderError(f"{source}:{reader.line_num}: not CSV as a spreadsheet saves it ({e}): save it "
-                               f"again as CSV (UTF-8)") from None
-    return rows
-
-
-def table(records: list[tuple[int, list[str]]], source: str, columns: tuple[str, ...],
-          required: tuple[str, ...], why: dict[str, str] | None = None) -> list[tuple[int, dict]]:
-    """Records (number, cells; the first the header) as (number, {column:
-    value}), empty ones left out, checked against the columns: every
-    required one there, no unknown one (see _read_csv)."""
-    if not records:
-        raise EventFolderError(f"{source}: empty; the first line must name the columns: {', '.join(columns)}")
-    first, head = records[0]
-    header = [h.strip().lower() for h in head]
-    unknown = [h for h in header if h and h not in columns]
-    if unknown:
-        raise EventFolderError(f"{source}:{first}: unknown column(s) {', '.join(unknown)}; "
-                               f"expected {', '.join(columns)}")
-    missing = [c for c in required if c not in header]
-    if missing:
-        reasons = "".join(f": {why[c]}" for c in missing if why and c in why)
-        raise EventFolderError(f"{source}:{first}: missing column(s) {', '.join(missing)}{reasons}")
-    out = []
-    for n, row in records[1:]:
-        if not any(c.strip() for c in row):
-            continue
-        if len(row) > len(header):
-            raise EventFolderError(f"{source}:{n}: {len(row)} fields, the header has {len(header)}")
-        out.append((n, {h: (read_cell(row[i].strip()).strip() if i < len(row) else "")
-                        for i, h in enumerate(header) if h}))
-    return out
-
-
-def _cell_too_long(source: str, line: int, size: str) -> str:
-    """The error for a cell longer than MAX_CELL: where, and what to do."""
-    return (f"{source}:{line}: a cell {size}; a cell holds at most {MAX_CELL} (an id, a name, the members, "
-            f"a note): check that this is the right file, and that no quote \" is left open before this "
-            f"line, then shorten the cell")
+    return table(read_utf8_csv(path), str(path), columns, required, why)
 
 
 def _yes(value: str, where: str) -> bool:
@@ -264,7 +175,7 @@ def _yes(value: str, where: str) -> bool:
 def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
     """Entrants and warnings.  members: names separated by '|'; eligible:
     yes/no for the entrant, or one yes/no per member separated by '|'."""
-    return entrants_from_records(_csv_file(path), str(path), fmt)
+    return entrants_from_records(read_utf8_csv(path), str(path), fmt)
 
 
 def entrants_from_records(records: list[tuple[int, list[str]]], source: str,

@@ -223,9 +223,10 @@ def add_subcommands(sub) -> None:
     """Register `results` and `cards` on the subparsers object of the
     `tabletimer` command."""
     r = sub.add_parser(
-        "results", help="an event's final results as CSV, JSON or a printable HTML sheet",
+        "results", help="an event's final results as CSV, JSON, XLSX or a printable HTML sheet",
         description="The final results of an event folder, rebuilt from its log: CSV (one row per "
-                    "entrant, per-puzzle splits), JSON, or a printable A4 results sheet (HTML). "
+                    "entrant, per-puzzle splits), JSON, an XLSX workbook (a sheet per round and the day's "
+                    "podiums), or a printable A4 results sheet (HTML). "
                     "Without an output option, prints the standings. '-' writes to standard output.")
     r.add_argument("dir", help="the event folder")
     r.add_argument("--csv", metavar="FILE", help="CSV, one row per entrant (UTF-8 with BOM; '-': stdout)")

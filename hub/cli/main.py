@@ -290,6 +290,11 @@ def _publish(sub) -> None:
     add_parser(sub)
 
 
+def _entrants(sub) -> None:
+    from .entrants import add_subcommands
+    add_subcommands(sub)
+
+
 # every command: the names it adds, and what adds its parser; in the order --help lists them
 COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("demo",), _demo), (("run",), _run), (("rehearse",), _rehearse), (("press",), _press),
@@ -299,6 +304,7 @@ COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("bench",), _bench_parser), (("formats", "dry-run"), _formats), (("results", "cards"), _outputs),
     (("draw", "seat"), _draw), (("referees",), _referees), (("round",), _rounds), (("advance",), _advance),
     (("publish",), _publish),
+    (("entrants",), _entrants),
 ]
 
 

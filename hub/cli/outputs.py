@@ -1,5 +1,5 @@
-"""`tabletimer results` and `cards`: the results (CSV, JSON, the HTML sheet) and the table
-cards of an event folder."""
+"""`tabletimer results` and `cards`: the results (CSV, JSON, the HTML sheet, an XLSX
+workbook) and the table cards of an event folder."""
 
 from __future__ import annotations
 
@@ -14,11 +14,14 @@ from .options import ROUND_HELP
 from tabletimer.hub.event.folder import event_folder
 
 
-def write_output(target: str, text: str, bom: bool = False) -> None:
+DIALECTS = {"excel": ",", "excel-semicolon": ";"}     # --dialect: the CSV's delimiter
+
+
+def write_output(target: str, text: str, bom: bool = False, bom_on_stdout: bool = False) -> None:
     """Write text to a file (UTF-8; with a byte order mark when `bom`), or
-    to standard output for '-'."""
+    to standard output for '-' (with the mark only when `bom_on_stdout`)."""
     if target == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(("\ufeff" if bom_on_stdout else "") + text)
         sys.stdout.flush()
         return
     p = Path(target)
@@ -30,16 +33,31 @@ def _title(args, ev: event_folder.EventFolder) -> str:
     return args.title or ev.title
 
 
+def _csv_out(args, text: str) -> None:
+    """The CSV to its target: a BOM in a file; on standard output too in
+    the excel-semicolon dialect (the locales whose Excel needs it)."""
+    write_output(args.csv, text, bom=True, bom_on_stdout=_dialect(args) == "excel-semicolon")
+
+
+def _dialect(args) -> str:
+    return getattr(args, "dialect", None) or "excel"
+
+
 def cmd_results(args) -> int:
-    if sum(1 for t in (args.csv, args.json, args.html) if t == "-") > 1:
+    xlsx = getattr(args, "xlsx", None)
+    if sum(1 for t in (args.csv, args.json, args.html, xlsx) if t == "-") > 1:
         print("error: only one output can go to standard output (-)", file=sys.stderr)
         return 2
+    if getattr(args, "day", False) and getattr(args, "round", None) is not None:
+        print(f"error: --day is every round's podium, --round {args.round} one round's results: give "
+              f"one of them (`tabletimer results {args.dir} --day`, or `... --round {args.round}`)",
+              file=sys.stderr)
+        return 2
+    if xlsx:
+        rc = cmd_xlsx(args)
+        if rc or not (args.csv or args.json or args.html):
+            return rc
     if getattr(args, "day", False):
-        if getattr(args, "round", None) is not None:
-            print(f"error: --day is every round's podium, --round {args.round} one round's results: give "
-                  f"one of them (`tabletimer results {args.dir} --day`, or `... --round {args.round}`)",
-                  file=sys.stderr)
-            return 2
         return cmd_day(args)
     if getattr(args, "official", False) or getattr(args, "reopen", False):
         code = _record_official(args)
@@ -66,7 +84,7 @@ def cmd_results(args) -> int:
     named = ev.round if ev.several_rounds else None        # an event of several rounds: which one
     try:
         if args.csv:
-            write_output(args.csv, results_csv(rows, fmt, ev.entrants, round=named), bom=True)
+            _csv_out(args, results_csv(rows, fmt, ev.entrants, round=named, delimiter=DIALECTS[_dialect(args)]))
         if args.json:
             write_output(args.json, results_json(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms,
                                                  round=named, marks=res.marks))
@@ -127,7 +145,7 @@ def cmd_day(args) -> int:
     now = datetime.now().astimezone()
     try:
         if args.csv:
-            write_output(args.csv, day.day_csv(results), bom=True)
+            _csv_out(args, day.day_csv(results, delimiter=DIALECTS[_dialect(args)]))
         if args.json:
             write_output(args.json, day.day_json(results, now, args.title))
         if args.html:
@@ -142,6 +160,46 @@ def cmd_day(args) -> int:
             if t and t != "-":
                 print(f"wrote the day's results ({len(results.rounds)} round(s)) as {kind} to {t}",
                       file=sys.stderr)
+    return 0
+
+
+def cmd_xlsx(args) -> int:
+    """`results DIR --xlsx FILE`: every round (and the day's podiums, in an
+    event of several) as one workbook; with --round, that round's sheet
+    only (outputs/results_xlsx.py)."""
+    from ..event.folder import rounds
+    from ..outputs import day_results as day
+    from ..outputs.results_xlsx import workbook, xlsx_bytes
+
+    try:
+        results = day.load_day(args.dir)
+        if getattr(args, "round", None) is not None:
+            rounds.resolve(args.dir, args.round)          # RoundError: says which rounds there are
+            results.rounds = [r for r in results.rounds if r.name == args.round]
+    except (event_folder.EventFolderError, FormatError, rounds.RoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for r in results.rounds:
+        if r.state == day.UNREADABLE and getattr(args, "round", None) is not None:
+            print(f"error: {r.problem}", file=sys.stderr)
+            return 2
+        if r.state != day.FINAL:
+            print(f"warning: round {r.name}: {day.state_text(r)}", file=sys.stderr)
+    data = xlsx_bytes(workbook(results, datetime.now().astimezone(), args.title))
+    try:
+        if args.xlsx == "-":
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        else:
+            Path(args.xlsx).write_bytes(data)
+    except OSError as e:
+        print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    if args.xlsx != "-":
+        several = len(results.rounds) > 1
+        print(f"wrote the results as XLSX to {args.xlsx}: " + (
+            f"the day's podiums and {len(results.rounds)} rounds' sheets" if several
+            else f"round {results.rounds[0].name}" if results.rounds else "no round"), file=sys.stderr)
     return 0
 
 
@@ -192,12 +250,20 @@ def add_subcommands(sub) -> None:
     """Register `results` and `cards` on the subparsers object of the
     `tabletimer` command."""
     r = sub.add_parser(
-        "results", help="an event's final results as CSV, JSON or a printable HTML sheet",
+        "results", help="an event's final results as CSV, JSON, XLSX or a printable HTML sheet",
         description="The final results of an event folder, rebuilt from its log: CSV (one row per "
-                    "entrant, per-puzzle splits), JSON, or a printable A4 results sheet (HTML). "
+                    "entrant, per-puzzle splits), JSON, an XLSX workbook (a sheet per round and the day's "
+                    "podiums), or a printable A4 results sheet (HTML). "
                     "Without an output option, prints the standings. '-' writes to standard output.")
     r.add_argument("dir", help="the event folder")
     r.add_argument("--csv", metavar="FILE", help="CSV, one row per entrant (UTF-8 with BOM; '-': stdout)")
+    r.add_argument("--dialect", choices=tuple(DIALECTS), default="excel",
+                   help="the CSV's dialect: excel (comma separated; default) or excel-semicolon (semicolon "
+                        "separated, with a BOM: what Excel opens in columns in Czech, Danish, Norwegian ... "
+                        "locales)")
+    r.add_argument("--xlsx", metavar="FILE",
+                   help="an XLSX workbook: one sheet per round (times as time values, award places marked) "
+                        "and, in an event of several rounds, the day's podiums; with --round, that round only")
     r.add_argument("--json", metavar="FILE", help="JSON: a header and the standings rows ('-': stdout)")
     r.add_argument("--html", metavar="FILE", help="the printable results sheet (one self-contained HTML file)")
     r.add_argument("--title", help="the event's title on the sheet (default: the event's, DIR/title, "

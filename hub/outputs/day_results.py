@@ -173,7 +173,7 @@ def _t(ms: int | None, step: int) -> str:
     return "" if ms is None else fmt_duration(ms, step)
 
 
-def day_csv(day: DayResults) -> str:
+def day_csv(day: DayResults, delimiter: str = ",") -> str:
     """DAY_COLUMNS, one row per podium entry (a round with nobody on its
     podium: one row with its state).  No byte order mark (write_output's)."""
     lines: list[list[object]] = [list(DAY_COLUMNS)]
@@ -192,7 +192,7 @@ def day_csv(day: DayResults) -> str:
                 row.status, "yes" if row.provisional else "no", _t(row.time_ms, step),
                 "" if row.time_ms is None else row.time_ms, _t(row.net_time_ms, step),
                 "" if row.net_time_ms is None else row.net_time_ms, row.pieces])
-    return csv_text(lines)
+    return csv_text(lines, delimiter=delimiter)
 
 
 # ------------------------------------------------------------------------ HTML

@@ -4,6 +4,7 @@ per station (hub/outputs/table_cards.py); the commands themselves are
 hub/cli/outputs.py.
 
     tabletimer results DIR [--csv FILE|-] [--json FILE|-] [--html FILE|-] [--title TEXT] [--round NAME]
+                           [--dialect excel|excel-semicolon] [--xlsx FILE|-]
     tabletimer results DIR --day ...   every round's podium for the prize-giving (day_results.py)
     tabletimer cards DIR --html FILE [--title TEXT]
 
@@ -19,7 +20,10 @@ provisional, with a warning on standard error.
 
 CSV (one row per entrant, in place order; UTF-8 with a byte order mark in a
 file so spreadsheet programs read the names right, none on standard output;
-comma separated, CRLF line ends).  Times are H:MM:SS (with .f/.ff/.fff when
+comma separated, CRLF line ends).  `--dialect excel-semicolon`: semicolon
+separated, with the byte order mark on standard output too: what Excel opens
+in columns where the list separator is ';' (Czech, Danish, Norwegian ...
+locales).  XLSX (times as time values, one sheet per round): results_xlsx.py.  Times are H:MM:SS (with .f/.ff/.fff when
 the format's resolution is finer than a second) since the entrant's start,
 truncated to the resolution as the ranking compares them; each has an exact
 `_ms` column too.  Empty cell: no value (no time, a dns row's pieces, ...).
@@ -174,10 +178,11 @@ def csv_columns(fmt: Format) -> list[str]:
 
 
 def results_csv(rows: Sequence[StandingRow], fmt: Format,
-                entrants: Iterable[Entrant] | None = None, round: str | None = None) -> str:
+                entrants: Iterable[Entrant] | None = None, round: str | None = None, delimiter: str = ",") -> str:
     """The results as CSV text (columns: `csv_columns`, described in the
     module docstring; round: a first column naming the round, on every
-    row).  No byte order mark: `write_output` adds it to files."""
+    row; delimiter ";": the excel-semicolon dialect).  No byte order mark:
+    `write_output` adds it to files."""
     members = member_names(entrants)
     lines: list[list[object]] = [list(csv_columns(fmt))]
     n = len(fmt.puzzles)
@@ -204,7 +209,7 @@ def results_csv(rows: Sequence[StandingRow], fmt: Format,
         lines.append(line)
     if round is not None:
         lines = [["round" if i == 0 else round] + line for i, line in enumerate(lines)]
-    return csv_text(lines)
+    return csv_text(lines, delimiter=delimiter)
 
 
 def public_row(r: StandingRow, members: list[str]) -> dict:

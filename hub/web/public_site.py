@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..outputs.result_marks import ResultMarks
 from ..outputs.results import results_html
 from ..rules.standings import Entrant, StandingRow
 
@@ -103,7 +104,12 @@ def public_results(page: RoundPage, title: str) -> str | None:
     """The round's results sheet, the hidden entrants without a name (None: no results)."""
     if page.results is None:
         return None
-    fmt, rows, when, entrants, start, left, _row = page.results
+    fmt, rows, when, entrants, start, left, _row, marks = page.results
+    # official or not, and who agreed; not who made them official, nor the objections' reasons (the
+    # desk's words, which may name referees): the hall's sheet has them
+    public_marks = None if marks is None else ResultMarks(
+        official="made official by the head referee" if marks.official else None,
+        agreed=set(marks.agreed) - set(page.hidden), official_at=marks.official_at)
     entrants = list(entrants or [])
     names = _hidden_names(page, entrants)
     shown: list[StandingRow] = []
@@ -113,7 +119,7 @@ def public_results(page: RoundPage, title: str) -> str | None:
         else:
             shown.append(r._replace(reason=_scrub(r.reason, names), notes=()))
     people = [Entrant(e.id, HIDDEN_NAME, (), e.eligible) if e.id in page.hidden else e for e in entrants]
-    text = results_html(title, fmt, shown, when, people, start, left)
+    text = results_html(title, fmt, shown, when, people, start, left, marks=public_marks)
     back = f'<p style="font:14px system-ui"><a href="{html.escape(page.name)}.html">live standings</a> · ' \
            f'<a href="../index.html">all rounds</a></p>'
     return text.replace("<body>", "<body>" + back, 1)

@@ -58,11 +58,11 @@ def cell(value: object) -> object:
     return "" if value is None else neutralise(str(value))
 
 
-def csv_text(rows: Iterable[Sequence[object]], lineterminator: str = "\r\n") -> str:
-    """Rows (the header first) as CSV text: comma separated, each text cell
-    neutralised and in double quotes, numbers bare."""
+def csv_text(rows: Iterable[Sequence[object]], lineterminator: str = "\r\n", delimiter: str = ",") -> str:
+    """Rows (the header first) as CSV text: comma (or delimiter) separated,
+    each text cell neutralised and in double quotes, numbers bare."""
     out = io.StringIO()
-    w = csv.writer(out, quoting=csv.QUOTE_NONNUMERIC, lineterminator=lineterminator)
+    w = csv.writer(out, quoting=csv.QUOTE_NONNUMERIC, lineterminator=lineterminator, delimiter=delimiter)
     for row in rows:
         w.writerow([cell(v) for v in row])
     return out.getvalue()

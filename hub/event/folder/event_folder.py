@@ -15,8 +15,9 @@ individuals, pairs, teams on the same boards) keeps each round's format,
 entrants, stations and log in DIR/rounds/NAME/ and the hall's files (title,
 keys, logins, referees) in DIR once (rounds.py).
 
-CSV files may come from registration tools: UTF-8 with or without BOM, comma
-or semicolon separated.  Errors name the file and line; warnings (capacity,
+CSV files may come from registration tools: UTF-8 with or without BOM, comma,
+semicolon or tab separated (`tabletimer entrants import` reads other code pages and
+XLSX: entrant_import.py).  Errors name the file and line; warnings (capacity,
 duplicate names) do not stop the event.  A cell holds at most MAX_CELL
 characters (a longer one is an error naming its line: the wrong file, or a
 cell that swallowed the rest of the file through an unclosed quote).  A cell neutralised against formula
@@ -26,8 +27,6 @@ them: csv_cells.py) is read without that quote; a cell's spaces are trimmed.
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -39,7 +38,7 @@ from ...rules.formats import Format, format_text, load_format
 from ...rules.speed import faster
 from ...rules.standings import Entrant, Member
 from . import rounds
-from .csv_cells import read_cell
+from .csv_table import EventFolderError, read_utf8_csv, table
 
 ENTRANT_COLUMNS = ("id", "name", "kind", "members", "eligible", "notes", "country",   # country: advancement.py
                    "publish")                                                    # publish: the public site
@@ -53,14 +52,9 @@ YES_NO_WORDS = "yes or no (ja, nei or nej; ano or ne)"
 
 TITLE_FILE = "title"
 MAX_TITLE = 120
-MAX_CELL = 500              # characters in a cell: an id, a name, a team's members, a note (docs/formats.md)
 REHEARSAL = "rehearsal"     # `tabletimer rehearse DIR`'s own event folder, DIR/rehearsal (cli/rehearse.py)
 SPEED_FILE = "speed"        # in a rehearsal: how many times faster its rounds play (`rehearse --speed N`)
 REHEARSING = "running"      # in a rehearsal, while it runs: the rehearsing hub's pid, and "day", "round" or "drill"
-
-
-class EventFolderError(ValueError):
-    pass
 
 
 def clean_title(text: str) -> str:
@@ -163,59 +157,12 @@ class EventFolder:
 # --------------------------------------------------------------------------- CSV
 
 def read_csv(path: Path, columns: tuple[str, ...] | None, required: tuple[str, ...],
-              why: dict[str, str] | None = None) -> list[tuple[int, dict]]:
+             why: dict[str, str] | None = None) -> list[tuple[int, dict]]:
     """Rows as (line number, {column: value}); header names are matched
-    case-insensitively (columns None: any column); the delimiter is sniffed (comma or semicolon).  why:
-    for a required column, why it is needed (said when it is missing)."""
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as e:
-        raise EventFolderError(f"{path}: cannot read ({e.strerror})") from e
-    except UnicodeDecodeError as e:
-        raise EventFolderError(f"{path}: not UTF-8 text (save it as UTF-8 CSV)") from e
-    first = text.splitlines()[0] if text.strip() else ""
-    delim = ";" if first.count(";") > first.count(",") else ","
-    reader = csv.reader(io.StringIO(text), delimiter=delim)
-    rows: list[list[str]] = []
-    try:
-        for row in reader:
-            longest = max(row, key=len, default="")
-            if len(longest) > MAX_CELL:
-                raise EventFolderError(_cell_too_long(path, len(rows) + 1, f"of {len(longest)} characters"))
-            rows.append(row)
-    except csv.Error as e:                    # a cell past the csv module's own limit (128 KB), ...
-        if "field limit" in str(e):
-            raise EventFolderError(_cell_too_long(path, reader.line_num, "of more than 131072 characters")) from None
-        raise EventFolderError(f"{path}:{reader.line_num}: not CSV as a spreadsheet saves it ({e}): save it "
-                               f"again as CSV (UTF-8)") from None
-    if not rows:
-        raise EventFolderError(f"{path}: empty; the first line must name the columns: "
-                               f"{', '.join(columns or required)}")
-    header = [h.strip().lower() for h in rows[0]]
-    unknown = [h for h in header if h and columns is not None and h not in columns]
-    if unknown:
-        raise EventFolderError(f"{path}:1: unknown column(s) {', '.join(unknown)}; "
-                               f"expected {', '.join(columns or ())}")
-    missing = [c for c in required if c not in header]
-    if missing:
-        reasons = "".join(f": {why[c]}" for c in missing if why and c in why)
-        raise EventFolderError(f"{path}:1: missing column(s) {', '.join(missing)}{reasons}")
-    out = []
-    for n, row in enumerate(rows[1:], start=2):
-        if not any(c.strip() for c in row):
-            continue
-        if len(row) > len(header):
-            raise EventFolderError(f"{path}:{n}: {len(row)} fields, the header has {len(header)}")
-        out.append((n, {h: (read_cell(row[i].strip()).strip() if i < len(row) else "")
-                        for i, h in enumerate(header) if h}))
-    return out
-
-
-def _cell_too_long(path: Path, line: int, size: str) -> str:
-    """The error for a cell longer than MAX_CELL: where, and what to do."""
-    return (f"{path}:{line}: a cell {size}; a cell holds at most {MAX_CELL} (an id, a name, the members, "
-            f"a note): check that this is the right file, and that no quote \" is left open before this "
-            f"line, then shorten the cell")
+    case-insensitively (columns None: any column); the delimiter is sniffed
+    (comma, semicolon or tab).
+    why: for a required column, why it is needed (said when it is missing)."""
+    return table(read_utf8_csv(path), str(path), columns, required, why)
 
 
 def _yes(value: str, where: str) -> bool:
@@ -230,6 +177,14 @@ def _yes(value: str, where: str) -> bool:
 def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
     """Entrants and warnings.  members: names separated by '|'; eligible:
     yes/no for the entrant, or one yes/no per member separated by '|'."""
+    return entrants_from_records(read_utf8_csv(path), str(path), fmt)
+
+
+def entrants_from_records(records: list[tuple[int, list[str]]], source: str,
+                          fmt: Format) -> tuple[list[Entrant], list[str]]:
+    """Entrants and warnings (load_entrants) from a file's records (number,
+    cells; the header first: csv_records, or an imported sheet's rows:
+    entrant_import.py); errors name source and the record's number."""
     entrants: list[Entrant] = []
     warnings: list[str] = []
     seen_ids: dict[str, int] = {}
@@ -241,10 +196,10 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
     why = {"eligible": f"{rule} gives prizes only to eligible entrants"
                        f"{f' ({fmt.eligibility})' if fmt.eligibility else ''}; add the column "
                        f"with yes or no for every entrant (a team: yes|no|... per member)"}
-    rows = read_csv(path, ENTRANT_COLUMNS, ("id", "name", "eligible") if needs_eligible else ("id", "name"),
-                     why)
+    rows = table(records, source, ENTRANT_COLUMNS,
+                 ("id", "name", "eligible") if needs_eligible else ("id", "name"), why)
     for n, row in rows:
-        where = f"{path}:{n}"
+        where = f"{source}:{n}"
         eid = row["id"]
         if not eid:
             raise EventFolderError(f"{where}: 'id' is empty")
@@ -281,13 +236,14 @@ def load_entrants(path: Path, fmt: Format) -> tuple[list[Entrant], list[str]]:
         seen_names[name.lower()] = n
         entrants.append(Entrant(eid, name, members, eligible))
     if fmt.capacity is not None and len(entrants) > fmt.capacity:
-        warnings.append(f"{path}: {len(entrants)} entrants; the format allows {fmt.capacity}")
+        warnings.append(f"{source}: {len(entrants)} entrants; the format allows {fmt.capacity}")
     return entrants, warnings
 
 
 def unpublished(path: Path) -> frozenset[str]:
     """The ids whose `publish` is no (entrants.csv, loaded before: checked): the public site names them not."""
-    return frozenset(r["id"] for _, r in _read_csv(path, ENTRANT_COLUMNS, ("id",)) if (r.get("publish") or "y").lower() in NO)
+    return frozenset(r["id"] for _, r in read_csv(path, ENTRANT_COLUMNS, ("id",))
+                     if (r.get("publish") or "y").lower() in NO)
 
 
 def load_stations(path: Path, fmt: Format, entrant_ids: set[str]) -> list[Station]:

@@ -25,8 +25,8 @@ from ...rules.formats import Format
 from ...rules.seating import Seat, Table
 from ...rules.team_draw import Draw, Person
 from .csv_cells import csv_text
-from .event_folder import (ENTRANT_COLUMNS, MAX_CELL, NO, STATION_COLUMNS, YES, YES_NO_WORDS, EventFolderError,
-                           read_csv)
+from .csv_table import MAX_CELL
+from .event_folder import ENTRANT_COLUMNS, NO, STATION_COLUMNS, YES, YES_NO_WORDS, EventFolderError, read_csv
 
 REGISTRATIONS = "registrations.csv"
 HALL = "hall.csv"

@@ -88,7 +88,6 @@ class Competition:
         self._replace_flags: dict[int, str] = {}
         self._table = OnTable()                 # the puzzle on each entrant's table (next-puzzle stations)
         self._order = FixedOrder(self.format)    # a fixed order's calls out of it: conflicts (order_book.py)
-        self._order_seen: tuple = (None, -1, [])  # (facts, their count, the order conflicts then)
         self._ranked: list[Entrant] | None = None          # the entrants ranked (ranked_entrants)
         self._reset_fold()
         rows, self.rows, self._ids = self.rows, [], []
@@ -536,17 +535,10 @@ class Competition:
         return sorted(got + order, key=lambda c: c.row) if order else got
 
     def _order_conflicts(self) -> list[OpenConflict]:
-        """The calls out of the fixed order (none without one), once per
-        change of the facts."""
+        """The calls out of the fixed order (none without one): order_book.py."""
         facts = self.facts()
-        if not self._order.active:
-            return []
-        seen_facts, seen_n, got = self._order_seen
-        if seen_facts is not facts or seen_n != len(facts):
-            got = self._order.conflicts(self._calls, self._row_of_press, self._table_of_press,
-                                        self._numbers.short, self.start_ms)
-            self._order_seen = (facts, len(facts), got)
-        return got
+        return self._order.conflicts(self._calls, facts, self._row_of_press, self._table_of_press,
+                                     self._numbers.short, self.start_ms) if self._order.active else []
 
     def _row_of_press(self, pid: str) -> int:
         """The log row of a press (a board's, or the desk's op/ROW)."""

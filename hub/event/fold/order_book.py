@@ -19,7 +19,7 @@ from typing import Callable
 from .call_book import CallBook
 from .conflict_book import OpenConflict
 from ...rules.durations import fmt_duration
-from ...rules.facts import Press
+from ...rules.facts import Fact, Press, Void
 from ...rules.format_model import Format
 from ...rules.parts import out_of_fixed_order
 from ...rules.score_model import part_spans
@@ -33,6 +33,8 @@ class FixedOrder:
     def __init__(self, fmt: Format) -> None:
         self.spans = [s for s in part_spans(fmt) if s[0] == "fixed"]
         self.active = bool(self.spans)
+        # the conflicts as last found: (the fold's facts, how many, entrant -> its conflicts)
+        self._seen: tuple[list[Fact] | None, int, dict[str, list[OpenConflict]]] = (None, 0, {})
 
     def finishes(self, calls: CallBook, entrant: str, without: str = "") -> dict[int, Press]:
         """puzzle -> an entrant's finish as the standings take it: its
@@ -53,19 +55,31 @@ class FixedOrder:
         got = out_of_fixed_order(self.spans, {pz: p.at_ms for pz, p in fin.items()})
         return {pz: (fin[pz], before) for pz, before in got.items()}
 
-    def conflicts(self, calls: CallBook, row_of: Callable[[str], int], where: Callable[[str], str],
-                  short: Short, start: int | None) -> list[OpenConflict]:
-        """Every call out of the fixed order, as the desk's CONFLICT line
-        (row: the call's log row).  row_of, where, short: a press id's log
-        row, its table, its short form; start: the round's start (hub ms)."""
+    def conflicts(self, calls: CallBook, facts: list[Fact], row_of: Callable[[str], int],
+                  where: Callable[[str], str], short: Short, start: int | None) -> list[OpenConflict]:
+        """Every call out of the fixed order, in log order, as the desk's
+        CONFLICT line (row: the call's log row).  facts: the fold's (the
+        entrants of the facts added since the last time are looked at
+        again; a new list: every entrant); row_of, where, short: a press
+        id's log row, its table, its short form; start: the round's start
+        (hub ms)."""
         if not self.active:
             return []
-        out = []
-        for entrant in calls.called_entrants():
-            for p, before in self.breaks(calls, entrant).values():
-                out.append(OpenConflict(row_of(p.press_id),
-                                        conflict_text(p, before, where(p.press_id), short(p.press_id), start)))
-        return out
+        seen, n, by = self._seen
+        if seen is not facts:
+            touched, by = calls.called_entrants(), {}
+        else:
+            touched = list(dict.fromkeys(e for e in map(lambda f: _entrant_of(calls, f), facts[n:]) if e))
+        for entrant in touched:
+            got = [OpenConflict(row_of(p.press_id), conflict_text(p, before, where(p.press_id),
+                                                                  short(p.press_id), start))
+                   for p, before in self.breaks(calls, entrant).values()]
+            if got:
+                by[entrant] = got
+            else:
+                by.pop(entrant, None)
+        self._seen = (facts, len(facts), by)
+        return sorted((c for got in by.values() for c in got), key=lambda c: c.row)
 
     def blocker(self, calls: CallBook, entrant: str, puzzle: int, at: int | None,
                 without: str = "") -> tuple[int, Press | None] | None:
@@ -116,6 +130,16 @@ class FixedOrder:
         got = self.blocker(calls, entrant, puzzle, at, without)
         if got is not None:
             raise ValueError(refusal(action, entrant, puzzle, at, got, press, start, short))
+
+
+def _entrant_of(calls: CallBook, f: Fact) -> str | None:
+    """The entrant whose calls a fact changes (a press, a void), else None."""
+    if isinstance(f, Press):
+        return f.entrant
+    if isinstance(f, Void):
+        p = calls.press(f.press_id)
+        return p.entrant if p is not None else None
+    return None
 
 
 def _since(at: int, start: int | None) -> str:

@@ -81,7 +81,8 @@ def rebuild(cfg: Config, s: EntrantState, estart: int, start: int, voided: set[s
         breaks = out_of_fixed_order(cfg.parts, {pz: p.at_ms for pz, p in best.items()})
         out_of_order = tuple(best.pop(pz) for pz in breaks)
         for p, before in zip(out_of_order, breaks.values()):
-            notes.append(f"press for puzzle {p.puzzle} at {fmt_duration(p.at_ms - estart)} not credited: "
+            t = (p.at_ms - estart) // cfg.res * cfg.res
+            notes.append(f"press for puzzle {p.puzzle} at {fmt_duration(t, cfg.res)} not credited: "
                          f"puzzle {before} is not finished before it (fixed order, none skipped): "
                          f"a conflict for the referee")
     s.best, s.conf, s.scan_notes, s.out_of_order = best, conf, notes or None, out_of_order

@@ -165,3 +165,14 @@ def test_a_chosen_order_is_not_a_fixed_one():
     pressed(log, comp, 2, S + 30 * M)
     assert comp.open_conflicts() == []
     check_action(comp, "press", {"entrant": "A", "puzzle": 2, "at": S + 40 * M}, S + 41 * M)
+
+
+def test_times_are_said_at_the_formats_resolution():
+    """Whole seconds, as the standings show them (the preset's resolution)."""
+    log, comp = started()
+    pressed(log, comp, 2, S + 30 * M + 1_234)
+    (conflict,) = comp.open_conflicts()
+    assert "is puzzle 2 at 0:30:01, but" in conflict.text, conflict.text
+    assert any("press for puzzle 2 at 0:30:01 not credited" in n for n in a_row(comp).notes)
+    with pytest.raises(ValueError, match=r"A's puzzle 3 at 0:40:02 would be"):
+        check_action(comp, "press", {"entrant": "A", "puzzle": 3, "at": S + 40 * M + 2_999}, S + 41 * M)

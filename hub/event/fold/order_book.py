@@ -33,6 +33,7 @@ class FixedOrder:
     def __init__(self, fmt: Format) -> None:
         self.spans = [s for s in part_spans(fmt) if s[0] == "fixed"]
         self.active = bool(self.spans)
+        self.res = fmt.resolution_ms
         # the conflicts as last found: (the fold's facts, how many, entrant -> its conflicts)
         self._seen: tuple[list[Fact] | None, int, dict[str, list[OpenConflict]]] = (None, 0, {})
 
@@ -72,7 +73,7 @@ class FixedOrder:
             touched = list(dict.fromkeys(e for e in map(lambda f: _entrant_of(calls, f), facts[n:]) if e))
         for entrant in touched:
             got = [OpenConflict(row_of(p.press_id), conflict_text(p, before, where(p.press_id),
-                                                                  short(p.press_id), start))
+                                                                  short(p.press_id), start, self.res))
                    for p, before in self.breaks(calls, entrant).values()]
             if got:
                 by[entrant] = got
@@ -129,7 +130,7 @@ class FixedOrder:
         without = press.press_id if action == "correct" and press is not None else ""
         got = self.blocker(calls, entrant, puzzle, at, without)
         if got is not None:
-            raise ValueError(refusal(action, entrant, puzzle, at, got, press, start, short))
+            raise ValueError(refusal(action, entrant, puzzle, at, got, press, start, short, self.res))
 
 
 def _entrant_of(calls: CallBook, f: Fact) -> str | None:
@@ -142,12 +143,13 @@ def _entrant_of(calls: CallBook, f: Fact) -> str | None:
     return None
 
 
-def _since(at: int, start: int | None) -> str:
-    return fmt_duration(at - start) if start is not None and at >= start else f"{at} (hub ms)"
+def _since(at: int, start: int | None, res: int) -> str:
+    """A time since the round's start, as the standings show it (at the format's resolution)."""
+    return fmt_duration((at - start) // res * res, res) if start is not None and at >= start else f"{at} (hub ms)"
 
 
 def refusal(action: str, entrant: str, puzzle: int, at: int | None, got: tuple[int, Press | None],
-            press: Press | None, start: int | None, short: Short) -> str:
+            press: Press | None, start: int | None, short: Short, res: int) -> str:
     """The desk's (and a phone's) refusal of an action out of the fixed
     order: what the rule is, what is missing, what to do."""
     before, its = got
@@ -155,7 +157,7 @@ def refusal(action: str, entrant: str, puzzle: int, at: int | None, got: tuple[i
     if its is None:
         state = f"{entrant}'s puzzle {before} has no finish" + (" before it" if at is not None else "")
     elif at is not None and its.at_ms > at:
-        state = f"{entrant}'s puzzle {before} is finished only at {_since(its.at_ms, start)}, after it"
+        state = f"{entrant}'s puzzle {before} is finished only at {_since(its.at_ms, start, res)}, after it"
     else:
         state = (f"{entrant}'s puzzle {before}'s call {short(its.press_id)} is out of the fixed order "
                  f"itself (a CONFLICT to settle first)")
@@ -166,16 +168,16 @@ def refusal(action: str, entrant: str, puzzle: int, at: int | None, got: tuple[i
     if action == "confirm":
         name = short(press.press_id) if press is not None else None
         call = f"call {name}" if name else f"the call of puzzle {puzzle}"
-        return (f"confirm: {call} ({entrant}'s puzzle {puzzle} at {_since(at, start)}) is no finish: "
+        return (f"confirm: {call} ({entrant}'s puzzle {puzzle} at {_since(at, start, res)}) is no finish: "
                 f"{rule}, and {state}; void it (`void press_id={name or '...'} why=...`) if puzzle "
                 f"{before} was skipped or the wrong button pressed, or {first}")
-    return (f"{action}: {entrant}'s puzzle {puzzle} at {_since(at, start)} would be a finish out of order: "
+    return (f"{action}: {entrant}'s puzzle {puzzle} at {_since(at, start, res)} would be a finish out of order: "
             f"{rule}, and {state}; {first}")
 
 
-def conflict_text(p: Press, before: int, where: str, short: str, start: int | None) -> str:
+def conflict_text(p: Press, before: int, where: str, short: str, start: int | None, res: int) -> str:
     """A call out of the fixed order as the desk's CONFLICT line."""
-    return (f"CONFLICT at {where} ({p.entrant}): call {short} is puzzle {p.puzzle} at {_since(p.at_ms, start)}, "
+    return (f"CONFLICT at {where} ({p.entrant}): call {short} is puzzle {p.puzzle} at {_since(p.at_ms, start, res)}, "
             f"but puzzle {before} is not finished before it (fixed order, none skipped): not a finish, "
             f"not credited; if puzzle {before} was skipped or the wrong button pressed, void it "
             f"(`tabletimer act DIR void press_id={short} why=...`); if puzzle {before}'s finish was "

@@ -1,9 +1,13 @@
 """Multi-part and one-at-a-time rounds (docs/formats.md): the laps of a
-round's parts, the notes on finishes its order does not allow, the puzzles
-packed away by swaps and the one puzzle on the table at time-up.  Pure; used
-by the scoring of one entrant (scoring.py)."""
+round's parts, the finishes a fixed order does not allow (never credited: a
+conflict for the referee), the notes on finishes a part's order does not
+allow, the puzzles packed away by swaps and the one puzzle on the table at
+time-up.  Pure; used by the scoring of one entrant (scoring.py), and by the
+fold and the desk's checks for the fixed order (hub/event/fold/order_book.py)."""
 
 from __future__ import annotations
+
+from typing import Iterable, Mapping
 
 from .facts import Swap
 from .durations import fmt_duration
@@ -39,10 +43,39 @@ def laps(cfg: Config, fin: dict[int, int], swaps: list[Swap] | None, estart: int
     return laps
 
 
+def out_of_fixed_order(parts: Iterable[tuple[str, int, int]], finish_at: Mapping[int, int]) -> dict[int, int]:
+    """The finishes a fixed order does not allow (seed 003: "i den
+    fastsatte rækkefølge, ét ad gangen ... ikke tilladt at springe et
+    puslespil over"): puzzle -> the earlier puzzle of its part that is not
+    finished before it.  parts: (work, a, b) as Config.parts (puzzles
+    a+1..b); finish_at: puzzle -> its finish time (any one clock).  A fixed
+    part's finishes that count are its first puzzles, each finished at or
+    after the one before it; every other finish of the part is out of order
+    (a later puzzle while an earlier one is not finished, or finished
+    before the one before it)."""
+    out: dict[int, int] = {}
+    for work, a, b in parts:
+        if work != "fixed":
+            continue
+        blocker = 0                 # the first puzzle of the part whose finish does not count
+        prev: int | None = None
+        for pz in range(a + 1, b + 1):
+            t = finish_at.get(pz)
+            if t is None:
+                blocker = blocker or pz
+            elif blocker:
+                out[pz] = blocker
+            elif prev is not None and t < prev:
+                out[pz], blocker = pz - 1, pz
+            else:
+                prev = t
+    return out
+
+
 def order_notes(cfg: Config, fin: dict[int, int], notes: list[str]) -> None:
-    """Notes for finishes the format's order does not allow (a referee
-    should look): a later part before an earlier one is complete; in a fixed
-    order, a puzzle before an earlier one."""
+    """Notes for finishes the format's parts do not allow (a referee
+    should look): a later part before an earlier one is complete.  (A fixed
+    order's finishes out of order are never credited: out_of_fixed_order.)"""
     gap = 1
     while gap in fin:
         gap += 1
@@ -54,10 +87,6 @@ def order_notes(cfg: Config, fin: dict[int, int], notes: list[str]) -> None:
         if incomplete_before and any(done):
             notes.append(f"a puzzle of puzzles {a + 1}-{b} finished before puzzle {incomplete_before}")
             return
-        if work == "fixed" and not all(done):
-            gap = done.index(False)
-            if any(done[gap:]):
-                notes.append(f"finished out of the fixed order: puzzle {a + gap + 1} is not finished")
         if not all(done) and not incomplete_before:
             incomplete_before = a + done.index(False) + 1
 

@@ -34,6 +34,11 @@ class PuzzleSplit(NamedTuple):
     credited: int
 
 
+def part_spans(fmt: Format) -> list[tuple[str, int, int]]:
+    """(work, a, b) of each part of a format: its puzzles are a+1..b."""
+    return [(p.work, p.first - 1, p.first - 1 + len(p.puzzles)) for p in fmt.parts]
+
+
 class Config:
     """Everything derived once from the format."""
 
@@ -53,8 +58,9 @@ class Config:
         self.credit_full = fmt.finished_puzzle_credit == "full"
         self.time_order = fmt.order == "time"
         self.tie_last = fmt.tie_break == "last_complete_puzzle"
-        self.parts = [(p.work, p.first - 1, p.first - 1 + len(p.puzzles)) for p in fmt.parts]
+        self.parts = part_spans(fmt)
         self.one_at_a_time = any(w in ("fixed", "chosen") for w, _, _ in self.parts)
+        self.fixed = any(w == "fixed" for w, _, _ in self.parts)       # parts.out_of_fixed_order applies
         self.check_order = len(self.parts) > 1 or self.one_at_a_time
         self.valid = frozenset(range(1, self.n + 1))          # puzzle numbers
         self.pz_pieces = (0,) + tuple(self.pieces)             # puzzle number -> pieces

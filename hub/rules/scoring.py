@@ -11,7 +11,7 @@ from typing import Any
 
 from .facts import Confirm, Count, Entrant, Press, Swap
 from .durations import fmt_duration
-from .parts import laps, one_on_table, order_notes, packed_away
+from .parts import laps, one_on_table, order_notes, out_of_fixed_order, packed_away
 from .score_model import NEVER, TIE_SPAN, Config, PuzzleSplit
 
 _at_ms = attrgetter("at_ms")
@@ -27,6 +27,7 @@ class EntrantState:
     reason = ""
     notes: list[str] | None = None             # notes found while folding
     scan_notes: list[str] | None = None        # notes of the last rebuild
+    out_of_order: tuple[Press, ...] = ()       # finishes a fixed order does not allow (the last rebuild)
 
     def __init__(self, index: int, entrant: Entrant, official: bool):
         self.index = index
@@ -38,11 +39,15 @@ class EntrantState:
         self.conf: dict[int, tuple[Press, Confirm]] = {}     # puzzle -> (press, its confirmation)
 
 
-def rebuild(s: EntrantState, estart: int, start: int, voided: set[str], press: dict[str, Press]) -> None:
+def rebuild(cfg: Config, s: EntrantState, estart: int, start: int, voided: set[str],
+            press: dict[str, Press]) -> None:
     """The finishes and confirmations from the entrant's facts: a
     puzzle's finish is its earliest press that is not voided and not
     before the entrant's start; a confirmation goes with the press it
-    names, or with the puzzle's finish at the moment it is applied."""
+    names, or with the puzzle's finish at the moment it is applied.  In a
+    fixed order a finish before an earlier puzzle's is no finish: never
+    credited, kept in `out_of_order` (a conflict for the referee, who voids
+    it or records the earlier puzzle: parts.out_of_fixed_order)."""
     eid = s.entrant.id
     best: dict[int, Press] = {}
     conf: dict[int, tuple[Press, Confirm]] = {}
@@ -71,7 +76,16 @@ def rebuild(s: EntrantState, estart: int, start: int, voided: set[str], press: d
                 notes.append(f"confirmation of {what} has no finish to confirm")
             else:
                 conf[p.puzzle] = (p, f)
-    s.best, s.conf, s.scan_notes = best, conf, notes or None
+    out_of_order: tuple[Press, ...] = ()
+    if cfg.fixed and len(best) > 0:
+        breaks = out_of_fixed_order(cfg.parts, {pz: p.at_ms for pz, p in best.items()})
+        out_of_order = tuple(best.pop(pz) for pz in breaks)
+        for p, before in zip(out_of_order, breaks.values()):
+            t = (p.at_ms - estart) // cfg.res * cfg.res
+            notes.append(f"press for puzzle {p.puzzle} at {fmt_duration(t, cfg.res)} not credited: "
+                         f"puzzle {before} is not finished before it (fixed order, none skipped): "
+                         f"a conflict for the referee")
+    s.best, s.conf, s.scan_notes, s.out_of_order = best, conf, notes or None, out_of_order
 
 
 def evaluate(cfg: Config, s: EntrantState, start: int | None, round_limit: int | None,
@@ -88,7 +102,7 @@ def evaluate(cfg: Config, s: EntrantState, start: int | None, round_limit: int |
         return (cfg.waiting_key, s.index, "waiting", None, 0, None, 0, 0, True, False, 0,
                 tuple(waiting), None)
     estart = start + s.offset
-    rebuild(s, estart, start, voided, press)
+    rebuild(cfg, s, estart, start, voided, press)
     notes: list[str] | None = None
     if s.notes or s.scan_notes:
         notes = (s.notes or []) + (s.scan_notes or [])
@@ -164,6 +178,8 @@ def evaluate(cfg: Config, s: EntrantState, start: int | None, round_limit: int |
             if not credit_full:
                 k -= c.missing_found + c.missing_lost + c.missing_adjacent
         total += k if k > 0 else 0
+    if s.out_of_order:
+        unconfirmed = True      # a conflict open: the referee decides
     penalty *= cfg.per_piece
     all_done = nfin == n
     placed: dict[int, int] = {}

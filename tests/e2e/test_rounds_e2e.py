@@ -5,13 +5,16 @@ must be what the format's rules make of the true press instants."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from rig import synced
+from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.event.folder import event_folder
+from tabletimer.hub.event.log.followed_log import FollowedLog
 from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.rules.standings import Confirm, Count, Press, RoundStart, rank
 from tabletimer.hub.fleet.simulator import SimBoard
@@ -187,3 +190,81 @@ def test_fixed_order_team_round_ranks_by_pieces(tmp_path, embedded_broker):
         row = next(r for r in rows if r["entrant"] == team)
         assert [sp["puzzle"] for sp in row["splits"]] == [1, 2, 3]
         assert all(abs(sp["time_ms"] - c) <= 1000 for sp, c in zip(row["splits"], calls)), row["splits"]
+
+
+def test_fixed_order_press_on_puzzle_2_before_puzzle_1_is_a_conflict_not_a_finish(tmp_path, embedded_broker):
+    """Seed 003: "Det er ikke tilladt at springe et puslespil over" (no
+    puzzle skipped; issue 47, item 5).  Team A's board has a button per
+    puzzle (stations.csv maps D1's buttons 1-3 to A's puzzles 1-3).  A press
+    on puzzle 2 before puzzle 1 is stored and acknowledged, but it is a
+    CONFLICT for the referee, never a credited finish; the desk cannot
+    confirm it nor count a later puzzle (refused, nothing written).  The
+    referee voids it at the table (the button held), the team then calls
+    puzzle 1 and puzzle 2 in order: both count."""
+    ev = event_folder.init(tmp_path / "event", "dk-team-championship")
+    (ev / "entrants.csv").write_text("id,name,members\nA,Alfa,a1|a2\n")
+    (ev / "stations.csv").write_text("board,button,table,entrant,puzzle\n"
+                                     + "".join(f"D1,{n},Bord 1,A,{n}\n" for n in (1, 2, 3)))
+    port = embedded_broker.port
+    d = SimBoard("D1", "127.0.0.1", port, tmp_path, key=BoardKeys(ev / "board-keys.json").ensure("D1"),
+                 stations=3, timings=FAST)
+    db = event_folder.load(ev).db
+    hub = None
+
+    def folded() -> Competition:
+        loaded = event_folder.load(ev)
+        log = FollowedLog(db)
+        try:
+            return Competition(loaded.format, loaded.entrants, loaded.stations, rows=log.events())
+        finally:
+            log.close()
+
+    def acked(n: int) -> None:
+        d.wait_for(lambda r: r.get("acked", [0, 0])[1] >= n, timeout=20)
+
+    try:
+        start = int(time.time() * 1000) + 1500
+        tt("act", str(ev), "round_start", f"at={start}")
+        hub = Hub(ev, port)
+        d.start()
+        d.wait_for(lambda r: "sched" in r)
+        synced(d)
+        lead = max(0, start - int(time.time() * 1000))             # (a loaded machine: the start may be past)
+        d.command(f"edges 2 {lead + 1000}:1 {lead + 1080}:0")        # puzzle 2, puzzle 1 not finished
+        acked(1)
+        comp = folded()
+        (conflict,) = comp.open_conflicts()
+        assert re.match(r"CONFLICT at Bord 1 \(A\): call D1-1 is puzzle 2 at 0:00:\d\d, ", conflict.text), \
+            conflict.text
+        assert "but puzzle 1 is not finished before it (fixed order, none skipped): not a finish" in conflict.text
+        row = next(r for r in json.loads(tt("replay", str(ev), "--json"))["standings"])
+        assert (row["pieces"], row["provisional"]) == (0, True)
+        assert [sp["status"] for sp in row["splits"]] == ["unfinished"] * 3
+        # the desk: a confirmation of the call, a count of puzzle 3: refused, nothing written
+        n = len(comp.rows)
+        for args, said in ((["confirm", "press_id=D1-1", "missing_found=0"], "is no finish"),
+                           (["count", "entrant=A", "puzzle=3", "placed=10"], "is not on the table")):
+            refused = subprocess.run([TT, "act", str(ev), *args, "--force"], capture_output=True, text=True,
+                                     stdin=subprocess.DEVNULL)
+            assert refused.returncode == 2 and said in refused.stderr and "fixed order" in refused.stderr, \
+                refused.stderr
+        assert len(folded().rows) == n
+        # the referee voids the call at the table (the button held past the void time), then the
+        # team calls puzzle 1 and puzzle 2, in order
+        d.command("edges 2 300:1 2300:0")             # (edges: ms from now)
+        acked(2)
+        assert folded().open_conflicts() == []
+        d.command("edges 1 300:1 380:0")
+        d.command("edges 2 1300:1 1380:0")
+        acked(4)
+    finally:
+        if hub:
+            hub.stop()
+        d.stop()
+    comp = folded()
+    assert comp.open_conflicts() == []
+    kinds = [r["type"] for r in comp.rows if r["source"] == "board" and r["type"] in ("press", "confirm", "void")]
+    assert kinds == ["press", "void", "press", "press"], kinds
+    assert not [r for r in comp.rows if r["source"] == "operator" and r["type"] in ("confirm", "count")]
+    (row,) = json.loads(tt("replay", str(ev), "--json"))["standings"]
+    assert row["pieces"] == 2000 and [sp["status"] for sp in row["splits"]] == ["finished", "finished", "unfinished"]

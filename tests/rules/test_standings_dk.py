@@ -5,8 +5,13 @@ translation) next to each test.  The preset's three 1000-piece puzzles and
 
 from __future__ import annotations
 
+import pytest
+
+from tabletimer.hub.rules.formats import loads, preset_text
 from tabletimer.hub.rules.formats import parse_duration as d
+from tabletimer.hub.rules.parts import out_of_fixed_order
 from tabletimer.hub.rules.scenario import loads_scenario
+from tabletimer.hub.rules.standings import Confirm, Count, Entrant, Press, RoundStart, Void, rank
 
 
 def run(body: str):
@@ -110,13 +115,68 @@ def test_fixed_order_only_the_puzzle_on_the_table_is_counted():
     """"Puslespillene skal lægges i den fastsatte rækkefølge, ét ad gangen.
     Det er ikke tilladt at springe et puslespil over." (Fixed order, one at
     a time, none skipped.)  A count for puzzle 3 while puzzle 2 is on the
-    table is ignored, and a finish out of order is flagged for the referee."""
+    table is ignored, and a finish out of order is no finish: not credited
+    (it was, with a note, before issue 47: the text does not allow it), left
+    to the referee (the row stays provisional)."""
     by, _ = run(teams("A", "B") + "timeline = [" + done("A", ["50:00"]) + """,
                 { count = "A", puzzle = 2, placed = 500 }, { count = "A", puzzle = 3, placed = 400 },
                 { at = "1:00:00", press = "B", puzzle = 2 }, { confirm = "B", puzzle = 2 }]""")
     assert by["A"].pieces == 1500
     assert any("fixed order puts puzzle 2 on the table" in n for n in by["A"].notes)
-    assert any("out of the fixed order" in n for n in by["B"].notes)
+    assert (by["B"].pieces, by["B"].provisional) == (0, True)
+    assert [sp.status for sp in by["B"].splits] == ["unfinished"] * 3
+    assert any("press for puzzle 2 at 1:00:00 not credited: puzzle 1 is not finished before it" in n
+               for n in by["B"].notes), by["B"].notes
+
+
+def test_a_later_puzzle_finished_before_an_earlier_one_is_not_credited():
+    """Issue 47: "a 1000 and a 500 in the wrong order ranked 1st".  Puzzle 1
+    (the 1000) must be laid before puzzle 2 (the 500).  Team W calls the
+    500 at 0:40:00 and the 1000 at 1:30:00: only the 1000 counts (the 500's
+    call came before the 1000 was done), 1000 pieces plus nothing; team R
+    lays them in order, the 1000 at 1:00:00 and has 200 of the 500 at
+    time-up: 1200, first.  Once the referee voids W's wrong call and W's
+    500 is called again at 1:45:00, in order, W has 1500 and is first."""
+    fmt = loads(preset_text("dk-team-championship").replace("puzzles = [1000, 1000, 1000]",
+                                                           "puzzles = [1000, 500]"), "test.toml")
+    ents = [Entrant("W", "W"), Entrant("R", "R")]
+    m = 60_000
+    facts = [RoundStart(at_ms=0),
+             Press(entrant="W", puzzle=2, at_ms=40 * m, press_id="w2"), Confirm(press_id="w2"),
+             Press(entrant="W", puzzle=1, at_ms=90 * m, press_id="w1"), Confirm(press_id="w1"),
+             Press(entrant="R", puzzle=1, at_ms=60 * m, press_id="r1"), Confirm(press_id="r1"),
+             Count(entrant="R", puzzle=2, placed=200)]
+    rows = rank(fmt, ents, facts)
+    assert [(r.entrant, r.place, r.pieces) for r in rows] == [("R", 1, 1200), ("W", 2, 1000)]
+    w = rows[1]
+    assert w.provisional and [sp.status for sp in w.splits] == ["finished", "unfinished"]
+    assert any("press for puzzle 2 at 0:40:00 not credited: puzzle 1 is not finished before it" in n
+               for n in w.notes), w.notes
+    rows = rank(fmt, ents, facts + [Void(press_id="w2"),
+                                    Press(entrant="W", puzzle=2, at_ms=105 * m, press_id="w2b"),
+                                    Confirm(press_id="w2b")])
+    assert [(r.entrant, r.place, r.pieces, r.status) for r in rows] == [
+        ("W", 1, 1500, "finished"), ("R", 2, 1200, "unfinished")]
+
+
+@pytest.mark.parametrize("finishes,out", [
+    ({}, {}),
+    ({1: 10, 2: 20, 3: 30}, {}),                       # in order
+    ({1: 10, 2: 10}, {}),                              # the same instant: in order
+    ({2: 20}, {2: 1}),                                 # puzzle 1 skipped
+    ({1: 10, 3: 30}, {3: 2}),                          # puzzle 2 skipped
+    ({2: 20, 3: 30}, {2: 1, 3: 1}),                    # everything after a gap
+    ({1: 10, 2: 5, 3: 30}, {2: 1, 3: 2}),              # 2 before 1; 3 after a finish that does not count
+    ({1: 10, 2: 20, 3: 15}, {3: 2}),
+])
+def test_out_of_fixed_order(finishes, out):
+    assert out_of_fixed_order([("fixed", 0, 3)], finishes) == out
+
+
+def test_out_of_fixed_order_applies_to_fixed_parts_only():
+    parts = [("parallel", 0, 2), ("fixed", 2, 4), ("chosen", 4, 6)]
+    assert out_of_fixed_order(parts, {2: 5, 4: 10, 6: 1}) == {4: 3}
+    assert out_of_fixed_order(parts, {2: 5, 3: 12, 4: 10, 6: 1}) == {4: 3}
 
 
 def test_disqualification_after_repeated_warnings():

@@ -33,6 +33,7 @@ class CallBook:
         self._confirmed: dict[str, int] = {}            # press id -> missing pieces, while confirmed
         self._counts: dict[str, dict[int, Count]] = {}  # entrant -> puzzle -> the count recorded last
         self._out: dict[str, Out] = {}                  # entrant -> dns | dq (the latest of dns, dq, reinstate)
+        self._called: dict[str, None] = {}              # the entrants with a press, in fact order
 
     def add(self, f: Fact) -> None:
         """Fold one fact (the competition's _add, in fact order)."""
@@ -42,6 +43,7 @@ class CallBook:
             if f.press_id not in self._closed:
                 self._open[f.press_id] = f
             self._current.setdefault((f.entrant, f.puzzle), []).append(f.press_id)
+            self._called.setdefault(f.entrant, None)
         elif isinstance(f, Void):
             self._close(f.press_id)
             self._voided.add(f.press_id)
@@ -109,6 +111,14 @@ class CallBook:
         not voided; None: none)."""
         calls = self._current.get((entrant, puzzle))
         return calls[-1] if calls else None
+
+    def standing_calls(self, entrant: str, puzzle: int) -> list[Press]:
+        """An entrant's puzzle's calls not voided, in fact order."""
+        return [self._presses[pid] for pid in self._current.get((entrant, puzzle), ()) if pid not in self._voided]
+
+    def called_entrants(self) -> list[str]:
+        """The entrants with a finish call (voided ones too), in fact order."""
+        return list(self._called)
 
     def confirmed_missing(self, pid: str) -> int | None:
         """The missing pieces (all kinds) of a confirmed call; None while

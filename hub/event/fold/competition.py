@@ -40,6 +40,7 @@ from ..folder.event_folder import Station
 from .fold_records import Conflict, Decision, Refused, Unassigned
 from .official import OfficialBook, readiness_problem
 from .on_table import OnTable
+from .order_book import FixedOrder, resolve_refusal
 from .press_numbers import PressNumbers, is_board_press
 from .replacements import Replacement, ReplacementBook, check as check_replacement
 from .row_checks import check_end, in_check, made_in_check, press_problem, round_window, row_problem, start_problem
@@ -88,6 +89,7 @@ class Competition:
         self._replaced = ReplacementBook()      # absent entrants' stations given to others
         self._replace_flags: dict[int, str] = {}
         self._table = OnTable()                 # the puzzle on each entrant's table (next-puzzle stations)
+        self._order = FixedOrder(self.format)    # a fixed order's calls out of it: conflicts (order_book.py)
         self._ranked: list[Entrant] | None = None          # the entrants ranked (ranked_entrants)
         self._check_ins = CheckInBook()         # who is here (check_in.py): no fact
         self._reset_fold()
@@ -248,6 +250,7 @@ class Competition:
         self._table.reset()
         self._calls = CallBook()                  # presses, open/voided/confirmed calls, counts, who is out
         self._press_station: dict[str, tuple[str, int]] = {}   # board press id -> (board, button)
+        self._press_row: dict[str, int] = {}      # board press id -> its log row
         self._station_last: dict[tuple[str, int], str] = {}    # (board, button) -> its latest call
         self._decided: dict[str, Decision] = {}   # press id -> the decision that closed it
         self.conflicts: list[Conflict] = []       # board decisions on calls already decided
@@ -329,6 +332,7 @@ class Competition:
             if puzzle is None:              # the puzzle on the table when it was pressed
                 puzzle = self._table.puzzle(entrant, self._index.free_puzzles(entrant), p["at"])
             self._press_station[pid] = (row["board"], p["station"])
+            self._press_row[pid] = row["id"]
             self._station_last[row["board"], p["station"]] = pid
             self._add(Press(entrant=entrant, puzzle=puzzle, at_ms=p["at"], press_id=pid))
         elif kind in BOARD_DECISIONS:
@@ -464,6 +468,11 @@ class Competition:
         if action == "resolve" and p["conflict"] not in {c.row for c in self.open_conflicts()}:
             raise ValueError(f"resolve: log row #{p['conflict']} is no open conflict "
                              "(the console's alerts list them: CONFLICT ... log row #N)")
+        if action == "resolve" and p["conflict"] in {c.row for c in self._order_conflicts()}:
+            raise ValueError(resolve_refusal(p["conflict"]))
+        pid = p.get("press_id")
+        self._order.check(self._calls, action, p, self._calls.press(pid) if isinstance(pid, str) else None,
+                          start, self._numbers.short)
         self._official.check(action, p, self._calls)
         if action == "official":
             problem = self.official_problem(now_ms)
@@ -564,14 +573,34 @@ class Competition:
         """The rows of the conflicts not resolved yet (open_conflicts' rows):
         nothing to read when the fold has no conflict at all."""
         self.facts()
-        if not (self.conflicts or self.key_conflicts or self._book.intents):
+        if not (self.conflicts or self.key_conflicts or self._book.intents or self._order_conflicts()):
             return frozenset()
         return frozenset(c.row for c in self.open_conflicts())
 
     def open_conflicts(self) -> list[OpenConflict]:
-        """Every conflict not resolved yet, in log order (conflict_book.py)."""
+        """Every conflict not resolved yet, in log order (conflict_book.py;
+        a call out of a fixed order: order_book.py)."""
         self.facts()
-        return open_conflicts(self._book, self.conflicts, self.key_conflicts, self._numbers.short)
+        got = open_conflicts(self._book, self.conflicts, self.key_conflicts, self._numbers.short)
+        order = self._order_conflicts()
+        return sorted(got + order, key=lambda c: c.row) if order else got
+
+    def _order_conflicts(self) -> list[OpenConflict]:
+        """The calls out of the fixed order (none without one): order_book.py."""
+        facts = self.facts()
+        return self._order.conflicts(self._calls, facts, self._row_of_press, self._table_of_press,
+                                     self._numbers.short, self.start_ms) if self._order.active else []
+
+    def _row_of_press(self, pid: str) -> int:
+        """The log row of a press (a board's, or the desk's op/ROW)."""
+        if pid.startswith("op/") and pid[3:].isdigit():
+            return int(pid[3:])
+        return self._press_row.get(pid, 0)
+
+    def _table_of_press(self, pid: str) -> str:
+        bs = self._press_station.get(pid)
+        st = self._by_station.get(bs) if bs is not None else None
+        return st.table if st is not None else (f"{bs[0]} #{bs[1]}" if bs is not None else "the desk")
 
     def overridden(self, pid: str) -> dict | None:
         """The decision on a call that replaced another person's, in words

@@ -37,6 +37,14 @@ def _print_draw(made: DrawMade, args) -> None:
 
 
 def cmd_seat(args) -> int:
+    from ..web import public_url as hub_url
+
+    try:
+        if getattr(args, "public_url", None):      # checked before anything is written
+            hub_url.normalize(args.public_url)
+    except ValueError as e:
+        print(f"error: --public-url: {e}; nothing seated", file=sys.stderr)
+        return 2
     try:
         by, rank_of = seat_order(args.by)
         made = seat_round(args.dir, args.round, by, rank_of, args.seed, args.who, args.why,
@@ -62,14 +70,17 @@ def _seat_outputs(args, name: str, p: Path, fmt: Format, entrants: list[Entrant]
     cards = Path(args.cards) if args.cards else p / "table-cards.html"
     listed = Path(args.list) if args.list else p / "find-your-table.html"
     try:
-        url = hub_url.saved(args.dir)
+        url, saved = hub_url.resolve(args.dir, getattr(args, "public_url", None))
+        if saved:
+            print(f"saved the public URL {url} in {hub_url.path(args.dir)}", file=sys.stderr)
         cards.write_text(cards_html(Path(args.dir).resolve().name, fmt, entrants, stations, title=title,
                                     public_url=url), encoding="utf-8")
-        listed.write_text(find_table_html(title, name, found), encoding="utf-8")
+        listed.write_text(find_table_html(title, name, found, public_url=url), encoding="utf-8")
     except (OSError, ValueError) as e:
         print(f"error: writing the cards and the list: {e}", file=sys.stderr)
         return 2
-    print(f"table cards: {cards}; find your table: {listed}")
+    print(f"table cards: {cards}; find your table: {listed}"
+          + (f" (a check-in code per name, opening {url}/checkin?entrant=...)" if url else ""))
     print("find your table:")
     sys.stdout.write(find_table_text(found))
     return 0
@@ -108,6 +119,8 @@ def add_subcommands(sub) -> None:
     s.add_argument("--seed", type=int, help="--by random: its number (default: a new one, printed)")
     s.add_argument("--cards", metavar="FILE", help="the table cards (default: the round's table-cards.html)")
     s.add_argument("--list", metavar="FILE", help="find your table (default: the round's find-your-table.html)")
+    s.add_argument("--public-url", metavar="URL", help="the hub's address as phones reach it (saved; default: "
+                                                        "the saved one): the cards' and the list's QR codes")
     s.add_argument("--who", default="organizer", help="who seats (recorded)")
     s.add_argument("--why", default="", help="recorded with it")
     s.set_defaults(func=cmd_seat)

@@ -1,7 +1,10 @@
 """The "find your table" list (`tabletimer seat`): every competitor's name in
 alphabetical order with the table and the buttons, for the door and the
 hall's walls -- a team's members each under their own name, with their
-team.  A printable A4 HTML page (the results sheet's style) or plain text."""
+team.  A printable A4 HTML page (the results sheet's style) or plain text.
+With the hub's public URL each line carries its entrant's check-in QR code
+(check_in_list.check_in_path: the staff phone's check-in page opens on that
+entrant), so the list at the door is also the scan-in list."""
 
 from __future__ import annotations
 
@@ -10,7 +13,12 @@ from typing import Iterable, NamedTuple
 from ..event.folder.event_folder import Station
 from ..rules.seating import name_key
 from ..rules.standings import Entrant
+from .check_in_list import check_in_path
 from .sheet_style import CSS, esc, page_head
+from .table_cards import qr_svg
+
+# the code's size on paper: scannable by a phone held over the list, a line of the list high
+QR_CSS = "td.qr{width:16mm;padding:1mm}td.qr svg.qr{width:15mm;height:15mm;display:block}tr{break-inside:avoid}"
 
 
 class Line(NamedTuple):
@@ -18,6 +26,7 @@ class Line(NamedTuple):
     team: str          # the entrant's name when it is a pair or team ("" for an individual)
     table: str
     buttons: str       # "T07 2" / "T07 1-8"
+    entrant: str = ""  # the entrant's id (its check-in code's)
 
 
 def lines(entrants: Iterable[Entrant], stations: Iterable[Station]) -> list[Line]:
@@ -34,7 +43,7 @@ def lines(entrants: Iterable[Entrant], stations: Iterable[Station]) -> list[Line
         where = f"{mine[0].board} {buttons[0]}" + (f"-{buttons[-1]}" if len(buttons) > 1 else "")
         people = [m.name for m in e.members] or [e.name]
         for p in people:
-            out.append(Line(p, e.name if e.members else "", mine[0].table, where))
+            out.append(Line(p, e.name if e.members else "", mine[0].table, where, e.id))
     return sorted(out, key=lambda ln: (name_key(ln.name), ln.table))
 
 
@@ -44,13 +53,23 @@ def find_table_text(found: list[Line]) -> str:
                    for ln in found)
 
 
-def find_table_html(title: str, round_name: str, found: list[Line]) -> str:
-    head = page_head(f"{title}: find your table", f"{title}: find your table", CSS)
+def find_table_html(title: str, round_name: str, found: list[Line], public_url: str | None = None) -> str:
+    """The list as a page; with public_url (the hub's address as phones
+    reach it) a check-in QR code on each line, one code made per entrant."""
+    head = page_head(f"{title}: find your table", f"{title}: find your table", CSS + (QR_CSS if public_url else ""))
     with_team = any(ln.team for ln in found)
+    codes: dict[str, str] = {}
+    if public_url:
+        for ln in found:
+            if ln.entrant not in codes:
+                codes[ln.entrant] = qr_svg(public_url + check_in_path(ln.entrant))
     rows = [f"<tr><td>{esc(ln.name)}</td>" + (f"<td>{esc(ln.team)}</td>" if with_team else "")
-            + f'<td class="place">{esc(ln.table)}</td><td>{esc(ln.buttons)}</td></tr>' for ln in found]
+            + f'<td class="place">{esc(ln.table)}</td><td>{esc(ln.buttons)}</td>'
+            + (f'<td class="qr">{codes[ln.entrant]}</td>' if public_url else "") + "</tr>" for ln in found]
     return "\n".join(head + [
-        f'<p class="meta"><span>{esc(round_name)}</span><span>{len(found)} names, alphabetically</span></p>',
+        f'<p class="meta"><span>{esc(round_name)}</span><span>{len(found)} names, alphabetically</span>'
+        + ("<span>the code: check-in at the door</span>" if public_url else "") + "</p>",
         "</header>", "<table><thead><tr><th>Name</th>" + ("<th>Team</th>" if with_team else "")
-        + "<th>Table</th><th>Board, button</th></tr></thead><tbody>", *rows, "</tbody></table>",
+        + "<th>Table</th><th>Board, button</th>" + ("<th>Check-in</th>" if public_url else "")
+        + "</tr></thead><tbody>", *rows, "</tbody></table>",
         "</main>", "</body>", "</html>", ""])

@@ -125,3 +125,29 @@ def test_seat_two_a_table_above_30_and_a_hall_too_small(tmp_path, capsys):
     refused(capsys, ["seat", str(cup), "--by", "name"], cup,
             "61 entrants, a button each: the hall's 30 tables seat 60 (two entrants a table above 30 entrants); "
             "add 1 more seats")
+
+
+def test_the_find_your_table_list_carries_each_entrants_check_in_code_with_a_public_url(tmp_path, capsys):
+    """Issue 47: the "find your table" list at the door is also the scan-in
+    list: with the hub's public URL (given to `seat`, or saved before) each
+    name's line has its entrant's check-in QR code (a team's members their
+    team's); without one, no codes.  A bad URL is refused before anything is
+    seated."""
+    cup = tmp_path / "cup"
+    r = team_event(cup, registered=8, clubs=4, tables=2)
+    assert cli.main(["draw", str(cup), "--round", "teams", "--teams-of", "4", "--seed", "7"]) == 0
+    seat = ["seat", str(cup), "--round", "teams", "--by", "name"]
+    assert cli.main(seat) == 0
+    assert "<svg" not in (r / "find-your-table.html").read_text()
+    refused(capsys, seat + ["--public-url", "hub.local:8765"], r, "--public-url: 'hub.local:8765' is not a web address")
+    assert not (cup / "public-url").exists()
+    capsys.readouterr()
+    assert cli.main(seat + ["--public-url", "http://10.0.0.5:8765/"]) == 0
+    assert "a check-in code per name, opening http://10.0.0.5:8765/checkin?entrant=..." in capsys.readouterr().out
+    assert (cup / "public-url").read_text().strip() == "http://10.0.0.5:8765"
+    listed = (r / "find-your-table.html").read_text()
+    assert listed.count('class="qr"><title>') == 8 and "<th>Check-in</th>" in listed
+    for team in ("T01", "T02"):
+        assert listed.count(f"<title>http://10.0.0.5:8765/checkin?entrant={team}</title>") == 4
+    assert cli.main(seat) == 0                                 # the saved URL: the codes again
+    assert (r / "find-your-table.html").read_text().count('class="qr"><title>') == 8

@@ -10,6 +10,7 @@ from typing import Callable, Protocol
 
 from ..core import before_start
 from ..core.service import HubService, with_defaults
+from ..event.fold.official import OfficialMark
 from ..rules.formats import fmt_duration
 from ..rules.timetext import parse_clock_time, parse_duration_ms, start_clock_doubt
 
@@ -65,6 +66,7 @@ class ActionForm:
     build: Callable[[dict[str, str]], tuple[str, dict]]
     destructive: bool = False
     why_required: bool = False
+    why_missing: str = ""      # a why_required form's words when it has none ("" : "KEY: a reason (why) is needed")
     note: str = ""
     # why these values are asked about first, though the action is not destructive (a
     # round start typed as a clock time far in the past or ahead); None: no question
@@ -255,6 +257,7 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
 
     open_conflicts = svc.read(lambda c, _now: c.open_conflicts())
     door = svc.read(lambda c, _now: c.check_in_summary())
+    official_now, not_yet = svc.read(lambda c, t: (c.official_book().official(), c.official_problem(t)))
     E = FormField("entrant", "entrant (id or name)", entrant)
     return {
         "start": ActionForm("round_start", "Start the round", [
@@ -314,4 +317,28 @@ def action_forms(console: Desk) -> dict[str, ActionForm]:
                       str(open_conflicts[0].row) if open_conflicts else ""),
         ], resolve, why_required=True,
             note=open_conflicts[0].text if open_conflicts else "no conflict is open"),
+        **results_forms(official_now, not_yet),
+    }
+
+
+def results_forms(official_now: "OfficialMark | None", not_yet: str | None) -> dict[str, ActionForm]:
+    """Making the round's results official, and reopening them (who: the
+    console's operator; why: required to reopen), as `tabletimer results
+    --official`/`--reopen` do: the same checks (event/fold/official.py), the
+    same refusals, each asked first."""
+    return {
+        "official": ActionForm("official", "Make the round's results official", [], lambda v: ("official", {}),
+                               destructive=True, note=(
+            f"the results are official already ({official_now.text()}): reopen them first (u)"
+            if official_now is not None else f"not yet: {not_yet}" if not_yet else
+            "time is up and every check is done: after this, every change of a result is refused until "
+            "the results are reopened (u), saying why")),
+        "reopen": ActionForm("reopen", "Reopen the official results", [], lambda v: ("reopen", {}),
+                             destructive=True, why_required=True,
+                             why_missing="reopen: say why the results are reopened (logged with who reopened "
+                                         "them and shown on the sheet); nothing recorded",
+                             note=(f"the results are {official_now.text()}; why is required, logged and shown "
+                                   "on the sheet; make them official again (f) when done"
+                                   if official_now is not None else "the results are not official: nothing to "
+                                                                    "reopen")),
     }

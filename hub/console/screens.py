@@ -92,7 +92,7 @@ class FormScreen(ModalScreen[bool]):
             return
         try:
             if self.form.why_required and not why:
-                raise ValueError(f"{self.form.key}: a reason (why) is needed")
+                raise ValueError(self.form.why_missing or f"{self.form.key}: a reason (why) is needed")
             action, payload = self.form.build(vals)
             self.console.check(action, payload)
         except ValueError as e:
@@ -226,6 +226,8 @@ class MainScreen(Screen):
         Binding("h", "hall_check", "hall check"),
         Binding("d", "draw", "team draw"),
         Binding("e", "seat", "seating"),
+        Binding("f", "official", "official results"),
+        Binding("u", "reopen", "reopen results"),
         Binding("slash", "filter", "filter log"),
         Binding("escape", "unfilter", "back", show=False),
         Binding("q", "app.quit", "quit"),
@@ -275,6 +277,8 @@ class MainScreen(Screen):
     def action_resolve(self) -> None: self.app.open_form("resolve")        # type: ignore[attr-defined]
     def action_draw(self) -> None: self.app.open_form("draw")              # type: ignore[attr-defined]
     def action_seat(self) -> None: self.app.open_form("seat")              # type: ignore[attr-defined]
+    def action_official(self) -> None: self.app.open_form("official")      # type: ignore[attr-defined]
+    def action_reopen(self) -> None: self.app.open_form("reopen")          # type: ignore[attr-defined]
     def action_who(self) -> None: self.app.ask_who()                       # type: ignore[attr-defined]
     def action_hall_check(self) -> None: self.app.push_screen(HallCheckScreen())
 

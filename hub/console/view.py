@@ -77,6 +77,8 @@ class MainView:
         header.append(f"rejected {s.rejected}", "bold red" if s.rejected else "")
         header.append(f"   duplicates {s.duplicates}   calls waiting {len(s.calls)}")
         header.append(f"\noperator: {who}", "dim")
+        if s.official is not None:          # the results are official (f made them so; u reopens them)
+            header.append(f"   OFFICIAL RESULTS: {s.official}", "bold green")
         if header != self.shown.get("header"):
             # fixed height: no layout of the screen for a new header
             main.query_one("#header", Static).update(header, layout=False)

@@ -749,3 +749,60 @@ def test_no_alerts_for_a_board_this_round_does_not_use(tmp_path, monkeypatch):
     assert not any("b9" in a for a in alerts), alerts
     assert "board bx is not in stations.csv" in alerts and any(a.startswith("board bx silent") for a in alerts)
     next(made, None)                 # the store closed
+
+
+# ------------------------------------------------------------------ official results
+
+def test_results_made_official_and_reopened_from_the_console_with_the_clis_refusals(hub, tmp_path):
+    """`f` makes the round's results official, `u` reopens them (issue 47,
+    item 4): refused before time is up and before every check is done (the
+    form says what is left, nothing stored), asked first, recorded with the
+    console's operator; then a change and a second `f` are refused ("reopen
+    first"), `u` needs its why; the header says OFFICIAL RESULTS while they are."""
+    hub.start_round(T0, duration_ms=10 * 60_000)
+    pid = press(hub, "b1", 1, after_start_ms=61_000)
+    hub.clock.t = T0 + 5 * 60_000
+    async def script(app, pilot):
+        form = await fill(app, pilot, "f", submit=False)
+        assert "not yet: official: the round's time is not up" in str(form.query_one(".note", Label).render())
+        await submit_form(app, pilot, form)
+        assert "official: the round's time is not up (300 s left)" in error_of(form)
+        hub.clock.t = T0 + 11 * 60_000                          # time is up; a call waits, two counts missing
+        await submit_form(app, pilot, form)
+        assert "official: not every check is done: 1 call(s) waiting for a referee" in error_of(form)
+        assert ops(hub)[-1]["type"] == "round_start"            # nothing stored
+        await pilot.press("escape")
+        await settle(pilot, lambda: form not in app.screen_stack, "the form closed", seen=lambda: app.screen)
+        hub.act("confirm", {"press_id": pid}, who="Eva")
+        for e in ("e2", "e3"):
+            hub.act("count", {"entrant": e, "placed": 120}, who="Eva")
+        form = await fill(app, pilot, "f")
+        assert "Record OFFICIAL" in str(app.screen.question)    # type: ignore[attr-defined]
+        await answer(app, pilot, "y")
+        await shown(app, pilot, tmp_path, "official", "OFFICIAL RESULTS: made official by head referee")
+        form = await fill(app, pilot, "p", entrant="Bob", placed="130")
+        assert "count: the results are official (made official by head referee" in error_of(form)
+        assert "reopen first, saying why" in error_of(form)
+        await pilot.press("escape")
+        await settle(pilot, lambda: form not in app.screen_stack, "the form closed", seen=lambda: app.screen)
+        form = await fill(app, pilot, "f")
+        assert "official: the results are official (made official by head referee" in error_of(form)
+        await pilot.press("escape")
+        await settle(pilot, lambda: form not in app.screen_stack, "the form closed", seen=lambda: app.screen)
+        form = await fill(app, pilot, "u")
+        assert "reopen: say why the results are reopened" in error_of(form)
+        assert "the results are made official by head referee" in str(form.query_one(".note", Label).render())
+        form.query_one("#f-why", Input).value = "Bob objects to his count at the desk"
+        await submit_form(app, pilot, form)
+        await answer(app, pilot, "y")
+        await fill(app, pilot, "p", entrant="Bob", placed="130", why="recounted")
+        await answer(app, pilot, "y")                            # it replaces Eva's count: asked first
+        form = await fill(app, pilot, "u")                       # not official now: nothing to reopen
+        form.query_one("#f-why", Input).value = "again"
+        await submit_form(app, pilot, form)
+        assert "reopen: the results are not official: nothing to reopen" in error_of(form)
+    drive(hub, script)
+    kinds = [(e["type"], e["payload"]["who"], e["payload"]["why"]) for e in ops(hub)[-3:]]
+    assert kinds == [("official", "head referee", ""), ("reopen", "head referee", "Bob objects to his count at the desk"),
+                     ("count", "head referee", "recounted")]
+    assert hub.competition.official_book().official() is None and row(hub, "e2").pieces == 130

@@ -16,6 +16,7 @@ from ..rules.advancement import Candidate, Plan, make_plan, result_key
 from ..rules.advancement_rule import AdvancementRule
 from ..rules.formats import FormatError, fmt_duration
 from ..rules.standings import StandingRow
+from .results import folded_log
 
 
 @dataclass
@@ -55,18 +56,9 @@ class RoundAdvance:
 
 
 def _read_log(ev: event_folder.EventFolder) -> Competition | None:
-    from ..event.log.store import EventStore
-
     if not ev.db.exists():
         return None
-    comp = Competition(ev.format, ev.entrants, ev.stations)
-    store = EventStore(ev.db)
-    try:
-        for row in store.events():
-            comp.apply(row)
-    finally:
-        store.close()
-    return comp
+    return folded_log(ev)
 
 
 def load_source(hall: Path, name: str, now_ms: int, need_country: bool) -> SourceRound:

@@ -128,19 +128,10 @@ class NoEventLog(event_folder.EventFolderError):
     pass
 
 
-def load_results(path: str | Path, now_ms: int | None = None, round: str | None = None) -> EventResults:
-    """The standings of an event folder, from its event log (nothing is
-    added to the log; a folder without one is refused, not given an empty
-    one): final once the round's time is up, else as they stand at now_ms
-    (default: this machine's clock), entrants still within their time
-    shown as running and the whole marked as in progress."""
-    from ..event.time.clock import HubClock
+def folded_log(ev: event_folder.EventFolder) -> Competition:
+    """The round's log (its file there) folded: the competition as it stands."""
     from ..event.log.store import EventStore
 
-    ev = event_folder.load(path, round)
-    if not ev.db.exists():
-        raise NoEventLog(f"{ev.db}: no event log yet (nothing was recorded: `tabletimer run "
-                         f"{ev.path}` or `tabletimer act {ev.path} round_start` first)")
     comp = Competition(ev.format, ev.entrants, ev.stations)
     store = EventStore(ev.db)
     try:
@@ -148,6 +139,22 @@ def load_results(path: str | Path, now_ms: int | None = None, round: str | None 
             comp.apply(row)
     finally:
         store.close()
+    return comp
+
+
+def load_results(path: str | Path, now_ms: int | None = None, round: str | None = None) -> EventResults:
+    """The standings of an event folder, from its event log (nothing is
+    added to the log; a folder without one is refused, not given an empty
+    one): final once the round's time is up, else as they stand at now_ms
+    (default: this machine's clock), entrants still within their time
+    shown as running and the whole marked as in progress."""
+    from ..event.time.clock import HubClock
+
+    ev = event_folder.load(path, round)
+    if not ev.db.exists():
+        raise NoEventLog(f"{ev.db}: no event log yet (nothing was recorded: `tabletimer run "
+                         f"{ev.path}` or `tabletimer act {ev.path} round_start` first)")
+    comp = folded_log(ev)
     now = HubClock().now_ms() if now_ms is None else now_ms
     rows, left = comp.standings_as_they_stand(now)
     return EventResults(ev, rows, comp.start_ms, left, starts_in_ms(comp.start_ms, now), result_marks(comp))

@@ -125,13 +125,12 @@ class EventResults:
 
 
 class NoEventLog(event_folder.EventFolderError):
-    pass
+    """A round without an event log yet: nothing to show."""
 
 
 def folded_log(ev: event_folder.EventFolder) -> Competition:
     """The round's log (its file there) folded: the competition as it stands."""
     from ..event.log.store import EventStore
-
     comp = Competition(ev.format, ev.entrants, ev.stations)
     store = EventStore(ev.db)
     try:

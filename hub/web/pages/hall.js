@@ -8,7 +8,7 @@
 
   function res() { return view ? view.resolution_ms : 1000; }
   // the signals' kinds as the hall hears them
-  var KINDS = { start: t("start"), end: t("end"), warning: t("warning"), round_start: t("round start"),
+  var KINDS = { start: t("start"), end: t("end"), warning: t("warning"), warn: t("warning"), round_start: t("round start"),
                 round_end: t("round end"), time_up: t("time up") };
   function kind(k) { return KINDS[k] || String(k).replace(/_/g, " "); }
 

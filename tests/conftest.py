@@ -27,11 +27,11 @@ HALL = ("e2e/test_chaos.py::test_chaos_hall",)
 # The other tests, folders that wait longest first (whole halls, hubs as processes, browsers),
 # the pure unit tests last: they fill the workers' gaps at the end of a parallel run.
 ORDER = ("e2e", "web", "cli", "console", "firmware", "runtime", "link", "broker", "core", "fleet", "protocol",
-         "outputs", "tools", "event", "rules")
+         "outputs", "tools", "event", "i18n", "rules")
 # `tools/dev.py test --quick`, the edit loop's answer in seconds: the unit tests of the rules,
 # the event's fold and actions, the protocol and the hub's core, the firmware's logic (the
 # portable modules under both interpreters) and the layout's arrows.
-QUICK = ("rules/", "event/", "test_import_arrows.py", "protocol/test_hub_protocol.py",
+QUICK = ("rules/", "event/", "i18n/", "test_import_arrows.py", "protocol/test_hub_protocol.py",
          "core/test_hub_core.py", "core/test_fold_changes.py", "link/test_self_probe.py",
          "core/test_board_identity.py",
          "firmware/test_portable.py", "web/test_table_view.py", "web/test_hall_view.py",

@@ -24,10 +24,11 @@ EVENT = ("hub.event.time", "hub.event.log", "hub.event.folder", "hub.event.fold"
 MAY_IMPORT = {
     "shared": set(),
     "hub.rules": {"shared"},
+    "hub.i18n": set(),              # the catalogues (Babel): beside the rules, importing nothing of ours
     # the event's rooms: time, log and folder at the bottom, the fold on them, the actions on top
     "hub.event.time": {"hub.rules", "shared"},
     "hub.event.log": {"hub.event.time", "hub.rules", "shared"},
-    "hub.event.folder": {"hub.rules", "shared"},
+    "hub.event.folder": {"hub.i18n", "hub.rules", "shared"},
     "hub.event.fold": {"hub.event.folder", "hub.event.log", "hub.event.time", "hub.rules", "shared"},
     "hub.event.actions": {"hub.event.fold", "hub.event.folder", "hub.event.log", "hub.event.time",
                           "hub.rules", "shared"},
@@ -36,13 +37,13 @@ MAY_IMPORT = {
     "hub.fleet": {"hub.protocol", *EVENT, "hub.rules", "shared"},
     "hub.core": {"hub.fleet", "hub.protocol", *EVENT, "hub.rules", "shared"},
     "hub.link": {"hub.core", "hub.broker", "hub.protocol", *EVENT, "hub.rules", "shared"},
-    "hub.outputs": {*EVENT, "hub.rules", "shared"},
+    "hub.outputs": {"hub.i18n", *EVENT, "hub.rules", "shared"},
     "hub.console": {"hub.core", "hub.fleet", "hub.protocol", *EVENT, "hub.rules", "shared"},
-    "hub.web": {"hub.core", "hub.broker", "hub.fleet", "hub.protocol", *EVENT, "hub.rules", "hub.outputs",
+    "hub.web": {"hub.i18n", "hub.core", "hub.broker", "hub.fleet", "hub.protocol", *EVENT, "hub.rules", "hub.outputs",
                 "shared"},
-    "hub.runtime": {"hub.web", "hub.console", "hub.outputs", "hub.link", "hub.core", "hub.fleet", "hub.broker",
+    "hub.runtime": {"hub.i18n", "hub.web", "hub.console", "hub.outputs", "hub.link", "hub.core", "hub.fleet", "hub.broker",
                     "hub.protocol", *EVENT, "hub.rules", "shared"},
-    "hub.cli": {"hub.runtime", "hub.web", "hub.console", "hub.outputs", "hub.link", "hub.core", "hub.fleet",
+    "hub.cli": {"hub.i18n", "hub.runtime", "hub.web", "hub.console", "hub.outputs", "hub.link", "hub.core", "hub.fleet",
                 "hub.broker", "hub.protocol", *EVENT, "hub.rules", "shared", "tools"},
 }
 # parts made of rooms of their own (hub/event/log, ...): each room is a part

@@ -176,7 +176,7 @@ def cmd_init(args) -> int:
         except EOFError:
             title = None
     try:
-        p = event_folder.init(args.dir, args.format, title)
+        p = event_folder.init(args.dir, args.format, title, getattr(args, "language", None))
     except (event_folder.EventFolderError, FormatError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -186,4 +186,25 @@ def cmd_init(args) -> int:
           + (f"({where})" if where.exists() else f"(the folder's name: write another in {where})")
           + f": edit entrants.csv and stations.csv, flash the boards with "
           f"--keys {p / 'board-keys.json'}, then `tabletimer run {p}`")
+    return 0
+
+
+def cmd_language(args) -> int:
+    """The event's language: shown, or changed (a running hub's hall pages
+    speak it once restarted; the sheets made after it at once)."""
+    from ..i18n.catalogue import LANGUAGES, UnknownLanguage
+    try:
+        if args.code is None:
+            lang = event_folder.event_language(args.dir)
+            print(f"{lang} ({LANGUAGES[lang]})")
+            return 0
+        if not Path(args.dir, "format.toml").exists() and not rounds.names(args.dir):
+            print(f"error: {args.dir} is not an event folder (no format.toml, no rounds)", file=sys.stderr)
+            return 2
+        lang = event_folder.save_language(args.dir, args.code)
+    except (UnknownLanguage, event_folder.EventFolderError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"the event's language is now {lang} ({LANGUAGES[lang]}): the projector, the hall's pages and "
+          "the sheets (a running hub: after its restart)")
     return 0

@@ -157,7 +157,18 @@ def _init(sub) -> None:
     i.add_argument("--format", required=True, help="preset name (see `tabletimer formats`)")
     i.add_argument("--title", help="the event's title on the projector, table cards, badges and results "
                                    "(saved in DIR/title; asked for at a terminal; default: the folder's name)")
+    i.add_argument("--language", help="the event's language on the projector, the hall's pages and the "
+                                      "sheets: en, cs, da or nb (saved in DIR/language; default en); "
+                                      "change it later with `tabletimer language DIR CODE`")
     i.set_defaults(func=_lazy(".event", "cmd_init"))
+
+
+def _language(sub) -> None:
+    lg = sub.add_parser("language", help="show or change the event's language (the projector, the hall's "
+                                         "pages, the sheets; a phone may choose its own)")
+    lg.add_argument("dir", help="the event folder")
+    lg.add_argument("code", nargs="?", help="en, cs, da or nb (none: show the event's)")
+    lg.set_defaults(func=_lazy(".event", "cmd_language"))
 
 
 def _act(sub) -> None:
@@ -299,7 +310,7 @@ def _entrants(sub) -> None:
 COMMANDS: list[tuple[tuple[str, ...], Callable]] = [
     (("demo",), _demo), (("run",), _run), (("rehearse",), _rehearse), (("press",), _press),
     (("check-hall",), _hall_check), (("boards",), _boards), (("standby",), _standby),
-    (("takeover",), _takeover), (("redo",), _redo), (("console",), _console), (("init",), _init), (("act",), _act),
+    (("takeover",), _takeover), (("redo",), _redo), (("console",), _console), (("init",), _init), (("language",), _language), (("act",), _act),
     (("absent", "check-in-list"), _check_in), (("replay",), _replay), (("log",), _log), (("board",), _board), (("broker",), _broker),
     (("bench",), _bench_parser), (("formats", "dry-run"), _formats), (("results", "cards"), _outputs),
     (("draw", "seat"), _draw), (("referees",), _referees), (("round",), _rounds), (("advance",), _advance),

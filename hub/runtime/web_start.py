@@ -44,7 +44,9 @@ def referee_pages(service: HubService, data: Path, event: dict):
     from ..web.referee_pages import RefereePages
     from ..web.referees import RefereeBook, book_path
 
-    return RefereePages(service, RefereeBook(book_path(data)), event.get("name", ""))
+    from ..web.hall_process import language_of
+
+    return RefereePages(service, RefereeBook(book_path(data)), event.get("name", ""), language_of(data))
 
 
 def hall_process(args, service: HubService, data: Path, event: dict, web_listen: tuple[str, int], say):
@@ -67,7 +69,7 @@ def hall_process(args, service: HubService, data: Path, event: dict, web_listen:
     folder = None if event.get("demo") else data          # the event folder: its other rounds (?round=)
     try:
         return HallProcess(service.store.path, description, listen, title, data / "hall-pages.log",
-                           token_path(data), folder).start()
+                           token_path(data), folder, data).start()
     except (RuntimeError, OSError) as e:
         say(f"warning: no hall pages: {e}")
         return None

@@ -44,7 +44,7 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
@@ -53,7 +53,10 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Route
 
 from ..outputs.results import in_progress_text, results_csv, results_html, results_json, starts_in_ms
+from ..i18n.catalogue import SOURCE
+from ..i18n.local_format import clock
 from . import screens
+from .page_words import catalogue_script, hall_language, html, render, words
 from .changes import stream_views
 from .rate_limit import RateLimit
 from .round_views import DrawLog, EventRounds, RoundUnavailable, RoundView
@@ -67,7 +70,7 @@ MIN_INTERVAL_S = 0.5         # a stream's views at most this often (a burst of p
 _NO_STORE = {"Cache-Control": "no-store"}
 # every path the pages answer (hall_process.py: the hub's own server sends them on)
 PATHS = ("/hall", "/standings", "/rotate", "/results", "/results.csv", "/results.json",
-         "/h/api/standings", "/h/api/stream", "/h/static/{name}", "/draw", "/h/api/draw")
+         "/h/api/standings", "/h/api/stream", "/h/static/{name}", "/draw", "/h/api/draw", "/h/words/{lang}.js")
 
 
 _LINKS = re.compile(r'href="(/hall|/standings|/results|/draw)"')     # a page's links to the others
@@ -78,9 +81,11 @@ _WRONG_SCREEN = ("this screen's token is not the event's (an old one?): open the
 class HallPages:
     def __init__(self, service: Any, title: str = "", limit: RateLimit | None = None,
                  clock=time.monotonic, screen_token: str | None = None,
-                 rounds: EventRounds | None = None) -> None:
+                 rounds: EventRounds | None = None, language: Callable[[], str] = lambda: SOURCE) -> None:
         """screen_token: the event's (screens.py); None: no screen has a place of its own.
-        rounds: the event's other rounds (?round=NAME); None: the live one only."""
+        rounds: the event's other rounds (?round=NAME); None: the live one only.
+        language: the event's (asked at each page: page_words.hall_language)."""
+        self.language = language
         self.live = RoundView(service, title)
         self.service, self.title = service, self.live.title        # the live round's
         self.rounds = rounds
@@ -94,7 +99,8 @@ class HallPages:
                  "/rotate": self.page("rotate.html"), "/results": self.results_page,
                  "/results.csv": self.results_file("csv"), "/results.json": self.results_file("json"),
                  "/h/api/standings": self.standings, "/h/api/stream": self.stream,
-                 "/h/static/{name}": self.static, "/draw": self.page("draw.html"), "/h/api/draw": self.draw}
+                 "/h/static/{name}": self.static, "/draw": self.page("draw.html"), "/h/api/draw": self.draw,
+                 "/h/words/{lang}.js": catalogue_script}
         assert tuple(serve) == PATHS
         return [Route(path, fn, methods=["GET"]) for path, fn in serve.items()]
 
@@ -189,7 +195,7 @@ class HallPages:
             shown = self._drawn(request) if name == "draw.html" else await self._round(request)
             if isinstance(shown, Response):
                 return shown
-            text = (PAGES / name).read_text()
+            text = render((PAGES / name).read_text(), self.words(request))
             if "round" in request.query_params:         # its links to the other pages: the same round
                 text = _LINKS.sub(rf'href="\1?round={quote(request.query_params["round"], safe="")}"', text)
             text = text.replace('<nav id="rounds"></nav>', self._picker(request, request.url.path), 1)
@@ -200,6 +206,10 @@ class HallPages:
                 text = re.sub(r'"/h/static/([a-z]+\.[a-z]+)"', rf'"/h/static/\1?{screens.PARAM}={token}"', text)
             return HTMLResponse(text, headers=_NO_STORE)
         return serve
+
+    def words(self, request: Request):
+        """The words of the event's language (or the page's ?lang=)."""
+        return words(hall_language(request, self.language()))
 
     async def static(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -273,22 +283,24 @@ class HallPages:
             return shown
         fmt, rows, when, entrants, start, left, row, marks = await run_in_threadpool(shown.results)
         ahead = starts_in_ms(start, shown.service.clock.now_ms())
-        html = results_html(shown.title, fmt, rows, when, entrants, start, left, starts_in=ahead, marks=marks)
-        state = ("Provisional: " + in_progress_text(left, ahead)) if left is not None else (
-            "Provisional: some results wait for a referee" if any(r.provisional for r in rows) else
-            "Official" if marks.official is not None else "Final")
+        sheet = results_html(shown.title, fmt, rows, when, entrants, start, left, starts_in=ahead, marks=marks)
+        w = self.words(request)
+        state = (w.t("Provisional:") + " " + in_progress_text(left, ahead)) if left is not None else (
+            w.t("Provisional: some results wait for a referee") if any(r.provisional for r in rows) else
+            w.t("Official") if marks.official is not None else w.t("Final"))
         asked = request.query_params.get("round")
         query = "" if asked is None else f"?round={quote(asked, safe='')}"
         picker = self._picker(request, "/results")
         bar = (f'<div class="live-bar" id="live-bar" style="font:14px system-ui;padding:6px 10px;'
-               f'background:#eef" data-row="{row}"><b id="results-state">{state}</b> · last change '
-               f'{when.strftime("%H:%M:%S")} · <a href="/results.csv{query}">CSV</a> · '
-               f'<a href="/results.json{query}">JSON</a> · <span id="link">live</span>'
+               f'background:#eef" data-row="{row}"><b id="results-state">{html(state)}</b> · '
+               f'{html(w.t("last change {time}", time=clock(when, w.lang)))} · <a href="/results.csv{query}">CSV</a> · '
+               f'<a href="/results.json{query}">JSON</a> · <span id="link">{html(w.t("live"))}</span>'
                + (f'<div style="margin-top:4px">{picker}</div>' if picker else "") + "</div>")
-        html = html.replace("<body>", "<body>" + bar, 1).replace(
-            "</body>", '<script src="/h/static/common.js"></script><script src="/h/static/results.js">'
+        sheet = sheet.replace("<body>", "<body>" + bar, 1).replace(
+            "</body>", f'<script src="/h/words/{w.lang}.js"></script>'
+                       '<script src="/h/static/common.js"></script><script src="/h/static/results.js">'
                        "</script></body>", 1)
-        return HTMLResponse(html, headers=_NO_STORE)
+        return HTMLResponse(sheet, headers=_NO_STORE)
 
     def results_file(self, kind: str):
         async def serve(request: Request) -> Response:

@@ -81,6 +81,23 @@ def _heard(stdin_fd: int, heard: list[float], gone: threading.Event) -> None:
         heard[0] = time.monotonic()
 
 
+def language_of(folder: str | Path | None):
+    """The event's language, asked at each page (`tabletimer language` shows at
+    the next page); a language file gone bad: the last good one, else English."""
+    from ..event.folder.event_folder import EventFolderError, event_language
+    last = ["en"]
+
+    def now() -> str:
+        if folder is None:
+            return last[0]
+        try:
+            last[0] = event_language(folder)
+        except EventFolderError:
+            pass
+        return last[0]
+    return now
+
+
 def serve_hall(argv: list[str] | None = None) -> int:
     from ..protocol.keys import BoardKeys
     from ..core.service import HubService
@@ -100,6 +117,8 @@ def serve_hall(argv: list[str] | None = None) -> int:
     ap.add_argument("--screen-token-file", help="the event's screen token (screens.py): the projector's place")
     ap.add_argument("--event", help="the event folder: its other rounds shown with ?round=NAME")
     ap.add_argument("--round", help="the live round's name (an event of several)")
+    ap.add_argument("--language-of", metavar="DIR", help="the event folder whose language (DIR/language) the "
+                                                        "pages speak, read at each page; none: English")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     lowest_priority()
@@ -112,7 +131,8 @@ def serve_hall(argv: list[str] | None = None) -> int:
         followed = FollowedLog(args.log)
         service = HubService(followed, BoardKeys(), competition_of(json.loads(line)))   # type: ignore[arg-type]
         others = EventRounds(args.event, args.round) if args.event else None
-        pages = HallPages(service, args.title, screen_token=read_token(args.screen_token_file), rounds=others)
+        pages = HallPages(service, args.title, screen_token=read_token(args.screen_token_file), rounds=others,
+                          language=language_of(args.language_of))
         try:
             server = WebServer(build_hall_app(pages.routes()), host, port, privileged=pages.privileged).start()
         except OSError as e:
@@ -159,7 +179,8 @@ class HallProcess:
     """The hall's pages' process, as the hub starts, watches and stops it."""
 
     def __init__(self, log_path: Path, event: dict, listen: tuple[str, int], title: str,
-                 errors: Path, screen_token_file: Path | None = None, folder: Path | None = None) -> None:
+                 errors: Path, screen_token_file: Path | None = None, folder: Path | None = None,
+                 language_of: Path | None = None) -> None:
         """event: the description (as /event); listen: (host, port; 0: a
         free one); errors: the file its stderr goes to; screen_token_file:
         the event's screen token (web/screens.py); folder: the event folder
@@ -168,6 +189,8 @@ class HallProcess:
                       "--title", title]
         if screen_token_file is not None:
             self._args += ["--screen-token-file", str(screen_token_file)]
+        if language_of is not None:
+            self._args += ["--language-of", str(language_of)]
         if folder is not None:
             self._args += ["--event", str(folder)] + (["--round", event["round"]] if event.get("round") else [])
         self._event = (json.dumps(event) + "\n").encode()

@@ -62,7 +62,9 @@ from ..event.log.log_health import LogWriteFailed
 from ..event.log.rows import kind_of
 from . import intents
 from .changes import ChangeFeed, SharedView, stream_views
+from ..i18n.catalogue import N_, SOURCE
 from .check_in_view import check_in_view
+from .page_words import catalogue_script, phone_language, render, words
 from .hall_check_view import hall_check_view
 from .request_body import BodyDropped, BodyRefused, parse_json, read_body
 from .table_view import calls_view, table_view, tables
@@ -92,8 +94,12 @@ def _error(status: int, text: str, close: bool = False, **more: Any) -> JSONResp
 class RefereePages:
     """The routes above for one HubService and its referees."""
 
-    def __init__(self, service: Any, referees: Referees, event_name: str = "") -> None:
+    def __init__(self, service: Any, referees: Referees, event_name: str = "",
+                 language: Callable[[], str] = lambda: SOURCE) -> None:
+        """language: the event's (asked at each request: `tabletimer language` takes
+        effect at the next page); a phone may choose its own (page_words.py)."""
         self.service = service
+        self.language = language
         self.referees = referees
         self.event_name = event_name
         self.feed = ChangeFeed(service, self._tables_touched)
@@ -141,6 +147,7 @@ class RefereePages:
             Route("/checkin", self.checkin_page, methods=["GET"]),
             Route("/r/api/checkin", self.checkin_data, methods=["GET"]),
             Route("/r/static/{name}", self.static, methods=["GET"]),
+            Route("/r/words/{lang}.js", catalogue_script, methods=["GET"]),
             Route("/r/api/me", self.me, methods=["GET"]),
             Route("/r/api/table/{table:path}", self.table_data, methods=["GET"]),
             Route("/r/api/calls", self.calls_data, methods=["GET"]),
@@ -161,11 +168,15 @@ class RefereePages:
         phone: for the web server's reserve of connections (server.py)."""
         return self.referee(Request(scope)) is not None
 
+    def words(self, request: Request):
+        """The words of this phone's language (page_words.phone_language)."""
+        return words(phone_language(request, self.language()))
+
     async def signin(self, request: Request) -> Response:
         token = request.query_params.get("token", "")
         name = self.referees.who(token) if token else None
         if name is None:
-            return self._page("notice.html", status=401, message=(
+            return self._page(request, "notice.html", status=401, message=self.words(request).t(
                 "This sign-in code is not valid (revoked, or from another event). Ask the head "
                 "referee for a badge; nothing was changed."))
         nxt = request.query_params.get("next", "")
@@ -175,8 +186,8 @@ class RefereePages:
         return out
 
     # ------------------------------------------------------------ pages
-    def _page(self, name: str, status: int = 200, **values: str) -> HTMLResponse:
-        text = (PAGES / name).read_text()
+    def _page(self, request: Request, name: str, status: int = 200, **values: str) -> HTMLResponse:
+        text = render((PAGES / name).read_text(), self.words(request))
         for k, v in values.items():
             text = text.replace("{{" + k + "}}", _html(v))
         return HTMLResponse(text, status_code=status, headers=_NO_STORE)
@@ -184,35 +195,36 @@ class RefereePages:
     async def table_page(self, request: Request) -> Response:
         table = request.path_params["table"]
         who = self.referee(request)
+        w = self.words(request)
         if who is None:
-            return self._page("notice.html", status=401, message=(
-                f"Table {table}: sign in first: scan your referee badge's QR code with this phone's "
-                "camera, then this table's code again. Nothing was changed."))
+            return self._page(request, "notice.html", status=401, message=w.t(
+                "Table {table}: sign in first: scan your referee badge's QR code with this phone's "
+                "camera, then this table's code again. Nothing was changed.", table=table))
         if self.service.read(lambda comp, now: table not in tables(comp)):
-            return self._page("notice.html", status=404, message=(
-                f"No table {table} in this event's stations.csv: scan the code on the table card again, "
-                "or open the calls page."))
-        return self._page("table.html", table=table, event=self.event_name, referee=who)
+            return self._page(request, "notice.html", status=404, message=w.t(
+                "No table {table} in this event's stations.csv: scan the code on the table card again, "
+                "or open the calls page.", table=table))
+        return self._page(request, "table.html", table=table, event=self.event_name, referee=who)
 
     async def calls_page(self, request: Request) -> Response:
         who = self.referee(request)
         if who is None:
-            return self._page("notice.html", status=401, message=(
+            return self._page(request, "notice.html", status=401, message=self.words(request).t(
                 "Sign in first: scan your referee badge's QR code with this phone's camera. "
                 "Nothing was changed."))
-        return self._page("calls.html", event=self.event_name, referee=who)
+        return self._page(request, "calls.html", event=self.event_name, referee=who)
 
     async def checkin_page(self, request: Request) -> Response:
         who = self.referee(request)
         if who is None:
-            return self._page("notice.html", status=401, message=(
+            return self._page(request, "notice.html", status=401, message=self.words(request).t(
                 "Check-in: sign in first: scan your staff badge's QR code with this phone's camera, then "
                 "the entrant's code again. Nothing was changed."))
-        return self._page("checkin.html", event=self.event_name, referee=who)
+        return self._page(request, "checkin.html", event=self.event_name, referee=who)
 
     async def checkin_data(self, request: Request) -> Response:
         if self.referee(request) is None:
-            return _error(401, _SIGN_IN)
+            return _error(401, self.words(request).t(_SIGN_IN))
         return Response((await self._checkin_shared().get())[1], media_type="application/json",
                         headers=_NO_STORE)
 
@@ -260,12 +272,12 @@ class RefereePages:
     async def me(self, request: Request) -> Response:
         who = self.referee(request)
         if who is None:
-            return _error(401, _SIGN_IN)
+            return _error(401, self.words(request).t(_SIGN_IN))
         return JSONResponse({"referee": who, "event": self.event_name})
 
     async def table_data(self, request: Request) -> Response:
         if self.referee(request) is None:
-            return _error(401, _SIGN_IN)
+            return _error(401, self.words(request).t(_SIGN_IN))
         table = request.path_params["table"]
         view, text = await self._shared(table).get()
         if view is None:
@@ -274,13 +286,13 @@ class RefereePages:
 
     async def calls_data(self, request: Request) -> Response:
         if self.referee(request) is None:
-            return _error(401, _SIGN_IN)
+            return _error(401, self.words(request).t(_SIGN_IN))
         return Response((await self._shared(None).get())[1], media_type="application/json", headers=_NO_STORE)
 
     async def stream(self, request: Request) -> Response:
         who = self.referee(request)
         if who is None:
-            return _error(401, _SIGN_IN)
+            return _error(401, self.words(request).t(_SIGN_IN))
         token = request.cookies.get(COOKIE, "")
         table = request.query_params.get("table")
         view = self._checkin_shared() if request.query_params.get("page") == CHECK_IN else self._shared(table)
@@ -289,12 +301,14 @@ class RefereePages:
         if first is None:
             return _error(404, f"no table {table!r} in this event's stations.csv")
 
+        revoked = self.words(request).t(_REVOKED)
+
         async def events():
             # the badge is asked again before each event (a view, or the ping at least
             # every HEARTBEAT_S): a revoke in another process ends the stream within that
             async for event in stream_views(view, seen, text, self.service.clock.now_ms, MIN_INTERVAL_S):
                 if self.referees.who(token) != who:
-                    yield f"event: revoked\ndata: {json.dumps(_REVOKED)}\n\n"
+                    yield f"event: revoked\ndata: {json.dumps(revoked)}\n\n"
                     return
                 yield event
         return StreamingResponse(events(), media_type="text/event-stream",
@@ -304,7 +318,7 @@ class RefereePages:
     async def act(self, request: Request) -> Response:
         who = self.referee(request)
         if who is None:
-            return _error(401, _SIGN_IN + " Nothing was recorded.")
+            return _error(401, self.words(request).t(_SIGN_IN) + " " + self.words(request).t("Nothing was recorded."))
         problem = _cross_site(request)
         if problem:
             return _error(403, problem + "; nothing was recorded")
@@ -377,8 +391,8 @@ def _key(table: str) -> str:
     return "t:" + table
 
 
-_SIGN_IN = "No referee is signed in on this phone (or the badge was revoked): scan your referee badge."
-_REVOKED = "This badge was revoked: this phone is signed out. Ask the head referee for a new badge."
+_SIGN_IN = N_("No referee is signed in on this phone (or the badge was revoked): scan your referee badge.")
+_REVOKED = N_("This badge was revoked: this phone is signed out. Ask the head referee for a new badge.")
 _NO_STORE = {"Cache-Control": "no-store"}
 
 

@@ -17,14 +17,17 @@ from typing import TYPE_CHECKING
 from ..event.fold.station_state import station_states
 from ..rules.format_model import Format
 
+from ..i18n.catalogue import N_
+
 if TYPE_CHECKING:
     from ..event.fold.competition import Competition
 
 # the missing-piece categories a referee is asked for, by what the format exempts
-_ORDINARY = ("missing_found", "missing pieces")
-_FOUND = ("missing_found", "missing, found beside the table")
-_LOST = ("missing_lost", "missing, lost (not found)")
-_ADJACENT = ("missing_adjacent", "missing side by side (2+ adjacent: production fault)")
+# (the labels in English, marked for the catalogue: the page shows them in its language)
+_ORDINARY = ("missing_found", N_("missing pieces"))
+_FOUND = ("missing_found", N_("missing, found beside the table"))
+_LOST = ("missing_lost", N_("missing, lost (not found)"))
+_ADJACENT = ("missing_adjacent", N_("missing side by side (2+ adjacent: production fault)"))
 
 
 def missing_categories(fmt: Format) -> list[dict]:
@@ -47,15 +50,17 @@ def count_words(fmt: Format) -> dict:
     """The count form's words at time-up, matching what is counted (the
     format's count_entry): the pieces joined in groups of min_group or more
     (placed), or those not in such a group, loose pieces and pairs, in piles
-    of 10 (remaining, Norwegian rules).  {"hint", "label"}; the puzzle and
-    its pieces are the page's to add."""
+    of 10 (remaining, Norwegian rules).  {"hint", "label", "g"}: the texts
+    in English with {g} for the group's size, which the page puts through its
+    language's catalogue; the puzzle and its pieces are the page's to add."""
     g = fmt.min_group
     if fmt.count_entry == "remaining":
-        return {"hint": f"Time up: count the pieces remaining, those not joined in a group of {g} or more"
-                        + (" (loose pieces and pairs)" if g == 3 else "") + ", in piles of 10",
-                "label": f"pieces remaining (not in groups of {g}+)"}
-    return {"hint": f"Time up: count the pieces placed, joined correctly in groups of {g} or more",
-            "label": f"pieces placed (in groups of {g}+)"}
+        return {"hint": N_("Time up: count the pieces remaining, those not joined in a group of {g} or more "
+                           "(loose pieces and pairs), in piles of 10") if g == 3 else
+                N_("Time up: count the pieces remaining, those not joined in a group of {g} or more, in piles of 10"),
+                "label": N_("pieces remaining (not in groups of {g}+)"), "g": g}
+    return {"hint": N_("Time up: count the pieces placed, joined correctly in groups of {g} or more"),
+            "label": N_("pieces placed (in groups of {g}+)"), "g": g}
 
 
 def format_spec(fmt: Format) -> dict:

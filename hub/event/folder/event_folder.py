@@ -6,6 +6,9 @@ can read and edit.
     DIR/stations.csv      board, button, table, entrant, puzzle
     DIR/title             the event's title (one line: the projector, cards, badges and
                           results show it; set by `tabletimer init`; default the folder's name)
+    DIR/language          the event's language (one code: en, cs, da or nb; set by `tabletimer
+                          init --language`, changed by `tabletimer language DIR CODE`): the
+                          projector, the hall's pages and the sheets speak it; default English
     DIR/board-keys.json   the boards' secret keys (written by `tabletimer board flash`)
     DIR/events.sqlite     the event log: the record of the competition
     DIR/broker/           the embedded broker's files
@@ -34,6 +37,7 @@ from pathlib import Path
 
 from tabletimer.shared.protocol import ProtocolError, check_board_id
 
+from ...i18n.catalogue import SOURCE, UnknownLanguage, language
 from ...rules.formats import Format, format_text, load_format
 from ...rules.speed import faster
 from ...rules.standings import Entrant, Member
@@ -51,6 +55,7 @@ YES_NO_WORDS = "yes or no (ja, nei or nej; ano or ne)"
 
 
 TITLE_FILE = "title"
+LANGUAGE_FILE = "language"
 MAX_TITLE = 120
 REHEARSAL = "rehearsal"     # `tabletimer rehearse DIR`'s own event folder, DIR/rehearsal (cli/rehearse.py)
 SPEED_FILE = "speed"        # in a rehearsal: how many times faster its rounds play (`rehearse --speed N`)
@@ -91,6 +96,34 @@ def save_title(path: str | Path, title: str) -> str:
     else:
         f.unlink(missing_ok=True)
     return t
+
+
+def event_language(path: str | Path) -> str:
+    """The event's language: DIR/language (a rehearsal without one: its
+    event's), else English; EventFolderError for a code the hub does not
+    speak (the message names those it does)."""
+    p = Path(path).resolve()
+    try:
+        code = (p / LANGUAGE_FILE).read_text(encoding="utf-8-sig").strip()
+    except (OSError, UnicodeDecodeError):
+        code = ""
+    if not code:
+        if p.name == REHEARSAL and rounds.names(p) and rounds.names(p.parent):
+            return event_language(p.parent)
+        if p.parent.name == rounds.ROUNDS:          # a round's folder: the hall's language
+            return event_language(p.parent.parent)
+        return SOURCE
+    try:
+        return language(code)
+    except UnknownLanguage as e:
+        raise EventFolderError(f"{p / LANGUAGE_FILE}: {e}") from None
+
+
+def save_language(path: str | Path, code: str) -> str:
+    """Write DIR/language (checked first: UnknownLanguage writes nothing)."""
+    lang = language(code)
+    (Path(path) / LANGUAGE_FILE).write_text(lang + "\n", encoding="utf-8")
+    return lang
 
 
 @dataclass(frozen=True)
@@ -344,10 +377,16 @@ def load(path: str | Path, round: str | None = None) -> EventFolder:
     return EventFolder(hall, fmt, entrants, stations, warnings, name, None if p == hall else p, without)
 
 
-def init(path: str | Path, preset: str, title: str | None = None) -> Path:
+def init(path: str | Path, preset: str, title: str | None = None, lang: str | None = None) -> Path:
     """A new event folder with the preset's format and example CSV files,
-    and its title (DIR/title; None or blank: the folder's name)."""
+    its title (DIR/title; None or blank: the folder's name) and its language
+    (DIR/language; None: English)."""
     p = Path(path)
+    if lang is not None:
+        try:
+            lang = language(lang)        # checked before anything is written
+        except UnknownLanguage as e:
+            raise EventFolderError(str(e)) from None
     if (p / "format.toml").exists():
         raise EventFolderError(f"{p} already holds an event (format.toml exists)")
     if rounds.names(p):
@@ -359,6 +398,8 @@ def init(path: str | Path, preset: str, title: str | None = None) -> Path:
     _write_round_files(p, preset)
     if title:
         save_title(p, title)
+    if lang is not None:
+        save_language(p, lang)
     return p
 
 

@@ -13,12 +13,12 @@
     hc.todo.forEach(function (t) {
       var items = t.buttons.map(function (b) {
         return TT.el("li", { "class": "button", "data-button": t.board + ":" + b.button,
-                             text: "button " + b.button + " (" + b.name + "): not pressed yet" });
+                             text: TT.t("button {button} ({name}): not pressed yet", { button: b.button, name: b.name }) });
       }).concat(t.problems.map(function (p) {
-        return TT.el("li", { "class": "problem", text: "board " + t.board + ": " + p });
+        return TT.el("li", { "class": "problem", text: TT.t("board {board}", { board: t.board }) + ": " + p });
       }));
       ul.appendChild(TT.el("li", { "data-table": t.table, "data-board": t.board }, [
-        TT.el("b", { text: t.table }), " ", TT.el("span", { "class": "board", text: "board " + t.board }),
+        TT.el("b", { text: t.table }), " ", TT.el("span", { "class": "board", text: TT.t("board {board}", { board: t.board }) }),
         TT.el("ul", {}, items)]));
     });
     document.getElementById("hallcheck-done").hidden = hc.todo.length > 0;
@@ -31,10 +31,10 @@
     view.calls.forEach(function (c) {
       ol.appendChild(TT.el("li", { "data-press": c.press_id }, [
         TT.el("a", { href: c.table ? tablePath(c.table) : "#" }, [
-          TT.el("span", {}, [TT.el("b", { text: c.table || "by hand" }), " ",
+          TT.el("span", {}, [TT.el("b", { text: c.table || TT.t("by hand") }), " ",
                              TT.el("span", { text: c.name + (c.button ? " (#" + c.button + ")" : "") })]),
           // how long the call has waited for a referee: said so, not a bare time that reads as one of the day's
-          TT.el("span", { "class": "wait", text: "waiting " + TT.fmt(TT.now() - c.at) }),
+          TT.el("span", { "class": "wait", text: TT.t("waiting {time}", { time: TT.fmt(TT.now() - c.at) }) }),
           TT.el("span", { "class": "press-id", text: c.short || "" })])]));
     });
     document.getElementById("nocalls").hidden = view.calls.length > 0;

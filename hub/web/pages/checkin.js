@@ -28,27 +28,27 @@
   }
 
   function mark(e, present) {
-    var label = (present ? "check in " : "undo the check-in of ") + e.name;
+    var label = present ? TT.t("check in {name}", { name: e.name }) : TT.t("undo the check-in of {name}", { name: e.name });
     TT.act({ action: "check_in", payload: { entrant: e.id, present: present ? 1 : 0 },
              why: present ? "" : "undone at the door", label: label });
-    say((present ? "checking in " : "undoing ") + e.name + "…");
+    say(present ? TT.t("checking in {name}…", { name: e.name }) : TT.t("undoing {name}…", { name: e.name }));
   }
 
   function row(e) {
-    var state = e.out ? e.out.toUpperCase() : e.present ? "here" : "not here";
+    var state = e.out ? e.out.toUpperCase() : e.present ? TT.t("here") : TT.t("not here");
     var buttons = [];
     if (!e.out && !e.present) {
-      buttons.push(TT.el("button", { "class": "primary", "data-act": "in", text: "Present",
+      buttons.push(TT.el("button", { "class": "primary", "data-act": "in", text: TT.t("Present"),
                                      onclick: function () { mark(e, true); } }));
     } else if (e.present && e.by) {
-      buttons.push(TT.el("button", { "class": "danger", "data-act": "undo", text: "Undo",
+      buttons.push(TT.el("button", { "class": "danger", "data-act": "undo", text: TT.t("Undo"),
                                      onclick: function () { mark(e, false); } }));
     }
-    var by = e.present && e.by ? "checked in by " + e.by : "";
+    var by = e.present && e.by ? TT.t("checked in by {name}", { name: e.by }) : "";
     return TT.el("li", { "data-entrant": e.id, "class": "entrant" + (e.present ? " here" : "") }, [
       TT.el("div", { "class": "who-is" }, [
         TT.el("b", { text: e.name }), " ",
-        TT.el("span", { "class": "table", text: e.reserve ? "reserve (no station)" : e.table }),
+        TT.el("span", { "class": "table", text: e.reserve ? TT.t("reserve (no station)") : e.table }),
         e.members.length ? TT.el("div", { "class": "members", text: e.members.join(", ") }) : null,
         TT.el("div", { "class": "state-line" }, [
           TT.el("span", { "class": "state " + (e.present ? "running" : ""), text: state }),
@@ -58,9 +58,9 @@
 
   function draw() {
     if (!view) return;
-    document.getElementById("count").textContent = view.text +
-      (view.reserves_here ? " (and " + view.reserves_here + " reserve" + (view.reserves_here > 1 ? "s" : "") +
-       " here)" : "");
+    document.getElementById("count").textContent =
+      TT.n("{count} of {expected} checked in", "{count} of {expected} checked in", view.present, { expected: view.expected }) +
+      (view.reserves_here ? " " + TT.n("(and {count} reserve here)", "(and {count} reserves here)", view.reserves_here) : "");
     var q = search.value, ol = document.getElementById("entrants");
     var shown = view.entrants.filter(function (e) { return matches(e, q); });
     ol.replaceChildren();
@@ -70,9 +70,10 @@
 
   search.addEventListener("input", draw);
   TT.onAnswer(function (item, status, j) {
-    if (status === 200) say((item.payload.present ? "checked in: " : "undone: ") +
-                            (view ? (view.entrants.find(function (e) { return e.id === item.payload.entrant; }) || {}).name || item.payload.entrant : item.payload.entrant));
-    else say(j && j.error ? j.error : "refused (" + status + ")", true);
+    var who = view ? (view.entrants.find(function (e) { return e.id === item.payload.entrant; }) || {}).name ||
+      item.payload.entrant : item.payload.entrant;
+    if (status === 200) say(item.payload.present ? TT.t("checked in: {name}", { name: who }) : TT.t("undone: {name}", { name: who }));
+    else say(j && j.error ? j.error : TT.t("refused ({status})", { status: status }), true);
   });
   TT.stream("/r/api/stream?page=checkin", function (v) { view = v; draw(); });
 })();

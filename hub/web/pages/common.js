@@ -11,6 +11,43 @@ var TT = (function () {
 
   function now() { return Date.now() + offset; }
 
+  // the page's language: its catalogue (/r/words/LANG.js, made by the hub from its gettext
+  // catalogues) sets TT_WORDS; t() and n() are gettext and ngettext, with {name} placeholders
+  var W = window.TT_WORDS || { lang: "en", plural: function (n) { return n !== 1 ? 1 : 0; }, decimal: ".", messages: {} };
+  function fill(text, values) {
+    return text.replace(/\{([a-z_][a-z0-9_]*)\}/g, function (m, k) {
+      return values && values[k] !== undefined && values[k] !== null ? String(values[k]) : m;
+    });
+  }
+  function t(text, values) {
+    var m = W.messages[text];
+    return fill(typeof m === "string" ? m : text, values);
+  }
+  function n(singular, plural, count, values) {
+    var forms = W.messages[singular], v = Object.assign({ count: count }, values || {});
+    if (Array.isArray(forms)) return fill(forms[Math.min(W.plural(count), forms.length - 1)], v);
+    return fill(count === 1 ? singular : plural, v);
+  }
+  // the chooser of a referee's phone: its choice kept in a cookie (the hub reads it) and reloaded
+  document.addEventListener("DOMContentLoaded", function () {
+    var c = document.getElementById("lang");
+    if (!c) return;
+    c.addEventListener("change", function () {
+      document.cookie = "tt_lang=" + encodeURIComponent(c.value) + "; path=/; max-age=31536000; samesite=lax";
+      try { localStorage.setItem("tt-lang", c.value); } catch (e) { /* private mode: the cookie is enough */ }
+      var q = new URLSearchParams(location.search);
+      q.delete("lang");
+      location.search = q.toString();
+      if (!q.toString()) location.reload();
+    });
+  });
+
+  // a clock time as the page's language writes it (the hub's English: 14:05:09)
+  function clock(ms) {
+    return new Date(ms).toLocaleTimeString(W.lang === "en" ? "en-GB" : W.lang,
+                                           { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  }
+
   function fmt(ms, res) {
     if (ms === null || ms === undefined) return "-";
     var neg = ms < 0; ms = Math.abs(ms);
@@ -19,7 +56,7 @@ var TT = (function () {
     var s = Math.floor(t / 1000), h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60;
     var out = (h ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + String(s % 60).padStart(2, "0");
     var digits = res >= 1000 ? 0 : res >= 100 ? 1 : res >= 10 ? 2 : 3;
-    if (digits) out += "." + String(t % 1000).padStart(3, "0").slice(0, digits);
+    if (digits) out += W.decimal + String(t % 1000).padStart(3, "0").slice(0, digits);
     return (neg ? "-" : "") + out;
   }
 
@@ -50,8 +87,9 @@ var TT = (function () {
     if (!box) return;
     var q = load();
     box.hidden = q.length === 0;
-    box.textContent = q.length ? q.length + " action" + (q.length > 1 ? "s" : "") + " not sent yet: " +
-      q.map(function (i) { return i.label; }).join("; ") + " (sent when the connection returns)" : "";
+    box.textContent = q.length ? n("{count} action not sent yet: {actions} (sent when the connection returns)",
+                                   "{count} actions not sent yet: {actions} (sent when the connection returns)",
+                                   q.length, { actions: q.map(function (i) { return i.label; }).join("; ") }) : "";
   }
 
   function setLink(ok, text) {
@@ -90,7 +128,7 @@ var TT = (function () {
       .then(function (sj) {
         sending = false;
         var status = sj[0], j = sj[1];
-        if (status === 503) { setLink(false, "the hub cannot write its log: kept here, sent again soon"); return; }
+        if (status === 503) { setLink(false, t("the hub cannot write its log: kept here, sent again soon")); return; }
         drop(item.request);
         if (handlers.answer) handlers.answer(item, status, j);
         if (j && j.view && handlers.view) handlers.view(j.view);
@@ -98,7 +136,7 @@ var TT = (function () {
       })
       .catch(function () {
         sending = false;
-        setLink(false, "no connection to the hub: actions are kept on this phone");
+        setLink(false, t("no connection to the hub: actions are kept on this phone"));
         showQueue();
       });
   }
@@ -114,14 +152,12 @@ var TT = (function () {
   var pollUrl = null, polling = null, tried = 0, notice = "";
 
   function clockText(ms) {
-    var d = new Date(ms - offset);
-    return String(d.getHours()).padStart(2, "0") + ":" + String(d.getMinutes()).padStart(2, "0") + ":" +
-      String(d.getSeconds()).padStart(2, "0");
+    return clock(ms - offset);
   }
 
   function lostText() {
-    return "no connection to the hub since " + clockText(heard + offset) +
-      ": what this page shows may be out of date; trying again…";
+    return t("no connection to the hub since {time}: what this page shows may be out of date; trying again…",
+             { time: clockText(heard + offset) });
   }
 
   function say(ok, text) { setLink(ok, notice ? text + " · " + notice : text); }
@@ -140,14 +176,14 @@ var TT = (function () {
     source.onmessage = function (m) {
       var v = JSON.parse(m.data);
       if (polling) { clearInterval(polling); polling = null; }
-      say(true, "live");
+      say(true, t("live"));
       shown(v);
       flush();
     };
     source.addEventListener("ping", function (m) {
       heard = Date.now();
       offset = parseInt(m.data, 10) - Date.now();
-      if (!live) say(true, "live");
+      if (!live) say(true, t("live"));
     });
     source.addEventListener("revoked", function (m) {     // the badge was revoked: signed out
       ended = true;
@@ -175,7 +211,7 @@ var TT = (function () {
       .then(function (sj) {
         var status = sj[0], j = sj[1];
         if (status === 200) {
-          say(true, "every " + POLL_MS / 1000 + " s (the live places are taken: trying again)");
+          say(true, t("every {seconds} s (the live places are taken: trying again)", { seconds: POLL_MS / 1000 }));
           shown(j);
         } else if (status === 403 && j && j.screen === "refused") {
           notice = j.error;                       // a wrong screen token: a spectator's page
@@ -221,13 +257,16 @@ var TT = (function () {
   // a hall view's armed start still ahead (nobody solving yet), and an entrant's status as shown:
   // once the start has come the waiting are solving, before the next view says so
   function armed(view) { return view.start !== null && now() < view.start; }
+  // a status as the hall's pages show it, in the page's language (DNS, DQ as they are)
+  var STATUS = { finished: t("finished"), solving: t("solving"), unfinished: t("unfinished"), waiting: t("waiting") };
+  function statusText(st) { return STATUS[st] || st; }
   function shownStatus(view, r) { return r.status === "waiting" && view.start !== null && !armed(view) ? "solving" : r.status; }
 
   window.addEventListener("online", flush);
   setInterval(flush, 3000);
   document.addEventListener("DOMContentLoaded", showQueue);
 
-  return { now: now, fmt: fmt, el: el, act: act, flush: flush, stream: stream, queue: load, hallQuery: hallQuery,
-           armed: armed, shownStatus: shownStatus,
+  return { now: now, fmt: fmt, clock: clock, t: t, n: n, lang: W.lang, el: el, act: act, flush: flush, stream: stream, queue: load, hallQuery: hallQuery,
+           armed: armed, shownStatus: shownStatus, statusText: statusText,
            onAnswer: function (fn) { handlers.answer = fn; }, isLive: function () { return live; } };
 })();

@@ -4,20 +4,23 @@
 (function () {
   var view = null, page = 0, turned = Date.now();
   var PAGE_MS = 10000;
-  var el = TT.el;
+  var el = TT.el, t = TT.t, n = TT.n;
 
   function res() { return view ? view.resolution_ms : 1000; }
-  function kind(k) { return String(k).replace(/_/g, " "); }
+  // the signals' kinds as the hall hears them
+  var KINDS = { start: t("start"), end: t("end"), warning: t("warning"), warn: t("warning"), round_start: t("round start"),
+                round_end: t("round end"), time_up: t("time up") };
+  function kind(k) { return KINDS[k] || String(k).replace(/_/g, " "); }
 
   function clock() {
     if (!view) return;
-    var now = TT.now(), c = document.getElementById("clock"), n = document.getElementById("next");
-    if (view.start === null) c.textContent = "not started";
-    else if (now < view.start) c.textContent = "starts in " + TT.fmt(view.start - now, 1000);
-    else if (view.end !== null && now >= view.end) c.textContent = "time up";
-    else c.textContent = TT.fmt(now - view.start, 1000) + (view.end ? " · " + TT.fmt(view.end - now, 1000) + " left" : "");
+    var now = TT.now(), c = document.getElementById("clock"), nx = document.getElementById("next");
+    if (view.start === null) c.textContent = t("not started");
+    else if (now < view.start) c.textContent = t("starts in {time}", { time: TT.fmt(view.start - now, 1000) });
+    else if (view.end !== null && now >= view.end) c.textContent = t("time up");
+    else c.textContent = TT.fmt(now - view.start, 1000) + (view.end ? " · " + t("{time} left", { time: TT.fmt(view.end - now, 1000) }) : "");
     var s = view.next_signal;
-    n.textContent = s && s.at > now ? "next: " + kind(s.kind) + " in " + TT.fmt(s.at - now, 1000) : "";
+    nx.textContent = s && s.at > now ? t("next: {signal} in {time}", { signal: kind(s.kind), time: TT.fmt(s.at - now, 1000) }) : "";
     summary();
   }
 
@@ -29,28 +32,30 @@
   function summary() {
     var s = document.getElementById("summary");
     if (armed()) {
-      s.textContent = "starts in " + TT.fmt(view.start - TT.now(), 1000) + " · " + view.rows.length + " entrants";
+      s.textContent = t("starts in {time}", { time: TT.fmt(view.start - TT.now(), 1000) }) + " · " +
+        n("{count} entrant", "{count} entrants", view.rows.length);
       return;
     }
     var solving = view.rows.filter(function (r) { return status(r) === "solving"; }).length;
     // a pieces-ranked round counts those ranked (by their pieces), not those who finished every puzzle
-    s.textContent = (pieces() ? view.ranked + " ranked · " : view.finished + " finished · ") + solving + " solving · " +
-      view.rows.length + " entrants" + (view.official ? " · official results" : view.provisional ? " · * provisional" : "");
+    s.textContent = (pieces() ? t("{count} ranked", { count: view.ranked }) : t("{count} finished", { count: view.finished })) +
+      " · " + t("{count} solving", { count: solving }) + " · " + n("{count} entrant", "{count} entrants", view.rows.length) +
+      (view.official ? " · " + t("official results") : view.provisional ? " · * " + t("provisional") : "");
   }
 
   // the columns after name, table (and part): a time-ranked format's time, penalty and net; a
   // pieces-ranked one's pieces, its tie-break (the last whole puzzle's time) and deductions
   function pieces() { return view.order === "pieces"; }
   function heads() {
-    if (!pieces()) return ["time", "penalty", "net"];
-    return ["pieces"].concat(view.tie_break !== "none" ? ["last whole puzzle"] : [])
-      .concat(view.rows.some(function (r) { return r.deducted; }) ? ["deducted"] : []);
+    if (!pieces()) return [t("time"), t("penalty"), t("net")];
+    return [t("pieces")].concat(view.tie_break !== "none" ? [t("last whole puzzle")] : [])
+      .concat(view.rows.some(function (r) { return r.deducted; }) ? [t("deducted")] : []);
   }
 
   function result(r) {
     r = Object.assign({}, r, { status: status(r) });
     if (pieces()) {
-      if (r.status !== "finished" && r.status !== "unfinished") return [r.status === "solving" && r.pieces ? "solving, " + r.pieces + " pcs" : r.status, "", ""];
+      if (r.status !== "finished" && r.status !== "unfinished") return [r.status === "solving" && r.pieces ? t("solving, {count} pcs", { count: r.pieces }) : TT.statusText(r.status), "", ""];
       var out = [String(r.pieces)];
       if (view.tie_break !== "none") out.push(r.time_ms ? TT.fmt(r.time_ms, res()) : "–");
       if (heads().length > out.length) out.push(r.deducted ? "−" + r.deducted : "");
@@ -58,9 +63,9 @@
     }
     if (r.status === "finished") return [TT.fmt(r.time_ms, res()), r.penalty_ms ? "+" + TT.fmt(r.penalty_ms, 1000) : "",
                                          TT.fmt(r.net_ms, res())];
-    if (r.status === "solving") return ["solving", "", r.pieces ? r.pieces + " pcs" : ""];
-    if (r.status === "unfinished") return ["unfinished", "", r.pieces + " pcs"];
-    return [r.status, "", ""];
+    if (r.status === "solving") return [t("solving"), "", r.pieces ? t("{count} pcs", { count: r.pieces }) : ""];
+    if (r.status === "unfinished") return [t("unfinished"), "", t("{count} pcs", { count: r.pieces })];
+    return [TT.statusText(r.status), "", ""];
   }
 
   var rowH = 40;             // measured once rows are drawn
@@ -75,7 +80,7 @@
     document.getElementById("title").textContent = view.title;
     document.getElementById("category").textContent = view.category;
     var parts = view.rows.some(function (r) { return r.part; });
-    var nums = heads(), head = ["#", "name", "table"].concat(parts ? ["part"] : []).concat(nums);
+    var nums = heads(), head = ["#", t("name"), t("table")].concat(parts ? [t("part")] : []).concat(nums);
     document.getElementById("head").replaceChildren.apply(document.getElementById("head"),
       head.map(function (h) { return el("th", { "class": nums.indexOf(h) >= 0 ? "num" : "", text: h }); }));
     var n = perPage(), pages = Math.max(1, Math.ceil(view.rows.length / n));
@@ -88,14 +93,14 @@
       var cells = [el("td", { "class": "num", text: r.place == null ? "" : String(r.place) }),
                    el("td", { "class": "name" }, [r.name,
                      // official is left out of a line when false: an entrant who may not take an award place
-                     r.official ? null : el("span", { "class": "badge unofficial", text: "unofficial" }),
+                     r.official ? null : el("span", { "class": "badge unofficial", text: t("unofficial") }),
                      r.members ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
                    el("td", { text: r.table || "" })];
       if (parts) cells.push(el("td", { text: r.part || "" }));
       nums.forEach(function (h, i) {
         var last = i === nums.length - 1;
         cells.push(el("td", { "class": "num" + (i === 0 ? " status-" + st : "") }, [rr[i] || "",
-          last && r.provisional && st !== "solving" && st !== "waiting" ? el("span", { "class": "prov", title: "provisional", text: " *" }) : null]));
+          last && r.provisional && st !== "solving" && st !== "waiting" ? el("span", { "class": "prov", title: t("provisional"), text: " *" }) : null]));
       });
       tbody.appendChild(el("tr", { "class": r.award ? "award" + r.award : "", "data-entrant": r.entrant }, cells));
     });
@@ -105,9 +110,10 @@
       return draw();
     }
     summary();
-    document.getElementById("legend").textContent = view.unofficial ? "unofficial: " + view.unofficial : "";
-    document.getElementById("page").textContent = pages > 1 ? "page " + (page + 1) + " / " + pages : "";
-    document.getElementById("changed").textContent = view.changed_ms ? "last change " + new Date(view.changed_ms - (view.now - TT.now())).toLocaleTimeString() : "";
+    document.getElementById("legend").textContent = view.unofficial ? t("unofficial") + ": " + view.unofficial : "";
+    document.getElementById("page").textContent = pages > 1 ? t("page {page} / {pages}", { page: page + 1, pages: pages }) : "";
+    document.getElementById("changed").textContent = view.changed_ms ?
+      t("last change {time}", { time: TT.clock(view.changed_ms - (view.now - TT.now())) }) : "";
   }
 
   // with the screen token of its address (?screen=...): a stream of the screens' own, never the crowd's;

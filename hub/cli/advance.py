@@ -64,9 +64,9 @@ def cmd_advance(args) -> int:
     for p in ra.problems:
         print(f"problem: {p}", file=sys.stderr)
     if ra.not_official:
-        print(f"note: the results of {', '.join(ra.not_official)} are not official (this version has no "
-              f"official results yet): the desk applies the plan with --as-they-are to take them as they are "
-              f"(recorded with it)", file=sys.stderr)
+        print(f"note: the results of {', '.join(ra.not_official)} are not official (`tabletimer results DIR "
+              f"--round NAME --official` makes a round's results official), or the desk applies the plan "
+              f"with --as-they-are to take them as they are (recorded with it)", file=sys.stderr)
     if not args.apply:
         cmd = (f"tabletimer advance {args.dir} --round {ra.event.round} --apply {ra.code}"
                + (" --as-they-are" if ra.not_official else "") + "".join(f" --take {t}" for t in args.take or ()))

@@ -62,7 +62,7 @@ class MainView:
         """Draw snapshot s on the main screen (screens.py's MainScreen; res:
         the format's resolution)."""
         header = Text.assemble((title, "bold"), "   ", (round_clock(s), "bold reverse" if (
-            s.end is not None and s.now >= s.end) else "bold"))
+            s.end is not None and s.now >= s.end) else "bold"), no_wrap=True, overflow="ellipsis")
         header.append("\n")
         if s.next_signal is not None:
             at, kind = s.next_signal
@@ -77,6 +77,9 @@ class MainView:
         header.append(f"rejected {s.rejected}", "bold red" if s.rejected else "")
         header.append(f"   duplicates {s.duplicates}   calls waiting {len(s.calls)}")
         header.append(f"\noperator: {who}", "dim")
+        for line in s.status:                  # the public site's publishing (runtime/site_start.py), at all times
+            header.append("   ")
+            header.append(line.text, "" if line.ok else "bold red")
         if header != self.shown.get("header"):
             # fixed height: no layout of the screen for a new header
             main.query_one("#header", Static).update(header, layout=False)

@@ -102,6 +102,7 @@ class Outbox:
         self._dropped = 0
         self._sending = False
         self.batches = 0                             # batches taken (for the benchmark)
+        self.failed = 0                              # attempts refused or unanswered (for the benchmark)
         self.bytes_sent = 0
 
     def put(self, files: dict[str, bytes], version: int, force: bool = False) -> int:
@@ -146,6 +147,7 @@ class Outbox:
             with self._lock:
                 self._sending = False
                 self._failures += 1
+                self.failed += 1
                 if self._failing_since is None:
                     self._failing_since = self._wall()
                 self._kind, self._problem = e.kind, str(e)

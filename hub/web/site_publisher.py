@@ -34,7 +34,6 @@ FRESH_S = 15.0          # rendered again after this long without a change (the r
 STATUS_S = 5.0          # the status file written at least this often while the hub runs
 STATUS_FILE = "publish-status.json"
 ALL_FILE = "publish-all"
-SITE_URL_FILE = "site-url"
 log = logging.getLogger(__name__)
 
 
@@ -85,15 +84,6 @@ class SiteSource:
 
     def close(self) -> None:
         self.rounds.close()
-
-
-def site_url(folder: str | Path) -> str | None:
-    """The followers' address of the public site, saved by `publish --url` (None: none)."""
-    try:
-        text = (Path(folder) / SITE_URL_FILE).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return text or None
 
 
 def write_status(folder: str | Path, status: OutboxStatus, remote: str, stopped: bool = False) -> None:
@@ -168,6 +158,11 @@ class SitePublisher:
 
     def line(self) -> str:
         return f"public site ({self.remote}): {self.outbox.status().line()}"
+
+    def status_line(self) -> tuple[str, bool]:
+        """The console header's line and whether all is well (a Queries status source)."""
+        status = self.outbox.status()
+        return f"public site: {status.line()}", status.ok
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -73,15 +73,17 @@ def cmd_publish(args) -> int:
         if not args.all:
             print(f"the running hub publishes to {status['remote']}: {status['line']}")
             return 0
-        asked = time.time()
-        sp.request_all(folder)
+        token = sp.request_all(folder)
         print(f"asked the running hub to send everything again to {status['remote']} ...", flush=True)
         deadline = time.monotonic() + args.wait
         while time.monotonic() < deadline:
             now = sp.read_status(folder)
-            if now and (now.get("published_at") or 0) > asked and not now.get("waiting"):
+            if now and now.get("all_done") == token:       # the remote has every file of it
                 print(now["line"])
                 return 0
+            if now and now.get("stopped"):
+                print(f"the hub stopped before it sent everything: {now['line']}")
+                return 1
             time.sleep(0.5)
         print((sp.read_status(folder) or status)["line"])
         return 1

@@ -58,8 +58,9 @@ def start_site(remote: str | None, service: HubService, data: Path, event: dict 
     view = RoundView(service, hall_title(event, service.competition.format.title), live)
     source = SiteSource(data, live, live_view=view)
     outbox = Outbox(RcloneRemote(remote, env=remote_env).send)
-    publisher: Any = SitePublisher(source, outbox, remote, site_url(data)).start()
+    publisher: Any = SitePublisher(source, outbox, remote).start()     # the address: DIR/site-url, at each rendering
+    url = site_url(data)
     say(f"public site: published to {remote} on every change"
-        + (f" (followers open {publisher.url})" if publisher.url else "")
+        + (f" (followers open {url})" if url else "")
         + f"; `tabletimer publish {data} --status` says how it goes")
     return RunningSite(publisher, service, view)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..event.folder import event_folder, rounds
+from ..event.folder.site_address import site_url
 from .public_site import RoundPage, render_site
 from .round_views import EventRounds, RoundUnavailable, RoundView
 from .site_outbox import Outbox, OutboxStatus, OutboxThread
@@ -135,9 +136,12 @@ class SitePublisher:
     def __init__(self, source: SiteSource, outbox: Outbox, remote: str, url: str | None = None,
                  debounce_s: float = DEBOUNCE_S, fresh_s: float = FRESH_S,
                  say: Callable[[str], None] = lambda text: None) -> None:
-        """say: a line for the operator when the publishing's state changes
-        (published again after a failure, a failure)."""
+        """url: the followers' address the pages carry; None: DIR/site-url's,
+        read at each rendering (`publish --url` while the hub runs).  say: a
+        line for the operator when the publishing's state changes (published
+        again after a failure, a failure)."""
         self.source, self.outbox, self.remote, self.url = source, outbox, remote, url
+        self._fixed_url = url
         self.debounce_s, self.fresh_s, self.say = debounce_s, fresh_s, say
         self.sender = OutboxThread(outbox)
         self._dirty = threading.Event()
@@ -200,6 +204,7 @@ class SitePublisher:
     def render(self, force: bool = False) -> int:
         """Render now and hand the files to the outbox; how many wait."""
         began = time.perf_counter()
+        self.url = self._fixed_url or site_url(self.source.folder)     # `publish --url` meanwhile: the next page
         files, version = self.source.files(self.url)
         self.renders += 1
         self.render_s += time.perf_counter() - began

@@ -9,7 +9,8 @@ seconds; `publish --status` answered from the running hub; `publish
 --all` sent to it bringing back files deleted on the remote behind its
 back (which a change alone never re-sends: the outbox believes the remote
 has them); the hall's projector and results sheet showing the address's
-QR code; and a clean stop on SIGTERM: exit 0, its last status marked
+QR code; a new address given while it runs on the remote and the hall's
+pages; and a clean stop on SIGTERM: exit 0, its last status marked
 stopped, no rclone left running."""
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from waiting import until
 
 M = 60_000
 URL = "https://cup.example.org/live/"
+URL2 = "https://results.example.net/cup"
 REMOTE, PATH = "site:hall-e2e", "hall-e2e"
 
 
@@ -99,11 +101,17 @@ def test_a_hub_run_with_publish_publishes_answers_publish_all_and_stops_cleanly(
         assert (remote / "index.html").exists() and (remote / "site.css").exists()
         assert not (folder / "publish-all").exists()                          # the request taken
 
+        moved = tt(env, "publish", str(folder), "--url", URL2)                # a new address while it runs
+        assert moved.returncode == 0, moved
+        act(folder, "press", entrant="3", puzzle=1, at=now - 2 * M)
+        until(lambda: json.loads(static.get("event.json") or b"{}").get("url") == URL2,
+              "the new address on the remote", timeout=60, seen=lambda: static.get("event.json"))
+
         base = hub.hall_url()                                                 # the hall's own pages
         for path in ("/hall", "/results"):
             with urllib.request.urlopen(base + path, timeout=10) as r:
                 page = r.read().decode()
-            assert page.count('class="site-link"') == 1 and f'href="{URL}"' in page, path
+            assert page.count('class="site-link"') == 1 and f'href="{URL2}"' in page, path
     finally:
         began = time.monotonic()
         out = hub.stop(timeout=30)

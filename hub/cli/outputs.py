@@ -7,6 +7,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from ..event.folder.site_address import site_url
 from ..outputs.results import in_progress_text, load_results, results_csv, results_html, results_json
 from ..rules.formats import FormatError
 from .common import print_desk_notes
@@ -90,7 +91,8 @@ def cmd_results(args) -> int:
                                                  round=named, marks=res.marks))
         if args.html:
             write_output(args.html, results_html(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms,
-                                                 round=named, starts_in=res.starts_in_ms, marks=res.marks))
+                                                 round=named, starts_in=res.starts_in_ms, marks=res.marks,
+                                                 site_url=site_url(args.dir)))
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2

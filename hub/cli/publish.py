@@ -4,6 +4,7 @@ organizer's rclone (hub/web/public_site.py, site_outbox.py, rclone_remote.py).
     tabletimer publish DIR --to REMOTE [--url URL]   every round's pages, sent now
     tabletimer publish DIR --all                     the running hub (run --publish) sends everything again
     tabletimer publish DIR --status                  the running hub's publishing, in one line
+    tabletimer publish DIR --url URL                 the followers' address (site-url), for the QR codes
 
 Without a running hub that publishes, `publish --to` renders every round
 from its log and sends every file (trying again for --wait seconds);
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 from ..event.folder import event_folder
+from ..event.folder.site_address import save_site_url, site_url
 from ..rules.formats import FormatError
 
 RUNNING_S = 15.0        # a status file written this recently: a running hub publishes
@@ -46,8 +48,16 @@ def cmd_publish(args) -> int:
     from ..web import site_publisher as sp
 
     folder = Path(args.dir)
-    if args.url:
-        (folder / sp.SITE_URL_FILE).write_text(args.url.strip() + "\n", encoding="utf-8")
+    if args.url is not None:
+        if not folder.is_dir():
+            print(f"error: {folder}: no such event folder", file=sys.stderr)
+            return 2
+        try:
+            url = save_site_url(folder, args.url)
+        except ValueError as e:                    # nothing written
+            print(f"error: --url: {e}", file=sys.stderr)
+            return 2
+        print(f"followers' address: {url} (the projector and the results sheet show it with its QR code)")
     status = sp.read_status(folder)
     if args.status:
         if status is None:
@@ -63,18 +73,22 @@ def cmd_publish(args) -> int:
         if not args.all:
             print(f"the running hub publishes to {status['remote']}: {status['line']}")
             return 0
-        asked = time.time()
-        sp.request_all(folder)
+        token = sp.request_all(folder)
         print(f"asked the running hub to send everything again to {status['remote']} ...", flush=True)
         deadline = time.monotonic() + args.wait
         while time.monotonic() < deadline:
             now = sp.read_status(folder)
-            if now and (now.get("published_at") or 0) > asked and not now.get("waiting"):
+            if now and now.get("all_done") == token:       # the remote has every file of it
                 print(now["line"])
                 return 0
+            if now and now.get("stopped"):
+                print(f"the hub stopped before it sent everything: {now['line']}")
+                return 1
             time.sleep(0.5)
         print((sp.read_status(folder) or status)["line"])
         return 1
+    if not args.to and args.url is not None and not args.all:
+        return 0                                   # only the address given: saved
     if not args.to:
         print("error: give --to REMOTE (rclone's NAME:PATH), or run the hub with --publish REMOTE",
               file=sys.stderr)
@@ -85,7 +99,7 @@ def cmd_publish(args) -> int:
 def _publish_once(folder: Path, remote: str, wait: float) -> int:
     from ..web.rclone_remote import RcloneRemote
     from ..web.site_outbox import Outbox
-    from ..web.site_publisher import SiteSource, site_url
+    from ..web.site_publisher import SiteSource
 
     try:
         event_folder.load(folder)

@@ -62,7 +62,7 @@ class MainView:
         """Draw snapshot s on the main screen (screens.py's MainScreen; res:
         the format's resolution)."""
         header = Text.assemble((title, "bold"), "   ", (round_clock(s), "bold reverse" if (
-            s.end is not None and s.now >= s.end) else "bold"))
+            s.end is not None and s.now >= s.end) else "bold"), no_wrap=True, overflow="ellipsis")
         header.append("\n")
         if s.next_signal is not None:
             at, kind = s.next_signal
@@ -79,6 +79,9 @@ class MainView:
         header.append(f"\noperator: {who}", "dim")
         if s.official is not None:          # the results are official (f made them so; u reopens them)
             header.append(f"   OFFICIAL RESULTS: {s.official}", "bold green")
+        for line in s.status:                  # the public site's publishing (runtime/site_start.py), at all times
+            header.append("   ")
+            header.append(line.text, "" if line.ok else "bold red")
         if header != self.shown.get("header"):
             # fixed height: no layout of the screen for a new header
             main.query_one("#header", Static).update(header, layout=False)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable, Generic, Literal, TypeVar
+from typing import Callable, Generic, Literal, NamedTuple, TypeVar
 
 from ..protocol.hub_protocol import Outgoing
 
@@ -173,15 +173,25 @@ class Changes:
 # ------------------------------------------------------------ the queries
 AlertSource = Callable[[], list[str]]
 BlindSource = Callable[[], "str | None"]
+StatusSource = Callable[[], "tuple[str, bool] | None"]     # (a part's status line, healthy), None: nothing to say
+
+
+class StatusLine(NamedTuple):
+    """A part's status for the console's header, at all times (an alert
+    only while it fails): "public site (r2:cup): published 10:42:05 (v123)"."""
+    text: str
+    ok: bool
 
 
 class Queries:
-    """The named sources of alerts and of blindness the service asks (in the
-    order they were registered); registering a name again replaces it."""
+    """The named sources of alerts, status lines and blindness the service
+    asks (in the order they were registered); registering a name again
+    replaces it."""
 
     def __init__(self) -> None:
         self._alerts: dict[str, AlertSource] = {}
         self._blind: dict[str, BlindSource] = {}
+        self._status: dict[str, StatusSource] = {}
         self._lock = threading.Lock()
 
     def add_alerts(self, name: str, fn: AlertSource) -> None:
@@ -191,6 +201,27 @@ class Queries:
     def drop_alerts(self, name: str) -> None:
         with self._lock:
             self._alerts = {k: v for k, v in self._alerts.items() if k != name}
+
+    def add_status(self, name: str, fn: StatusSource) -> None:
+        """fn: the part's status line for the console's header (quick: it must not block)."""
+        with self._lock:
+            self._status = {**self._status, name: fn}
+
+    def drop_status(self, name: str) -> None:
+        with self._lock:
+            self._status = {k: v for k, v in self._status.items() if k != name}
+
+    def status_lines(self) -> list[StatusLine]:
+        """Every part's status now; a source that fails says so in its line."""
+        out = []
+        for name, fn in list(self._status.items()):
+            try:
+                said = fn()
+            except Exception as e:           # a part's bug never takes the console's header down
+                said = (f"{name}: status unknown ({e!r})", False)
+            if said is not None:
+                out.append(StatusLine(*said))
+        return out
 
     def add_blind(self, name: str, fn: BlindSource) -> None:
         """fn says why this process cannot know the boards' state now (None: it can)."""

@@ -405,6 +405,7 @@ class HubService:
                                        duplicates=self.counts.duplicates, alerts=self.alerts(),
                                        activity=list(self.activity), blind=self.blind())
         snap.standings = self._ranker.rank(work, now)
+        snap.status = self.queries.status_lines()      # outside the lock: a part's own lock only
         # the ranking's remarks for the desk (a confirmation with no finish to confirm, ...):
         # alerts here, never in what the hall or the results show
         notes = desk_notes(snap.standings, routine=False)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from .alerts import POOR_SYNC_MS
+from .changes import StatusLine
 from .registry import BoardRegistry
 from ..event.fold.competition import Competition
 from ..event.fold.schedule import board_schedule
@@ -50,6 +51,7 @@ class Snapshot:
     short_ids: dict[str, str] = field(default_factory=dict)   # a call's press id -> its short form
     blind: str | None = None        # why the boards' state shown may be out of date (None: live)
     official: str | None = None     # the results are official: who made them so, when (event/fold/official.py)
+    status: list[StatusLine] = field(default_factory=list)   # the parts' status lines (the public site's)
 
 
 def _official_text(comp: Competition) -> str | None:

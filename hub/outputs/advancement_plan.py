@@ -16,7 +16,7 @@ from ..rules.advancement import Candidate, Plan, make_plan, result_key
 from ..rules.advancement_rule import AdvancementRule
 from ..rules.formats import FormatError, fmt_duration
 from ..rules.standings import StandingRow
-from .results import folded_log
+from .round_log import folded_log
 
 
 @dataclass

@@ -81,7 +81,7 @@ gold/silver/bronze disc, bold row), name (an "unofficial" badge for entrants
 who may not take an award place), members, status, time, penalty, net time,
 pieces (per-puzzle splits under the name in multi-puzzle rounds); a
 "provisional" badge and banner while results may still change; a footer that
-explains the marks.
+explains the marks; the public site's QR code and address when one is set.
 """
 
 from __future__ import annotations
@@ -93,13 +93,14 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..event.folder import event_folder
-from ..event.fold.competition import Competition
 from ..event.folder.csv_cells import csv_text
 from ..rules.formats import Format, fmt_duration
 from ..rules.standings import Entrant, StandingRow, row_dict
 from .result_marks import LEGEND, ResultMarks, agreed_badge, marks_json, objections_html, official_banner, \
     result_marks
+from .round_log import folded_log
 from .sheet_style import CSS, esc, medal, page_head
+from .site_link import site_link_html
 
 RANKED = ("finished", "unfinished", "running")
 
@@ -126,19 +127,6 @@ class EventResults:
 
 class NoEventLog(event_folder.EventFolderError):
     """A round without an event log yet: nothing to show."""
-
-
-def folded_log(ev: event_folder.EventFolder) -> Competition:
-    """The round's log (its file there) folded: the competition as it stands."""
-    from ..event.log.store import EventStore
-    comp = Competition(ev.format, ev.entrants, ev.stations)
-    store = EventStore(ev.db)
-    try:
-        for row in store.events():
-            comp.apply(row)
-    finally:
-        store.close()
-    return comp
 
 
 def load_results(path: str | Path, now_ms: int | None = None, round: str | None = None) -> EventResults:
@@ -302,12 +290,13 @@ def status_text(r: StandingRow) -> str:
 def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
                  entrants: Iterable[Entrant] | None = None, start_ms: int | None = None,
                  left_ms: int | None = None, round: str | None = None, starts_in: int | None = None,
-                 marks: ResultMarks | None = None) -> str:
+                 marks: ResultMarks | None = None, site_url: str | None = None) -> str:
     """A printable results sheet: one self-contained HTML page (A4).
     left_ms: the round is still in progress (a banner says so); starts_in:
     its start is armed, this long ahead (the banner says when it starts);
     round: its name in an event of several (in the heading, with its
-    format's title)."""
+    format's title); site_url: the event's public site (its QR code and
+    address at the foot: event/folder/site_address.py)."""
     if round is not None:
         title = round_heading(title, round, fmt)
     members = member_names(entrants)
@@ -385,6 +374,8 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
     if marks is not None:
         out.append(objections_html(marks, {r.entrant: r.name or r.entrant for r in rows}))
     out.append(_footer(fmt, provisional, has_unofficial, generated_at, marks is not None and bool(marks.agreed)))
+    if site_url:
+        out.append(site_link_html(site_url, "sheet"))
     out.append("</main></body></html>")
     return "\n".join(out) + "\n"
 

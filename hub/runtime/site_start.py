@@ -4,7 +4,8 @@ as the hall's pages read it), the other rounds from their logs; published
 on every stored row (a RowApplied subscriber that only sets an event),
 debounced, rendered and sent on threads of their own
 (web/site_publisher.py); an alert while it cannot be, and its line on the
-console and the head referee's calls page."""
+console's header (a Queries status source) and the head referee's calls
+page, at all times."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from ..core.service import HubService
 from ..web.rclone_remote import RcloneRemote
 from ..web.round_views import RoundView, hall_title
 from ..web.site_outbox import Outbox
-from ..web.site_publisher import SitePublisher, SiteSource, site_url
+from ..event.folder.site_address import site_url
+from ..web.site_publisher import SitePublisher, SiteSource
 
 
 class RunningSite:
@@ -26,6 +28,8 @@ class RunningSite:
         self.publisher, self.service, self.view = publisher, service, view
         self.sub = service.changes.subscribe(RowApplied, publisher.changed)
         service.queries.add_alerts("the public site", publisher.alerts)
+        # the console's header, at all times: the line the calls page and `publish --status` show
+        service.queries.add_status("the public site", publisher.status_line)
 
     def line(self) -> str:
         return self.publisher.line()
@@ -36,6 +40,7 @@ class RunningSite:
     def stop(self) -> None:
         self.sub.cancel()
         self.service.queries.drop_alerts("the public site")
+        self.service.queries.drop_status("the public site")
         self.publisher.stop()
         self.view.close()
         self.publisher.source.close()
@@ -53,8 +58,9 @@ def start_site(remote: str | None, service: HubService, data: Path, event: dict 
     view = RoundView(service, hall_title(event, service.competition.format.title), live)
     source = SiteSource(data, live, live_view=view)
     outbox = Outbox(RcloneRemote(remote, env=remote_env).send)
-    publisher: Any = SitePublisher(source, outbox, remote, site_url(data)).start()
+    publisher: Any = SitePublisher(source, outbox, remote).start()     # the address: DIR/site-url, at each rendering
+    url = site_url(data)
     say(f"public site: published to {remote} on every change"
-        + (f" (followers open {publisher.url})" if publisher.url else "")
+        + (f" (followers open {url})" if url else "")
         + f"; `tabletimer publish {data} --status` says how it goes")
     return RunningSite(publisher, service, view)

@@ -55,6 +55,7 @@ from starlette.routing import Route
 from ..outputs.results import in_progress_text, results_csv, results_html, results_json, starts_in_ms
 from ..i18n.catalogue import SOURCE
 from ..i18n.local_format import clock
+from ..outputs.site_link import site_link_html
 from . import screens
 from .page_words import catalogue_script, hall_language, html, render, words
 from .changes import stream_views
@@ -73,6 +74,7 @@ PATHS = ("/hall", "/standings", "/rotate", "/results", "/results.csv", "/results
          "/h/api/standings", "/h/api/stream", "/h/static/{name}", "/draw", "/h/api/draw", "/h/words/{lang}.js")
 
 
+SITE_SLOT = '<aside id="site"></aside>'          # hall.html's place for the public site's QR code
 _LINKS = re.compile(r'href="(/hall|/standings|/results|/draw)"')     # a page's links to the others
 _WRONG_SCREEN = ("this screen's token is not the event's (an old one?): open the projector's address "
                  "the hub prints (hall pages ... the projector: .../hall?screen=...); shown as a spectator's page")
@@ -81,15 +83,19 @@ _WRONG_SCREEN = ("this screen's token is not the event's (an old one?): open the
 class HallPages:
     def __init__(self, service: Any, title: str = "", limit: RateLimit | None = None,
                  clock=time.monotonic, screen_token: str | None = None,
-                 rounds: EventRounds | None = None, language: Callable[[], str] = lambda: SOURCE) -> None:
+                 rounds: EventRounds | None = None, language: Callable[[], str] = lambda: SOURCE,
+                 site_url: Callable[[], str | None] | None = None) -> None:
         """screen_token: the event's (screens.py); None: no screen has a place of its own.
         rounds: the event's other rounds (?round=NAME); None: the live one only.
-        language: the event's (asked at each page: page_words.hall_language)."""
+        language: the event's (asked at each page: page_words.hall_language).
+        site_url: the public site's address now (event/folder/site_address.py), read at each
+        page: the projector and the results sheet show its QR code; None: none."""
         self.language = language
         self.live = RoundView(service, title)
         self.service, self.title = service, self.live.title        # the live round's
         self.rounds = rounds
         self.screen_token = screen_token
+        self.site_url = site_url or (lambda: None)
         self.limit = limit or RateLimit()            # one for every round: a device's limits are its own
         self._clock = clock
         self._limit_lock = threading.Lock()
@@ -199,6 +205,9 @@ class HallPages:
             if "round" in request.query_params:         # its links to the other pages: the same round
                 text = _LINKS.sub(rf'href="\1?round={quote(request.query_params["round"], safe="")}"', text)
             text = text.replace('<nav id="rounds"></nav>', self._picker(request, request.url.path), 1)
+            url = self.site_url() if name == "hall.html" else None
+            if url:                                  # the way to the public site, on the projector
+                text = text.replace(SITE_SLOT, f'<aside id="site">{site_link_html(url, "projector")}</aside>', 1)
             if self._screen(request):
                 # a screen's scripts and styles with its token too: the reserve's connections
                 # serve them while a crowd takes the rest (a projector reloaded in a flood)
@@ -283,7 +292,8 @@ class HallPages:
             return shown
         fmt, rows, when, entrants, start, left, row, marks = await run_in_threadpool(shown.results)
         ahead = starts_in_ms(start, shown.service.clock.now_ms())
-        sheet = results_html(shown.title, fmt, rows, when, entrants, start, left, starts_in=ahead, marks=marks)
+        sheet = results_html(shown.title, fmt, rows, when, entrants, start, left, starts_in=ahead, marks=marks,
+                             site_url=await run_in_threadpool(self.site_url))
         w = self.words(request)
         state = (w.t("Provisional:") + " " + in_progress_text(left, ahead)) if left is not None else (
             w.t("Provisional: some results wait for a referee") if any(r.provisional for r in rows) else

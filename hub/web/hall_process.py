@@ -7,7 +7,8 @@ The hub (`HallProcess`) starts `python -m tabletimer.hub.web.hall_process
 [--event DIR [--round NAME]]` (F: the event's screen token, web/screens.py:
 read from the file, never on the command line, which other users of the
 machine can see; DIR: the event folder, whose other rounds the pages show
-with ?round=, round_views.py; NAME: the live one's), writes it the event's
+with ?round=, round_views.py, and whose site-url the projector and the
+results sheet show; NAME: the live one's), writes it the event's
 description (event/fold/description.py, as the console API's /event) as the
 first line of its stdin, and then a byte every HEARTBEAT_S.  The process
 builds the event's Competition from the description, follows the hub's log
@@ -102,6 +103,7 @@ def serve_hall(argv: list[str] | None = None) -> int:
     from ..protocol.keys import BoardKeys
     from ..core.service import HubService
     from ..event.fold.description import competition_of
+    from ..event.folder.site_address import site_url
     from ..event.log.followed_log import FollowedLog
     from .app import build_hall_app
     from .hall_pages import HallPages
@@ -132,7 +134,8 @@ def serve_hall(argv: list[str] | None = None) -> int:
         service = HubService(followed, BoardKeys(), competition_of(json.loads(line)))   # type: ignore[arg-type]
         others = EventRounds(args.event, args.round) if args.event else None
         pages = HallPages(service, args.title, screen_token=read_token(args.screen_token_file), rounds=others,
-                          language=language_of(args.language_of))
+                          language=language_of(args.language_of),
+                          site_url=(lambda: site_url(args.event)) if args.event else None)
         try:
             server = WebServer(build_hall_app(pages.routes()), host, port, privileged=pages.privileged).start()
         except OSError as e:

@@ -30,6 +30,10 @@ from .site_outbox import UNREACHABLE, PublishFailed
 CALL_S = 60.0               # an rclone call that has not ended by then: killed, the link is down
 FLAGS = ("--contimeout", "5s", "--timeout", "15s", "--retries", "1", "--low-level-retries", "2",
          "--log-level", "ERROR", "--stats", "0")
+# every file of a batch is sent: the outbox sends only what changed, and rclone's own check (size and
+# modification time) skipped a file of the same size on a remote that keeps no modification times
+# (WebDAV): "version":123 -> 124 never reached the followers; nor one it believes is there
+ALWAYS = ("--ignore-times",)
 INCOMING = ".tt-incoming"
 
 
@@ -110,5 +114,5 @@ class RcloneRemote:
                 target.write_bytes(data)
             incoming = join(self.remote, f"{INCOMING}/{os.getpid()}")
             # sync: the folder holds this batch only (a half-copied earlier one is not moved in)
-            self.rclone("sync", str(stage), incoming)
-            self.rclone("move", incoming, self.remote, "--exclude", f"/{INCOMING}/**", "--no-traverse")
+            self.rclone("sync", str(stage), incoming, *ALWAYS)
+            self.rclone("move", incoming, self.remote, "--exclude", f"/{INCOMING}/**", "--no-traverse", *ALWAYS)

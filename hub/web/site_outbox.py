@@ -61,6 +61,7 @@ class OutboxStatus:
     problem: str | None              # its text
     dropped: int = 0                 # files dropped by the bound
     sending: bool = False
+    taken_put: int = 0               # the last put (Outbox.last_put) whose files the remote has, all of them
 
     @property
     def ok(self) -> bool:
@@ -101,7 +102,10 @@ class Outbox:
         self._next_try = 0.0                         # monotonic: not before
         self._dropped = 0
         self._sending = False
+        self._puts = 0                               # puts so far
+        self._taken_put = 0                          # the last put every file of which the remote has
         self.batches = 0                             # batches taken (for the benchmark)
+        self.failed = 0                              # attempts refused or unanswered (for the benchmark)
         self.bytes_sent = 0
 
     def put(self, files: dict[str, bytes], version: int, force: bool = False) -> int:
@@ -117,10 +121,17 @@ class Outbox:
                     continue
                 self._waiting[path] = data
             self._version = version
+            self._puts += 1
             if force:
                 self._dropped = 0
                 self._next_try = 0.0                     # --all: at once, whatever the backoff
             return len(self._waiting)
+
+    def last_put(self) -> int:
+        """The number of the last put: once status().taken_put reaches it, the
+        remote has every file of it (or newer bytes of them)."""
+        with self._lock:
+            return self._puts
 
     def due_in(self) -> float | None:
         """Seconds until the next attempt (0: now); None: nothing waits."""
@@ -134,11 +145,12 @@ class Outbox:
         nothing waited)."""
         with self._lock:
             batch = sorted(self._waiting.items(), key=lambda kv: order(kv[0]))
-            version = self._version
+            version, puts = self._version, self._puts
             self._sending = True
         if not batch:
             with self._lock:
                 self._sending = False
+                self._taken_put = max(self._taken_put, puts)
             return True
         try:
             self.send(batch)
@@ -146,6 +158,7 @@ class Outbox:
             with self._lock:
                 self._sending = False
                 self._failures += 1
+                self.failed += 1
                 if self._failing_since is None:
                     self._failing_since = self._wall()
                 self._kind, self._problem = e.kind, str(e)
@@ -158,6 +171,7 @@ class Outbox:
                 if self._waiting.get(path) is data:      # not replaced meanwhile
                     del self._waiting[path]
             self._published_at, self._published_version = self._wall(), version
+            self._taken_put = max(self._taken_put, puts)
             self._failures, self._failing_since, self._kind, self._problem = 0, None, None, None
             self._next_try = 0.0
             self.batches += 1
@@ -167,7 +181,8 @@ class Outbox:
     def status(self) -> OutboxStatus:
         with self._lock:
             return OutboxStatus(self._published_at, self._published_version, len(self._waiting),
-                                self._failing_since, self._kind, self._problem, self._dropped, self._sending)
+                                self._failing_since, self._kind, self._problem, self._dropped, self._sending,
+                                self._taken_put)
 
 
 class OutboxThread:

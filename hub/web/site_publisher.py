@@ -10,8 +10,9 @@ hub waits on a rendering or on the internet.
 
 The outbox's state is written to DIR/publish-status.json (at most every
 STATUS_S, and at each change of it) for `tabletimer publish DIR --status`;
-`tabletimer publish DIR --all` while the hub runs leaves DIR/publish-all,
-which the publisher takes as "everything again" (site_request)."""
+`tabletimer publish DIR --all` while the hub runs leaves DIR/publish-all
+(a token), which the publisher takes as "everything again"; the status
+file's "all_done" names the token once the remote has every file of it."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..event.folder import event_folder, rounds
+from ..event.folder.site_address import site_url
 from .public_site import RoundPage, render_site
 from .round_views import EventRounds, RoundUnavailable, RoundView
 from .site_outbox import Outbox, OutboxStatus, OutboxThread
@@ -34,7 +36,6 @@ FRESH_S = 15.0          # rendered again after this long without a change (the r
 STATUS_S = 5.0          # the status file written at least this often while the hub runs
 STATUS_FILE = "publish-status.json"
 ALL_FILE = "publish-all"
-SITE_URL_FILE = "site-url"
 log = logging.getLogger(__name__)
 
 
@@ -87,22 +88,15 @@ class SiteSource:
         self.rounds.close()
 
 
-def site_url(folder: str | Path) -> str | None:
-    """The followers' address of the public site, saved by `publish --url` (None: none)."""
-    try:
-        text = (Path(folder) / SITE_URL_FILE).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return text or None
-
-
-def write_status(folder: str | Path, status: OutboxStatus, remote: str, stopped: bool = False) -> None:
+def write_status(folder: str | Path, status: OutboxStatus, remote: str, stopped: bool = False,
+                 all_done: str | None = None) -> None:
     """DIR/publish-status.json, whole (a reader never sees half of it);
-    stopped: the hub's last (it publishes no more)."""
+    stopped: the hub's last (it publishes no more); all_done: the token of
+    the last `publish --all` whose files the remote has (request_all)."""
     path = Path(folder) / STATUS_FILE
     tmp = path.with_name(path.name + ".tmp")
     doc = {**asdict(status), "line": status.line(), "remote": remote, "written": time.time(), "pid": os.getpid(),
-           "stopped": stopped}
+           "stopped": stopped, "all_done": all_done}
     tmp.write_text(json.dumps(doc), encoding="utf-8")
     os.replace(tmp, path)
 
@@ -114,31 +108,48 @@ def read_status(folder: str | Path) -> dict | None:
         return None
 
 
-def request_all(folder: str | Path) -> None:
-    (Path(folder) / ALL_FILE).write_text("all\n", encoding="utf-8")
+def request_all(folder: str | Path) -> str:
+    """Ask the running hub for everything again; the request's token, which
+    its status file's "all_done" names once the remote has every file."""
+    token = f"{os.getpid()}-{time.time_ns()}"
+    path = Path(folder) / ALL_FILE
+    tmp = path.with_name(f"{ALL_FILE}.{token}.tmp")
+    tmp.write_text(token + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return token
 
 
-def take_request(folder: str | Path) -> bool:
-    """Was everything asked for again (the file taken away)?"""
+def take_request(folder: str | Path) -> str | None:
+    """The token of a `publish --all` waiting (the file taken away), or None."""
+    path = Path(folder) / ALL_FILE
+    taken = path.with_name(ALL_FILE + ".taken")
     try:
-        os.remove(Path(folder) / ALL_FILE)
-        return True
+        os.replace(path, taken)          # at once: a request written meanwhile is the next one's
+        token = taken.read_text(encoding="utf-8").strip()
+        os.remove(taken)
     except OSError:
-        return False
+        return None
+    return token or "all"
 
 
 class SitePublisher:
     def __init__(self, source: SiteSource, outbox: Outbox, remote: str, url: str | None = None,
                  debounce_s: float = DEBOUNCE_S, fresh_s: float = FRESH_S,
                  say: Callable[[str], None] = lambda text: None) -> None:
-        """say: a line for the operator when the publishing's state changes
-        (published again after a failure, a failure)."""
+        """url: the followers' address the pages carry; None: DIR/site-url's,
+        read at each rendering (`publish --url` while the hub runs).  say: a
+        line for the operator when the publishing's state changes (published
+        again after a failure, a failure)."""
         self.source, self.outbox, self.remote, self.url = source, outbox, remote, url
+        self._fixed_url = url
         self.debounce_s, self.fresh_s, self.say = debounce_s, fresh_s, say
         self.sender = OutboxThread(outbox)
         self._dirty = threading.Event()
         self._stop = threading.Event()
         self._force = False
+        self._asked: str | None = None                      # a `publish --all` to render for
+        self._all_sent: tuple[str, int] | None = None       # ... rendered: its token, the outbox's put
+        self.all_done: str | None = None                    # ... whose files the remote has: its token
         self._thread = threading.Thread(target=self._run, name="site-publisher", daemon=True)
         self.renders = 0
         self.render_s = 0.0
@@ -158,8 +169,10 @@ class SitePublisher:
         """A row was stored (a RowApplied subscriber: only an event is set)."""
         self._dirty.set()
 
-    def republish(self) -> None:
-        """Everything again (`publish --all`)."""
+    def republish(self, token: str | None = None) -> None:
+        """Everything again (`publish --all`; token: its request's, named in
+        the status file's "all_done" once the remote has every file)."""
+        self._asked = token
         self._force = True
         self._dirty.set()
 
@@ -168,6 +181,11 @@ class SitePublisher:
 
     def line(self) -> str:
         return f"public site ({self.remote}): {self.outbox.status().line()}"
+
+    def status_line(self) -> tuple[str, bool]:
+        """The console header's line and whether all is well (a Queries status source)."""
+        status = self.outbox.status()
+        return f"public site: {status.line()}", status.ok
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -186,10 +204,14 @@ class SitePublisher:
     def render(self, force: bool = False) -> int:
         """Render now and hand the files to the outbox; how many wait."""
         began = time.perf_counter()
+        self.url = self._fixed_url or site_url(self.source.folder)     # `publish --url` meanwhile: the next page
         files, version = self.source.files(self.url)
         self.renders += 1
         self.render_s += time.perf_counter() - began
         waiting = self.outbox.put(files, version, force=force)
+        asked, self._asked = (self._asked, None) if force else (None, self._asked)
+        if asked is not None:
+            self._all_sent = (asked, self.outbox.last_put())
         self.sender.kick()
         return waiting
 
@@ -197,14 +219,18 @@ class SitePublisher:
         """From the hub's main loop: the status file kept, a `publish --all`
         taken, and the line to say when the publishing's health changed."""
         folder = self.source.folder
-        if take_request(folder):
-            self.republish()
+        token = take_request(folder)
+        if token is not None:
+            self.republish(token)
         status = self.outbox.status()
+        sent, done = self._all_sent, False
+        if sent is not None and status.taken_put >= sent[1]:
+            self.all_done, self._all_sent, done = sent[0], None, True
         now = time.monotonic()
-        if now - self._status_at >= STATUS_S or status.line() != self._said:
+        if now - self._status_at >= STATUS_S or status.line() != self._said or done:
             self._status_at = now
             try:
-                write_status(folder, status, self.remote)
+                write_status(folder, status, self.remote, all_done=self.all_done)
             except OSError:
                 pass
         said = None
@@ -228,6 +254,6 @@ class SitePublisher:
             self._thread.join(10)
         self.sender.stop()
         try:
-            write_status(self.source.folder, self.outbox.status(), self.remote, stopped=True)
+            write_status(self.source.folder, self.outbox.status(), self.remote, stopped=True, all_done=self.all_done)
         except OSError:
             pass

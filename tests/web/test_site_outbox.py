@@ -90,3 +90,22 @@ def test_the_outbox_is_bounded():
 def test_the_order_of_a_batch():
     assert sorted(["index.html", "rounds/a.html", "event.json", "site.js"], key=order) == \
         ["event.json", "rounds/a.html", "site.js", "index.html"]
+
+
+def test_a_put_is_taken_only_once_a_batch_holding_all_of_its_files_is():
+    """What `publish --all` waits for (site_publisher: the status file's all_done):
+    not any batch taken after it asked, but one that held every file of its put."""
+    remote = Remote()
+    box = Outbox(remote.send)
+    box.put({"rounds/a.json": b"1"}, 1)
+    assert box.send_once() and box.status().taken_put == 1
+    remote.down = PublishFailed("unreachable", "the remote 'site' cannot be reached")
+    box.put({"rounds/a.json": b"1", "index.html": b"i"}, 2, force=True)      # everything again
+    forced = box.last_put()
+    assert not box.send_once() and box.status().taken_put == 1               # failed: not taken
+    remote.down = None
+    box.put({"rounds/a.json": b"2"}, 3)                                       # a change meanwhile
+    assert box.send_once()
+    assert box.status().taken_put == 3 >= forced                               # held index.html too
+    assert dict(remote.batches[-1]) == {"rounds/a.json": b"2", "index.html": b"i"}
+    assert box.send_once() and box.status().taken_put == 3                    # nothing waits: no change

@@ -158,22 +158,35 @@ def run(a, exe: str, tmp: Path, remote_dir: Path, net: NetImpair) -> None:
           f"{(box.bytes_sent - b0) / 1024:.0f} KB); renders {site.publisher.renders}, "
           f"{site.publisher.render_s / max(1, site.publisher.renders) * 1000:.0f} ms each")
 
-    # the outage: the link cut, finishes meanwhile, the outbox's size and status, the return
+    # the outage: the link cut, a finish a second meanwhile (piece counts once every entrant of the
+    # first half has finished), the outbox's size and status sampled, the return
     net.down("site")
+    failed0 = box.failed
     began = time.monotonic()
-    most, k = 0, a.finishes
+    most, k, rows, samples = 0, a.finishes, 0, []
+    marks = [m for m in (10, 60, 300, 600) if m < a.outage] + [a.outage]
     while time.monotonic() - began < a.outage:
-        k = k + 1 if k < a.entrants // 2 else k
-        svc.act("press", {"entrant": str(k), "puzzle": 1, "at": int(time.time() * 1000) - 1000}, who="desk")
-        most = max(most, box.status().waiting)
+        if k < a.entrants // 2:
+            k += 1
+            svc.act("press", {"entrant": str(k), "puzzle": 1, "at": int(time.time() * 1000) - 1000}, who="desk")
+        else:
+            e = str(a.entrants - (rows % (a.entrants // 2)))
+            svc.act("count", {"entrant": e, "puzzle": 1, "placed": 10 + rows % 400}, who="desk")
+        rows += 1
+        status = box.status()
+        most = max(most, status.waiting)
+        if marks and time.monotonic() - began >= marks[0] - 1:
+            samples.append(f"{marks.pop(0):g} s: {status.waiting} waiting, {site.publisher.renders} renders")
         time.sleep(1.0)
     line = site.line()
+    tries = box.failed - failed0
     net.up("site")
     back = time.monotonic()
     ok = wait_for(lambda: on_remote(published, str(k)), 120)
-    print(f"outage {a.outage:g} s, a finish a second: waiting at most {most} files (bounded by path), "
-          f"status then: {line!r}; the newest state on the remote "
-          + (f"{time.monotonic() - back:.1f} s after the link's return" if ok else "NOT within 120 s"))
+    print(f"outage {a.outage:g} s, a row a second ({rows} rows, {k - a.finishes} of them finishes): waiting at "
+          f"most {most} files (bounded by path; {'; '.join(samples)}), status then: {line!r}; the newest state "
+          "on the remote " + (f"{time.monotonic() - back:.1f} s after the link's return" if ok else "NOT within 120 s")
+          + f"; {tries} failed attempts meanwhile")
     site.stop()
     store.close()
 

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import sys
 
+from ..core.before_start import seats_in_hall
 from ..event.folder import advance_files, event_folder
+from ..event.folder.seat_files import stations_text
 from ..event.log.log_health import STORE_ERRORS, DamagedLog, LogWriteFailed
 from ..outputs.advancement_plan import RoundAdvance, load_advance, plan_text
 from ..rules.advancement import replacements
 from ..rules.formats import FormatError
+from ..rules.seating import SeatingError
 from .options import LOG_FAILED, ROUND_HELP
 
 
@@ -115,7 +118,13 @@ def _apply(args, ra: RoundAdvance) -> int:
                f"{p.candidate.source} place {p.candidate.place}: {p.why}") for p in ra.plan.advancing]
     files = ra.event.files
     entrants = advance_files.entrants_text(picked)
-    stations, seat_note = advance_files.seated_stations(files / "stations.csv", list(ra.plan.ids))
+    try:        # seated as `seat --by rank-of` seats: the plan's order is the sources' places, then results
+        seats, hall = seats_in_hall(ra.event.path, files, ra.event.format, list(ra.plan.ids))
+    except (event_folder.EventFolderError, SeatingError) as e:
+        return _refuse(f"the plan's {len(ra.plan.ids)} entrants cannot be seated: {e}")
+    stations = stations_text(seats)
+    seat_note = (f"{len(ra.plan.ids)} seated in the previous rounds' positions at the tables of {hall} "
+                 f"(`tabletimer seat {args.dir} --round {ra.event.round} --by ...` seats them otherwise)")
     payload = {"phase": "apply", "sources": list(ra.rule.sources), "hash": ra.plan.source_hash,
                "entrants": list(ra.plan.ids), "reserves": [c.entrant for c in ra.plan.reserves],
                "taken": sorted({e for t in ra.plan.ties for e in t.taken}),
@@ -123,7 +132,7 @@ def _apply(args, ra: RoundAdvance) -> int:
     code = _write_and_log(args, ra, entrants, stations, payload)
     if code == 0:
         print(f"applied: {len(ra.plan.advancing)} entrants of round {ra.event.round} in {files / 'entrants.csv'}"
-              + (f"; stations: {seat_note}" if seat_note else ""))
+              + f"; stations: {seat_note}")
     return code
 
 

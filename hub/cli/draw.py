@@ -52,7 +52,7 @@ def cmd_seat(args) -> int:
     except Refused as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"seated {made.seated} by {by}" + (f" {rank_of}" if rank_of else "")
+    print(f"seated {made.seated} by {by}" + (f" {' '.join(rank_of)}" if rank_of else "")
           + (f", seed {made.seed}" if made.seed is not None else "")
           + f" at {len({s.table for s in made.seats})} tables of "
           f"{made.source}; recorded in the log (row #{made.row}) and written to {made.folder / 'stations.csv'}")
@@ -115,7 +115,8 @@ def add_subcommands(sub) -> None:
     s.add_argument("dir", help="the event folder")
     s.add_argument("--round", help=ROUND_HELP)
     s.add_argument("--by", nargs="+", required=True, metavar="ORDER",
-                   help="random | rank-of ROUND | name | registration")
+                   help="random | rank-of ROUND [ROUND ...] (several: taken together, by place then "
+                        "result) | name | registration")
     s.add_argument("--seed", type=int, help="--by random: its number (default: a new one, printed)")
     s.add_argument("--cards", metavar="FILE", help="the table cards (default: the round's table-cards.html)")
     s.add_argument("--list", metavar="FILE", help="find your table (default: the round's find-your-table.html)")

@@ -130,7 +130,7 @@ def before_start_forms(console: Desk) -> dict[str, ActionForm]:
             if st.entrant not in seated:
                 seated.append(st.entrant)
         return "\n".join(
-            [f"Round {made.round}: seated {made.seated} by {by}" + (f" {rank_of}" if rank_of else "")
+            [f"Round {made.round}: seated {made.seated} by {by}" + (f" {' '.join(rank_of)}" if rank_of else "")
              + (f", seed {made.seed}" if made.seed is not None else "") + f" at {len(tables)} tables of "
              f"{made.source}; recorded in the log (row #{made.row}) and written to {made.folder / 'stations.csv'}"]
             + [f"warning: {w}" for w in warned]
@@ -148,7 +148,7 @@ def before_start_forms(console: Desk) -> dict[str, ActionForm]:
             note="the round's registrations.csv drawn into teams, its entrants.csv written, the draw recorded "
                  "in its log; refused once its start is recorded"),
         "seat": ActionForm("seat", "Seating (before the round's start)", [
-            R, FormField("by", "by: random | rank-of ROUND | name | registration", "random"),
+            R, FormField("by", "by: random | rank-of ROUND [ROUND ...] | name | registration", "random"),
             FormField("seed", "random: its number (blank = a new one)", ""),
         ], _not_an_action, run=seat,
             note="the round's entrants at the hall's tables (hall.csv), its stations.csv written, the seating "

@@ -17,6 +17,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from ..event.fold.competition import Competition
 from ..event.folder import event_folder, rounds
@@ -25,6 +26,7 @@ from ..event.folder.seat_files import (REGISTRATIONS, entrants_text, load_hall, 
                                        stations_text, write_whole)
 from ..event.log.store import EventStore
 from ..protocol.keys import BoardKeys
+from ..rules.advancement import Candidate, ranks_across, result_key
 from ..rules.formats import Format, FormatError, load_format
 from ..rules.seating import ORDERS, Seat, SeatingError, name_key, seat_plan, seating_order
 from ..rules.standings import Entrant, Member
@@ -53,7 +55,7 @@ class SeatMade:
     folder: Path
     format: Format
     by: str
-    rank_of: str | None
+    rank_of: tuple[str, ...]   # the earlier rounds of rank-of (none: ())
     seed: int | None
     seats: list[Seat]
     entrants: list[Entrant]
@@ -110,26 +112,38 @@ def service_on(ev: EventFolder, store: EventStore) -> HubService:
                       secret=secret)
 
 
-def earlier_ranks(hall: str | Path, round: str, entrants: list[tuple[str, str]]) -> dict[str, int]:
-    """The places (id -> place) in an earlier round of the ones of
-    `entrants` ((id, name)) who have one there: by the same id and name,
-    else by the same name."""
+def earlier_ranks(hall: str | Path, earlier: str | Sequence[str], entrants: list[tuple[str, str]],
+                  across: str = "place") -> dict[str, int]:
+    """The places (id -> place) in one or more earlier rounds of the ones
+    of `entrants` ((id, name)) who have one there: by the same id and name,
+    else by the same name.  Several rounds (groups into a final) are taken
+    together as an advancement rule compares them (rules/advancement.py
+    ranks_across: by place, then result; or by result): every group's
+    winner first, then the seconds, each by their result."""
+    names = [earlier] if isinstance(earlier, str) else list(earlier)
+    return ranks_across([_candidates(hall, r, entrants) for r in names], across)
+
+
+def _candidates(hall: str | Path, round: str, entrants: list[tuple[str, str]]) -> list[Candidate]:
+    """An earlier round's ranked rows as advancement candidates, under the
+    ids of `entrants` they match (by id and name, else by name)."""
     ev = event_folder.load(str(hall), round)
     if not ev.db.exists():
         raise EventFolderError(f"round {round!r} has no event log ({ev.db}): it has not run, so it ranks nobody")
     store = EventStore(ev.db)
     try:
-        ranked = service_on(ev, store).standings(final=True)
+        ranked = [r for r in service_on(ev, store).standings(final=True) if r.place is not None]
     finally:
         store.close()
-    by_id = {r.entrant: (name_key(r.name), r.place) for r in ranked if r.place is not None}
-    by_name = {name_key(r.name): r.place for r in ranked if r.place is not None}
-    out = {}
+    by_id = {r.entrant: r for r in ranked}
+    by_name = {name_key(r.name): r for r in ranked}
+    out = []
     for eid, name in entrants:
         same = by_id.get(eid)
-        place = same[1] if same is not None and same[0] == name_key(name) else by_name.get(name_key(name))
-        if place is not None:
-            out[eid] = place
+        r = same if same is not None and name_key(same.name) == name_key(name) else by_name.get(name_key(name))
+        if r is not None:
+            out.append(Candidate(eid, name, round, r.place, r.status, r.net_time_ms, r.pieces,
+                                 result=result_key(r.status, r.net_time_ms, r.pieces, ev.format.order)))
     return out
 
 
@@ -224,50 +238,65 @@ def default_round(hall: Path, own: str) -> str:
     return later[0] if later else own
 
 
-def seat_order(words: list[str], what: str = "--by") -> tuple[str, str | None]:
-    """(order, the earlier round of rank-of) from `random`, `rank-of ROUND`, `name`, `registration`."""
+def seat_order(words: list[str], what: str = "--by") -> tuple[str, tuple[str, ...]]:
+    """(order, the earlier rounds of rank-of) from `random`, `rank-of ROUND
+    [ROUND ...]` (several: groups into a final; commas work too), `name`,
+    `registration`."""
     if not words:
-        raise Refused(f"{what}: one of {', '.join(ORDERS)} (rank-of ROUND)")
+        raise Refused(f"{what}: one of {', '.join(ORDERS)} (rank-of ROUND [ROUND ...])")
     by = words[0]
     if by not in ORDERS:
-        raise Refused(f"{what} {by}: one of {', '.join(ORDERS)} (rank-of ROUND)")
+        raise Refused(f"{what} {by}: one of {', '.join(ORDERS)} (rank-of ROUND [ROUND ...])")
     if by == "rank-of":
-        if len(words) != 2:
+        earlier = tuple(dict.fromkeys(n for w in words[1:] for n in w.split(",") if n))
+        if not earlier:
             raise Refused(f"{what} rank-of ROUND: name the earlier round")
-        return by, words[1]
+        return by, earlier
     if len(words) != 1:
         raise Refused(f"{what} {by} takes nothing after it")
-    return by, None
+    return by, ()
 
 
-def seat_round(hall: str | Path, name: str | None, by: str, rank_of: str | None = None, seed: int | None = None,
-               who: str = "organizer", why: str = "", warn=lambda text: None) -> SeatMade:
+def seats_in_hall(hall: str | Path, p: Path, fmt: Format, order: Sequence[str]) -> tuple[list[Seat], str]:
+    """The seats of the entrants (ids, in seating order) at the hall's
+    tables (hall.csv, else the round's stations.csv as it is: load_hall),
+    and where the tables came from: the one way a round is seated (`seat`,
+    `advance --apply`).  EventFolderError or SeatingError saying what to do."""
+    tables, source = load_hall(Path(hall), p / "stations.csv")
+    puzzles = list(range(1, len(fmt.puzzles) + 1)) if fmt.relay is not None else [None]
+    return seat_plan(tables, order, puzzles, fmt.table_share_above), source
+
+
+def seat_round(hall: str | Path, name: str | None, by: str, rank_of: Sequence[str] | None = None,
+               seed: int | None = None, who: str = "organizer", why: str = "", warn=lambda text: None) -> SeatMade:
     """A round's entrants seated at the hall's tables (a new seed for `random`
     when none is given), recorded, then its stations.csv written; Refused
-    with nothing written.  warn(text): what entrants.csv warns of."""
+    with nothing written.  rank_of: the earlier rounds of `rank-of`, taken
+    together as the round's [advancement] compares them (its `across`;
+    by place then result without one).  warn(text): what entrants.csv warns of."""
+    earlier = tuple(rank_of or ())
     try:
         got, p, fmt = round_of(hall, name)
         entrants, warnings = event_folder.load_entrants(p / "entrants.csv", fmt)
         for w in warnings:
             warn(w)
-        tables, source = load_hall(Path(hall), p / "stations.csv")
         pairs = [(e.id, e.name) for e in entrants]
-        ranks = earlier_ranks(hall, rank_of, pairs) if rank_of else None
+        across = fmt.advancement.across if fmt.advancement is not None else "place"
+        ranks = earlier_ranks(hall, earlier, pairs, across) if earlier else None
         seed = (new_seed() if seed is None else seed) if by == "random" else None
         order = seating_order(pairs, by, seed, ranks)
-        puzzles = list(range(1, len(fmt.puzzles) + 1)) if fmt.relay is not None else [None]
-        seats = seat_plan(tables, order, puzzles, fmt.table_share_above)
+        seats, source = seats_in_hall(hall, p, fmt, order)
     except (EventFolderError, FormatError, SeatingError) as e:
         raise Refused(str(e)) from None
     payload: dict = {"by": by, "seated": len(order)}
     if seed is not None:
         payload["seed"] = seed
-    if rank_of:
-        payload["rank_of"] = rank_of
+    if earlier:
+        payload["rank_of"] = ", ".join(earlier)
     row = record(Path(hall), got, p, fmt, entrants, "seat", payload, who, why)
     try:
         write_whole(p / "stations.csv", stations_text(seats))
     except OSError as e:
         raise Refused(f"{p / 'stations.csv'}: {e.strerror or e}: the seating is recorded (log row #{row}) but "
                       f"not written; seat again") from None
-    return SeatMade(got, p, fmt, by, rank_of, seed, seats, entrants, len(order), source, row)
+    return SeatMade(got, p, fmt, by, earlier, seed, seats, entrants, len(order), source, row)

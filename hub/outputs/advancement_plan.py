@@ -61,6 +61,19 @@ def _read_log(ev: event_folder.EventFolder) -> Competition | None:
     return folded_log(ev)
 
 
+def advance_rows(comp: Competition) -> list[dict]:
+    """A round's log's advance rows (apply, withdraw), in order: payload + "id"."""
+    return [dict(r["payload"], id=r["id"]) for r in comp.rows
+            if kind_of(r) is RowKind.OP_ADVANCE and r["id"] not in comp.flagged]
+
+
+def went_on(ev: event_folder.EventFolder) -> list[str]:
+    """Who a round fed by earlier ones holds by its last advance row (its
+    apply, or the withdrawal after it), in seating order; [] before it."""
+    rows = advance_rows(folded_log(ev)) if ev.format.advancement is not None and ev.db.exists() else []
+    return [str(e) for e in rows[-1].get("entrants") or ()] if rows else []
+
+
 def load_source(hall: Path, name: str, now_ms: int, need_country: bool) -> SourceRound:
     src = SourceRound(name)
     try:
@@ -107,8 +120,7 @@ def load_advance(hall: str | Path, round: str, now_ms: int, taken: tuple[str, ..
     if ev.round in rule.sources:
         raise event_folder.EventFolderError(f"round {ev.round}'s [advancement] names itself in from")
     comp = _read_log(ev)
-    applied = [dict(r["payload"], id=r["id"]) for r in (comp.rows if comp else ())
-               if kind_of(r) is RowKind.OP_ADVANCE and r["id"] not in comp.flagged]      # type: ignore[union-attr]
+    applied = advance_rows(comp) if comp else []
     sources = {s: load_source(hall, s, now_ms, bool(rule.per_country)) for s in rule.sources}
     gone = tuple(dict.fromkeys([*(r["withdrawn"] for r in applied if r.get("withdrawn")), *withdrawn]))
     last_apply = next((r for r in reversed(applied) if r.get("phase") == "apply"), None)

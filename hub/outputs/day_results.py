@@ -13,6 +13,11 @@ Each round is read as `tabletimer results DIR --round NAME` reads it
     not started    no event log yet, or no round start in it
     cannot be read its files do not load (the error says which and why)
 
+Who went on (a later round fed by it, `[advancement]`): each such round
+and who of this one it holds since its `advance --apply` (in its seating
+order); an event of groups, semi-finals and a final shows each round, who
+went on, and the final's podium.
+
 Its podium: the award places its format gives (each round's own `awards`;
 the rows' award_place: equal results share one, and the next is skipped,
 1, 2, 2, 4), and the unofficial entrants ranked among them, as the round's
@@ -27,7 +32,8 @@ says so), and a banner on top while not every round is final.
 JSON: {"title", "generated_at", "final" (every round final), "rounds": [{"round",
 "format", "format_title", "awards", "state", "final", "provisional",
 "in_progress", "left_ms", "round_start_ms", "problem" (why it cannot be read,
-or null), "podium": [results.public_row: row_dict + "members"]}]}.
+or null), "podium": [results.public_row: row_dict + "members"], "went_on":
+[{"round", "entrants": [{"entrant", "name"}]}]}]}.
 
 CSV (as results.py writes it: text cells quoted and neutralised, CRLF; a
 BOM in a file): one row per podium entry, and one for a round with nobody
@@ -37,14 +43,16 @@ on its podium (its state, the rest empty): DAY_COLUMNS.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from ..event.folder import event_folder, rounds
 from ..event.folder.csv_cells import csv_text
+from ..i18n.catalogue import N_
 from ..rules.formats import Format, FormatError, fmt_duration
 from ..rules.standings import StandingRow
+from .advancement_plan import went_on
 from .results import (EventResults, in_progress_text, iso_time, load_results, member_names, public_row,
                       status_text)
 from .sheet_style import CSS, esc, medal, page_head
@@ -62,6 +70,7 @@ class RoundPodium:
     format: Format | None = None
     results: EventResults | None = None
     problem: str | None = None         # why it cannot be read
+    went_on: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)   # (round, [(id, name)])
 
     @property
     def podium(self) -> list[StandingRow]:
@@ -125,7 +134,28 @@ def load_day(path: str | Path, now_ms: int | None = None) -> DayResults:
         else:
             state = FINAL
         out.append(RoundPodium(name, state, ev.format, res))
+    _went_on(hall, out)
     return DayResults(hall, event_folder.event_title(hall), out)
+
+
+def _went_on(hall: Path, day: list[RoundPodium]) -> None:
+    """Each round's who went on: the later rounds whose [advancement] takes
+    from it, and who of its entrants each holds since its apply."""
+    by_name = {r.name: r for r in day}
+    for later in day:
+        rule = later.format.advancement if later.format is not None else None
+        if rule is None:
+            continue
+        try:
+            held = went_on(event_folder.load(hall, later.name))
+        except (event_folder.EventFolderError, FormatError):
+            continue
+        for src in rule.sources:
+            r = by_name.get(src)
+            if r is None or r.format is None:
+                continue
+            names = {e.id: e.name for e in event_folder.load(hall, src).entrants}
+            r.went_on.append((later.name, [(e, names[e]) for e in held if e in names]))
 
 
 def state_text(r: RoundPodium) -> str:
@@ -163,7 +193,9 @@ def day_json(day: DayResults, generated_at: datetime, title: str | None = None) 
             "awards": fmt.awards if fmt else None, "state": r.state, "final": r.state == FINAL,
             "provisional": r.state in (PROVISIONAL, IN_PROGRESS), "in_progress": r.state == IN_PROGRESS,
             "left_ms": r.left_ms, "round_start_ms": res.start_ms if res else None, "problem": r.problem,
-            "podium": [public_row(row, members.get(row.entrant, [])) for row in r.podium]})
+            "podium": [public_row(row, members.get(row.entrant, [])) for row in r.podium],
+            "went_on": [{"round": later, "entrants": [{"entrant": e, "name": n} for e, n in held]}
+                        for later, held in r.went_on]})
     doc = {"title": title or day.title, "generated_at": iso_time(generated_at), "final": day.final,
            "rounds": rounds_out}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -210,6 +242,7 @@ section.round.provisional table,section.round.in-progress table{border-left:4px 
 table.podium td{font-size:15px}
 table.podium tr.awarded td{font-weight:bold}
 p.empty{color:#444;font-style:italic;margin:4px 0}
+p.went-on{margin:4px 0;font-size:13px}
 @media print{section.round h2{font-size:14pt}table.podium td{font-size:11pt}}
 """
 
@@ -264,6 +297,11 @@ def _section(r: RoundPodium, generated_at: datetime) -> list[str]:
         out.append('<p class="empty">Nobody has an award place yet.</p>')
     else:
         out += _podium_table(r)
+    for later, held in r.went_on:
+        said = ", ".join(n or e for e, n in held) if held else N_("not advanced yet")
+        out.append(f'<p class="went-on" data-to="{esc(later)}"><b>'
+                   + esc(N_("Went on to {round} ({count})").format(round=later, count=len(held)))
+                   + f"</b>: {esc(said)}</p>")
     out.append("</section>")
     return out
 
@@ -319,4 +357,7 @@ def day_text(day: DayResults) -> str:
             marks = ("" if row.official else " (unofficial)") + (" *provisional" if row.provisional else "")
             lines.append(f"  {award:>3}  {row.name or row.entrant}{marks}  {result_text(row, r.format)}"
                          f"  (place {row.place})")
+        for later, held in r.went_on:
+            lines.append("   " + N_("Went on to {round} ({count})").format(round=later, count=len(held)) + ": "
+                         + (", ".join(n or e for e, n in held) if held else N_("not advanced yet")))
     return "\n".join(lines) + "\n"

@@ -112,6 +112,32 @@ def source_hash(sources: dict[str, Sequence[Candidate]]) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def order_key(c: Candidate, across: str = "place") -> tuple:
+    """How entrants of different rounds compare (smaller is better): by
+    their place in their round, then their result ("place"), or by their
+    result alone ("result")."""
+    return (c.place, c.result) if across == "place" else c.result
+
+
+def ranks_across(rounds: Sequence[Sequence[Candidate]], across: str = "place") -> dict[str, int]:
+    """The places of the ranked entrants of several rounds taken together
+    (entrant -> 1, 2, ...), as a plan orders them (order_key): equal keys
+    share a place, the next skipped (1, 2, 2, 4).  One in several rounds
+    keeps its best.  One round: its own order (its places, then results)."""
+    best: dict[str, tuple] = {}
+    for cands in rounds:
+        for c in cands:
+            if c.ranked:
+                k = order_key(c, across)
+                if c.entrant not in best or k < best[c.entrant]:
+                    best[c.entrant] = k
+    keys = sorted(best.values())
+    first: dict[tuple, int] = {}
+    for i, k in enumerate(keys, start=1):
+        first.setdefault(k, i)
+    return {e: first[k] for e, k in best.items()}
+
+
 class _Plan:
     """The plan as it is made, step by step."""
 
@@ -121,7 +147,7 @@ class _Plan:
         self.ties: list[Tie] = []
 
     def key(self, c: Candidate) -> tuple:
-        return (c.place, c.result) if self.rule.across == "place" else c.result
+        return order_key(c, self.rule.across)
 
     def cut(self, ordered: list[Candidate], n: int, step: str, why: str, key) -> None:
         """The first n of ordered (the chosen already among them count),

@@ -197,3 +197,31 @@ def test_a_round_without_a_rule_says_how_to_add_one(tmp_path, capsys):
     hall = event(tmp_path)
     assert cli.main(["advance", str(hall), "--round", "group-a"]) == 2
     assert "has no [advancement]" in capsys.readouterr().err
+
+
+def test_the_days_results_say_who_went_on(tmp_path, capsys):
+    """`results --day`: each group says who of it went on to the final (after the apply, in the
+    final's seating order: the oracle's a1, a2, a4 of group a), the final's podium beside them."""
+    import json
+
+    hall = event(tmp_path)
+    capsys.readouterr()
+    assert cli.main(["results", str(hall), "--day", "--json", "-"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    group_a = next(r for r in doc["rounds"] if r["round"] == "group-a")
+    assert group_a["went_on"] == [{"round": "final", "entrants": []}]        # not applied yet
+    assert advance(hall) == 0
+    code = code_of(capsys.readouterr().out)
+    assert advance(hall, "--apply", code, "--as-they-are") == 0
+    capsys.readouterr()
+    assert cli.main(["results", str(hall), "--day", "--json", "-"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    went = {r["round"]: [e["entrant"] for x in r["went_on"] for e in x["entrants"]] for r in doc["rounds"]}
+    assert went == {"group-a": ["a1", "a2", "a4"], "group-b": ["b1", "b2", "b9"],
+                    "group-c": ["c1", "c2", "c6", "c12"], "final": []}
+    assert cli.main(["results", str(hall), "--day"]) == 0
+    out = capsys.readouterr().out
+    assert "Went on to final (3): A 1, A 2, A 4" in out and "Went on to final (4): C 1, C 2, C 6, C 12" in out
+    html = tmp_path / "day.html"
+    assert cli.main(["results", str(hall), "--day", "--html", str(html)]) == 0
+    assert '<p class="went-on" data-to="final"><b>Went on to final (3)</b>: A 1, A 2, A 4</p>' in html.read_text()

@@ -151,3 +151,30 @@ def test_the_find_your_table_list_carries_each_entrants_check_in_code_with_a_pub
         assert listed.count(f"<title>http://10.0.0.5:8765/checkin?entrant={team}</title>") == 4
     assert cli.main(seat) == 0                                 # the saved URL: the codes again
     assert (r / "find-your-table.html").read_text().count('class="qr"><title>') == 8
+
+
+def test_seat_by_rank_of_several_rounds_takes_them_together_by_place_then_result(tmp_path, capsys):
+    """Three groups into a final (tests/cli/test_advance_cli.py's: the k-th of group a in 38 + 2k
+    min, of group c half a minute later, of group b a minute later).  The oracle, by place then
+    result across the groups: a1 (place 1, 40:00), b1 (1, 41:00), c2 (2, 42:30), a3 (3, 44:00),
+    b3 (3, 45:00); Z 9 ranked in none of them comes last.  The final's seats: its stations.csv's
+    five tables of two buttons, in order."""
+    from cli.test_advance_cli import event
+
+    hall = event(tmp_path)
+    final = hall / "rounds" / "final"
+    (final / "entrants.csv").write_text("id,name\nb3,B 3\nz9,Z 9\na1,A 1\nc2,C 2\nb1,B 1\na3,A 3\n")
+    capsys.readouterr()
+    assert cli.main(["seat", str(hall), "--round", "final", "--by", "rank-of", "group-a,group-b", "group-c"]) == 0
+    out = capsys.readouterr().out
+    assert "seated 6 by rank-of group-a group-b group-c" in out
+    with open(final / "stations.csv", encoding="utf-8") as f:
+        seats = [(r["board"], r["button"], r["entrant"]) for r in csv.DictReader(f)]
+    assert seats == [("T01", "1", "a1"), ("T01", "2", "b1"), ("T02", "1", "c2"), ("T02", "2", "a3"),
+                     ("T03", "1", "b3"), ("T03", "2", "z9")]
+    (row,) = [x["payload"] for x in rows(final / "events.sqlite") if x["type"] == "seat"]
+    assert row["rank_of"] == "group-a, group-b, group-c" and row["seated"] == 6
+    # one group alone: its own places (a1, a3), then the rest by name
+    assert cli.main(["seat", str(hall), "--round", "final", "--by", "rank-of", "group-a"]) == 0
+    with open(final / "stations.csv", encoding="utf-8") as f:
+        assert [r["entrant"] for r in csv.DictReader(f)] == ["a1", "a3", "b1", "b3", "c2", "z9"]

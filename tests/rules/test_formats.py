@@ -23,6 +23,8 @@ PRESETS = {
     "rogaland-individuals": ("individual", 1, 1, 50, "2:00:00", [500], 3),
     "rogaland-pairs": ("pair", 2, 2, 30, "2:00:00", [500], 3),
     "rogaland-teams": ("team", 3, 4, 15, "2:00:00", [1000], 3),
+    # not a seed: the WJPC 2024 individuals as issue 50 describes them (500 pieces, 90 min a round)
+    "wjpc-individuals": ("individual", 1, 1, 180, "1:30:00", [500], 3),
 }
 
 

@@ -6,10 +6,9 @@ round's entrants.csv and stations.csv written, each whole and atomically.
 - entrants.csv: the advancing entrants' rows copied from their source
   round's entrants.csv (id, name, kind, members, eligible, country; notes
   say where each came from), in seating order.
-- stations.csv: the round's own station rows (board, button, table) are
-  its seats, in the file's order; the advancing take them in seating order
-  (the previous rounds' positions).  A round with a station per puzzle (a
-  relay) keeps its stations.csv: the organizer seats it (`stations_note`).
+- stations.csv: seated as `tabletimer seat` seats (core/before_start.py
+  seats_in_hall: the hall's tables, hall.csv or the round's stations.csv),
+  in seating order (the previous rounds' positions); not here.
 - a withdrawal: the reserve takes the withdrawn's row and seat.
 
 Paths and text only; what is read is checked again by event_folder.load."""
@@ -68,27 +67,6 @@ def entrants_text(picked: list[tuple[dict[str, str], str]]) -> str:
         note = "; ".join(x for x in (came, row.get("notes", "")) if x)
         lines.append([row.get(c, "") if c != "notes" else note for c in ENTRANT_COLUMNS])
     return csv_text(lines, "\n")
-
-
-def seated_stations(path: Path, ids: list[str]) -> tuple[str | None, str]:
-    """(stations.csv with the round's seats given to ids in order, or None:
-    kept as it is; what to tell the desk)."""
-    try:
-        header, rows = read_rows(path)
-    except EventFolderError:
-        rows = []
-    if any(r.get("puzzle") for r in rows):
-        return None, (f"{path} has a station per puzzle: it is kept as it is; seat the round's entrants in "
-                      f"it (board, button, table, entrant, puzzle) before it starts")
-    seats = [r for r in rows if r.get("board")]
-    lines: list[list[object]] = [list(STATION_COLUMNS)]
-    for seat, eid in zip(seats, ids):
-        lines.append([seat["board"], seat.get("button", ""), seat.get("table", ""), eid, ""])
-    note = f"{min(len(seats), len(ids))} seated in the previous rounds' positions, {path}'s seats in order"
-    if len(seats) < len(ids):
-        note += (f"; {len(ids) - len(seats)} without a station ({path} has {len(seats)} seats for "
-                 f"{len(ids)}): add seats (board, button, table) and give them theirs")
-    return csv_text(lines, "\n"), note
 
 
 def withdrawal_texts(entrants: Path, stations: Path, withdrawn: str,

@@ -134,6 +134,9 @@ def plan_text(ra: RoundAdvance) -> str:
         state = (s.problem or ("official" if s.official else
                                f"not official{f', {s.provisional} provisional' if s.provisional else ''}"))
         out.append(f"  {s.name}: {sum(1 for c in s.candidates if c.ranked)} ranked, {state}")
+    official = [s.name for s in ra.sources.values() if s.official]
+    out.append(f"official: {', '.join(official) or 'none'}; not official: {', '.join(ra.not_official) or 'none'}"
+               + (" (applied only with --as-they-are)" if ra.not_official else ""))
     out.append(f"source results: sha256 {plan.source_hash}")
     out.append(f"advancing ({len(plan.advancing)}), in seating order (the previous rounds' positions):")
     for i, p in enumerate(plan.advancing, start=1):

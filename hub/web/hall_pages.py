@@ -86,7 +86,7 @@ class HallPages:
         rounds: the event's other rounds (?round=NAME); None: the live one only.
         language: the event's (asked at each page: page_words.hall_language)."""
         self.language = language
-        self.live = RoundView(service, title)
+        self.live = RoundView(service, title, outlook=rounds.outlook(rounds.live) if rounds else None)
         self.service, self.title = service, self.live.title        # the live round's
         self.rounds = rounds
         self.screen_token = screen_token

@@ -13,13 +13,16 @@ from this round's live standings:
   floor is the time it has solved for (now - start - its start offset: a
   finish can come no sooner, a penalty only adds), in a pieces-ranked one
   it has none (any result);
-- an entrant of another source round still solving, or of one not started
-  (every entrant of its entrants.csv), is open without a floor: what it
-  may still do is not bounded by this hub's clock.
+- an entrant of another source round still solving is open too, its floor
+  the time it had solved for when that round's log was read (read again
+  when it changes); every entrant of a source round not started (its
+  entrants.csv) is open without a floor (any result).
 
 No marks at all (rather than wrong ones) while a source's entrants cannot
-be known: a source that cannot be read or has no entrants yet, or a
-country column missing that the rule's per_country needs.  Reads only;
+be known: a source that has a log but cannot be read, one with no
+entrants yet, or a country column missing that the rule's per_country
+needs.  (A source not started whose files do not load together yet, its
+entrants listed but not yet seated, counts its entrants.csv.)  Reads only;
 called from a page view's worker thread (round_views.RoundView.make)."""
 
 from __future__ import annotations
@@ -64,6 +67,15 @@ def _signature(folder: Path, names: Sequence[str] = _FILES) -> tuple:
     return tuple(out)
 
 
+def floor(order_by: str, start: int | None, now: int, offset: int) -> tuple[int, ...] | None:
+    """The best result an entrant solving at now can still get: in a
+    time-ranked round, a finish no sooner than the time solved for (a
+    penalty only adds); otherwise any (None)."""
+    if order_by != "time" or start is None:
+        return None
+    return result_key("finished", max(now - start - offset, 0), 0)
+
+
 def own_candidates(name: str, rows: Sequence[StandingRow], order_by: str, countries: Mapping[str, str],
                    start: int | None, now: int, offsets: Mapping[str, int]) -> tuple[list[Candidate], list[Open]]:
     """This round's candidates as its live standings stand, and its open
@@ -72,23 +84,23 @@ def own_candidates(name: str, rows: Sequence[StandingRow], order_by: str, countr
     for i, r in enumerate(rows):
         country = countries.get(r.entrant, "")
         if r.place is None and r.status in OPEN_STATUSES:
-            floor = None
-            if order_by == "time" and start is not None:
-                floor = result_key("finished", max(now - start - offsets.get(r.entrant, 0), 0), 0)
-            opens.append(Open(r.entrant, r.name, name, country, floor))
+            opens.append(Open(r.entrant, r.name, name, country,
+                              floor(order_by, start, now, offsets.get(r.entrant, 0))))
             continue
         cands.append(Candidate(r.entrant, r.name, name, r.place, r.status, r.net_time_ms, r.pieces, country, i,
                                result_key(r.status, r.net_time_ms, r.pieces, order_by)))
     return cands, opens
 
 
-def other_opens(src: SourceRound) -> list[Open]:
-    """Another source round's open entrants: those still solving, or every
-    entrant of a round not started (no floor: not this hub's clock)."""
+def other_opens(src: SourceRound, read_at: int) -> list[Open]:
+    """Another source round's open entrants: those still solving when its
+    log was read (at read_at, their floors then), or every entrant of a
+    round not started (without a floor)."""
     country = {i: r.get(advance_files.COUNTRY, "") for i, r in src.entrant_rows.items()}
     if not src.rows:
         return [Open(i, r.get("name", i), src.name, country[i]) for i, r in src.entrant_rows.items() if i]
-    return [Open(r.entrant, r.name, src.name, country.get(r.entrant, ""))
+    return [Open(r.entrant, r.name, src.name, country.get(r.entrant, ""),
+                 floor(src.order, src.start_ms, read_at, src.offsets.get(r.entrant, 0)))
             for r in src.rows if r.place is None and r.status in OPEN_STATUSES]
 
 
@@ -103,7 +115,7 @@ class AdvanceOutlook:
         self._next: tuple[str, AdvancementRule] | None = None
         self._own_sig: tuple | None = None
         self._countries: dict[str, str] | None = None
-        self._sources: dict[str, tuple[tuple, SourceRound]] = {}     # name -> (files' signature, as read)
+        self._sources: dict[str, tuple[tuple, int, SourceRound]] = {}   # name -> (files' signature, when, as read)
         self._said = ""
 
     def outlook(self, rows: Sequence[StandingRow], order_by: str, start: int | None, now: int,
@@ -137,14 +149,15 @@ class AdvanceOutlook:
         cands, opens = own_candidates(self.round, rows, order_by, countries or {}, start, now, offsets)
         sources: dict[str, list[Candidate]] = {self.round: cands}
         open_by: dict[str, list[Open]] = {self.round: opens}
-        for name, (_, src) in self._sources.items():
+        for name, (_, read_at, src) in self._sources.items():
             if not src.entrant_rows:
                 return Outlook(to, {})            # a source that cannot be read, or without entrants yet
             if need_country and any(advance_files.COUNTRY not in r for r in src.entrant_rows.values()):
                 return Outlook(to, {})
             sources[name] = list(src.candidates)
-            open_by[name] = other_opens(src)
-        return Outlook(to, marks(rule, sources, open_by))
+            open_by[name] = other_opens(src, read_at)
+        mine = {c.entrant for c in cands}
+        return Outlook(to, {e: m for e, m in marks(rule, sources, open_by).items() if e in mine})
 
     def _look_for_next(self) -> None:
         """The later round naming this one, when the rounds' formats changed."""
@@ -181,6 +194,19 @@ class AdvanceOutlook:
                 continue
             sig = _signature(rounds.round_dir(self.hall, name))
             got = self._sources.get(name)
-            keep[name] = got if got is not None and got[0] == sig else (sig, load_source(self.hall, name, now,
-                                                                                           need_country))
+            keep[name] = got if got is not None and got[0] == sig else (sig, now, self._load(name, now, need_country))
         self._sources = keep
+
+    def _load(self, name: str, now: int, need_country: bool) -> SourceRound:
+        """A source as `advance` reads it; one without a log whose files do
+        not load together yet (entrants listed, not yet seated) has the
+        entrants of its entrants.csv, none started."""
+        src = load_source(self.hall, name, now, need_country)
+        d = rounds.round_dir(self.hall, name)
+        if not src.entrant_rows and not (d / "events.sqlite").exists():
+            try:
+                _, rows = advance_files.read_rows(d / "entrants.csv")
+            except EventFolderError:
+                return src
+            src.entrant_rows = {r.get("id", ""): r for r in rows if r.get("id")}
+        return src

@@ -28,6 +28,9 @@ class SourceRound:
     official: bool = False
     provisional: int = 0             # rows not confirmed (a finish, a count)
     problem: str | None = None       # why it cannot feed the round: not started, in progress, unreadable
+    start_ms: int | None = None      # its round start (None: not started)
+    offsets: dict[str, int] = field(default_factory=dict)    # entrant -> its start offset (if any)
+    order: str = "time"              # its format's ranking: time | pieces
 
 
 @dataclass
@@ -97,6 +100,8 @@ def load_source(hall: Path, name: str, now_ms: int, need_country: bool) -> Sourc
         src.problem = src.problem or (f"is still in progress ({fmt_duration(left)} left): advance once its time "
                                       f"is up and its results are checked")
     src.rows, src.official = rows, comp.official_book().official() is not None
+    src.start_ms, src.order = comp.start_ms, ev.format.order
+    src.offsets = {e.id: comp.offset_of(e.id) for e in ev.entrants} if ev.format.start_offsets else {}
     src.provisional = sum(1 for r in rows if r.provisional)
     order_by = ev.format.order
     src.candidates = [Candidate(r.entrant, r.name, name, r.place, r.status, r.net_time_ms, r.pieces,
@@ -146,6 +151,9 @@ def plan_text(ra: RoundAdvance) -> str:
         state = (s.problem or ("official" if s.official else
                                f"not official{f', {s.provisional} provisional' if s.provisional else ''}"))
         out.append(f"  {s.name}: {sum(1 for c in s.candidates if c.ranked)} ranked, {state}")
+    official = [s.name for s in ra.sources.values() if s.official]
+    out.append(f"official: {', '.join(official) or 'none'}; not official: {', '.join(ra.not_official) or 'none'}"
+               + (" (applied only with --as-they-are)" if ra.not_official else ""))
     out.append(f"source results: sha256 {plan.source_hash}")
     out.append(f"advancing ({len(plan.advancing)}), in seating order (the previous rounds' positions):")
     for i, p in enumerate(plan.advancing, start=1):

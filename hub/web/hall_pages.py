@@ -91,7 +91,7 @@ class HallPages:
         site_url: the public site's address now (event/folder/site_address.py), read at each
         page: the projector and the results sheet show its QR code; None: none."""
         self.language = language
-        self.live = RoundView(service, title)
+        self.live = RoundView(service, title, outlook=rounds.outlook(rounds.live) if rounds else None)
         self.service, self.title = service, self.live.title        # the live round's
         self.rounds = rounds
         self.screen_token = screen_token

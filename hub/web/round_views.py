@@ -35,6 +35,7 @@ from .changes import ChangeFeed, SharedView
 from .console_api import folder_event
 from .draw_view import draw_view
 from .hall_view import hall_view
+from ..outputs.advancement_outlook import AdvanceOutlook
 from ..outputs.result_marks import result_marks
 
 FRESH_S = 5.0        # a view made again after this long without a change (the clock-driven parts)
@@ -62,6 +63,11 @@ def _tables_members_last(comp: Any, now: int) -> tuple[dict[str, str], dict[str,
     comp.facts()            # folded up to the last row: its replacements given
     return ({s.entrant: s.table for s in reversed(comp.stations)},
             {e.id: [m.name for m in e.members] for e in comp.entrants}, comp.last_row_id())
+
+
+def _offsets(comp: Any, now: int) -> dict[str, int]:
+    """Entrant id -> its start offset (a format with start offsets; else none)."""
+    return {e.id: comp.offset_of(e.id) for e in comp.entrants} if comp.format.start_offsets else {}
 
 
 class DrawLog:
@@ -94,10 +100,13 @@ class DrawLog:
 
 
 class RoundView:
-    def __init__(self, service: Any, title: str = "", name: str | None = None) -> None:
-        """service: a HubService on the round's log; name: the round's (None: the only one)."""
+    def __init__(self, service: Any, title: str = "", name: str | None = None,
+                 outlook: AdvanceOutlook | None = None) -> None:
+        """service: a HubService on the round's log; name: the round's (None: the only one);
+        outlook: the round's advancement marks for a later round it feeds (None: none shown)."""
         self.service = service
         self.name = name
+        self.outlook = outlook
         self.title = title or service.competition.format.title
         self.feed = ChangeFeed(service)
         # one view for every page, made again at a change, or after FRESH_S for the
@@ -114,8 +123,12 @@ class RoundView:
         # the tables as the fold has them now: a replacement's station is the new entrant's (the
         # absent one keeps none), an entrant the replacement added has its members
         tables, members, last = self.service.read(_tables_members_last)
-        return hall_view(snap, self.service.competition.format, self.title, tables, members,
-                         last, self.feed.last_ms)
+        fmt = self.service.competition.format
+        ahead = None
+        if self.outlook is not None:        # who advances to the round this one feeds (in this worker thread)
+            offsets = self.service.read(_offsets)
+            ahead = self.outlook.outlook(snap.standings, fmt.order, snap.start, snap.now, offsets)
+        return hall_view(snap, fmt, self.title, tables, members, last, self.feed.last_ms, ahead)
 
     def results(self) -> tuple:
         """(format, standings, last change, entrants, start, time left, last row): the results sheet's."""
@@ -225,7 +238,11 @@ class EventRounds:
         except BaseException:
             followed.close()
             raise
-        return RoundView(service, hall_title(event, comp.format.title), name)
+        return RoundView(service, hall_title(event, comp.format.title), name, self.outlook(name))
+
+    def outlook(self, name: str) -> AdvanceOutlook:
+        """A round's advancement marks (made at its views: none when no round is fed by it)."""
+        return AdvanceOutlook(self.folder, name, self._clock)
 
     def follow(self) -> None:
         """Read every opened round's new rows (from the hall process's loop);

@@ -225,3 +225,31 @@ def test_the_days_results_say_who_went_on(tmp_path, capsys):
     html = tmp_path / "day.html"
     assert cli.main(["results", str(hall), "--day", "--html", str(html)]) == 0
     assert '<p class="went-on" data-to="final"><b>Went on to final (3)</b>: A 1, A 2, A 4</p>' in html.read_text()
+
+
+def test_official_sources_are_applied_without_as_they_are(tmp_path, capsys):
+    # the groups' time is up (3 h ago) and every finish is confirmed: the desk makes each group's
+    # results official (`results --official`), and the plan is applied without --as-they-are
+    hall = event(tmp_path)
+    assert advance(hall) == 0
+    out = capsys.readouterr()
+    assert "official: none; not official: group-a, group-b, group-c (applied only with --as-they-are)" in out.out
+    assert cli.main(["results", str(hall), "--round", "group-a", "--official", "--who", "Olga"]) == 0
+    capsys.readouterr()
+    assert advance(hall) == 0
+    out = capsys.readouterr()
+    assert "official: group-a; not official: group-b, group-c" in out.out
+    assert "  group-a: 12 ranked, official" in out.out and "  group-b: 12 ranked, not official" in out.out
+    assert advance(hall, "--apply", code_of(out.out)) == 2        # two sources still not official
+    assert "the results of group-b, group-c are not official" in capsys.readouterr().err
+    for g in "bc":
+        assert cli.main(["results", str(hall), "--round", f"group-{g}", "--official", "--who", "Olga"]) == 0
+    capsys.readouterr()
+    assert advance(hall) == 0
+    out = capsys.readouterr()
+    assert "official: group-a, group-b, group-c; not official: none" in out.out
+    assert "are not official" not in out.err and "--as-they-are" not in out.out
+    assert advance(hall, "--apply", code_of(out.out)) == 0
+    assert "applied: 10 entrants" in capsys.readouterr().out
+    (row,) = advance_rows(hall)
+    assert row["entrants"] == ORACLE and row["as_they_are"] == 0

@@ -185,3 +185,19 @@ def test_a_stored_change_after_official_still_folds():
     c = comp(log)
     assert not c.flagged
     assert [r.status for r in c.standings() if r.entrant == "2"] == ["unfinished"]
+
+
+def test_a_confirmation_by_entrant_and_puzzle_closes_its_call() -> None:
+    # the desk records a finish by hand and confirms it by entrant and puzzle (no press id): the
+    # standings show it confirmed, and no call waits for a referee, so the results can be official
+    log = Log()
+    log.act("round_start", S, at=S)
+    log.act("press", S + 40 * M, entrant="1", puzzle=1, at=S + 40 * M)
+    c = comp(log)
+    assert len(c.open_calls()) == 1
+    log.act("confirm", S + 41 * M, entrant="1", puzzle=1)
+    log.act("dns", S + 41 * M, entrant="2")
+    c = comp(log)
+    assert c.open_calls() == []
+    assert [r.provisional for r in c.standings(None) if r.entrant == "1"] == [False]
+    check_action(c, "official", {}, AFTER)

@@ -11,6 +11,7 @@ import json
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -24,6 +25,7 @@ from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.web.hall_pages import HallPages
 from tabletimer.hub.web.referee_pages import RefereePages
 from tabletimer.hub.web.referees import RefereeBook
+from tabletimer.hub.web.round_views import EventRounds
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
 
@@ -66,9 +68,13 @@ def calls_page(browser, hub: "WebHub"):
 
 class WebHub:
     def __init__(self, tmp_path: Path, preset: str = "czjpa-individuals", entrants: str | None = None,
-                 stations: str | None = None, hall: dict | None = None, web: dict | None = None) -> None:
+                 stations: str | None = None, hall: dict | None = None, web: dict | None = None,
+                 rounds: "Callable[[Path], None] | None" = None) -> None:
         """hall: HallPages's options (limit, screen_token); web: the web
-        server's limits (max_connections, per_address, reserved, ...)."""
+        server's limits (max_connections, per_address, reserved, ...);
+        rounds: adds the event's other rounds to the folder (its own is
+        "main", the live one), then the hall's pages have them as the hall
+        process gives them (EventRounds)."""
         from web_server import serve
         self.folder = folder = tmp_path / "hall-2027"
         event_folder.init(folder, preset)
@@ -83,6 +89,9 @@ class WebHub:
         self.svc = HubService(self.store, BoardKeys(ev.keys_file), Competition(ev.format, ev.entrants, ev.stations))
         self.sent: list = []
         self.svc.changes.subscribe(ToBoards, lambda n: self.sent.extend(n.messages))
+        if rounds is not None:
+            rounds(folder)
+            hall = dict(hall or {}, rounds=EventRounds(folder, "main"))
         self.referees = RefereeBook(folder / "referees.json")
         self.anna = self.referees.add("Anna")
         self.pages = RefereePages(self.svc, self.referees, folder.name)

@@ -54,7 +54,6 @@ class CallBook:
                     calls.remove(f.press_id)
             self._confirmed.pop(f.press_id, None)
         elif isinstance(f, Confirm):
-            self._close(f.press_id)
             self._confirms.setdefault(f.press_id, []).append(f)
             pid = f.press_id
             if pid:
@@ -62,6 +61,9 @@ class CallBook:
             else:
                 calls = self._current.get((f.entrant, f.puzzle), [])
                 pid = calls[-1] if calls else ""
+            # a confirmation by entrant and puzzle closes the call it confirms, as one by press id
+            # (it was left waiting: `results --official` refused a round the standings showed confirmed)
+            self._close(pid or f.press_id)
             if pid in self._presses:
                 self._confirmed[pid] = f.missing_found + f.missing_lost + f.missing_adjacent
         elif isinstance(f, Count):

@@ -262,11 +262,26 @@ var TT = (function () {
   function statusText(st) { return STATUS[st] || st; }
   function shownStatus(view, r) { return r.status === "waiting" && view.start !== null && !armed(view) ? "solving" : r.status; }
 
+  // a source round's live marks for the round it feeds (hall_view's rows' advance and its
+  // advance_to): a row's badge, and the legend saying what each means
+  var ADVANCE = { certain: t("advances"), "in": t("in the places"), out: t("out") };
+  function advanceBadge(r) {
+    return r.advance ? el("span", { "class": "badge adv adv-" + r.advance, text: ADVANCE[r.advance] || r.advance }) : null;
+  }
+  function legend(view) {
+    var out = view.unofficial ? [t("unofficial") + ": " + view.unofficial] : [];
+    if (view.advance_to && view.rows.some(function (r) { return r.advance; }))
+      out.push(t("advances: certain to go on to {round}", { round: view.advance_to }),
+               t("in the places: in the qualifying places now, not yet certain"),
+               t("out: can no longer reach {round}", { round: view.advance_to }));
+    return out.join(" · ");
+  }
+
   window.addEventListener("online", flush);
   setInterval(flush, 3000);
   document.addEventListener("DOMContentLoaded", showQueue);
 
   return { now: now, fmt: fmt, clock: clock, t: t, n: n, lang: W.lang, el: el, act: act, flush: flush, stream: stream, queue: load, hallQuery: hallQuery,
-           armed: armed, shownStatus: shownStatus, statusText: statusText,
+           armed: armed, shownStatus: shownStatus, statusText: statusText, advanceBadge: advanceBadge, legend: legend,
            onAnswer: function (fn) { handlers.answer = fn; }, isLive: function () { return live; } };
 })();

@@ -94,6 +94,7 @@
                    el("td", { "class": "name" }, [r.name,
                      // official is left out of a line when false: an entrant who may not take an award place
                      r.official ? null : el("span", { "class": "badge unofficial", text: t("unofficial") }),
+                     TT.advanceBadge(r),   // certain, in the places, out: for the round this one feeds
                      r.members ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
                    el("td", { text: r.table || "" })];
       if (parts) cells.push(el("td", { text: r.part || "" }));
@@ -110,7 +111,7 @@
       return draw();
     }
     summary();
-    document.getElementById("legend").textContent = view.unofficial ? t("unofficial") + ": " + view.unofficial : "";
+    document.getElementById("legend").textContent = TT.legend(view);
     document.getElementById("page").textContent = pages > 1 ? t("page {page} / {pages}", { page: page + 1, pages: pages }) : "";
     document.getElementById("changed").textContent = view.changed_ms ?
       t("last change {time}", { time: TT.clock(view.changed_ms - (view.now - TT.now())) }) : "";

@@ -32,6 +32,7 @@
       el("span", { "class": "who" }, [r.name,
         // official is false for an entrant who may not take an award place (explained below the list)
         r.official ? null : el("span", { "class": "badge unofficial", text: t("unofficial") }),
+        TT.advanceBadge(r),   // certain, in the places, out: for the round this one feeds
         r.members ? el("div", { "class": "members", text: r.members.join(", ") }) : null]),
       el("span", { "class": "res status-" + status(r) }, [text(r),
         r.provisional && status(r) !== "solving" && status(r) !== "waiting" ? el("span", { "class": "prov", text: " *" }) : null]),
@@ -57,7 +58,7 @@
     mine.forEach(function (r) { ol.appendChild(item(r)); });
     rows.forEach(function (r) { if (r.entrant !== follow) ol.appendChild(item(r)); });
     summary(q ? rows.length : null);
-    document.getElementById("legend").textContent = view.unofficial ? t("unofficial") + ": " + view.unofficial : "";
+    document.getElementById("legend").textContent = TT.legend(view);
   }
 
   function summary(found) {

@@ -46,7 +46,7 @@ def add_parser(sub) -> None:
 def cmd_check_in_list(args) -> int:
     from ..outputs.check_in_list import check_in_list_html
     from ..web import public_url as hub_url
-    from .outputs import write_output
+    from .outputs import sheet_language, write_output
 
     opened = open_event(args.dir, args.round)
     if opened is None:
@@ -56,7 +56,8 @@ def cmd_check_in_list(args) -> int:
         url, saved = hub_url.resolve(ev.path, args.public_url)
         if saved:
             print(f"saved the public URL {url} in {hub_url.path(ev.path)}", file=sys.stderr)
-        write_output(args.html, check_in_list_html(ev.path.resolve().name, ev.entrants, ev.stations, url))
+        write_output(args.html, check_in_list_html(ev.path.resolve().name, ev.entrants, ev.stations, url,
+                                                       lang=sheet_language(ev.path)))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

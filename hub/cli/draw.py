@@ -65,7 +65,10 @@ def _seat_outputs(args, name: str, p: Path, fmt: Format, entrants: list[Entrant]
     from ..outputs.table_cards import cards_html
     from ..web import public_url as hub_url
 
+    from .outputs import sheet_language
+
     title = event_folder.event_title(args.dir)
+    lang = sheet_language(args.dir)
     found = lines(entrants, stations)
     cards = Path(args.cards) if args.cards else p / "table-cards.html"
     listed = Path(args.list) if args.list else p / "find-your-table.html"
@@ -74,8 +77,8 @@ def _seat_outputs(args, name: str, p: Path, fmt: Format, entrants: list[Entrant]
         if saved:
             print(f"saved the public URL {url} in {hub_url.path(args.dir)}", file=sys.stderr)
         cards.write_text(cards_html(Path(args.dir).resolve().name, fmt, entrants, stations, title=title,
-                                    public_url=url), encoding="utf-8")
-        listed.write_text(find_table_html(title, name, found, public_url=url), encoding="utf-8")
+                                    public_url=url, lang=lang), encoding="utf-8")
+        listed.write_text(find_table_html(title, name, found, public_url=url, lang=lang), encoding="utf-8")
     except (OSError, ValueError) as e:
         print(f"error: writing the cards and the list: {e}", file=sys.stderr)
         return 2

@@ -30,6 +30,16 @@ def write_output(target: str, text: str, bom: bool = False, bom_on_stdout: bool 
         f.write(text)
 
 
+def sheet_language(path: str | Path) -> str:
+    """The event's language for its sheets, cards and badges (a language
+    file the hub cannot read: a warning, and English)."""
+    try:
+        return event_folder.event_language(path)
+    except event_folder.EventFolderError as e:
+        print(f"warning: {e}: the sheets are in English", file=sys.stderr)
+        return "en"
+
+
 def _title(args, ev: event_folder.EventFolder) -> str:
     return args.title or ev.title
 
@@ -92,7 +102,8 @@ def cmd_results(args) -> int:
         if args.html:
             write_output(args.html, results_html(title, fmt, rows, now, ev.entrants, res.start_ms, res.left_ms,
                                                  round=named, starts_in=res.starts_in_ms, marks=res.marks,
-                                                 site_url=site_url(args.dir)))
+                                                 site_url=site_url(args.dir),
+                                                 lang=sheet_language(ev.path)))
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
@@ -151,7 +162,7 @@ def cmd_day(args) -> int:
         if args.json:
             write_output(args.json, day.day_json(results, now, args.title))
         if args.html:
-            write_output(args.html, day.day_html(results, now, args.title))
+            write_output(args.html, day.day_html(results, now, args.title, sheet_language(args.dir)))
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
@@ -187,7 +198,8 @@ def cmd_xlsx(args) -> int:
             return 2
         if r.state != day.FINAL:
             print(f"warning: round {r.name}: {day.state_text(r)}", file=sys.stderr)
-    data = xlsx_bytes(workbook(results, datetime.now().astimezone(), args.title))
+    data = xlsx_bytes(workbook(results, datetime.now().astimezone(), args.title,
+                                lang=sheet_language(args.dir)))
     try:
         if args.xlsx == "-":
             sys.stdout.buffer.write(data)
@@ -232,7 +244,8 @@ def cmd_cards(args) -> int:
         print(f"saved the public URL {url} in {hub_url.path(ev.path)}", file=sys.stderr)
     try:
         write_output(args.html, cards_html(event_name, ev.format, ev.entrants, ev.stations,
-                                           title=_title(args, ev), public_url=url))
+                                           title=_title(args, ev), public_url=url,
+                                           lang=sheet_language(ev.path)))
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2

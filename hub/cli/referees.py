@@ -15,6 +15,7 @@ from ..event.folder import event_folder
 from ..outputs.referee_badge import badge_html
 from ..web import public_url as hub_url
 from ..web.referees import RefereeBook, slug
+from .outputs import sheet_language
 
 BADGES = "badges"
 
@@ -80,7 +81,7 @@ def cmd_add(args) -> int:
     event = args.title or event_folder.event_title(folder)
     try:
         badge.parent.mkdir(parents=True, exist_ok=True)
-        write_private(badge, badge_html(event, name, url, token))
+        write_private(badge, badge_html(event, name, url, token, sheet_language(folder)))
     except OSError as e:
         book.revoke(name)
         print(f"error: {e.filename or badge}: {e.strerror or e}; the referee {name!r} is revoked "

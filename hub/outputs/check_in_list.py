@@ -11,6 +11,7 @@ from typing import Iterable, Sequence
 from urllib.parse import quote
 
 from ..event.folder.event_folder import Station
+from ..i18n.catalogue import words
 from ..rules.facts import Entrant
 from .table_cards import qr_svg
 
@@ -41,9 +42,10 @@ tr{break-inside:avoid;page-break-inside:avoid}
 
 
 def check_in_list_html(event: str, entrants: Sequence[Entrant], stations: Iterable[Station],
-                       public_url: str | None, title: str = "") -> str:
+                       public_url: str | None, title: str = "", lang: str = "en") -> str:
     """The list: every entrant by name (a reserve's table "no station"),
-    each with a QR code when public_url is known."""
+    each with a QR code when public_url is known; in lang (the event's language)."""
+    w = words(lang)
     tables: dict[str, list[str]] = {}
     for s in stations:
         if s.table not in tables.setdefault(s.entrant, []):
@@ -57,11 +59,13 @@ def check_in_list_html(event: str, entrants: Sequence[Entrant], stations: Iterab
             f'<td><div class="name">{_e(e.name or e.id)}</div>'
             + (f'<div class="members">{_e(members)}</div>' if members else "")
             + f'<div class="id">{_e(e.id)}</div></td>'
-            f'<td>{_e(", ".join(tables.get(e.id, [])) or "no station (reserve)")}</td>'
-            f'<td><div class="box"></div></td></tr>')
-    hint = ("Scan an entrant's code with a signed-in staff phone: the check-in page opens on them."
-            if public_url else "No QR codes: give --public-url (the hub's address as phones reach it).")
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Check-in: {_e(title or event)}'
-            f'</title><style>{_CSS}</style></head><body><h1>Check-in: {_e(title or event)}</h1>'
-            f'<p class="hint">{_e(hint)}</p><table><thead><tr><th></th><th>entrant</th><th>table</th>'
-            f'<th>here</th></tr></thead><tbody>{"".join(rows)}</tbody></table></body></html>\n')
+            + ('<td>' + (_e(", ".join(tables.get(e.id, [])) or w.t("no station (reserve)"))) + '</td>')
+            + f'<td><div class="box"></div></td></tr>')
+    hint = (w.t("Scan an entrant's code with a signed-in staff phone: the check-in page opens on them.")
+            if public_url else w.t("No QR codes: give --public-url (the hub's address as phones reach it)."))
+    heading = _e(w.t("Check-in: {title}", title=title or event))
+    return (f'<!doctype html><html lang="{w.lang}"><head><meta charset="utf-8"><title>{heading}'
+            f'</title><style>{_CSS}</style></head><body><h1>{heading}</h1>'
+            + (f'<p class="hint">{_e(hint)}</p><table><thead><tr><th></th><th>' + _e(w.t("entrant")) + '</th>')
+            + ('<th>' + _e(w.t("table")) + '</th><th>' + _e(w.t("here")) + f'</th></tr></thead><tbody>{"".join(rows)}</tbody>')
+            + '</table></body></html>\n')

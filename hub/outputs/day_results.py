@@ -49,16 +49,21 @@ from pathlib import Path
 
 from ..event.folder import event_folder, rounds
 from ..event.folder.csv_cells import csv_text
-from ..i18n.catalogue import N_
+from ..i18n.catalogue import N_, Words, words
+from ..i18n.local_format import clock, day as local_day, duration as local_duration
 from ..rules.formats import Format, FormatError, fmt_duration
 from ..rules.standings import StandingRow
 from .advancement_plan import went_on
 from .results import (EventResults, in_progress_text, iso_time, load_results, member_names, public_row,
-                      status_text)
+                      stamp, status_text)
 from .sheet_style import CSS, esc, medal, page_head
 
 FINAL, PROVISIONAL, IN_PROGRESS, NOT_STARTED, UNREADABLE = (
     "final", "provisional", "in progress", "not started", "cannot be read")
+# a round's state as the sheets say it (the JSON and CSV keep the codes)
+STATE_WORDS = {FINAL: N_("final"), PROVISIONAL: N_("provisional"), IN_PROGRESS: N_("in progress"),
+               NOT_STARTED: N_("not started"), UNREADABLE: N_("cannot be read")}
+EVERY_PODIUM = N_("Every round's podium")
 DAY_COLUMNS = ["round", "format_title", "state", "award_place", "place", "entrant", "name", "members",
                "official", "status", "provisional", "time", "time_ms", "net_time", "net_time_ms", "pieces"]
 
@@ -158,27 +163,35 @@ def _went_on(hall: Path, day: list[RoundPodium]) -> None:
             r.went_on.append((later.name, [(e, names[e]) for e in held if e in names]))
 
 
-def state_text(r: RoundPodium) -> str:
+def state_word(state: str, w: Words) -> str:
+    return w.t(STATE_WORDS[state]) if state in STATE_WORDS else state
+
+
+def state_text(r: RoundPodium, lang: str = "en") -> str:
     """The round's state as the page and the command say it."""
+    w = words(lang)
     if r.state == IN_PROGRESS and r.left_ms is not None:
-        return f"provisional: {in_progress_text(r.left_ms, r.results.starts_in_ms if r.results else None)}"
+        return w.t("provisional: {state}",
+                   state=in_progress_text(r.left_ms, r.results.starts_in_ms if r.results else None, w.lang))
     if r.state == PROVISIONAL:
-        return "provisional: finishes not confirmed or piece counts missing"
+        return w.t("provisional: finishes not confirmed or piece counts missing")
     if r.state == UNREADABLE:
-        return f"cannot be read: {r.problem}"
-    return r.state
+        return w.t("cannot be read: {problem}", problem=r.problem)
+    return state_word(r.state, w)
 
 
-def result_text(row: StandingRow, fmt: Format) -> str:
+def result_text(row: StandingRow, fmt: Format, lang: str = "en") -> str:
     """What the podium says of an entrant's result: net time, or pieces."""
-    time = fmt_duration(row.time_ms, fmt.resolution_ms) if row.time_ms is not None else ""
+    w = words(lang)
+    time = local_duration(fmt_duration(row.time_ms, fmt.resolution_ms), w.lang) if row.time_ms is not None else ""
+    pieces = w.n("{count} piece", "{count} pieces", row.pieces)
     if fmt.order == "pieces":
-        return f"{row.pieces} pieces" + (f", last whole puzzle {time}" if time else "")
+        return pieces + (", " + w.t("last whole puzzle {time}", time=time) if time else "")
     if row.status == "finished" and row.net_time_ms is not None:
-        return fmt_duration(row.net_time_ms, fmt.resolution_ms)
+        return local_duration(fmt_duration(row.net_time_ms, fmt.resolution_ms), w.lang)
     if row.status in ("unfinished", "running"):
-        return f"{row.pieces} pieces"
-    return status_text(row)
+        return pieces
+    return status_text(row, w.lang)
 
 
 # ------------------------------------------------------------------ JSON, CSV
@@ -247,94 +260,100 @@ p.went-on{margin:4px 0;font-size:13px}
 """
 
 
-def _podium_table(r: RoundPodium) -> list[str]:
+def _podium_table(r: RoundPodium, w: Words) -> list[str]:
     assert r.format is not None and r.results is not None
     fmt, members = r.format, member_names(r.results.event.entrants)
     rows = r.podium
     show_members = any(members.get(row.entrant) for row in rows)
-    out = ['<table class="podium"><thead><tr><th>Award</th><th>Name</th>'
-           + ("<th>Members</th>" if show_members else "")
-           + '<th class="num">Result</th><th class="num">Place</th></tr></thead><tbody>']
+    out = [('<table class="podium"><thead><tr><th>' + esc(w.t("Award")) + '</th><th>' + esc(w.t("Name")) + '</th>')
+           + (("<th>" + esc(w.t('Members')) + "</th>") if show_members else "")
+           + ('<th class="num">' + esc(w.t("Result")) + '</th><th class="num">' + esc(w.t("Place")) + '</th></tr></thead><tbody>')]
     for row in rows:
         cls = "awarded" if row.award_place is not None else "unofficial"
         name = f'<span class="name">{esc(row.name or row.entrant)}</span>'
         if not row.official:
-            name += '<span class="badge unofficial">unofficial</span>'
+            name += ('<span class="badge unofficial">' + esc(w.t("unofficial")) + '</span>')
         if row.provisional:
-            name += '<span class="badge provisional">provisional</span>'
-        cells = [f'<td class="award">{medal(row.award_place) if row.award_place is not None else ""}</td>',
+            name += ('<span class="badge provisional">' + esc(w.t("provisional")) + '</span>')
+        cells = [f'<td class="award">{medal(row.award_place, w.lang) if row.award_place is not None else ""}</td>',
                  f'<td class="entrant">{name}</td>']
         if show_members:
             cells.append(f'<td class="members">{esc(", ".join(members.get(row.entrant, ())))}</td>')
-        cells += [f'<td class="num">{esc(result_text(row, fmt))}</td>',
+        cells += [f'<td class="num">{esc(result_text(row, fmt, w.lang))}</td>',
                   f'<td class="num place">{"" if row.place is None else row.place}</td>']
         out.append(f'<tr class="{cls}">' + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return out
 
 
-def _section(r: RoundPodium, generated_at: datetime) -> list[str]:
+def _section(r: RoundPodium, generated_at: datetime, w: Words) -> list[str]:
     cls = r.state.replace(" ", "-")
-    label = {FINAL: "Final", PROVISIONAL: "Provisional", IN_PROGRESS: "In progress: provisional",
-             NOT_STARTED: "Not started", UNREADABLE: "Cannot be read"}[r.state]
+    label = {FINAL: w.t("Final"), PROVISIONAL: w.t("Provisional"), IN_PROGRESS: w.t("In progress: provisional"),
+             NOT_STARTED: w.t("Not started"), UNREADABLE: w.t("Cannot be read")}[r.state]
     ftitle = f'<span class="ftitle">{esc(r.format.title)}</span>' if r.format else ""
     out = [f'<section class="round {cls}" id="round-{esc(r.name)}" data-round="{esc(r.name)}" '
            f'data-state="{esc(r.state)}">',
-           f'<h2><span class="rname">{esc(r.name)}</span>{ftitle}<span class="state {cls}">{label}</span></h2>']
+           f'<h2><span class="rname">{esc(r.name)}</span>{ftitle}<span class="state {cls}">{esc(label)}</span></h2>']
     if r.state == IN_PROGRESS and r.left_ms is not None:
-        text = in_progress_text(r.left_ms, r.results.starts_in_ms if r.results else None)
-        out.append(f'<p class="banner">Provisional: {esc(text.capitalize())} (at '
-                   f'{esc(generated_at.strftime("%H:%M:%S"))}): the podium as it stands; places will '
-                   'change.</p>')
+        text = in_progress_text(r.left_ms, r.results.starts_in_ms if r.results else None, w.lang)
+        out.append('<p class="banner">' + esc(w.t(
+            "Provisional: {state} (at {time}): the podium as it stands; places will change.",
+            state=text.capitalize(), time=clock(generated_at, w.lang))) + "</p>")
     elif r.state == PROVISIONAL:
-        out.append('<p class="banner">Provisional: some finishes are not confirmed or piece counts are '
-                   'missing; places may still change.</p>')
+        out.append('<p class="banner">' + esc(w.t("Provisional: some finishes are not confirmed or piece counts are "
+                                                  "missing; places may still change.")) + "</p>")
     if r.state == NOT_STARTED:
-        out.append('<p class="empty">Not started: no results yet.</p>')
+        out.append(('<p class="empty">' + esc(w.t("Not started: no results yet.")) + '</p>'))
     elif r.state == UNREADABLE:
-        out.append(f'<p class="empty">Cannot be read: {esc(r.problem)}</p>')
+        out.append(('<p class="empty">' + esc(w.t("Cannot be read: {problem}", problem=r.problem)) + '</p>'))
     elif not r.podium:
-        out.append('<p class="empty">Nobody has an award place yet.</p>')
+        out.append(('<p class="empty">' + esc(w.t("Nobody has an award place yet.")) + '</p>'))
     else:
-        out += _podium_table(r)
+        out += _podium_table(r, w)
     for later, held in r.went_on:
-        said = ", ".join(n or e for e, n in held) if held else N_("not advanced yet")
+        said = ", ".join(n or e for e, n in held) if held else w.t("not advanced yet")
         out.append(f'<p class="went-on" data-to="{esc(later)}"><b>'
-                   + esc(N_("Went on to {round} ({count})").format(round=later, count=len(held)))
+                   + esc(w.t("Went on to {round} ({count})", round=later, count=len(held)))
                    + f"</b>: {esc(said)}</p>")
     out.append("</section>")
     return out
 
 
-def day_html(day: DayResults, generated_at: datetime, title: str | None = None) -> str:
+def day_html(day: DayResults, generated_at: datetime, title: str | None = None, lang: str = "en") -> str:
     """The prize-giving's page: every round's podium (one self-contained
-    HTML page, A4 portrait)."""
+    HTML page, A4 portrait), in lang (the event's language)."""
+    w = words(lang)
     if generated_at.tzinfo is None:
         generated_at = generated_at.astimezone()
     title = title or day.title
     starts = [r.results.start_ms for r in day.rounds if r.results and r.results.start_ms is not None]
     date = (datetime.fromtimestamp(min(starts) / 1000).astimezone() if starts else generated_at)
-    out = page_head(title, f"{title} - the day's results", CSS + DAY_CSS, "sheet day") + [
-        f'<p class="meta"><span>Every round\'s podium</span><span>{len(day.rounds)} round(s)</span>'
-        f'<span>Date: {esc(date.strftime("%Y-%m-%d"))}</span></p>']
+    out = page_head(title, w.t("{title} - the day's results", title=title), CSS + DAY_CSS, "sheet day", w.lang) + [
+        ('<p class="meta"><span>' + esc(w.t(EVERY_PODIUM)) + '</span>')
+        + ('<span>' + esc(w.n("{count} round", "{count} rounds", len(day.rounds))) + '</span>')
+        + ('<span>' + esc(w.t("Date: {date}", date=local_day(date.date(), w.lang))) + '</span></p>')]
     pending = [r for r in day.rounds if r.state != FINAL]
     if pending:
-        said = ", ".join(f"{r.name} {r.state}" for r in pending)
-        out.append(f'<p class="banner">Not every round is final ({esc(said)}): a podium marked '
-                   'provisional may still change.</p>')
+        said = ", ".join(f"{r.name} {state_word(r.state, w)}" for r in pending)
+        out.append('<p class="banner">' + esc(w.t("Not every round is final ({rounds}): a podium marked provisional "
+                                                  "may still change.", rounds=said)) + "</p>")
     out.append("</header>")
     for r in day.rounds:
-        out += _section(r, generated_at)
+        out += _section(r, generated_at, w)
     out.append(
         "<footer><dl>"
-        f"<dt>{medal(1)} {medal(2)} {medal(3)}</dt><dd>award place: the place among the entrants who may "
-        "take an award, within each round's own award places (equal results share a place)</dd>"
-        '<dt><span class="badge unofficial">unofficial</span></dt><dd>not eligible for an award place in '
-        "its round: ranked all the same, shown where it placed among the award places</dd>"
-        '<dt><span class="badge provisional">provisional</span></dt><dd>not final: a finish not yet '
-        "confirmed by a referee, a piece count still missing, or the round's time not up</dd></dl>"
-        f"<p>Each round's full results: <code>tabletimer results DIR --round NAME</code>. Generated "
-        f"{esc(generated_at.strftime('%Y-%m-%d %H:%M'))} by TableTimer from the rounds' event logs.</p>"
+        f"<dt>{medal(1, w.lang)} {medal(2, w.lang)} {medal(3, w.lang)}</dt><dd>"
+        + esc(w.t("award place: the place among the entrants who may take an award, within each round's own award "
+                  "places (equal results share a place)")) + "</dd>"
+        + ('<dt><span class="badge unofficial">' + esc(w.t("unofficial")) + '</span></dt><dd>')
+        + esc(w.t("not eligible for an award place in its round: ranked all the same, shown where it placed among "
+                  "the award places")) + "</dd>"
+        + ('<dt><span class="badge provisional">' + esc(w.t("provisional")) + '</span></dt><dd>')
+        + esc(w.t("not final: a finish not yet confirmed by a referee, a piece count still missing, or the round's "
+                  "time not up")) + "</dd></dl>"
+        "<p>" + esc(w.t("Each round's full results: {command}. Generated {time} by TableTimer from the rounds' event "
+                        "logs.", command="\0", time=stamp(generated_at, w.lang))).replace(
+            "\0", "<code>tabletimer results DIR --round NAME</code>") + "</p>"
         "</footer>")
     out.append("</main></body></html>")
     return "\n".join(out) + "\n"

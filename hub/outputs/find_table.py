@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Iterable, NamedTuple
 
 from ..event.folder.event_folder import Station
+from ..i18n.catalogue import words
 from ..rules.seating import name_key
 from ..rules.standings import Entrant
 from .check_in_list import check_in_path
@@ -53,10 +54,14 @@ def find_table_text(found: list[Line]) -> str:
                    for ln in found)
 
 
-def find_table_html(title: str, round_name: str, found: list[Line], public_url: str | None = None) -> str:
-    """The list as a page; with public_url (the hub's address as phones
-    reach it) a check-in QR code on each line, one code made per entrant."""
-    head = page_head(f"{title}: find your table", f"{title}: find your table", CSS + (QR_CSS if public_url else ""))
+def find_table_html(title: str, round_name: str, found: list[Line], public_url: str | None = None,
+                    lang: str = "en") -> str:
+    """The list as a page, in lang (the event's language); with public_url
+    (the hub's address as phones reach it) a check-in QR code on each line,
+    one code made per entrant."""
+    w = words(lang)
+    heading = w.t("{title}: find your table", title=title)
+    head = page_head(heading, heading, CSS + (QR_CSS if public_url else ""), lang=w.lang)
     with_team = any(ln.team for ln in found)
     codes: dict[str, str] = {}
     if public_url:
@@ -67,9 +72,12 @@ def find_table_html(title: str, round_name: str, found: list[Line], public_url: 
             + f'<td class="place">{esc(ln.table)}</td><td>{esc(ln.buttons)}</td>'
             + (f'<td class="qr">{codes[ln.entrant]}</td>' if public_url else "") + "</tr>" for ln in found]
     return "\n".join(head + [
-        f'<p class="meta"><span>{esc(round_name)}</span><span>{len(found)} names, alphabetically</span>'
-        + ("<span>the code: check-in at the door</span>" if public_url else "") + "</p>",
-        "</header>", "<table><thead><tr><th>Name</th>" + ("<th>Team</th>" if with_team else "")
-        + "<th>Table</th><th>Board, button</th>" + ("<th>Check-in</th>" if public_url else "")
+        f'<p class="meta"><span>{esc(round_name)}</span>'
+        + ('<span>' + esc(w.n("{count} name, alphabetically", "{count} names, alphabetically", len(found))) + '</span>')
+        + (("<span>" + esc(w.t('the code: check-in at the door')) + "</span>") if public_url else "") + "</p>",
+        "</header>", ("<table><thead><tr><th>" + esc(w.t('Name')) + "</th>")
+        + (("<th>" + esc(w.t('Team')) + "</th>") if with_team else "")
+        + ("<th>" + esc(w.t('Table')) + "</th><th>" + esc(w.t('Board, button')) + "</th>")
+        + (("<th>" + esc(w.t('Check-in')) + "</th>") if public_url else "")
         + "</tr></thead><tbody>", *rows, "</tbody></table>",
         "</main>", "</body>", "</html>", ""])

@@ -16,12 +16,13 @@ from __future__ import annotations
 import html
 from urllib.parse import parse_qs, quote, urlsplit
 
+from ..i18n.catalogue import N_, words
 from .table_cards import qr_svg
 
 SIGNIN = "/signin"
 
-WARNING = ("Scan with the phone's camera to sign in as a referee. "
-           "Keep this card: whoever holds it can record results.")
+WARNING = N_("Scan with the phone's camera to sign in as a referee. "
+             "Keep this card: whoever holds it can record results.")
 
 
 def signin_url(public_url: str, token: str) -> str:
@@ -61,19 +62,20 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def badge_html(event: str, name: str, public_url: str, token: str) -> str:
-    """The badge page of one referee."""
+def badge_html(event: str, name: str, public_url: str, token: str, lang: str = "en") -> str:
+    """The badge page of one referee, in lang (the event's language)."""
+    w = words(lang)
     url = signin_url(public_url, token)
     plain = public_url.rstrip("/") + SIGNIN
     return "\n".join([
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        "<!DOCTYPE html>", f'<html lang="{w.lang}">', "<head>", '<meta charset="utf-8">',
         '<meta name="generator" content="TableTimer">',
-        f"<title>{_e(event)} - referee {_e(name)}</title>", f"<style>{_CSS}</style>", "</head>",
-        "<body>", '<main class="badge">',
+        ("<title>" + _e(w.t('{event} - referee {name}', event=event, name=name)) + "</title>"), f"<style>{_CSS}</style>",
+        "</head>", "<body>", '<main class="badge">',
         f'<p class="event">{_e(event)}</p>',
-        '<p class="role">Referee</p>',
+        ('<p class="role">' + _e(w.t("Referee")) + '</p>'),
         f"<h1>{_e(name)}</h1>",
-        qr_svg(url, title=f"sign-in code for referee {name}"),
-        f'<p class="how">{_e(WARNING)}</p>',
+        qr_svg(url, title=w.t("sign-in code for referee {name}", name=name)),
+        ('<p class="how">' + _e(w.t(WARNING)) + '</p>'),
         f'<p class="url">{_e(plain)}</p>',
         "</main></body></html>"]) + "\n"

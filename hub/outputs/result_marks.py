@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..event.fold.competition import Competition
+from ..i18n.catalogue import N_, words
 from ..rules.timetext import fmt_clock
 from .sheet_style import esc
 
@@ -61,34 +62,39 @@ def marks_json(marks: ResultMarks) -> dict:
                             "reason": o.reason} for o in marks.objections]}
 
 
-def official_banner(marks: ResultMarks) -> str:
-    """The sheet's banner (HTML): official, or when they will be."""
+def official_banner(marks: ResultMarks, lang: str = "en") -> str:
+    """The sheet's banner (HTML): official, or when they will be (in lang;
+    who made them official and when is the fold's text, as the log has it)."""
+    w = words(lang)
     if marks.official is not None:
-        return f'<p class="banner official">Official results: {esc(marks.official)}.</p>'
-    when = ("at the prize-giving (objections at the desk until then)" if marks.official_at == "prize-giving"
-            else "once time is up and every check is done")
-    return f'<p class="banner">Not official yet: the results are made official {esc(when)}.</p>'
+        return ('<p class="banner official">' + esc(w.t("Official results: {how}.", how=marks.official)) + '</p>')
+    text = (w.t("Not official yet: the results are made official at the prize-giving (objections at the desk"
+                " until then).") if marks.official_at == "prize-giving"
+            else w.t("Not official yet: the results are made official once time is up and every check is done."))
+    return f'<p class="banner">{esc(text)}</p>'
 
 
-def agreed_badge() -> str:
-    return '<span class="badge agreed">agreed</span>'
+def agreed_badge(lang: str = "en") -> str:
+    return ('<span class="badge agreed">' + esc(words(lang).t(LEGEND[0])) + '</span>')
 
 
-def objections_html(marks: ResultMarks, names: dict[str, str]) -> str:
+def objections_html(marks: ResultMarks, names: dict[str, str], lang: str = "en") -> str:
     """The objections and reopenings under the table (empty: none)."""
+    w = words(lang)
     out = []
     if marks.objections:
-        out.append("<section class=\"objections\"><h2>Objections</h2><ul>")
+        out.append(("<section class=\"objections\"><h2>" + esc(w.t('Objections')) + "</h2><ul>"))
         for o in marks.objections:
-            when = f" at {fmt_clock(o.at_ms)}" if o.at_ms is not None else ""
-            out.append(f"<li>Objection: {esc(names.get(o.entrant, o.entrant))}, puzzle {o.puzzle}: "
-                       f"{esc(o.reason)} ({esc(o.action)} by {esc(o.who)}{esc(when)})</li>")
+            when = " " + w.t("at {time}", time=fmt_clock(o.at_ms)) if o.at_ms is not None else ""
+            out.append("<li>" + esc(w.t("Objection: {name}, puzzle {puzzle}: {reason} ({action} by {who}{when})",
+                                        name=names.get(o.entrant, o.entrant), puzzle=o.puzzle, reason=o.reason,
+                                        action=o.action, who=o.who, when=when)) + "</li>")
         out.append("</ul></section>")
     if marks.reopened:
-        out.append("<section class=\"reopened\"><h2>Reopened</h2><ul>"
+        out.append(("<section class=\"reopened\"><h2>" + esc(w.t('Reopened')) + "</h2><ul>")
                    + "".join(f"<li>{esc(r)}</li>" for r in marks.reopened) + "</ul></section>")
     return "\n".join(out)
 
 
-LEGEND = ("agreed", "the competitor saw the recorded time (or count) and agreed to it; a later change is "
-          "an objection, decided by the head referee and listed under the table")
+LEGEND = (N_("agreed"), N_("the competitor saw the recorded time (or count) and agreed to it; a later change is "
+          "an objection, decided by the head referee and listed under the table"))

@@ -94,15 +94,26 @@ from typing import Iterable, Sequence
 
 from ..event.folder import event_folder
 from ..event.folder.csv_cells import csv_text
+from ..i18n.catalogue import N_, Words, words
+from ..i18n.local_format import clock, day as local_day, duration as local_duration
 from ..rules.formats import Format, fmt_duration
 from ..rules.standings import Entrant, StandingRow, row_dict
-from .result_marks import LEGEND, ResultMarks, agreed_badge, marks_json, objections_html, official_banner, \
+from .result_marks import ResultMarks, agreed_badge, marks_json, objections_html, official_banner, \
     result_marks
 from .round_log import folded_log
+from .sheet_legend import footer, stamp, unofficial_text, unofficial_words
 from .sheet_style import CSS, esc, medal, page_head
 from .site_link import site_link_html
 
 RANKED = ("finished", "unfinished", "running")
+# a row's or a puzzle's status as the sheets say it (the CSV keeps the codes)
+STATUS_WORDS = {"finished": N_("finished"), "unfinished": N_("unfinished"), "running": N_("running"),
+                "waiting": N_("waiting"), "packed": N_("packed"), "dns": N_("DNS"), "dq": N_("DQ")}
+
+
+def status_word(status: str, w: Words) -> str:
+    """A status code (finished, dns, ...) in w's language."""
+    return w.t(STATUS_WORDS[status]) if status in STATUS_WORDS else status
 
 
 # --------------------------------------------------------------------- loading
@@ -220,12 +231,13 @@ def iso_time(when: datetime) -> str:
     return when.isoformat(timespec="seconds")
 
 
-def in_progress_text(left_ms: int, starts_in_ms: int | None = None) -> str:
+def in_progress_text(left_ms: int, starts_in_ms: int | None = None, lang: str = "en") -> str:
     """"round in progress, 1:29:59 left"; a start armed ahead (starts_in_ms
     > 0): "round not begun: starts in 0:04:32" (whole seconds, rounded up)."""
+    w = words(lang)
     if starts_in_ms is not None and starts_in_ms > 0:
-        return f"round not begun: starts in {fmt_duration(-(-starts_in_ms // 1000) * 1000)}"
-    return f"round in progress, {fmt_duration(-(-left_ms // 1000) * 1000)} left"
+        return w.t("round not begun: starts in {time}", time=fmt_duration(-(-starts_in_ms // 1000) * 1000))
+    return w.t("round in progress, {time} left", time=fmt_duration(-(-left_ms // 1000) * 1000))
 
 
 def starts_in_ms(start_ms: int | None, now_ms: int) -> int | None:
@@ -268,30 +280,32 @@ def results_json(title: str, fmt: Format, rows: Sequence[StandingRow], generated
 
 # ------------------------------------------------------------------------ HTML
 
-def _split_text(sp, fmt: Format) -> str:
+def _split_text(sp, fmt: Format, w: Words) -> str:
+    """A puzzle's split under the name ("P2 0:41:07 (1 missing)"; P: puzzle,
+    puslespil, puslespill alike)."""
     if sp.status == "finished":
         miss = sp.missing_found + sp.missing_lost + sp.missing_adjacent
-        extra = f" ({miss} missing)" if miss else ""
-        extra += "" if sp.confirmed else " unconfirmed"
-        return f"P{sp.puzzle} {fmt_duration(sp.time_ms, fmt.resolution_ms)}{extra}"
+        extra = " " + w.t("({count} missing)", count=miss) if miss else ""
+        extra += "" if sp.confirmed else " " + w.t("unconfirmed")
+        return f"P{sp.puzzle} {local_duration(fmt_duration(sp.time_ms, fmt.resolution_ms), w.lang)}{extra}"
     if sp.status == "packed":
-        return f"P{sp.puzzle} packed"
-    return f"P{sp.puzzle} {sp.credited} pcs"
+        return (f"P{sp.puzzle} " + w.t('packed'))
+    return (f"P{sp.puzzle} " + w.t('{count} pcs', count=sp.credited))
 
 
-def status_text(r: StandingRow) -> str:
-    if r.status == "dq":
-        return "DQ" + (f": {r.reason}" if r.reason else "")
-    if r.status == "dns":
-        return "DNS" + (f": {r.reason}" if r.reason else "")
-    return r.status
+def status_text(r: StandingRow, lang: str = "en") -> str:
+    """A row's status as the sheets say it (a dq's or dns's reason after it)."""
+    word = status_word(r.status, words(lang))
+    return word + (f": {r.reason}" if r.reason and r.status in ("dq", "dns") else "")
 
 
 def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated_at: datetime,
                  entrants: Iterable[Entrant] | None = None, start_ms: int | None = None,
                  left_ms: int | None = None, round: str | None = None, starts_in: int | None = None,
-                 marks: ResultMarks | None = None, site_url: str | None = None) -> str:
-    """A printable results sheet: one self-contained HTML page (A4).
+                 marks: ResultMarks | None = None, site_url: str | None = None,
+                 lang: str = "en") -> str:
+    """A printable results sheet: one self-contained HTML page (A4), in
+    lang (the event's language: event_folder.event_language).
     left_ms: the round is still in progress (a banner says so); starts_in:
     its start is armed, this long ahead (the banner says when it starts);
     round: its name in an event of several (in the heading, with its
@@ -307,26 +321,28 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
     has_unofficial = any(not r.official for r in rows)
     if generated_at.tzinfo is None:
         generated_at = generated_at.astimezone()
-    date = (datetime.fromtimestamp(start_ms / 1000).astimezone() if start_ms is not None
-            else generated_at).strftime("%Y-%m-%d")
+    w = words(lang)
+    date = local_day((datetime.fromtimestamp(start_ms / 1000).astimezone() if start_ms is not None
+                      else generated_at).date(), w.lang)
 
-    head = ["Place", "Award", "Name"] + (["Members"] if show_members else []) + ["Status"]
-    num_head = (["Pieces", "Deducted", "Last whole puzzle"] if pieces_first
-                else ["Time", "Penalty", "Net time", "Pieces"])
-    out = page_head(title, f"{title} - results", CSS) + [
-        f'<p class="meta"><span>Format: {esc(fmt.title)}</span>'
-        f"<span>{esc(fmt.puzzles_text())} pieces, limit {esc(fmt_duration(fmt.time_limit_ms))}</span>"
-        f"<span>Date: {esc(date)}</span></p>",
+    head = [w.t("Place"), w.t("Award"), w.t("Name")] + ([w.t("Members")] if show_members else []) + [w.t("Status")]
+    num_head = ([w.t("Pieces"), w.t("Deducted"), w.t("Last whole puzzle")] if pieces_first
+                else [w.t("Time"), w.t("Penalty"), w.t("Net time"), w.t("Pieces")])
+    out = page_head(title, w.t("{title} - results", title=title), CSS, lang=w.lang) + [
+        ('<p class="meta"><span>' + esc(w.t("Format: {format}", format=fmt.title)) + '</span>')
+        + ("<span>" + esc(w.t('{pieces} pieces, limit {limit}', pieces=fmt.puzzles_text(), limit=fmt_duration(fmt.time_limit_ms))) + "</span>")
+        + ("<span>" + esc(w.t('Date: {date}', date=date)) + "</span></p>"),
     ]
     if left_ms is not None:
-        out.append(f'<p class="banner">Provisional: {esc(in_progress_text(left_ms, starts_in).capitalize())} '
-                   f'(at {esc(generated_at.strftime("%H:%M:%S"))}); entrants still solving are shown as '
-                   'running, and places will change.</p>')
+        out.append('<p class="banner">' + esc(w.t(
+            "Provisional: {state} (at {time}); entrants still solving are shown as running, and places will change.",
+            state=in_progress_text(left_ms, starts_in, w.lang).capitalize(), time=clock(generated_at, w.lang)))
+            + "</p>")
     elif provisional:
-        out.append('<p class="banner">Provisional results: some finishes are not confirmed or'
-                   ' piece counts are missing; places may still change.</p>')
+        out.append('<p class="banner">' + esc(w.t("Provisional results: some finishes are not confirmed or piece "
+                                                  "counts are missing; places may still change.")) + "</p>")
     if marks is not None and left_ms is None:
-        out.append(official_banner(marks))
+        out.append(official_banner(marks, w.lang))
     out.append("</header>")
     out.append('<table class="results">')
     out.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in head)
@@ -343,17 +359,17 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
             cls.append("provisional")
         name = f'<span class="name">{esc(r.name or r.entrant)}</span>'
         if not r.official:
-            name += '<span class="badge unofficial">unofficial</span>'
+            name += ('<span class="badge unofficial">' + esc(w.t("unofficial")) + '</span>')
         if multi and ranked and r.splits:
             name += ('<div class="splits">'
-                     + " &middot; ".join(esc(_split_text(sp, fmt)) for sp in r.splits) + "</div>")
-        status = esc(status_text(r))
+                     + " &middot; ".join(esc(_split_text(sp, fmt, w)) for sp in r.splits) + "</div>")
+        status = esc(status_text(r, w.lang))
         if r.provisional:
-            status += '<span class="badge provisional">provisional</span>'
+            status += ('<span class="badge provisional">' + esc(w.t("provisional")) + '</span>')
         if marks is not None and r.entrant in marks.agreed:
-            status += agreed_badge()
+            status += agreed_badge(w.lang)
         cells = [f'<td class="place">{"" if r.place is None else r.place}</td>',
-                 f'<td class="award">{medal(r.award_place) if r.award_place is not None else ""}</td>',
+                 f'<td class="award">{medal(r.award_place, w.lang) if r.award_place is not None else ""}</td>',
                  f'<td class="entrant">{name}</td>']
         if show_members:
             cells.append(f'<td class="members">{esc(", ".join(members.get(r.entrant, ())))}</td>')
@@ -362,18 +378,19 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
         if pieces_first:
             nums = [str(r.pieces) if ranked else dash,
                     str(r.deducted_pieces) if r.deducted_pieces else dash,
-                    esc(_t(r.time_ms, fmt)) or dash]
+                    esc(local_duration(_t(r.time_ms, fmt), w.lang)) or dash]
         else:
-            nums = [esc(_t(r.time_ms, fmt)) or dash,
-                    esc(_t(r.penalty_ms, fmt)) if r.penalty_ms else dash,
-                    esc(_t(r.net_time_ms, fmt)) or dash,
+            nums = [esc(local_duration(_t(r.time_ms, fmt), w.lang)) or dash,
+                    esc(local_duration(_t(r.penalty_ms, fmt), w.lang)) if r.penalty_ms else dash,
+                    esc(local_duration(_t(r.net_time_ms, fmt), w.lang)) or dash,
                     str(r.pieces) if ranked else dash]
         cells += [f'<td class="num">{v}</td>' for v in nums]
         out.append(f'<tr class="{" ".join(cls)}">' + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     if marks is not None:
-        out.append(objections_html(marks, {r.entrant: r.name or r.entrant for r in rows}))
-    out.append(_footer(fmt, provisional, has_unofficial, generated_at, marks is not None and bool(marks.agreed)))
+        out.append(objections_html(marks, {r.entrant: r.name or r.entrant for r in rows}, w.lang))
+    out.append(footer(fmt, provisional, has_unofficial, generated_at, marks is not None and bool(marks.agreed),
+                       w))
     if site_url:
         out.append(site_link_html(site_url, "sheet"))
     out.append("</main></body></html>")
@@ -383,59 +400,3 @@ def results_html(title: str, fmt: Format, rows: Sequence[StandingRow], generated
 def round_heading(title: str, round: str, fmt: Format) -> str:
     """A round's heading in an event of several: "Hall Cup — pairs (CZJPA - pairs)"."""
     return f"{title} \u2014 {round} ({fmt.title})"
-
-
-def unofficial_text(fmt: Format) -> str:
-    """What "unofficial" means, for the sheet's legend (HTML): unofficial_words."""
-    return esc(unofficial_words(fmt))
-
-
-def unofficial_words(fmt: Format) -> str:
-    """What "unofficial" means (plain text: the sheet's legend, the
-    projector's): not eligible for an award place, yet ranked; then who is
-    eligible, said apart (the eligibility text right after the mark read as
-    if it described the unofficial ones: "(participants from the Czech
-    Republic)")."""
-    text = "not eligible for an award place: takes part and is ranked all the same."
-    if fmt.eligibility:
-        text += f" Who is eligible for awards: {fmt.eligibility}"
-        if fmt.kind != "individual" and fmt.eligible_members_min:
-            n = fmt.eligible_members_min
-            text += (f" (a {fmt.kind}: all its members)" if n >= fmt.max_members
-                     else f" (a {fmt.kind}: at least {'one' if n == 1 else n} of its members)")
-        text += "."
-    return text
-
-
-def _footer(fmt: Format, provisional: bool, has_unofficial: bool, generated_at: datetime,
-            agreed: bool = False) -> str:
-    res = ("whole seconds" if fmt.resolution_ms == 1000
-           else f"steps of {fmt_duration(fmt.resolution_ms, fmt.resolution_ms)}")
-    marks: list[tuple[str, str]] = []
-    who = "official entrants" if fmt.eligible_members_min else "entrants"
-    marks.append((medal(1) + " " + medal(2) + " " + medal(3),
-                  f"award place: the place among {who}; prizes go to places 1-{fmt.awards}"
-                  " (shown in bold)"))
-    if fmt.eligible_members_min or has_unofficial:
-        marks.append(('<span class="badge unofficial">unofficial</span>', unofficial_text(fmt)))
-    if provisional:
-        marks.append(('<span class="badge provisional">provisional</span>',
-                      "a finish not yet confirmed by a referee, or a piece count still missing:"
-                      " the result may change"))
-    if agreed:
-        marks.append((agreed_badge(), LEGEND[1]))
-    marks.append(("DNS / DQ", "did not start / disqualified (with the reason)"))
-    if fmt.order == "pieces":
-        rule = ("Ranked by pieces placed (finished puzzles in full, unfinished ones as counted);"
-                " equal pieces by the time of the last whole puzzle." if fmt.tie_break != "none"
-                else "Ranked by pieces placed; equal results share a place.")
-    else:
-        pen = (f" plus {fmt.penalty_per_piece_ms // 1000} s per missing piece"
-               if fmt.missing_action == "time" and fmt.penalty_per_piece_ms else "")
-        rule = (f"Finishers are ranked by net time (time{pen}), then the others by pieces placed"
-                f" (groups of at least {fmt.min_group}); equal results share a place.")
-    lines = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in marks)
-    return (f"<footer><dl>{lines}</dl>"
-            f"<p>{esc(rule)} Times run from the entrant's start, in {esc(res)} (truncated).</p>"
-            f"<p>Generated {esc(generated_at.strftime('%Y-%m-%d %H:%M'))} by TableTimer from the"
-            f" event log.</p></footer>")

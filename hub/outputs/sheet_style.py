@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import html
 
+from ..i18n.catalogue import words
+
 CSS = """
 *{box-sizing:border-box}
 html{-webkit-print-color-adjust:exact;print-color-adjust:exact}
@@ -63,15 +65,15 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def medal(award: int) -> str:
+def medal(award: int, lang: str = "en") -> str:
     """An award place's disc: gold, silver, bronze, then grey."""
     cls = f"medal m{award}" if award <= 3 else "medal"
-    return f'<span class="{cls}" title="award place {award}">{award}</span>'
+    return (f'<span class="{cls}" title="' + esc(words(lang).t("award place {place}", place=award)) + f'">{award}</span>')
 
 
-def page_head(heading: str, page_title: str, css: str, main_class: str = "sheet") -> list[str]:
-    """A sheet's HTML up to its heading (the page's <header> left open)."""
-    return ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+def page_head(heading: str, page_title: str, css: str, main_class: str = "sheet", lang: str = "en") -> list[str]:
+    """A sheet's HTML up to its heading (the page's <header> left open), in lang."""
+    return ["<!DOCTYPE html>", f'<html lang="{esc(lang)}">', "<head>", '<meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             '<meta name="generator" content="TableTimer">',
             f"<title>{esc(page_title)}</title>", f"<style>{css}</style>", "</head>",

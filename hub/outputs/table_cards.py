@@ -41,6 +41,7 @@ from urllib.parse import quote, unquote, urlsplit
 import segno
 
 from ..event.folder.event_folder import Station
+from ..i18n.catalogue import N_, words
 from ..rules.formats import Format
 from ..rules.standings import Entrant
 
@@ -75,11 +76,17 @@ def readable_table_url(public_url: str, table: str) -> str:
     return f"{public_url.rstrip('/')}{TABLE_PATH}{table}"
 
 
-NO_CODES = ("No codes on these cards: a phone's camera opens a table's page only with the hub's"
-            " address on the hall network, which this event folder does not have yet (print them again"
-            " with <code>tabletimer cards DIR --html FILE --public-url http://192.168.1.10:8765</code>:"
-            " the address <code>tabletimer run</code> prints for phones). A code of a station's text"
-            " would open nothing on a phone.")
+NO_CODES = N_("No codes on these cards: a phone's camera opens a table's page only with the hub's"
+              " address on the hall network, which this event folder does not have yet (print them again"
+              " with {command}: the address {run} prints for phones). A code of a station's text"
+              " would open nothing on a phone.")
+
+
+def no_codes(lang: str = "en") -> str:
+    """NO_CODES in lang, as HTML (the commands in <code>)."""
+    return html.escape(words(lang).t(NO_CODES, command="\0", run="\1"), quote=False).replace(
+        "\0", "<code>tabletimer cards DIR --html FILE --public-url http://192.168.1.10:8765</code>").replace(
+        "\1", "<code>tabletimer run</code>")
 
 
 def parse_table_url(url: str) -> str:
@@ -157,22 +164,24 @@ def tables(stations: Iterable[Station]) -> dict[str, list[Station]]:
 
 
 def cards_html(event: str, fmt: Format, entrants: Sequence[Entrant], stations: Iterable[Station],
-               title: str | None = None, public_url: str | None = None) -> str:
+               title: str | None = None, public_url: str | None = None, lang: str = "en") -> str:
     """The printable cards page.  event: the event folder's name (in the QR
     payload); title: shown on each card (default: event); public_url: the
     hub's address for phones (one code per table, for its page), or None
-    (a code per station)."""
+    (a code per station); lang: the event's language."""
+    w = words(lang)
     by_id = {e.id: e for e in entrants}
     heading = title or event
-    hint = (" Scan a table's code with a phone's camera to open its page on the hub." if public_url
-            else f' <b class="nocodes">{NO_CODES}</b>')
-    hint += (" Under each station its text"
-             " tabletimer:&lt;event&gt;:&lt;board&gt;:&lt;button&gt;:&lt;entrant&gt;.")
-    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+    hint = (" " + html.escape(w.t("Scan a table's code with a phone's camera to open its page on the hub."), quote=False) if public_url
+            else f' <b class="nocodes">{no_codes(w.lang)}</b>')
+    hint += " " + _e(w.t("Under each station its text {code}.",
+                         code="tabletimer:<event>:<board>:<button>:<entrant>"))
+    out = ["<!DOCTYPE html>", f'<html lang="{w.lang}">', "<head>", '<meta charset="utf-8">',
            '<meta name="generator" content="TableTimer">',
-           f"<title>{_e(heading)} - table cards</title>", f"<style>{_CSS}</style>", "</head>",
-           "<body>", '<div class="page">', f'<p class="hint">{_e(heading)}: table cards. Print on A4 at 100 %, cut along'
-           f" the dashed lines, put each card on its table.{hint}</p>",
+           ("<title>" + _e(w.t('{title} - table cards', title=heading)) + "</title>"), f"<style>{_CSS}</style>", "</head>",
+           "<body>", '<div class="page">', '<p class="hint">' + _e(w.t(
+               "{title}: table cards. Print on A4 at 100 %, cut along the dashed lines, put each card on its table.",
+               title=heading)) + f"{hint}</p>",
            '<main class="cards">']
     for table, sts in tables(stations).items():
         wide = " wide" if len(sts) > 4 else ""
@@ -182,7 +191,7 @@ def cards_html(event: str, fmt: Format, entrants: Sequence[Entrant], stations: I
             url = table_url(public_url, table)
             out.append('<div class="head"><div>' + head + "</div>"
                        '<figure class="tableqr">' + qr_svg(url) +
-                       f'<figcaption>referees: this table\'s page'
+                       "<figcaption>" + _e(w.t("referees: this table's page")) +
                        f'<div class="url">{_e(readable_table_url(public_url, table))}</div>'
                        "</figcaption></figure></div>")
         else:
@@ -193,13 +202,14 @@ def cards_html(event: str, fmt: Format, entrants: Sequence[Entrant], stations: I
             payload = station_payload(event, s.board, s.button, s.entrant)
             name = (e.name if e and e.name else s.entrant)
             members = ", ".join(m.name for m in e.members) if e else ""
-            puzzle = f" &middot; puzzle {s.puzzle}" if s.puzzle is not None else ""
+            puzzle = (" &middot; " + _e(w.t('puzzle {puzzle}', puzzle=s.puzzle))) if s.puzzle is not None else ""
             out.append('<figure class="station"><figcaption>'
-                       f'<div class="button">Button {s.button}{puzzle}</div>'
-                       f'<div class="who">{_e(name)}</div>'
+                       + ('<div class="button">' + _e(w.t("Button {button}", button=s.button)) + f'{puzzle}</div>')
+                       + f'<div class="who">{_e(name)}</div>'
                        + (f'<div class="members">{_e(members)}</div>' if members else "")
-                       + f'<div class="board">board {_e(s.board)} &middot; entrant {_e(s.entrant)}</div>'
-                       f'<div class="payload">{_e(payload)}</div>'
+                       + ('<div class="board">' + _e(w.t("board {board}", board=s.board)) + ' &middot; ')
+                       + (_e(w.t("entrant {entrant}", entrant=s.entrant)) + '</div>')
+                       + f'<div class="payload">{_e(payload)}</div>'
                        "</figcaption></figure>")
         out.append("</div></section>")
     out.append("</main></div></body></html>")

@@ -292,10 +292,10 @@ class HallPages:
             return shown
         fmt, rows, when, entrants, start, left, row, marks = await run_in_threadpool(shown.results)
         ahead = starts_in_ms(start, shown.service.clock.now_ms())
-        sheet = results_html(shown.title, fmt, rows, when, entrants, start, left, starts_in=ahead, marks=marks,
-                             site_url=await run_in_threadpool(self.site_url))
         w = self.words(request)
-        state = (w.t("Provisional:") + " " + in_progress_text(left, ahead)) if left is not None else (
+        sheet = results_html(shown.title, fmt, rows, when, entrants, start, left, starts_in=ahead, marks=marks,
+                             site_url=await run_in_threadpool(self.site_url), lang=w.lang)
+        state = (w.t("Provisional:") + " " + in_progress_text(left, ahead, w.lang)) if left is not None else (
             w.t("Provisional: some results wait for a referee") if any(r.provisional for r in rows) else
             w.t("Official") if marks.official is not None else w.t("Final"))
         asked = request.query_params.get("round")

@@ -77,7 +77,7 @@ def test_day_on_a_one_round_folder_is_its_one_round(tmp_path, capsys):
         "main", "final", [(1, "Anna")])
     page = tmp_path / "day.html"
     assert cli.main(["results", str(one), "--day", "--html", str(page)]) == 0
-    assert "1 round(s)" in page.read_text(encoding="utf-8") and 'class="banner"' not in page.read_text()
+    assert "<span>1 round</span>" in page.read_text(encoding="utf-8") and 'class="banner"' not in page.read_text()
 
 
 def test_day_on_a_folder_without_rounds_says_what_to_do(tmp_path, capsys):

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from needs import require_tool
+from tabletimer.hub.i18n.local_format import day
 from rendering import chromium_or_skip, qr_codes_of_page, run_chromium
 
 from tabletimer.hub.cli import main as cli
@@ -367,7 +368,7 @@ def test_rogaland_sheet_marks_awards_unofficial_and_provisional(tmp_path):
     assert "<b>&Co" not in page and "&lt;b&gt;&amp;Co" in page
     assert "&quot;twice&quot; &lt;again&gt;" in page
     assert "<h1>Rogaland &lt;2027&gt;</h1>" in page
-    assert f"Date: {datetime.fromtimestamp(T0 / 1000).strftime('%Y-%m-%d')}" in page   # the round's
+    assert f"Date: {day(datetime.fromtimestamp(T0 / 1000).date(), 'en')}" in page   # the round's
     rows = _rows_of(page)
     assert len(rows) == 8
     first = rows[0]

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from tabletimer.hub.cli import main as cli
-from tabletimer.hub.event.log.store import EventStore
+from event_log import rows
 
 M = 60_000
 
@@ -23,14 +23,6 @@ def event(path: Path) -> Path:
     (path / "stations.csv").write_text("board,button,table,entrant\nB1,1,Table 1,1\nB1,2,Table 1,2\n"
                                        "B2,1,Table 2,3\nB2,2,Table 2,4\n")
     return path
-
-
-def rows(ev: Path) -> list[dict]:
-    store = EventStore(ev / "events.sqlite")
-    try:
-        return store.events()
-    finally:
-        store.close()
 
 
 def test_the_start_names_who_is_not_checked_in_and_asks_first(tmp_path, capsys):

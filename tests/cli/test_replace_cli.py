@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tabletimer.hub.cli import main as cli
 from tabletimer.hub.event.log.store import EventStore
+from event_log import rows
 
 M = 60_000
 
@@ -24,14 +25,6 @@ def event(path: Path, preset: str = "czjpa-individuals") -> Path:
     (path / "entrants.csv").write_text("id,name,eligible\n1,Anna,yes\n2,Ben,yes\nR,Reserve,yes\n")
     (path / "stations.csv").write_text("board,button,table,entrant\nB1,1,Table 1,1\nB1,2,Table 1,2\n")
     return path
-
-
-def rows(ev: Path) -> list[dict]:
-    store = EventStore(ev / "events.sqlite")
-    try:
-        return store.events()
-    finally:
-        store.close()
 
 
 def board_press(ev: Path, button: int, seq: int, at: int) -> None:

@@ -29,11 +29,11 @@ from pathlib import Path
 
 from rig import synced
 from tabletimer.hub.event.folder import event_folder
-from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.rules.standings import Confirm, DidNotStart, Press, RoundStart, rank
 from waiting import Output, until
+from event_log import rows
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 FAST = {"debounce_ms": 30, "confirm_ms": 600, "void_ms": 1500}     # the referee's hold: 0.6 s
@@ -46,14 +46,6 @@ def tt(*args: str, code: int = 0) -> subprocess.CompletedProcess:
     r = subprocess.run([TT, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == code, (args, r.returncode, r.stdout, r.stderr)
     return r
-
-
-def rows(ev: Path) -> list[dict]:
-    store = EventStore(ev / "events.sqlite")
-    try:
-        return store.events()
-    finally:
-        store.close()
 
 
 def teams_in(ev: Path) -> list[tuple[str, str, str]]:

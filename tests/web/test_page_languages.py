@@ -2,11 +2,13 @@
 in the language it chose (the chooser, remembered), its browser's
 (Accept-Language) or the event's; the hall's pages (projector, standings,
 results, draw) in the event's.  Screenshots for the docs: the projector
-in Norwegian, a referee's phone in Danish (docs/images)."""
+in Norwegian, a referee's phone in Danish (docs/images, renewed with TT_SCREENSHOTS=1)."""
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -30,7 +32,11 @@ SAYS = {
            "entrants": "4 deltakere", "search": "søk etter et navn", "draw": "Trekning av lag",
            "final": "Foreløpige"},
 }
-IMAGES = repo_root() / "docs" / "images"
+# the screenshots: docs/images with TT_SCREENSHOTS=1 (to renew them), else a scratch folder (a test
+# run leaves the checkout as it found it)
+IMAGES = (repo_root() / "docs" / "images" if os.environ.get("TT_SCREENSHOTS") == "1"
+          else Path(tempfile.gettempdir()) / "tt-screenshots")
+IMAGES.mkdir(exist_ok=True)
 
 
 class EventLanguage:

@@ -32,7 +32,8 @@ from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.hub.protocol.keys import BoardKeys
 from tabletimer.hub.rules.standings import Confirm, DidNotStart, Press, RoundStart, rank
-from waiting import Output, until
+from hall import Hub
+from waiting import until
 from event_log import rows
 
 TT = str(Path(sys.executable).parent / "tabletimer")
@@ -74,29 +75,6 @@ def make_event(tmp: Path) -> tuple[Path, dict[str, str]]:
         f"Table {i},B{i:02d},8\n" for i in range(1, 11)), encoding="utf-8")
     return ev, club_of
 
-
-class Hub:
-    def __init__(self, ev: Path, port: int) -> None:
-        self.proc = subprocess.Popen([TT, "run", str(ev), "--broker", f"mqtt://127.0.0.1:{port}",
-                                      "--web-listen", "off"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True)
-        self.out = Output(self.proc.stdout)
-        try:
-            self.out.wait_for(lambda line: line.startswith("broker:"), "the hub's broker line")
-        except AssertionError:
-            self.proc.kill()
-            self.proc.wait()
-            raise
-
-    def stop(self) -> str:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise AssertionError("the hub did not stop within 30 s of SIGTERM:\n" + self.out.wait_closed())
-        return self.out.wait_closed()
 
 
 def test_draw_seat_check_in_relay_agreement_objection_official_reopened(tmp_path, embedded_broker):

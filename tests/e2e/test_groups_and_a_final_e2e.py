@@ -36,7 +36,8 @@ from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.hub.protocol.keys import BoardKeys
-from waiting import Output, until
+from hall import Hub
+from waiting import until
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 LIMIT_S = 8                   # every round's limit (90 min in the rules): the calls fit, then time-up
@@ -57,29 +58,6 @@ def tt(*args: str, code: int = 0) -> str:
     assert r.returncode == code, (args, r.returncode, r.stdout, r.stderr)
     return r.stdout
 
-
-class Hub:
-    def __init__(self, hall: Path, round: str, port: int) -> None:
-        self.proc = subprocess.Popen([TT, "run", str(hall), "--round", round, "--broker",
-                                      f"mqtt://127.0.0.1:{port}", "--web-listen", "off"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.out = Output(self.proc.stdout)
-        try:
-            self.out.wait_for(lambda line: line.startswith("broker:"), f"round {round}'s hub")
-        except AssertionError:
-            self.proc.kill()
-            self.proc.wait()
-            raise
-
-    def stop(self) -> str:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise AssertionError("the hub did not stop within 30 s of SIGTERM:\n" + self.out.wait_closed())
-        return self.out.wait_closed()
 
 
 def make_event(tmp: Path) -> Path:
@@ -118,7 +96,7 @@ def play(hall: Path, name: str, sims: dict[str, SimBoard], port: int, calls: dic
     start = int(time.time() * 1000) + 6000
     tt("act", str(hall), "round_start", f"at={start}", "--round", name)
     marks = {b: len(s.records) for b, s in sims.items()}
-    hub = Hub(hall, name, port)
+    hub = Hub(hall, port, "--round", name)
     try:
         for b, s in sims.items():
             s.wait_for(lambda r: "sched" in r, timeout=30, start=marks[b])

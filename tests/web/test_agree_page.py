@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from web_rig import PHONE, WebHub, browser  # noqa: F401  (browser: a fixture)
+from web_rig import WebHub, browser, calls_page  # noqa: F401  (browser: a fixture)
 
 
 @pytest.fixture
@@ -22,11 +22,7 @@ def hub(tmp_path):
 
 @pytest.fixture
 def phone(browser, hub):
-    ctx = browser.new_context(**PHONE)
-    ctx.set_default_timeout(10_000)
-    page = ctx.new_page()
-    page.goto(f"{hub.url}/signin?token={hub.anna}")
-    expect(page.locator("h1")).to_have_text("Calls waiting")
+    ctx, page = calls_page(browser, hub)
     yield page
     ctx.close()
 

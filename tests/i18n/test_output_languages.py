@@ -18,12 +18,8 @@ import pytest
 from babel.messages.pofile import read_po
 from openpyxl import load_workbook
 
-from clocks import FixedClock
 from tabletimer import repo_root
-from tabletimer.hub.core.service import HubService
-from tabletimer.hub.event.fold.competition import Competition
 from tabletimer.hub.event.folder import event_folder
-from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.i18n import catalogue
 from tabletimer.hub.outputs import day_results
 from tabletimer.hub.outputs.check_in_list import check_in_list_html
@@ -32,7 +28,7 @@ from tabletimer.hub.outputs.referee_badge import badge_html
 from tabletimer.hub.outputs.results import load_results, results_html
 from tabletimer.hub.outputs.results_xlsx import workbook, xlsx_bytes
 from tabletimer.hub.outputs.table_cards import cards_html
-from tabletimer.hub.protocol.keys import BoardKeys
+from event_log import finish, record
 
 M = 60_000
 NOW = 1_796_300_000_000
@@ -42,21 +38,6 @@ URL = "http://192.168.1.10:8765"
 LANGS = ("cs", "da", "nb", "en")
 
 
-def record(hall: Path, name: str, actions) -> None:
-    ev = event_folder.load(hall, name)
-    store = EventStore(ev.db)
-    try:
-        svc = HubService(store, BoardKeys(ev.keys_file), Competition(ev.format, ev.entrants, ev.stations),
-                         FixedClock(NOW))
-        for action, payload in actions:
-            svc.act(action, payload, who="desk")
-    finally:
-        store.close()
-
-
-def finish(entrant: str, at_ms: int, confirm: bool = True) -> list:
-    return [("press", {"entrant": entrant, "puzzle": 1, "at": at_ms})] + (
-        [("confirm", {"entrant": entrant, "puzzle": 1})] if confirm else [])
 
 
 @pytest.fixture(scope="module")
@@ -80,10 +61,10 @@ def hall(tmp_path_factory) -> Path:
     start = NOW - 5 * 3_600_000
     record(hall, "indiv", [("round_start", {"at": start})] + finish("2", start + 40 * M) + finish("1", start + 45 * M)
            + finish("3", start + 50 * M) + finish("4", start + 50 * M) + finish("5", start + 55 * M)
-           + [("count", {"entrant": "6", "puzzle": 1, "placed": 300})])
+           + [("count", {"entrant": "6", "puzzle": 1, "placed": 300})], NOW)
     start = NOW - 30 * M
     record(hall, "pairs", [("round_start", {"at": start})] + finish("P1", start + 20 * M)
-           + finish("P2", start + 25 * M, confirm=False))
+           + finish("P2", start + 25 * M, confirm=False), NOW)
     return hall
 
 

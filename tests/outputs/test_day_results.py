@@ -22,14 +22,10 @@ import pytest
 
 from rendering import chromium_or_skip
 
-from tabletimer.hub.protocol.keys import BoardKeys
-from tabletimer.hub.core.service import HubService
 from tabletimer.hub.cli import main as cli
 from tabletimer.hub.event.folder import event_folder
-from tabletimer.hub.event.fold.competition import Competition
-from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.outputs import day_results
-from clocks import FixedClock
+from event_log import finish, record
 
 S, M = 1000, 60_000
 GENERATED = datetime(2026, 12, 3, 18, 5, tzinfo=timezone.utc)
@@ -38,23 +34,6 @@ TITLE = "A day of rounds"
 
 
 
-def record(hall: Path, name: str, actions, now: int) -> None:
-    """(action, payload) pairs recorded in the round's log as `tabletimer
-    act --round NAME` records them."""
-    ev = event_folder.load(hall, name)
-    store = EventStore(ev.db)
-    try:
-        svc = HubService(store, BoardKeys(ev.keys_file), Competition(ev.format, ev.entrants, ev.stations),
-                         FixedClock(now))
-        for action, payload in actions:
-            svc.act(action, payload, who="desk")
-    finally:
-        store.close()
-
-
-def finish(entrant: str, at_ms: int, confirm: bool = True) -> list:
-    return [("press", {"entrant": entrant, "puzzle": 1, "at": at_ms})] + (
-        [("confirm", {"entrant": entrant, "puzzle": 1})] if confirm else [])
 
 
 def make_day(tmp: Path, now: int) -> Path:

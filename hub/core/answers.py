@@ -150,7 +150,15 @@ class Answers:
                                          t.received_ms)
             if lost:
                 self.activity.append(lost)
-        if stored != STORED:          # a duplicate, or a conflict row: the ack alone
+        if stored == DUPLICATE and typ in ("press", "confirm", "void"):
+            # sent again: the first answer may never have reached the board
+            # (a broker restarted, a hub killed between storing and
+            # answering), and a board that does not know the hub has its
+            # call never counts a missing piece: the whole answer again,
+            # its stations' state forced
+            rec = self._recorded(board, msg) if typ != "void" else None
+            return self._event_answers(board, msg, install, rec, cmds.changed_entries(board, force=True))
+        if stored != STORED:          # a duplicate of another kind, or a conflict row: the ack alone
             return [cmds.to_board(board, protocol.CMD, hub_protocol.ack(msg["boot"], msg["seq"], install), 1,
                                   to=msg)]
         assert row is not None

@@ -19,6 +19,7 @@ this Python as `rclone`), else the system's."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,10 +64,12 @@ def failure(remote: str, stderr: str) -> PublishFailed:
             "config file not found" in low and name and not name.startswith(":"):
         return PublishFailed("unknown remote", f"rclone knows no remote {name!r} (`rclone config` lists and "
                                                f"adds them; give --to NAME:PATH)")
-    if any(w in low for w in ("507", "insufficient storage", "quota", "no space left", "storage full",
+    # an HTTP status as a word: a port (127.0.0.1:40317) or a size holds the digits too
+    status = {int(m) for m in re.findall(r"(?<![\w.:/-])(40[13]|507)(?![\w.:/-])", low)}
+    if 507 in status or any(w in low for w in ("insufficient storage", "quota", "no space left", "storage full",
                               "exceeded", "entitytoolarge")):
         return PublishFailed("remote full", f"the remote {name!r} is full (free space there, or another remote)")
-    if any(w in low for w in ("401", "403", "unauthorized", "forbidden", "accessdenied", "access denied",
+    if status & {401, 403} or any(w in low for w in ("unauthorized", "forbidden", "accessdenied", "access denied",
                               "invalidaccesskeyid", "signaturedoesnotmatch", "authentication",
                               "permission denied", "login incorrect")):
         return PublishFailed("login refused", f"the remote {name!r} refuses rclone's login (check its "

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tabletimer.hub.web.site_outbox import Outbox, PublishFailed, order
+from tabletimer.hub.web.rclone_remote import failure
+from tabletimer.hub.web.site_outbox import UNREACHABLE, Outbox, PublishFailed, order
 
 
 class Remote:
@@ -109,3 +110,17 @@ def test_a_put_is_taken_only_once_a_batch_holding_all_of_its_files_is():
     assert box.status().taken_put == 3 >= forced                               # held index.html too
     assert dict(remote.batches[-1]) == {"rounds/a.json": b"2", "index.html": b"i"}
     assert box.send_once() and box.status().taken_put == 3                    # nothing waits: no change
+
+
+def test_rclone_s_errors_said_in_an_organizer_s_words():
+    """rclone_remote.failure: an HTTP status counts as a word, never the
+    digits of a port or a size (a cut link to 127.0.0.1:40317 once read as
+    a refused login)."""
+    said = [(e.kind, str(e)) for e in (failure(":webdav,url='http://127.0.0.1:40317/':", err) for err in (
+        "Failed to copy: Put \"http://127.0.0.1:40317/a.json\": dial tcp 127.0.0.1:40317: connect: connection refused",
+        "Failed to copy: 401 Unauthorized",
+        "Failed to copy: couldn't list files: 403 Forbidden: AccessDenied",
+        "Failed to copy: 507 Insufficient Storage",
+        "Failed to copy: wrote 4031 bytes: something odd"))]
+    assert [k for k, _ in said] == [UNREACHABLE, "login refused", "login refused", "remote full", "failed"]
+    assert "connection refused" in said[0][1] and said[4][1] == "rclone: Failed to copy: wrote 4031 bytes: something odd"

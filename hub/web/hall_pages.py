@@ -64,7 +64,8 @@ from .round_views import DrawLog, EventRounds, RoundUnavailable, RoundView
 
 PAGES = Path(__file__).parent / "pages"
 STATIC = {"hall.css": "text/css", "hall.js": "text/javascript", "standings.js": "text/javascript",
-          "results.js": "text/javascript", "common.js": "text/javascript", "rotate.js": "text/javascript",
+          "results.js": "text/javascript", "common.js": "text/javascript", "translate.js": "text/javascript",
+          "rotate.js": "text/javascript",
           "draw.js": "text/javascript"}
 MIN_INTERVAL_S = 0.5         # a stream's views at most this often (a burst of presses: one view;
                              # 300 pages of 300 entrants at 4 views a second were 86 MB/s)
@@ -308,7 +309,8 @@ class HallPages:
                + (f'<div style="margin-top:4px">{picker}</div>' if picker else "") + "</div>")
         sheet = sheet.replace("<body>", "<body>" + bar, 1).replace(
             "</body>", f'<script src="/h/words/{w.lang}.js"></script>'
-                       '<script src="/h/static/common.js"></script><script src="/h/static/results.js">'
+                       '<script src="/h/static/translate.js"></script><script src="/h/static/common.js"></script>'
+                       '<script src="/h/static/results.js">'
                        "</script></body>", 1)
         return HTMLResponse(sheet, headers=_NO_STORE)
 

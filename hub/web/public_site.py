@@ -10,7 +10,10 @@ set of files {path: bytes} out.
     rounds/NAME.html        a round's standings with its clock; polls rounds/NAME.json
     rounds/NAME.json        the round's view: hall_view's fields, nothing else
     rounds/NAME-results.html   the round's results sheet (results_html)
-    site.js, site.css       the pages' script and style (hub/web/pages/)
+    site.js, site.css       the pages' script and style (hub/web/pages/), translate.js
+                            their gettext
+    words.js                the site's language's catalogue (i18n/catalogue.py: the
+                            event's language, as the hall's pages speak it)
 
 Every link is relative: the site works under any prefix of any host.  A
 page polls its JSON every POLL_S (no-store, and a ?v= against caches);
@@ -33,14 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..i18n.catalogue import N_, Words, script_catalogue, words
 from ..outputs.result_marks import ResultMarks
 from ..outputs.results import results_html
 from ..rules.standings import Entrant, StandingRow
 
 PAGES = Path(__file__).parent / "pages"
-HIDDEN_NAME = "(name not published)"
+HIDDEN_NAME = N_("(name not published)")
 POLL_S = 5
-ASSETS = ("site.js", "site.css")
+ASSETS = ("translate.js", "site.js", "site.css")
 # a standings row's fields the site shows (hall_view.standing's, but "entrant": the site's own id)
 ROW_FIELDS = ("place", "award", "entrant", "name", "members", "official", "status", "time_ms", "penalty_ms",
               "net_ms", "pieces", "deducted", "provisional", "table", "part")
@@ -82,7 +86,7 @@ def _scrub(text: str, names: list[str]) -> str:
     return text
 
 
-def public_view(page: RoundPage, version: int) -> dict:
+def public_view(page: RoundPage, version: int, hidden_name: str = HIDDEN_NAME) -> dict:
     """The round's JSON: the hall view's public fields by name, each row's
     too, the hidden entrants without a name."""
     view = page.view
@@ -92,7 +96,7 @@ def public_view(page: RoundPage, version: int) -> dict:
         line = {k: r[k] for k in ROW_FIELDS if k in r}
         line["entrant"] = ids[r.get("entrant")]
         if r.get("entrant") in page.hidden:
-            line["name"] = HIDDEN_NAME
+            line["name"] = hidden_name
             line.pop("members", None)
         rows.append(line)
     out = {k: view.get(k) for k in VIEW_FIELDS}
@@ -100,28 +104,31 @@ def public_view(page: RoundPage, version: int) -> dict:
     return out
 
 
-def public_results(page: RoundPage, title: str) -> str | None:
-    """The round's results sheet, the hidden entrants without a name (None: no results)."""
+def public_results(page: RoundPage, title: str, w: Words = words("en")) -> str | None:
+    """The round's results sheet in w's language, the hidden entrants
+    without a name (None: no results)."""
     if page.results is None:
         return None
     fmt, rows, when, entrants, start, left, _row, marks = page.results
     # official or not, and who agreed; not who made them official, nor the objections' reasons (the
     # desk's words, which may name referees): the hall's sheet has them
     public_marks = None if marks is None else ResultMarks(
-        official="made official by the head referee" if marks.official else None,
+        official=w.t("made official by the head referee") if marks.official else None,
         agreed=set(marks.agreed) - set(page.hidden), official_at=marks.official_at)
     entrants = list(entrants or [])
     names = _hidden_names(page, entrants)
+    hidden_name = w.t(HIDDEN_NAME)
     shown: list[StandingRow] = []
     for r in rows:
         if r.entrant in page.hidden:
-            shown.append(r._replace(name=HIDDEN_NAME, reason=_scrub(r.reason, names), notes=()))
+            shown.append(r._replace(name=hidden_name, reason=_scrub(r.reason, names), notes=()))
         else:
             shown.append(r._replace(reason=_scrub(r.reason, names), notes=()))
-    people = [Entrant(e.id, HIDDEN_NAME, (), e.eligible) if e.id in page.hidden else e for e in entrants]
-    text = results_html(title, fmt, shown, when, people, start, left, marks=public_marks)
-    back = f'<p style="font:14px system-ui"><a href="{html.escape(page.name)}.html">live standings</a> · ' \
-           f'<a href="../index.html">all rounds</a></p>'
+    people = [Entrant(e.id, hidden_name, (), e.eligible) if e.id in page.hidden else e for e in entrants]
+    text = results_html(title, fmt, shown, when, people, start, left, marks=public_marks, lang=w.lang)
+    live, every = html.escape(w.t("live standings")), html.escape(w.t("all rounds"))
+    back = f'<p style="font:14px system-ui"><a href="{html.escape(page.name)}.html">{live}</a> · ' \
+           f'<a href="../index.html">{every}</a></p>'
     return text.replace("<body>", "<body>" + back, 1)
 
 
@@ -140,16 +147,19 @@ def event_json(title: str, rounds: list[dict], live: str | None, version: int, u
                         "podium": _podium(v)} for v in rounds]}
 
 
-def _page(kind: str, title: str, data: str, base: str) -> bytes:
-    """A static page: its title, the JSON it polls, the pages' script."""
+def _page(kind: str, title: str, data: str, base: str, w: Words) -> bytes:
+    """A static page in w's language: its title, the JSON it polls, the
+    pages' script with the language's catalogue."""
     t = html.escape(title)
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+    loading, footer = html.escape(w.t("loading…")), html.escape(w.t("Results live from the hall · updated"))
+    return (f'<!doctype html><html lang="{w.lang}"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width,initial-scale=1">'
             f'<title>{t}</title><link rel="stylesheet" href="{base}site.css"></head>'
             f'<body data-page="{kind}" data-json="{html.escape(data)}" data-poll="{POLL_S}">'
-            f'<header><h1 id="title">{t}</h1><p id="state" class="state">loading…</p>'
+            f'<header><h1 id="title">{t}</h1><p id="state" class="state">{loading}</p>'
             f'<p id="link" class="link"></p></header><main id="main"></main>'
-            f'<footer>Results live from the hall · updated <span id="updated">-</span></footer>'
+            f'<footer>{footer} <span id="updated">-</span></footer>'
+            f'<script src="{base}words.js"></script><script src="{base}translate.js"></script>'
             f'<script src="{base}site.js"></script></body></html>').encode()
 
 
@@ -158,21 +168,23 @@ def _json(doc: Any) -> bytes:
 
 
 def render_site(title: str, rounds: list[RoundPage], live: str | None, version: int,
-                url: str | None = None, assets: bool = True) -> dict[str, bytes]:
-    """Every file of the site for the rounds given ({path: bytes});
-    assets: with site.js and site.css (they change only with the hub)."""
-    files: dict[str, bytes] = {}
+                url: str | None = None, assets: bool = True, lang: str = "en") -> dict[str, bytes]:
+    """Every file of the site for the rounds given ({path: bytes}), in
+    lang (the event's language); assets: with the pages' scripts and style
+    (they change only with the hub)."""
+    w = words(lang)
+    files: dict[str, bytes] = {"words.js": script_catalogue(w.lang).encode()}
     views = []
     for page in rounds:
-        view = public_view(page, version)
+        view = public_view(page, version, w.t(HIDDEN_NAME))
         views.append(view)
         files[f"rounds/{page.name}.json"] = _json(view)
-        files[f"rounds/{page.name}.html"] = _page("round", view["title"] or page.name, f"{page.name}.json", "../")
-        sheet = public_results(page, view["title"] or title)
+        files[f"rounds/{page.name}.html"] = _page("round", view["title"] or page.name, f"{page.name}.json", "../", w)
+        sheet = public_results(page, view["title"] or title, w)
         if sheet is not None:
             files[f"rounds/{page.name}-results.html"] = sheet.encode()
     files["event.json"] = _json(event_json(title, views, live, version, url))
-    files["index.html"] = _page("event", title, "event.json", "")
+    files["index.html"] = _page("event", title, "event.json", "", w)
     if assets:
         for name in ASSETS:
             files[name] = (PAGES / name).read_bytes()

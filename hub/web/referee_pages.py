@@ -77,7 +77,7 @@ FRESH_S = 1.0                         # a view made for one page serves the othe
 MAX_BODY = 16 * 1024                  # a referee's action is a few hundred bytes
 PAGES = Path(__file__).parent / "pages"
 STATIC = {"app.css": "text/css", "table.js": "text/javascript", "calls.js": "text/javascript",
-          "common.js": "text/javascript", "checkin.js": "text/javascript"}
+          "common.js": "text/javascript", "translate.js": "text/javascript", "checkin.js": "text/javascript"}
 CHECK_IN = "checkin"                  # the stream's page=... of the check-in page
 
 

@@ -80,9 +80,19 @@ class SiteSource:
                 version = shown.get("row") or 0
         return out, version
 
+    def language(self) -> str:
+        """The event's language, read each time (`tabletimer language` may
+        change it during the day); English when its file is not one the
+        hub speaks (the hall's pages say so)."""
+        try:
+            return event_folder.event_language(self.folder)
+        except event_folder.EventFolderError as e:
+            log.warning("the public site speaks English: %s", e)
+            return "en"
+
     def files(self, url: str | None = None) -> tuple[dict[str, bytes], int]:
         pages, version = self.pages()
-        return render_site(self.title(), pages, self.live, version, url), version
+        return render_site(self.title(), pages, self.live, version, url, lang=self.language()), version
 
     def close(self) -> None:
         self.rounds.close()

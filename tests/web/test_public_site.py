@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tabletimer.hub.cli import main as cli
 from tabletimer.hub.broker.ports import free_port
@@ -25,6 +26,7 @@ from tabletimer.hub.runtime.site_start import start_site
 from tabletimer.hub.web.console_api import folder_event
 from tabletimer.hub.web.public_site import HIDDEN_NAME
 from tabletimer.hub.web.rclone_remote import RcloneRemote
+from tabletimer.hub.web.site_publisher import SiteSource
 from tabletimer.tools.testing.netimpair import NetImpair
 from site_rig import REFEREE, make_event, published, static, webdav  # noqa: F401  (fixtures)
 from waiting import until
@@ -87,7 +89,6 @@ def test_a_follower_sees_a_new_finish_and_the_newest_state_after_the_link_is_cut
             until(lambda: static.get("rounds/main.json"), "the site on the remote", timeout=30)
             page = browser.new_context(**PHONE).new_page()
             page.goto(f"{static.url}/rounds/main.html")
-            from playwright.sync_api import expect
             row = page.locator('tr:has-text("Jana Novakova")')
             expect(row).to_contain_text("solving", timeout=15_000)
             finish(svc, "1", now - 5 * M)
@@ -203,3 +204,40 @@ def test_a_remote_that_cannot_take_the_site_is_a_clear_line_and_the_hall_goes_on
         if full is not None:
             full.shutdown()
             full.server_close()
+
+
+def test_the_site_speaks_the_events_language(tmp_path, static, browser):
+    """The site's pages, its script's texts and its results sheet in the
+    event's language (`tabletimer language DIR nb`), as the hall's pages
+    speak it: the page's language, the catalogue beside it (words.js), a
+    name not published said in Norwegian."""
+    folder, _ = make_event(tmp_path)
+    event_folder.save_language(folder, "nb")
+    now = int(time.time() * 1000)
+    svc, store = hub(folder, now)
+    finish(svc, "3", now - 4 * M)                     # the entrant who is not published, finished
+    store.close()
+    source = SiteSource(folder)
+    try:
+        files, _ = source.files()
+    finally:
+        source.close()
+    for path, data in files.items():                  # the remote, as the outbox leaves it
+        out = tmp_path / "remote" / "cup" / path
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)
+    index = files["index.html"].decode()
+    assert '<html lang="nb">' in index and "laster…" in index and "Resultater direkte fra salen" in index
+    assert files["words.js"].decode().startswith('var TT_WORDS = {lang: "nb"')
+    assert "(navn ikke publisert)" in {r["name"] for r in json.loads(files["rounds/main.json"])["rows"]}
+    sheet = files["rounds/main-results.html"].decode()
+    assert "direkte resultatliste" in sheet and "(navn ikke publisert)" in sheet and "Olga" not in sheet
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(f"{static.url}/rounds/main.html")
+    expect(page.locator("#standings thead")).to_contain_text("navn")
+    expect(page.locator('tr:has-text("Jana Novakova")')).to_contain_text("legger")     # solving
+    expect(page.locator("#state")).to_contain_text("i gang")                           # running
+    page.goto(f"{static.url}/index.html")
+    expect(page.locator("#state")).to_have_text("1 runde")
+    expect(page.locator(".round-state")).to_contain_text("i gang · 1 ferdige")
+    page.context.close()

@@ -11,23 +11,8 @@ var TT = (function () {
 
   function now() { return Date.now() + offset; }
 
-  // the page's language: its catalogue (/r/words/LANG.js, made by the hub from its gettext
-  // catalogues) sets TT_WORDS; t() and n() are gettext and ngettext, with {name} placeholders
-  var W = window.TT_WORDS || { lang: "en", plural: function (n) { return n !== 1 ? 1 : 0; }, decimal: ".", messages: {} };
-  function fill(text, values) {
-    return text.replace(/\{([a-z_][a-z0-9_]*)\}/g, function (m, k) {
-      return values && values[k] !== undefined && values[k] !== null ? String(values[k]) : m;
-    });
-  }
-  function t(text, values) {
-    var m = W.messages[text];
-    return fill(typeof m === "string" ? m : text, values);
-  }
-  function n(singular, plural, count, values) {
-    var forms = W.messages[singular], v = Object.assign({ count: count }, values || {});
-    if (Array.isArray(forms)) return fill(forms[Math.min(W.plural(count), forms.length - 1)], v);
-    return fill(count === 1 ? singular : plural, v);
-  }
+  // the page's language (translate.js, loaded before this script: its t() and n())
+  var W = TT_WORDS_OF, t = W.t, n = W.n;
   // the chooser of a referee's phone: its choice kept in a cookie (the hub reads it) and reloaded
   document.addEventListener("DOMContentLoaded", function () {
     var c = document.getElementById("lang");

@@ -6,6 +6,9 @@
   const body = document.body;
   const url = body.dataset.json, poll = Number(body.dataset.poll || 5) * 1000;
   let doc = null, shown = "", fetched = 0, failing = 0;
+  const t = TT_WORDS_OF.t, n = TT_WORDS_OF.n, lang = TT_WORDS_OF.lang;   // translate.js: the site's words.js
+  const STATUS = {finished: t("finished"), solving: t("solving"), unfinished: t("unfinished"), waiting: t("waiting")};
+  const STATE = {before: t("not started"), running: t("running"), over: t("time up")};
 
   function el(tag, attrs, text) {
     const e = document.createElement(tag);
@@ -17,20 +20,21 @@
     if (ms === undefined || ms === null) return "";
     const neg = ms < 0; ms = Math.abs(ms);
     const s = Math.floor(ms / 1000), h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;
-    const t = (h ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + String(r).padStart(2, "0");
-    return (neg ? "-" : "") + t;
+    const out = (h ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + String(r).padStart(2, "0");
+    return (neg ? "-" : "") + out;
   }
   function clock(v) {
     const now = Date.now();
     if (v.start === null || v.start === undefined || now < v.start)
-      return v.start ? "starts in " + dur(v.start - now) : "not started";
-    if (v.end !== null && v.end !== undefined && now >= v.end) return "time is up";
-    return "running · " + (v.end ? dur(v.end - now) + " left" : dur(now - v.start));
+      return v.start ? t("starts in {time}", {time: dur(v.start - now)}) : t("not started");
+    if (v.end !== null && v.end !== undefined && now >= v.end) return t("time up");
+    return t("running") + " · " + (v.end ? t("{time} left", {time: dur(v.end - now)}) : dur(now - v.start));
   }
   function standingsTable(rows, withTable) {
     const t = el("table", {id: "standings"});
     const head = el("tr");
-    for (const h of ["#", "name", "status", "time", "penalty", "net", "pieces"].concat(withTable ? ["table"] : []))
+    const heads = ["#", t("name"), t("status"), t("time"), t("penalty"), t("net"), t("pieces")];
+    for (const h of heads.concat(withTable ? [t("table")] : []))
       head.appendChild(el("th", {}, h));
     t.appendChild(el("thead")).appendChild(head);
     const tb = t.appendChild(el("tbody", {id: "rows"}));
@@ -40,8 +44,8 @@
       const name = el("td", {class: "name"}, r.name);
       if (r.members && r.members.length) name.appendChild(el("div", {class: "members"}, r.members.join(", ")));
       tr.appendChild(name);
-      const st = el("td", {class: "status"}, r.status);
-      if (r.provisional) st.appendChild(el("span", {class: "prov"}, "provisional"));
+      const st = el("td", {class: "status"}, STATUS[r.status] || r.status);
+      if (r.provisional) st.appendChild(el("span", {class: "prov"}, t("provisional")));
       tr.appendChild(st);
       tr.appendChild(el("td", {class: "num time"}, dur(r.time_ms)));
       tr.appendChild(el("td", {class: "num"}, r.penalty_ms ? "+" + dur(r.penalty_ms) : ""));
@@ -58,11 +62,12 @@
     const main = document.getElementById("main");
     main.replaceChildren();
     const nav = el("p");
-    const res = el("a", {href: v.round + "-results.html"}, "results sheet");
-    nav.append(el("a", {href: "../index.html"}, "all rounds"), " · ", res);
+    const res = el("a", {href: v.round + "-results.html"}, t("results sheet"));
+    nav.append(el("a", {href: "../index.html"}, t("all rounds")), " · ", res);
     main.appendChild(nav);
     main.appendChild(el("p", {id: "summary"},
-      v.finished + " finished · " + v.solving + " solving" + (v.provisional ? " · provisional" : "")));
+      t("{count} finished", {count: v.finished}) + " · " + t("{count} solving", {count: v.solving}) +
+      (v.provisional ? " · " + t("provisional") : "")));
     main.appendChild(standingsTable(v.rows, true));
   }
   function drawEvent(e) {
@@ -72,20 +77,21 @@
     for (const r of e.rounds) {
       const s = el("section", {class: "round", "data-round": r.name});
       const h = s.appendChild(el("h2"));
-      h.appendChild(el("a", {href: r.standings}, r.name + (r.name === e.live ? " (live)" : "")));
-      s.appendChild(el("p", {class: "round-state"}, r.category + " · " + r.state + " · " + r.finished +
-        " finished" + (r.provisional ? " · provisional" : "")));
+      h.appendChild(el("a", {href: r.standings}, r.name === e.live ? t("{round} (live)", {round: r.name}) : r.name));
+      s.appendChild(el("p", {class: "round-state"}, r.category + " · " + (STATE[r.state] || r.state) + " · " +
+        t("{count} finished", {count: r.finished}) + (r.provisional ? " · " + t("provisional") : "")));
       if (r.podium.length) s.appendChild(standingsTable(r.podium, false));
-      s.appendChild(el("a", {href: r.results}, "results sheet"));
+      s.appendChild(el("a", {href: r.results}, t("results sheet")));
       main.appendChild(s);
     }
   }
   function tick() {
     const state = document.getElementById("state"), link = document.getElementById("link");
     if (doc && body.dataset.page === "round") state.textContent = clock(doc);
-    else if (doc) state.textContent = doc.rounds.length + " round" + (doc.rounds.length === 1 ? "" : "s");
+    else if (doc) state.textContent = n("{count} round", "{count} rounds", doc.rounds.length);
     const age = fetched ? Math.round((Date.now() - fetched) / 1000) : null;
-    link.textContent = failing >= 2 ? "this page cannot reach the results now (last read " + age + " s ago)" : "";
+    link.textContent = failing >= 2 ? t("this page cannot reach the results now (last read {seconds} s ago)",
+                                        {seconds: age}) : "";
   }
   async function load() {
     try {
@@ -98,7 +104,7 @@
         doc = d; shown = text;
         (body.dataset.page === "round" ? drawRound : drawEvent)(d);
         document.getElementById("updated").textContent =
-          d.changed_ms ? new Date(d.changed_ms).toLocaleTimeString() : "-";
+          d.changed_ms ? new Date(d.changed_ms).toLocaleTimeString(lang === "en" ? "en-GB" : lang) : "-";
       }
     } catch (err) {
       failing += 1;

@@ -233,6 +233,8 @@ def test_the_site_speaks_the_events_language(tmp_path, static, browser):
     sheet = files["rounds/main-results.html"].decode()
     assert "direkte resultatliste" in sheet and "(navn ikke publisert)" in sheet and "Olga" not in sheet
     page = browser.new_context(**PHONE).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(f"{static.url}/rounds/main.html")
     expect(page.locator("#standings thead")).to_contain_text("navn")
     expect(page.locator('tr:has-text("Jana Novakova")')).to_contain_text("legger")     # solving
@@ -240,4 +242,5 @@ def test_the_site_speaks_the_events_language(tmp_path, static, browser):
     page.goto(f"{static.url}/index.html")
     expect(page.locator("#state")).to_have_text("1 runde")
     expect(page.locator(".round-state")).to_contain_text("i gang · 1 ferdige")
+    assert not errors, errors
     page.context.close()

@@ -31,13 +31,13 @@
     return t("running") + " · " + (v.end ? t("{time} left", {time: dur(v.end - now)}) : dur(now - v.start));
   }
   function standingsTable(rows, withTable) {
-    const t = el("table", {id: "standings"});
+    const table = el("table", {id: "standings"});
     const head = el("tr");
     const heads = ["#", t("name"), t("status"), t("time"), t("penalty"), t("net"), t("pieces")];
     for (const h of heads.concat(withTable ? [t("table")] : []))
       head.appendChild(el("th", {}, h));
-    t.appendChild(el("thead")).appendChild(head);
-    const tb = t.appendChild(el("tbody", {id: "rows"}));
+    table.appendChild(el("thead")).appendChild(head);
+    const tb = table.appendChild(el("tbody", {id: "rows"}));
     for (const r of rows) {
       const tr = el("tr", {"data-entrant": r.entrant, class: r.award ? "award" + r.award : ""});
       tr.appendChild(el("td", {class: "num place"}, r.place || "-"));
@@ -54,7 +54,7 @@
       if (withTable) tr.appendChild(el("td", {}, r.table || ""));
       tb.appendChild(tr);
     }
-    return t;
+    return table;
   }
   function drawRound(v) {
     document.getElementById("title").textContent = v.title;

@@ -27,22 +27,33 @@ def unofficial_text(fmt: Format, lang: str = "en") -> str:
     return esc(unofficial_words(fmt, lang))
 
 
+def unofficial_parts(fmt: Format) -> dict:
+    """What "unofficial" means, as data: the format's eligibility text
+    (None: none), and when a pair or team is eligible by its members, its
+    kind's words (an English msgid), how many members (at least) and
+    whether all must be.  unofficial_words says it; the hall's pages say it
+    in their reader's language (hall_view's `unofficial`, common.js)."""
+    n = fmt.eligible_members_min if fmt.eligibility and fmt.kind != "individual" else None
+    return {"eligibility": fmt.eligibility or None, "kind": KIND_WORDS.get(fmt.kind, fmt.kind) if n else None,
+            "members": n or None, "all": bool(n and n >= fmt.max_members)}
+
+
 def unofficial_words(fmt: Format, lang: str = "en") -> str:
-    """What "unofficial" means (plain text: the sheet's legend, the
-    projector's): not eligible for an award place, yet ranked; then who is
-    eligible, said apart (the eligibility text right after the mark read as
-    if it described the unofficial ones: "(participants from the Czech
+    """What "unofficial" means (plain text: the sheet's legend): not
+    eligible for an award place, yet ranked; then who is eligible, said
+    apart (the eligibility text right after the mark read as if it
+    described the unofficial ones: "(participants from the Czech
     Republic)")."""
-    w = words(lang)
+    w, p = words(lang), unofficial_parts(fmt)
     text = w.t("not eligible for an award place: takes part and is ranked all the same.")
-    if fmt.eligibility:
-        text += " " + w.t("Who is eligible for awards: {who}", who=fmt.eligibility)
-        if fmt.kind != "individual" and fmt.eligible_members_min:
-            n = fmt.eligible_members_min
-            kind = w.t(KIND_WORDS[fmt.kind]) if fmt.kind in KIND_WORDS else fmt.kind
-            text += " " + (w.t("({kind}: all its members)", kind=kind) if n >= fmt.max_members
+    if p["eligibility"]:
+        text += " " + w.t("Who is eligible for awards: {who}", who=p["eligibility"])
+        if p["members"]:
+            said = p["kind"]                  # (its own line: the catalogue's extractor reads t(...)'s literals)
+            kind = w.t(said)
+            text += " " + (w.t("({kind}: all its members)", kind=kind) if p["all"]
                            else w.n("({kind}: at least one of its members)", "({kind}: at least {count} of its members)",
-                                    n, kind=kind))
+                                    p["members"], kind=kind))
         text += "."
     return text
 

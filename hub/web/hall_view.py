@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..outputs.results import unofficial_words
+from ..outputs.sheet_legend import unofficial_parts
 from ..rules.format_model import Format
 from ..rules.standings import StandingRow
 
@@ -77,7 +77,7 @@ def hall_view(snap: Snapshot, fmt: Format, title: str, tables: dict[str, str],
     marks = outlook.marks if outlook is not None else {}
     rows = [standing(fmt, r, tables, members, marks.get(r.entrant)) for r in snap.standings]
     # an entrant who may not take an award place, marked and explained as the results sheet does
-    unofficial = unofficial_words(fmt) if any(not r.official for r in snap.standings) else None
+    unofficial = unofficial_parts(fmt) if any(not r.official for r in snap.standings) else None
     return {"title": title, "category": fmt.title, "kind": fmt.kind, "order": fmt.order,
             "tie_break": fmt.tie_break, "unofficial": unofficial,
             "resolution_ms": fmt.resolution_ms, "awards": fmt.awards,

@@ -366,6 +366,10 @@ def test_an_unofficial_entrant_at_place_1_is_marked_and_explained_as_the_sheet_d
         expect(alice.locator(".badge.unofficial")).to_have_text("unofficial")
         expect(phone.locator('li[data-entrant="2"]')).to_have_class("award1")
         expect(phone.locator("#legend")).to_contain_text("unofficial: not eligible for an award place")
+        screen.goto(f"{h.url}/hall?lang=nb")                  # in the page's language, the format's own words kept
+        expect(screen.locator("#legend")).to_have_text(
+            "uoffisiell: kan ikke vinne premie: deltar og plasseres likevel. "
+            "Hvem kan vinne premie: participants from the Czech Republic.")
     finally:
         h.close()
 

@@ -253,8 +253,23 @@ var TT = (function () {
   function advanceBadge(r) {
     return r.advance ? el("span", { "class": "badge adv adv-" + r.advance, text: ADVANCE[r.advance] || r.advance }) : null;
   }
+  // what "unofficial" means (hall_view's unofficial: sheet_legend.unofficial_parts), as the sheet says it
+  function unofficialText(u) {
+    var text = t("not eligible for an award place: takes part and is ranked all the same.");
+    if (u.eligibility) {
+      text += " " + t("Who is eligible for awards: {who}", { who: u.eligibility });
+      if (u.members) {
+        var kind = t(u.kind);
+        text += " " + (u.all ? t("({kind}: all its members)", { kind: kind })
+                             : n("({kind}: at least one of its members)", "({kind}: at least {count} of its members)",
+                                 u.members, { kind: kind }));
+      }
+      text += ".";
+    }
+    return text;
+  }
   function legend(view) {
-    var out = view.unofficial ? [t("unofficial") + ": " + view.unofficial] : [];
+    var out = view.unofficial ? [t("unofficial") + ": " + unofficialText(view.unofficial)] : [];
     if (view.advance_to && view.rows.some(function (r) { return r.advance; }))
       out.push(t("advances: certain to go on to {round}", { round: view.advance_to }),
                t("in the places: in the qualifying places now, not yet certain"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from ..i18n.catalogue import N_, Words, words
 from .table_view import recorded_counts
 
 if TYPE_CHECKING:
@@ -28,11 +29,23 @@ _WHAT = {"confirm": "confirmed", "void": "voided", "correct": "corrected"}
 
 
 class IntentConflict(ValueError):
-    """The subject of an intent changed since the page showed it."""
+    """The subject of an intent changed since the page showed it: action,
+    its subject's state now and as the page showed it (seen).  str() is the
+    English sentence; `said(w)` says it in a phone's language."""
 
-    def __init__(self, message: str, now: Any) -> None:
-        super().__init__(message)
-        self.now = now
+    def __init__(self, action: str, now: Any, seen: Any) -> None:
+        self.action, self.now, self.seen = action, now, seen
+        super().__init__(self.said(words("en")))
+
+    def said(self, w: Words) -> str:
+        if self.action == "count":
+            shown = w.t("no count") if self.seen is None else _count_text(w, self.seen)
+            return w.t("this puzzle's count is {now} since your page showed {shown}",
+                       now=_count_text(w, self.now), shown=shown)
+        if self.now == "none":
+            return w.t("the hub has no such call")
+        return w.t("this call is {now} since your page showed it {seen}",
+                   now=call_state_words(w, self.now), seen=call_state_words(w, self.seen))
 
 
 def call_state(comp: Competition, press_id: str) -> str:
@@ -67,28 +80,36 @@ def _same(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
-def conflict(comp: Competition, action: str, payload: dict, seen: Any) -> str | None:
-    """Why the intent is a conflict (None: the subject is as the page
+def conflict(comp: Competition, action: str, payload: dict, seen: Any) -> IntentConflict | None:
+    """The conflict the intent is (None: the subject is as the page
     showed it)."""
     if action not in ("confirm", "void", "count"):
         return None
     now = subject_state(comp, action, payload)
-    if _same(now, seen):
-        return None
-    if action == "count":
-        shown = "no count" if seen is None else _count_text(seen)
-        return f"this puzzle's count is {_count_text(now)} since your page showed {shown}"
-    if now == "none":
-        return "the hub has no such call"
-    return f"this call is {now} since your page showed it {seen}"
+    return None if _same(now, seen) else IntentConflict(action, now, seen)
 
 
-def _count_text(c: Any) -> str:
+# a call's state as call_state has it, in a phone's words
+_STATE_WORDS = {"open": N_("open"), "superseded": N_("superseded"), "none": N_("not in the log")}
+_CLOSED_WORDS = {"confirmed": N_("confirmed by {who}"), "voided": N_("voided by {who}"),
+                 "corrected": N_("corrected by {who}")}
+
+
+def call_state_words(w: Words, state: Any) -> str:
+    """call_state's text ("open", "confirmed by board B1") in w's language."""
+    text = str(state)
+    if text in _STATE_WORDS:
+        return w.t(_STATE_WORDS[text])
+    what, sep, who = text.partition(" by ")
+    return w.t(_CLOSED_WORDS[what], who=who) if sep and what in _CLOSED_WORDS else text
+
+
+def _count_text(w: Words, c: Any) -> str:
     if not isinstance(c, dict):
-        return "none"
+        return w.t("none")
     if c.get("placed") is not None:
-        return f"{c['placed']} placed"
-    return f"{c.get('remaining')} remaining"
+        return w.t("{count} placed", count=c["placed"])
+    return w.t("{count} remaining", count=c.get("remaining"))
 
 
 def check(comp: Competition, action: str, payload: dict, seen: Any, replace: bool) -> None:
@@ -96,6 +117,6 @@ def check(comp: Competition, action: str, payload: dict, seen: Any, replace: boo
     the service's lock: HubService.act's precondition)."""
     if replace:
         return
-    why = conflict(comp, action, payload, seen)
-    if why is not None:
-        raise IntentConflict(why, subject_state(comp, action, payload))
+    found = conflict(comp, action, payload, seen)
+    if found is not None:
+        raise found

@@ -62,7 +62,7 @@ from ..event.log.log_health import LogWriteFailed
 from ..event.log.rows import kind_of
 from . import intents
 from .changes import ChangeFeed, SharedView, stream_views
-from ..i18n.catalogue import N_, SOURCE
+from ..i18n.catalogue import N_, SOURCE, Words
 from .check_in_view import check_in_view
 from .page_words import catalogue_script, phone_language, render, words
 from .hall_check_view import hall_check_view
@@ -316,9 +316,9 @@ class RefereePages:
 
     # ------------------------------------------------------------ actions
     async def act(self, request: Request) -> Response:
-        who = self.referee(request)
+        who, w = self.referee(request), self.words(request)
         if who is None:
-            return _error(401, self.words(request).t(_SIGN_IN) + " " + self.words(request).t("Nothing was recorded."))
+            return _error(401, w.t(_SIGN_IN) + " " + w.t("Nothing was recorded."))
         problem = _cross_site(request)
         if problem:
             return _error(403, problem + "; nothing was recorded")
@@ -330,7 +330,8 @@ class RefereePages:
         except BodyRefused as e:
             return _error(400, f"{e}; nothing was recorded", close=e.close)
         except BodyDropped:
-            return _error(400, "the action did not come whole; nothing was recorded", close=True)
+            return _error(400, w.t("the action did not come whole (the network?): nothing was recorded; "
+                                   "try again"), close=True)
         if not isinstance(body, dict) or not isinstance(body.get("action"), str) \
                 or not isinstance(body.get("payload", {}), dict):
             return _error(400, "expected {action, payload, why, request, seen, replace}; nothing was recorded")
@@ -343,16 +344,19 @@ class RefereePages:
         if not isinstance(why, str) or (request_key is not None and not isinstance(request_key, str)):
             return _error(400, "why must be text and request a text key; nothing was recorded")
         if "objection" in payload:
-            return _error(400, "an objection is the head referee's decision, made at the desk (tabletimer act ... "
-                               "--objection REASON --who NAME); nothing was recorded")
+            return _error(400, w.t("an objection is the head referee's decision, made at the desk; nothing was "
+                                   "recorded"))
         if action == "void" and not why.strip():
-            return _error(400, "void: say why (the reason is logged with your name); nothing was recorded")
+            return _error(400, w.t("void: say why (the reason is logged with your name); nothing was recorded"))
         seen, replace = body.get("seen"), body.get("replace") is True
         table = body.get("table") if isinstance(body.get("table"), str) else None
-        return await run_in_threadpool(self._act, who, action, payload, why, request_key, seen, replace, table)
+        return await run_in_threadpool(self._act, who, action, payload, why, request_key, seen, replace, table, w)
 
     def _act(self, who: str, action: str, payload: dict, why: str, key: str | None, seen: Any,
-             replace: bool, table: str | None) -> Response:
+             replace: bool, table: str | None, w: Words) -> Response:
+        """The action recorded, or refused in the phone's words (w): an
+        intent's conflict said in them; the hub's checks' own reasons stay
+        English inside them (docs/operations.md, "Languages")."""
         def precondition(comp) -> None:
             same = self.service.identical_decision(action, payload, who)
             if same is not None:                 # my own decision again (a second tap): no conflict
@@ -361,16 +365,17 @@ class RefereePages:
         try:
             row = self.service.act(action, payload, who=who, why=why, request=key, precondition=precondition)
         except intents.IntentConflict as e:
-            self._noted(who, action, payload, str(e), table)
-            return _error(409, f"{e}: nothing was recorded; look again and decide", conflict=str(e), now=e.now,
-                          view=self._view(table) if table else None)
+            self._noted(who, action, payload, str(e), table)          # the desk's line: English
+            said = e.said(w)
+            return _error(409, w.t("{conflict}: nothing was recorded; look again and decide", conflict=said),
+                          conflict=said, now=e.now, view=self._view(table) if table else None)
         except RequestConflict as e:
             self._noted(who, action, payload, str(e), table)
             return _error(409, str(e), conflict=str(e), now=None)
         except (ValueError, TypeError) as e:
-            return _error(400, f"{e}; nothing was recorded")
+            return _error(400, w.t("{reason}; nothing was recorded", reason=str(e)))
         except LogWriteFailed as e:
-            return _error(503, f"{e}; nothing was recorded")
+            return _error(503, w.t("{reason}; nothing was recorded", reason=str(e)))
         duplicate = bool(row.pop("duplicate", False))
         return JSONResponse({"row": row, "duplicate": duplicate,
                              "view": self._view(table) if table else None})

@@ -23,6 +23,10 @@ def act(hub, token: str, body: dict) -> tuple[int, dict]:
     return hub.phone_act(token, body)
 
 
+def act_in(hub, lang: str, body: dict) -> tuple[int, dict]:
+    return hub.phone_act(hub.anna, body, lang=lang)
+
+
 def test_the_same_confirmation_under_two_keys_is_stored_once(hub):
     hub.start()
     hub.press("B1", 1)
@@ -70,6 +74,15 @@ def test_the_same_count_twice_is_stored_once(hub):
     status, other = act(hub, hub.anna, {"action": "count", "payload": {"entrant": "1", "puzzle": 1, "placed": 401},
                                         "seen": None, "request": "c-3"})
     assert status == 409, other
+    assert other["conflict"] == "this puzzle's count is 400 placed since your page showed no count", other
+    # a Danish referee's phone: the conflict and its refusal in Danish, the desk's note in English
+    status, dansk = act_in(hub, "da", {"action": "count", "payload": {"entrant": "1", "puzzle": 1, "placed": 402},
+                                       "seen": None, "request": "c-4"})
+    assert status == 409 and dansk["conflict"] == "optællingen for dette puslespil er 400 lagt, mens din side viste " \
+        "ingen optælling", dansk
+    assert dansk["error"].endswith(": intet blev registreret; se igen og beslut"), dansk
+    status, void = act_in(hub, "da", {"action": "void", "payload": {"press_id": "B1/1/1"}, "request": "v-1"})
+    assert status == 400 and void["error"].startswith("annullering: sig hvorfor"), void
     assert len(hub.rows("count")) == 1
 
 

@@ -157,3 +157,16 @@ def test_an_action_sent_again_under_its_key_is_stored_once(tmp_path):
     assert sum(1 for r in svc2.store.events() if r["type"] == "dns") == 1
     with pytest.raises(ValueError, match="request must be an idempotency key"):
         svc2.act("dns", {"entrant": "2"}, who="Anna", request="x" * 101)
+
+
+def test_a_conflict_is_said_in_the_phones_language():
+    """The phone's sentence (IntentConflict.said): the state words
+    translated, the names as they are; str() stays English (the desk's
+    note)."""
+    from tabletimer.hub.i18n.catalogue import words
+    call = intents.IntentConflict("confirm", "confirmed by board B1", "open")
+    assert str(call) == "this call is confirmed by board B1 since your page showed it open"
+    assert call.said(words("nb")) == "denne meldingen er bekreftet av board B1, mens siden din viste den som åpen"
+    count = intents.IntentConflict("count", {"placed": None, "remaining": 12}, None)
+    assert count.said(words("cs")) == "počet u této skládačky je 12 zbývá, zatímco vaše stránka ukazovala žádný počet"
+    assert intents.IntentConflict("void", "none", "open").said(words("da")) == "hubben har ikke det opkald"

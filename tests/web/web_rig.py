@@ -141,14 +141,16 @@ class WebHub:
         finally:
             ctx.close()
 
-    def phone_act(self, token: str, body: dict) -> tuple[int, dict]:
-        """POST /r/api/act as a signed-in phone's page sends it: (status, answer)."""
+    def phone_act(self, token: str, body: dict, lang: str | None = None) -> tuple[int, dict]:
+        """POST /r/api/act as a signed-in phone's page sends it: (status,
+        answer); lang: the phone's chosen language (its tt_lang cookie)."""
         import http.client
         from urllib.parse import urlsplit
         u = urlsplit(self.url)
         c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
         c.request("POST", "/r/api/act", body=json.dumps(body).encode(),
-                  headers={"X-TableTimer": "1", "Content-Type": "application/json", "Cookie": f"tt_referee={token}"})
+                  headers={"X-TableTimer": "1", "Content-Type": "application/json",
+                           "Cookie": f"tt_referee={token}" + (f"; tt_lang={lang}" if lang else "")})
         r = c.getresponse()
         out = r.status, json.loads(r.read())
         c.close()

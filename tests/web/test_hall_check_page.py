@@ -72,6 +72,8 @@ def test_the_calls_page_follows_a_hall_check_from_its_beginning_to_its_verdict(h
     expect(table1).to_have_count(0)                                # board B1 ready: Table 1 done
     expect(phone.locator("#hallcheck-progress")).to_have_text("Hall check: 1/2 boards ready, 3/4 buttons pressed")
     expect(phone.locator("#calls li")).to_have_count(0)            # the check's presses are no calls
+    phone.goto(phone.url.split("?")[0] + "?lang=da")               # the same page on a Danish phone
+    expect(phone.locator("#hallcheck-progress")).to_have_text("Salstjek: 1/2 bokse klar, 3/4 knapper trykket")
 
     hub.svc.act("hall_check", {"phase": "verdict", "ready": 0, "report": "not ready: B2"}, who="desk")
     expect(section).to_be_hidden()

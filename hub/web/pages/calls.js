@@ -7,7 +7,9 @@
   function drawCheck(hc) {
     document.getElementById("hallcheck").hidden = !hc;
     if (!hc) return;
-    document.getElementById("hallcheck-progress").textContent = hc.text;
+    document.getElementById("hallcheck-progress").textContent =
+      TT.t("Hall check: {ready}/{boards} boards ready, {pressed}/{buttons} buttons pressed",
+           { ready: hc.boards_ready, boards: hc.boards, pressed: hc.pressed, buttons: hc.buttons });
     var ul = document.getElementById("hallcheck-todo");
     ul.replaceChildren();
     hc.todo.forEach(function (t) {

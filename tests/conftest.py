@@ -31,6 +31,10 @@ ORDER = ("e2e", "web", "cli", "console", "firmware", "runtime", "link", "broker"
 # `tools/dev.py test --quick`, the edit loop's answer in seconds: the unit tests of the rules,
 # the event's fold and actions, the protocol and the hub's core, the firmware's logic (the
 # portable modules under both interpreters) and the layout's arrows.
+# The tests that mostly wait (whole halls, boards of the real firmware, brokers: a fifth of a core
+# each when run one at a time, 2026-12-06): `tools/dev.py test` runs them in a pool of their own
+# beside those that compute, so they do not hold the computing tests' workers.
+WAITS = ("e2e/", "firmware/", "broker/")
 QUICK = ("rules/", "event/", "i18n/", "test_import_arrows.py", "protocol/test_hub_protocol.py",
          "core/test_hub_core.py", "core/test_fold_changes.py", "link/test_self_probe.py",
          "core/test_board_identity.py",
@@ -48,8 +52,8 @@ def pytest_collection_modifyitems(config, items) -> None:
     """Slow tests (the chaos rehearsal at hall scale) are part of the whole
     suite's run (tools/dev.py test, CI=true) but not of a plain pytest,
     unless asked for.  Every test
-    is marked `quick` or not, and `hall` or not (tools/dev.py's two
-    runs), and the order set for a parallel run (the same in every worker:
+    is marked `quick` or not, `hall` or not and `waits` or not
+    (tools/dev.py's three runs), and the order set for a parallel run (the same in every worker:
     they must agree).  A module whose tests share a browser (web_rig's
     module-scoped `browser`) runs on one worker: spread over eight, it
     started Chromium eight times (about 3 s of CPU each: 2026-12-04, the
@@ -60,6 +64,8 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.quick)
         if where.startswith(HALL):
             item.add_marker(pytest.mark.hall)
+        if where.startswith(WAITS):
+            item.add_marker(pytest.mark.waits)
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("browser:" + where.split("::")[0]))
     rank = {folder: i for i, folder in enumerate(ORDER)}

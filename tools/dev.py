@@ -10,8 +10,9 @@ The suite runs on several pytest-xdist workers (most tests wait for boards,
 brokers and browsers rather than compute): TT_TEST_WORKERS=N sets how many,
 1 runs it in this one process; pytest's own -n, or -p no:xdist, wins.  The
 whole suite (no test chosen) includes the slow hall-scale rehearsal, run in
-a pytest of its own beside the rest, the rest at idle priority, where that
-is safe (hall_beside_the_rest, why_not_beside); TT_HALL_BESIDE=0: alone
+a pytest of its own beside the rest, the rest in two pytests (the tests
+that mostly wait, and those that compute) at idle priority, where that is
+safe (hall_beside_the_rest, why_not_beside); TT_HALL_BESIDE=0: alone
 first, then the rest.
 
 And a flake hunt: the chosen tests N times (each a whole parallel run),
@@ -106,12 +107,27 @@ def workers() -> int:
 
 
 def rest_workers() -> int:
-    """Workers for the tests beside the hall: TT_TEST_WORKERS, else three per
-    core, at most 6.  They compute: on 2 cores (2026-12-04, one run each) 6
+    """Workers for the tests that compute (the pages, the consoles, the
+    command line, the units), beside the hall and the waiting tests:
+    TT_TEST_WORKERS, else three per 2 cores, at most 4.  They compute: on 2
+    cores (2026-12-04, one run each, then the whole rest in one pool) 6
     workers took 194 s and 294 s of CPU, 8 took 215 s and 331 s, 10 took
-    221 s and 342 s (each worker collects the suite, and they slow each other
-    down)."""
-    return workers() if os.environ.get("TT_TEST_WORKERS") else min(6, 3 * (os.cpu_count() or 2))
+    221 s and 342 s (each worker collects the suite, and they slow each
+    other down)."""
+    return workers() if os.environ.get("TT_TEST_WORKERS") else min(4, max(2, 3 * (os.cpu_count() or 2) // 2))
+
+
+def waiting_workers() -> int:
+    """Workers for the tests that mostly wait (tests/conftest.py's WAITS:
+    whole halls, boards of the real firmware, brokers: a fifth of a core
+    each, run one at a time on 2 cores, 2026-12-06): TT_WAIT_WORKERS, else
+    three per core, at most 6."""
+    wanted = os.environ.get("TT_WAIT_WORKERS", "")
+    if wanted:
+        if not wanted.isdigit() or int(wanted) < 1:
+            die(f"TT_WAIT_WORKERS needs a whole number of at least 1, not {wanted!r}")
+        return int(wanted)
+    return min(6, 3 * (os.cpu_count() or 2))
 
 
 def chose_workers(pytest_args: list[str]) -> bool:
@@ -236,48 +252,62 @@ def why_not_beside() -> str | None:
 
 
 def hall_beside_the_rest(pytest_args: list[str]) -> int:
-    """The whole suite with its slow tests: the hall-scale chaos rehearsal
-    (HALL_TEST: 300 stations of real firmware for a round of 100 s, about a
-    quarter of 2 cores, in bursts when the hub is killed) in a pytest of its
-    own at the normal policy, and beside it every other test on
-    rest_workers() workers at SCHED_IDLE, so the hall gets the CPU the
-    instant it wants it and the rest has what it leaves (docs/testing.md:
-    beside the rest at the same priority or niced, the hall was starved in
-    CI; alone, its idle cores made CI's run 6 minutes).  Once the hall is
-    done the rest goes back to the normal policy where this may (root).
-    Where that is not safe (why_not_beside): the hall alone, then the rest."""
+    """The whole suite with its slow tests, in three pytests at once: the
+    hall-scale chaos rehearsal (HALL_TEST: 300 stations of real firmware for
+    a round of 100 s, about a quarter of 2 cores, in bursts when the hub is
+    killed) at the normal policy; beside it the tests that mostly wait
+    (marked `waits`: boards, brokers, whole days; on waiting_workers()) and
+    those that compute (on rest_workers()), both at SCHED_IDLE, so the hall
+    gets the CPU the instant it wants it and the others have what it leaves
+    (docs/testing.md: beside the rest at the same priority or niced, the
+    hall was starved in CI; alone, its idle cores made CI's run 6 minutes;
+    in one pool, the waiting tests held workers the computing ones could
+    have used: 290 s, the cores a third idle).  Once the hall is done the
+    others go back to the normal policy where this may (root).  Where that
+    is not safe (why_not_beside): the hall alone, then the two others."""
     py = [str(BIN / "python"), "-m", "pytest"]
     os.chdir(ROOT)
     os.environ["TT_SLOW"] = "1"                       # tests/conftest.py: the slow tests too
     hall_cmd = py + [HALL_TEST, "-p", "no:xdist", *pytest_args]
-    rest_cmd = py + parallel(["-m", "not hall", *pytest_args], rest_workers())
+    waiting_cmd = py + parallel(["-m", "waits and not hall", *pytest_args], waiting_workers())
+    rest_cmd = py + parallel(["-m", "not hall and not waits", *pytest_args], rest_workers())
     why_not = why_not_beside()
-    if why_not:
-        print(f"tools/dev.py: {HALL_TEST} alone, then the rest in parallel: {why_not}", flush=True)
-        first = subprocess.run(hall_cmd).returncode
-        rest = subprocess.run(rest_cmd).returncode
-    else:
-        print(f"tools/dev.py: {HALL_TEST} beside the rest (the rest at idle priority; "
-              "the hall's output when it is done)", flush=True)
-        with tempfile.TemporaryFile("w+") as hall_out:
+    with tempfile.TemporaryFile("w+") as hall_out, tempfile.TemporaryFile("w+") as waiting_out:
+        if why_not:
+            print(f"tools/dev.py: {HALL_TEST} alone, then the rest in parallel: {why_not}", flush=True)
+            first = subprocess.run(hall_cmd).returncode
+            waiting = subprocess.Popen(waiting_cmd, stdout=waiting_out, stderr=subprocess.STDOUT)
+            others = subprocess.Popen(rest_cmd)
+            running = [waiting, others]
+        else:
+            print(f"tools/dev.py: {HALL_TEST} beside the rest (the rest at idle priority; "
+                  "the hall's output and the waiting tests' when they are done)", flush=True)
             hall = subprocess.Popen(hall_cmd, stdout=hall_out, stderr=subprocess.STDOUT)
+            waiting = subprocess.Popen(waiting_cmd, stdout=waiting_out, stderr=subprocess.STDOUT,
+                                       preexec_fn=idle_priority)
             others = subprocess.Popen(rest_cmd, preexec_fn=idle_priority)
-            try:
+            running = [hall, waiting, others]
+        try:
+            if not why_not:
                 first = hall.wait()
-                if not normal_priority_again(others.pid):
-                    print("tools/dev.py: the rest stays at idle priority (leaving it needs root)",
-                          flush=True)
-                rest = others.wait()
-            finally:
-                for p in (hall, others):
-                    if p.poll() is None:
-                        p.kill()
-                        p.wait()
-            hall_out.seek(0)
-            print(f"\ntools/dev.py: {HALL_TEST} (run beside the rest):\n" + hall_out.read(), flush=True)
-    if first or rest:
-        print(f"tools/dev.py: pytest exit {first} ({HALL_TEST}), {rest} (the rest)", file=sys.stderr)
-    return first or rest
+                if not all([normal_priority_again(waiting.pid), normal_priority_again(others.pid)]):
+                    print("tools/dev.py: the rest stays at idle priority (leaving it needs root)", flush=True)
+            rest = others.wait()
+            waited = waiting.wait()
+        finally:
+            for p in running:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        for name, out in (("the tests that wait (-m waits)", waiting_out), (f"{HALL_TEST}", hall_out)):
+            out.seek(0)
+            text = out.read()
+            if text:
+                print(f"\ntools/dev.py: {name}, run beside the rest:\n" + text, flush=True)
+    if first or rest or waited:
+        print(f"tools/dev.py: pytest exit {first} ({HALL_TEST}), {waited} (the tests that wait), "
+              f"{rest} (the rest)", file=sys.stderr)
+    return first or rest or waited
 
 
 def outcomes(junit_xml: Path) -> dict[str, tuple[str, str]]:

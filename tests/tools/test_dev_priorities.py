@@ -81,3 +81,24 @@ def test_the_hall_runs_beside_the_rest_unless_asked_alone(monkeypatch):
     assert beside is None or "TT_HALL_BESIDE" not in beside
     monkeypatch.setenv("TT_HALL_BESIDE", "0")
     assert dev.why_not_beside() == "TT_HALL_BESIDE=0"
+
+
+def collected(marks: str) -> set[str]:
+    """The test ids the whole suite's run collects under -m marks."""
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "-m", marks, str(dev.ROOT / "tests")], capture_output=True, text=True, cwd=dev.ROOT,
+                         env={**os.environ, "TT_SLOW": "1"}, timeout=120)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    return {ln for ln in out.stdout.splitlines() if "::" in ln}
+
+
+def test_the_three_runs_of_the_whole_suite_hold_every_test_once():
+    """The hall, the tests that wait and those that compute: no test in two
+    of them, none left out (what -m selects is what the three commands of
+    hall_beside_the_rest run)."""
+    everything = collected("slow or not slow")
+    hall, waiting, rest = collected("hall"), collected("waits and not hall"), collected("not hall and not waits")
+    assert hall == {dev.HALL_TEST} and len(waiting) > 250 and len(rest) > 1000
+    assert not (hall & waiting or hall & rest or waiting & rest)
+    assert hall | waiting | rest == everything
+    assert all(t.startswith(("tests/e2e/", "tests/firmware/", "tests/broker/")) for t in waiting)

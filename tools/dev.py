@@ -286,21 +286,26 @@ def hall_beside_the_rest(pytest_args: list[str]) -> int:
     hall_cmd = py + [HALL_TEST, "-p", "no:xdist", *pytest_args]
     waiting_cmd = py + parallel(["-m", "waits and not hall", *pytest_args], waiting_workers())
     rest_cmd = py + parallel(["-m", "not hall and not waits", *pytest_args], rest_workers())
+    # each run's servers on ports of its own (hub/broker/ports.py: the three runs' workers have the
+    # same names, gw0, gw1, ...; two of them took one port, a test's hub could not listen)
+    waiting_n = waiting_workers()
+    slices = {"waiting": 0, "rest": waiting_n, "hall": waiting_n + rest_workers()}
+    envs = {k: {**os.environ, "TT_PORT_SLICES_FROM": str(v)} for k, v in slices.items()}
     why_not = why_not_beside()
     with tempfile.TemporaryFile("w+") as hall_out, tempfile.TemporaryFile("w+") as waiting_out:
         if why_not:
             print(f"tools/dev.py: {HALL_TEST} alone, then the rest in parallel: {why_not}", flush=True)
-            first = subprocess.run(hall_cmd).returncode
-            waiting = subprocess.Popen(waiting_cmd, stdout=waiting_out, stderr=subprocess.STDOUT)
-            others = subprocess.Popen(rest_cmd)
+            first = subprocess.run(hall_cmd, env=envs["hall"]).returncode
+            waiting = subprocess.Popen(waiting_cmd, stdout=waiting_out, stderr=subprocess.STDOUT, env=envs["waiting"])
+            others = subprocess.Popen(rest_cmd, env=envs["rest"])
             running = [waiting, others]
         else:
             print(f"tools/dev.py: {HALL_TEST} beside the rest (the rest at idle priority; "
                   "the hall's output and the waiting tests' when they are done)", flush=True)
-            hall = subprocess.Popen(hall_cmd, stdout=hall_out, stderr=subprocess.STDOUT)
+            hall = subprocess.Popen(hall_cmd, stdout=hall_out, stderr=subprocess.STDOUT, env=envs["hall"])
             waiting = subprocess.Popen(waiting_cmd, stdout=waiting_out, stderr=subprocess.STDOUT,
-                                       preexec_fn=idle_priority)
-            others = subprocess.Popen(rest_cmd, preexec_fn=idle_priority)
+                                       preexec_fn=idle_priority, env=envs["waiting"])
+            others = subprocess.Popen(rest_cmd, preexec_fn=idle_priority, env=envs["rest"])
             running = [hall, waiting, others]
         try:
             if not why_not:

@@ -10,7 +10,11 @@ So free_port() hands out ports below that range (Linux starts it at 32768,
 macOS and Windows at 49152), where the kernel never puts a source port.
 Each pytest-xdist worker (PYTEST_XDIST_WORKER, gw0, gw1, ...) takes its own
 slice of them, and a process walks its slice in turn from a random start, so
-two probes do not pick the same port before either is bound.
+two probes do not pick the same port before either is bound.  Several pytest
+runs at once (tools/dev.py's whole suite: three) each start their workers'
+slices at TT_PORT_SLICES_FROM (their gw0, gw1, ... are the same names); a
+run without workers takes slice TT_PORT_SLICES_FROM when it is set (the
+hall's run), else every port of the range.
 """
 
 from __future__ import annotations
@@ -26,12 +30,19 @@ SLICE = 1000                 # ports per test worker: 12 workers' worth
 
 
 def own_ports() -> range:
-    """The ports this process hands out: its test worker's slice, or all."""
+    """The ports this process hands out: its test worker's slice, its run's
+    (TT_PORT_SLICES_FROM), or all."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    first = os.environ.get("TT_PORT_SLICES_FROM", "")
+    first_slice = int(first) if first.isdigit() else 0
     if worker.startswith("gw") and worker[2:].isdigit():
-        start = LOW + (int(worker[2:]) * SLICE) % (HIGH - LOW)
-        return range(start, start + SLICE)
-    return range(LOW, HIGH)
+        n = first_slice + int(worker[2:])
+    elif first.isdigit():
+        n = first_slice
+    else:
+        return range(LOW, HIGH)
+    start = LOW + (n * SLICE) % (HIGH - LOW)
+    return range(start, start + SLICE)
 
 
 OWN_PORTS = own_ports()

@@ -434,7 +434,9 @@ class App:
                     # then, even beyond the window, and sent until acked
                     b.store(what)
                     raise
-                hw.emit({"journaled": [what["boot"], what["seq"]], "type": what["type"]})
+                # (a short press at a call: "missing", the count, when it counted one)
+                hw.emit({"journaled": [what["boot"], what["seq"]], "type": what["type"],
+                         "missing": what.get("missing")})
                 # a stray changes no station's state: no second flash write
                 changed = changed or what["type"] != "stray"
                 self.kick.set()

@@ -12,8 +12,8 @@ brokers and browsers rather than compute): TT_TEST_WORKERS=N sets how many,
 whole suite (no test chosen) includes the slow hall-scale rehearsal, run in
 a pytest of its own beside the rest, the rest in two pytests (the tests
 that mostly wait, and those that compute) at idle priority, where that is
-safe (hall_beside_the_rest, why_not_beside); TT_HALL_BESIDE=0: alone
-first, then the rest.
+safe (hall_beside_the_rest, why_not_beside; TT_WAIT_WORKERS sets the
+waiting tests' workers); TT_HALL_BESIDE=0: alone first, then the rest.
 
 And a flake hunt: the chosen tests N times (each a whole parallel run),
 optionally with K CPU-burning processes beside them, then a table of
@@ -93,17 +93,23 @@ def take_int(args: list[str], flag: str) -> int | None:
     return None
 
 
+def count_from_env(name: str) -> int | None:
+    """A worker count the environment sets (None: not set); dies on one
+    that is not a whole number of at least 1."""
+    wanted = os.environ.get(name, "")
+    if not wanted:
+        return None
+    if not wanted.isdigit() or int(wanted) < 1:
+        die(f"{name} needs a whole number of at least 1, not {wanted!r}")
+    return int(wanted)
+
+
 def workers() -> int:
     """How many test workers: TT_TEST_WORKERS, else four per core (the
     tests mostly wait), at most 8.  On 2 cores (2026-12-04, a quiet machine):
     4 workers kept the cores 55 % busy, the default suite 246 s; 8 workers 86 %,
     181 s."""
-    wanted = os.environ.get("TT_TEST_WORKERS", "")
-    if wanted:
-        if not wanted.isdigit() or int(wanted) < 1:
-            die(f"TT_TEST_WORKERS needs a whole number of at least 1, not {wanted!r}")
-        return int(wanted)
-    return min(8, 4 * (os.cpu_count() or 2))
+    return count_from_env("TT_TEST_WORKERS") or min(8, 4 * (os.cpu_count() or 2))
 
 
 def rest_workers() -> int:
@@ -122,12 +128,7 @@ def waiting_workers() -> int:
     whole halls, boards of the real firmware, brokers: a fifth of a core
     each, run one at a time on 2 cores, 2026-12-06): TT_WAIT_WORKERS, else
     three per core, at most 6."""
-    wanted = os.environ.get("TT_WAIT_WORKERS", "")
-    if wanted:
-        if not wanted.isdigit() or int(wanted) < 1:
-            die(f"TT_WAIT_WORKERS needs a whole number of at least 1, not {wanted!r}")
-        return int(wanted)
-    return min(6, 3 * (os.cpu_count() or 2))
+    return count_from_env("TT_WAIT_WORKERS") or min(6, 3 * (os.cpu_count() or 2))
 
 
 def chose_workers(pytest_args: list[str]) -> bool:

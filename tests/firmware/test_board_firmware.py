@@ -150,9 +150,17 @@ def test_signal_skew_parts_measure_the_known_clocks(rig, ahead_ms):
     plan = [[t + 1200 * k, "start"] for k in range(4)]
     hub.state.publish([hub.commands.to_board("k1", P.SCHED, schedule(10 ** 9, t, plan[-1][0], plan), 1, True)])
     mark = sim.records.index(sim.wait_for(lambda r: r.get("sched") == 10 ** 9))
+    played = 0
     for at, name in plan:
-        rec = sim.wait_for(lambda r: r.get("signal") == name and r["at"] == at, timeout=15, start=mark)
+        # played, or skipped as more than LATE_MS late (said: a board woken 168 ms late on a
+        # saturated test machine skips it, as it should; 2026-12-06)
+        rec = sim.wait_for(lambda r: r.get("at") == at and name in (r.get("signal"), r.get("late")),
+                           timeout=15, start=mark)
         mark = sim.records.index(rec)
+        if "late" in rec:
+            assert rec["delay"] > 150, rec
+            continue
+        played += 1
         true, error, late = played_signal(sim, name, mark, timeout=1)
         assert 1 <= rec["err"] < 1000, rec
         assert abs(error - ahead_ms) <= rec["err"] + TICK_MS, (error, rec)
@@ -160,6 +168,7 @@ def test_signal_skew_parts_measure_the_known_clocks(rig, ahead_ms):
         assert late == rec["delay"] and 0 <= late < 500, rec
         # the hub's instant `at` is at - ahead_ms on the true clock
         assert abs(true - (at - ahead_ms)) < 500 + rec["err"] + TICK_MS, (true, at, rec)
+    assert played >= 2, "fewer than 2 of the 4 signals played on time"
 
 
 def test_forged_and_replayed_messages_are_rejected(rig):

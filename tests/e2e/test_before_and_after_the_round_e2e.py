@@ -149,10 +149,11 @@ def test_draw_seat_check_in_relay_agreement_objection_official_reopened(tmp_path
         plan: dict[str, list[tuple[int, int]]] = {}                  # board -> (button, ms after the start)
         for k, team in enumerate(here):
             at_puzzle = {s.puzzle: s.button for s in loaded.stations if s.entrant == team}
-            # the team's calls in the relay's order: its 500s 50 ms apart from 1.05 s + k, its 1000
-            # (puzzle 8, its final time) at 2.5 s + k: mid-second (the format times whole seconds), a
-            # second between the teams
-            plan[board_of[team]] = [(at_puzzle[n], 1000 + 1000 * k + (50 * n if n < 8 else 1500))
+            # the team's calls in the relay's order: its 500s 200 ms apart from 1.2 s + k (50 ms apart,
+            # a board starved on a loaded machine fell behind its burst of presses and holds), its 1000
+            # (puzzle 8, its final time) at 3.5 s + k: mid-second (the format times whole seconds), more
+            # than the objection's second after its last 500, a second between the teams
+            plan[board_of[team]] = [(at_puzzle[n], 1000 + 1000 * k + (200 * n if n < 8 else 2500))
                                     for n in range(1, 9)]
         for b, calls in plan.items():
             for button, at in calls:       # the call, then the referee's confirming hold 600 ms later

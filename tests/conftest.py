@@ -34,7 +34,7 @@ ORDER = ("e2e", "web", "cli", "console", "firmware", "runtime", "link", "broker"
 # The tests that mostly wait (whole halls, boards of the real firmware, brokers: a fifth of a core
 # each when run one at a time, 2026-12-06): `tools/dev.py test` runs them in a pool of their own
 # beside those that compute, so they do not hold the computing tests' workers.
-WAITS = ("e2e/", "firmware/", "broker/")
+WAITS = ("e2e/", "firmware/")          # (broker/ waits too, but is short: the computing pool has room)
 QUICK = ("rules/", "event/", "i18n/", "test_import_arrows.py", "protocol/test_hub_protocol.py",
          "core/test_hub_core.py", "core/test_fold_changes.py", "link/test_self_probe.py",
          "core/test_board_identity.py",

@@ -40,5 +40,4 @@ def hall_check_view(check: HallCheck | None, stations: Iterable, entrants: Itera
                          "problems": problems})
     pressed, total = check.stations
     return {"began": check.began_ms, "ready": check.ready, "boards": len(check.boards),
-            "boards_ready": check.boards_ready, "pressed": pressed, "buttons": total,
-            "text": f"Hall check: {check.progress()}", "todo": todo}
+            "boards_ready": check.boards_ready, "pressed": pressed, "buttons": total, "todo": todo}

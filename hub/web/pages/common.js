@@ -27,11 +27,7 @@ var TT = (function () {
     });
   });
 
-  // a clock time as the page's language writes it (the hub's English: 14:05:09)
-  function clock(ms) {
-    return new Date(ms).toLocaleTimeString(W.lang === "en" ? "en-GB" : W.lang,
-                                           { hour: "2-digit", minute: "2-digit", second: "2-digit" });
-  }
+  var clock = W.clock;
 
   function fmt(ms, res) {
     if (ms === null || ms === undefined) return "-";

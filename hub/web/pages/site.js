@@ -6,7 +6,7 @@
   const body = document.body;
   const url = body.dataset.json, poll = Number(body.dataset.poll || 5) * 1000;
   let doc = null, shown = "", fetched = 0, failing = 0;
-  const t = TT_WORDS_OF.t, n = TT_WORDS_OF.n, lang = TT_WORDS_OF.lang;   // translate.js: the site's words.js
+  const t = TT_WORDS_OF.t, n = TT_WORDS_OF.n, timeOfDay = TT_WORDS_OF.clock;  // translate.js: the site's words.js
   const STATUS = {finished: t("finished"), solving: t("solving"), unfinished: t("unfinished"), waiting: t("waiting")};
   const STATE = {before: t("not started"), running: t("running"), over: t("time up")};
 
@@ -104,7 +104,7 @@
         doc = d; shown = text;
         (body.dataset.page === "round" ? drawRound : drawEvent)(d);
         document.getElementById("updated").textContent =
-          d.changed_ms ? new Date(d.changed_ms).toLocaleTimeString(lang === "en" ? "en-GB" : lang) : "-";
+          d.changed_ms ? timeOfDay(d.changed_ms) : "-";
       }
     } catch (err) {
       failing += 1;

@@ -1,7 +1,7 @@
 // The pages' gettext: the page's catalogue (/r/words/LANG.js, /h/words/LANG.js, or the public
 // site's words.js, each made by the hub from its gettext catalogues: hub/i18n/catalogue.py)
-// sets TT_WORDS; t() and n() are gettext and ngettext, with {name} placeholders.  Loaded
-// before the page's own script (common.js, site.js).
+// sets TT_WORDS; t() and n() are gettext and ngettext, with {name} placeholders; clock() a time
+// of day as the language writes it.  Loaded before the page's own script (common.js, site.js).
 "use strict";
 var TT_WORDS_OF = (function () {
   var W = window.TT_WORDS || { lang: "en", plural: function (n) { return n !== 1 ? 1 : 0; }, decimal: ".", messages: {} };
@@ -19,5 +19,10 @@ var TT_WORDS_OF = (function () {
     if (Array.isArray(forms)) return fill(forms[Math.min(W.plural(count), forms.length - 1)], v);
     return fill(count === 1 ? singular : plural, v);
   }
-  return { t: t, n: n, lang: W.lang, decimal: W.decimal };
+  // a clock time as the page's language writes it (the hub's English: 14:05:09)
+  function clock(ms) {
+    return new Date(ms).toLocaleTimeString(W.lang === "en" ? "en-GB" : W.lang,
+                                           { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  }
+  return { t: t, n: n, clock: clock, lang: W.lang, decimal: W.decimal };
 })();

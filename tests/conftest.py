@@ -31,7 +31,7 @@ ORDER = ("e2e", "web", "cli", "console", "firmware", "runtime", "link", "broker"
 # `tools/dev.py test --quick`, the edit loop's answer in seconds: the unit tests of the rules,
 # the event's fold and actions, the protocol and the hub's core, the firmware's logic (the
 # portable modules under both interpreters) and the layout's arrows.
-# The tests that mostly wait (whole halls, boards of the real firmware, brokers: a fifth of a core
+# The tests that mostly wait (whole halls, boards of the real firmware: a fifth of a core
 # each when run one at a time, 2026-12-06): `tools/dev.py test` runs them in a pool of their own
 # beside those that compute, so they do not hold the computing tests' workers.
 WAITS = ("e2e/", "firmware/")          # (broker/ waits too, but is short: the computing pool has room)

@@ -125,7 +125,7 @@ def rest_workers() -> int:
 
 def waiting_workers() -> int:
     """Workers for the tests that mostly wait (tests/conftest.py's WAITS:
-    whole halls, boards of the real firmware, brokers: a fifth of a core
+    whole halls, boards of the real firmware: a fifth of a core
     each, run one at a time on 2 cores, 2026-12-06): TT_WAIT_WORKERS, else
     two per core, at most 4 (6, and 5, saturated 2 cores with the
     computing pool and the hall beside: a board simulator 220 ms late
@@ -274,7 +274,7 @@ def hall_beside_the_rest(pytest_args: list[str]) -> int:
     hall-scale chaos rehearsal (HALL_TEST: 300 stations of real firmware for
     a round of 100 s, about a quarter of 2 cores, in bursts when the hub is
     killed) at the normal policy; beside it the tests that mostly wait
-    (marked `waits`: boards, brokers, whole days; on waiting_workers()) and
+    (marked `waits`: boards of the real firmware, whole days; on waiting_workers()) and
     those that compute (on rest_workers()), both at SCHED_IDLE, so the hall
     gets the CPU the instant it wants it and the others have what it leaves
     (docs/testing.md: beside the rest at the same priority or niced, the
@@ -288,12 +288,12 @@ def hall_beside_the_rest(pytest_args: list[str]) -> int:
     os.environ["TT_SLOW"] = "1"                       # tests/conftest.py: the slow tests too
     keep_rewritten_tests(py)
     hall_cmd = py + [HALL_TEST, "-p", "no:xdist", *pytest_args]
-    waiting_cmd = py + parallel(["-m", "waits and not hall", *pytest_args], waiting_workers())
-    rest_cmd = py + parallel(["-m", "not hall and not waits", *pytest_args], rest_workers())
+    waiting_n, rest_n = waiting_workers(), rest_workers()
+    waiting_cmd = py + parallel(["-m", "waits and not hall", *pytest_args], waiting_n)
+    rest_cmd = py + parallel(["-m", "not hall and not waits", *pytest_args], rest_n)
     # each run's servers on ports of its own (hub/broker/ports.py: the three runs' workers have the
     # same names, gw0, gw1, ...; two of them took one port, a test's hub could not listen)
-    waiting_n = waiting_workers()
-    slices = {"waiting": 0, "rest": waiting_n, "hall": waiting_n + rest_workers()}
+    slices = {"waiting": 0, "rest": waiting_n, "hall": waiting_n + rest_n}
     envs = {k: {**os.environ, "TT_PORT_SLICES_FROM": str(v)} for k, v in slices.items()}
     why_not = why_not_beside()
     with tempfile.TemporaryFile("w+") as hall_out, tempfile.TemporaryFile("w+") as waiting_out:

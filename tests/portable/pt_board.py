@@ -305,6 +305,15 @@ def test_sync_reply_must_match_request():
     assert len(b.sync_sent) <= 8
 
 
+def test_a_reply_with_a_negative_round_trip_is_refused_not_raised():
+    # the hub's time between receiving and answering (t3 - t2: 50) longer
+    # than the board's whole round trip (t4 - t1: 5)
+    b = Board(1, 1)
+    req = b.sync_request(100)
+    assert b.sync_reply(sync_reply(req, 1000, 1050), 105) is None
+    assert not b.sync.ready and req["id"] not in b.sync_sent
+
+
 def test_compact_rotation_schedule_expands():
     b = Board(1, 4)
     assert b.set_schedule(protocol.decode(protocol.encode(

@@ -38,7 +38,7 @@ from event_log import rows
 
 TT = str(Path(sys.executable).parent / "tabletimer")
 FAST = {"debounce_ms": 30, "confirm_ms": 600, "void_ms": 1500}     # the referee's hold: 0.6 s
-LIMIT_S = 12                  # the round's limit (5 h in the rules): the 7 teams' 8 calls fit, then time-up
+LIMIT_S = 14                  # the round's limit (5 h in the rules): the 7 teams' 8 calls fit, then time-up
 CLUBS = [8, 7, 6, 5, 4, 4, 3, 2, 1]       # 40 registered: 40 in clubs of these sizes, none in two
 
 
@@ -132,20 +132,27 @@ def test_draw_seat_check_in_relay_agreement_objection_official_reopened(tmp_path
         for t in here:
             tt("act", str(ev), "check_in", f"entrant={t}", "--who", "Door 1")
         marks = {b: len(s.records) for b, s in sims.items()}
-        start = int(time.time() * 1000) + 4000      # the boards told in time on a loaded machine
-        start_args = ["act", str(ev), "round_start", f"at={start}", "--who", "Head"]
-        asked = tt(*start_args, code=2)                   # the start's question, not answered yes: not recorded
-        assert "this starts with 3 of 10 entrants not checked in (7 of 10 checked in): " in asked.stderr, asked.stderr
+        def start_args(at: int) -> list[str]:
+            return ["act", str(ev), "round_start", f"at={at}", "--who", "Head"]
+        asked = tt(*start_args(int(time.time() * 1000) + 4000), code=2)   # the question, not answered yes:
+        assert "this starts with 3 of 10 entrants not checked in (7 of 10 checked in): " in asked.stderr, \
+            asked.stderr                                                  # not recorded
         for t in absent:
             assert f"{names[t]} ({t})" in asked.stderr
         assert "round_start" not in [r["type"] for r in rows(ev)]
-        tt(*start_args, "--force")
+        start = int(time.time() * 1000) + 4000      # the boards told in time on a loaded machine
+        tt(*start_args(start), "--force")
 
         # ------------------------------------------------------------ the relay on the boards
         for b, s in sims.items():
             s.wait_for(lambda r: "sched" in r, timeout=30, start=marks[b])
         lead = start - int(time.time() * 1000)
-        assert lead > 300, f"the start passed before the boards were told ({lead} ms)"
+        # a loaded CI machine once told the boards 496 ms after the start: the calls then move on by whole
+        # seconds (up to 2, which LIMIT_S leaves room for), so the first is still ahead of its command and
+        # each keeps its place within its second
+        late = max(0, -((lead - 300) // 1000)) * 1000
+        assert late <= 2000, f"the boards were told {-lead} ms after the start"
+        lead += late
         plan: dict[str, list[tuple[int, int]]] = {}                  # board -> (button, ms after the start)
         for k, team in enumerate(here):
             at_puzzle = {s.puzzle: s.button for s in loaded.stations if s.entrant == team}

@@ -13,7 +13,7 @@ from typing import Callable
 from tabletimer.shared import protocol
 
 from ..protocol import hub_protocol
-from .changes import Changes, OperatorRowFolding, StationStatesChanged
+from .changes import Changes, OperatorRowFolding, StationStatesChanged, ToBoards
 from .terms import Terms
 from ..event.fold.competition import Competition
 from ..event.time.clock import HubClock
@@ -84,6 +84,15 @@ class BoardCommands:
         self.changes = changes
         changes.subscribe(OperatorRowFolding, lambda n: self._operator_row(n.row))
 
+    def sending(self) -> bool:
+        """This process sends what is made here: it is live (not replaying the log, not a command-
+        line action beside the running hub: HubService.send_nothing) and its MQTT link listens
+        (ToBoards).  Whatever sends nothing must not number commands: each block of counters it
+        reserved in the log put the running hub's next block a minute further ahead of the clock,
+        and a board refuses a counter 5 minutes ahead as a jump (a desk's 8 `act`s beside a hub:
+        every board refused the hub's acks from its next block on)."""
+        return self.live() and self.changes.subscribed((ToBoards,))
+
     # ------------------------------------------------------ one command
     def to_board(self, board: str, kind: str, msg: dict, qos: int, retain: bool = False,
                  to: dict | None = None) -> Outgoing:
@@ -120,9 +129,7 @@ class BoardCommands:
         """Number the commands above what the event's other rounds' hubs
         may have numbered a board with (their logs reserved up to
         `reserved`), but never more than FOLLOW_AHEAD_MS ahead of the clock:
-        a log's reserve also counts the blocks of `act` and `check-hall`
-        processes, which send nothing, and a counter that far ahead is
-        refused by a board as a jump."""
+        a counter that far ahead is refused by a board as a jump."""
         self.ctr_floor = min(reserved, self.clock.now_ms() + FOLLOW_AHEAD_MS)
 
     def check_writable(self) -> None:
@@ -271,9 +278,9 @@ class BoardCommands:
         """An 'identify' action applied live (not at a replay, not an old
         one): the board buzzes and blinks."""
         kind = kind_of(ev)
-        if kind is RowKind.OP_IDENTIFY and self.live() and self.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
+        if kind is RowKind.OP_IDENTIFY and self.sending() and self.clock.now_ms() - ev["received_ms"] < IDENTIFY_TTL_MS:
             self._identify_now(ev["payload"]["board"])
-        elif kind is RowKind.OP_SETTINGS and self.live() and self.clock.now_ms() - ev["received_ms"] < SEND_WITHIN_MS:
+        elif kind is RowKind.OP_SETTINGS and self.sending() and self.clock.now_ms() - ev["received_ms"] < SEND_WITHIN_MS:
             self._settings_now(ev)
 
     def _settings_now(self, ev: dict) -> None:

@@ -203,7 +203,8 @@ class OperatorActions:
                     return dict(same.row, duplicate=True)
             row = self.record("operator", action, stored, told=True)
             boards = self._boards_of(action, payload)
-            self.publish(cmds.schedules(boards) + cmds.station_messages(boards))   # in counter order
+            if cmds.sending():       # (else the running hub sends them as it applies the row)
+                self.publish(cmds.schedules(boards) + cmds.station_messages(boards))   # in counter order
         return row
 
     def latest_decision_row(self, action: str, payload: dict) -> int | None:

@@ -262,7 +262,7 @@ class HubService:
                 self.state.apply(row)
             if rows:
                 self.state.caught_up = rows[-1]["id"]
-            if new:
+            if new and self.commands.sending():
                 self.state.publish(self.schedules() + self.station_messages())   # in counter order
         return len(new)
 

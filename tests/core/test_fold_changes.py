@@ -133,6 +133,7 @@ def test_a_small_scenario_publishes_its_notes_in_log_order(hub):
 
 
 def test_the_command_sender_tells_a_boards_changed_station_states(hub):
+    hub.changes.subscribe(C.ToBoards, lambda note: None)      # a hub that sends (its MQTT link listens)
     heard: list = []
     hub.changes.subscribe(C.StationStatesChanged, heard.append)
     hub.start_round()

@@ -131,6 +131,39 @@ def test_counters_rise_across_a_restart_with_the_clock_an_hour_back(tmp_path, em
         rig.close()
 
 
+def test_the_desks_actions_beside_the_hub_reserve_no_counters_so_the_hubs_next_block_follows_the_clock(tmp_path):
+    """`act` beside a running hub sends nothing (the hub sends as it applies
+    the rows), so it numbers nothing: each block of counters it reserved put
+    the hub's next block a minute further ahead of the clock, and after five
+    or so a board refused every command of the hub (its acks too) as a
+    counter jump (the door-to-results e2e, 2026-12-06: 8 acts, the hub's
+    next block 478 s ahead, a board's last ack refused)."""
+    from tabletimer.hub.core.board_commands import CTR_BLOCK
+    from tabletimer.hub.core.changes import ToBoards
+    from tabletimer.hub.event.fold.competition import Competition
+
+    ev = make_event(tmp_path, boards=2)
+    act(ev, "round_start", at=int(time.time() * 1000) + 60_000)
+    for entrant in ("11", "12", "21"):
+        act(ev, "check_in", entrant=entrant)
+    act(ev, "identify", board="B1")
+    loaded = event_folder.load(ev)
+    store = EventStore(loaded.db)
+    try:
+        assert store.reserved("hub_ctr") == 0            # 5 actions: none numbered a command
+        # the hub (its MQTT link listening) numbers its commands from the clock on, as without them
+        svc = HubService(store, BoardKeys(ev / "board-keys.json"),
+                         Competition(loaded.format, loaded.entrants, loaded.stations))
+        svc.changes.subscribe(ToBoards, lambda note: None)
+        now = int(time.time() * 1000)
+        svc.check_writable()
+        assert abs(store.reserved("hub_ctr") - (CTR_BLOCK - 1) - now) < 5_000
+        first = svc.schedules(force=True)[0]
+        assert abs(_ctr(first) - now) < 5_000
+    finally:
+        store.close()
+
+
 def test_counters_are_reserved_in_blocks_in_the_log_not_written_per_message(tmp_path, monkeypatch):
     """The counter follows the hub's clock (max(previous + 1, hub ms): a
     board refuses one far ahead of the clock, docs/protocol.md), and is

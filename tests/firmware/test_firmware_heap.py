@@ -75,7 +75,7 @@ def test_the_firmware_runs_in_a_small_heap(tmp_path, embedded_broker):
         sim = rig.board("h64", stations=2, timings=FAST, heap_bytes=HEAP_KB * 1024, code_dir=code)
         sim.wait_for(lambda r: "sched" in r, timeout=15)
         synced(sim)
-        exercise(sim)                     # waits for the 22nd acknowledgement
+        exercise(sim)                     # waits for the last confirm's acknowledgement
         heap = [r["heap"] for r in sim.records if "heap" in r]
         assert heap and max(u + f for u, f in heap) <= HEAP_KB * 1024
         _held(sim, heap)

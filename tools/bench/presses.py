@@ -22,6 +22,9 @@ from tabletimer.tools.testing.netimpair import NetImpair
 # after it; with --fresh-boards, the burst only
 FRESH_SYNC_SAMPLES = 6
 SETTLED_SYNC_SAMPLES = FRESH_SYNC_SAMPLES + 1
+# the start signal of the skew benchmark, ahead of the round_start that schedules it
+SKEW_LEAD_MS = 3000
+SKEW_LEAD_PER_BOARD_MS = 25
 
 
 def bench_press(port: int, root: Path, n: int, floor: tuple[float, float], report: Report,
@@ -46,9 +49,10 @@ def bench_press(port: int, root: Path, n: int, floor: tuple[float, float], repor
         rss, cpu = proc_usage(hall.hub.pid, 5.0)
         report.add(f"hub idle, {n} boards online", f"RSS {rss:.0f} MB, CPU {cpu:.1f} %")
         # the round starts once every board is up and synced (a press outside a
-        # round is a stray, not a finish): now, or, for the signal skew, in 10 s
+        # round is a stray, not a finish): now, or, for the signal skew, once
+        # every board has its schedule (3 s, and 25 ms a board: 10.5 s for 300)
         marks0 = [len(sim.records) for sim in hall.boards]
-        start_at = int(now_ms()) + (10_000 if signal_skew else 0)
+        start_at = int(now_ms()) + (SKEW_LEAD_MS + SKEW_LEAD_PER_BOARD_MS * n if signal_skew else 0)
         hall.act("round_start", f"at={start_at}", "warnings=[]")
         for sim, k in zip(hall.boards, marks0):             # every board has the schedule
             sim.wait_for(lambda r: "sched" in r, start=k, timeout=60)

@@ -6,6 +6,7 @@ tests; the quick set of `tools/dev.py test --quick`."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -41,11 +42,50 @@ QUICK = ("rules/", "event/", "i18n/", "test_import_arrows.py", "protocol/test_hu
          "firmware/test_portable.py", "web/test_table_view.py", "web/test_hall_view.py",
          "console/test_console_table.py")
 TESTS = Path(__file__).parent
+# Seconds each long test took in a measured whole-suite run (tools/testing/durations.py writes it
+# from pytest's --durations=0): these go first, the longest first, so a pool's workers end together instead of one starting a minute-long test when the others are done
+# (longest processing time first; xdist's loadgroup hands out one test at a time).
+DURATIONS = TESTS / "durations.json"
 
 
 def _where(item) -> str:
     """The test's id from the tests/ folder: e2e/test_chaos.py::test_chaos_hall."""
     return Path(item.fspath).relative_to(TESTS).as_posix() + "::" + item.name
+
+
+def measured_durations() -> dict[str, float]:
+    """test id from tests/ -> seconds, from DURATIONS (none if it is missing or unreadable: the
+    order is then by folder alone)."""
+    try:
+        got = json.loads(DURATIONS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: float(v) for k, v in got.items() if isinstance(v, (int, float))} if isinstance(got, dict) else {}
+
+
+def run_order(items):
+    """The sort key of a parallel run's order (the same in every worker: they must agree): the
+    hall first (a parallel run starts it before anything else), then the units xdist hands out
+    (a test, or a module sharing a browser) that took a second or more, the longest first, then
+    the others by folder, each unit's tests together."""
+    took = measured_durations()
+    rank = {folder: i for i, folder in enumerate(ORDER)}
+
+    def unit(item) -> str:
+        mark = item.get_closest_marker("xdist_group")
+        return ("group:" + str(mark.args[0])) if mark and mark.args else _where(item)
+    weight: dict[str, float] = {}
+    for item in items:
+        weight[unit(item)] = weight.get(unit(item), 0.0) + took.get(_where(item), 0.0)
+
+    def key(item) -> tuple:
+        where, u = _where(item), unit(item)
+        if where.startswith(HALL):
+            return (-1, 0.0, 0, "")
+        if weight[u] >= 1.0:
+            return (0, -weight[u], 0, u)
+        return (1, 0.0, rank.get(where.split("/")[0], len(ORDER)), u)
+    return key
 
 
 def pytest_collection_modifyitems(config, items) -> None:
@@ -68,10 +108,7 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.waits)
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("browser:" + where.split("::")[0]))
-    rank = {folder: i for i, folder in enumerate(ORDER)}
-    # stable: the hall first (a parallel run starts it before anything else), then by folder
-    items.sort(key=lambda item: -1 if _where(item).startswith(HALL)
-               else rank.get(_where(item).split("/")[0], len(ORDER)))
+    items.sort(key=run_order(items))
     wanted = (os.environ.get("CI", "").lower() == "true" or os.environ.get("TT_SLOW") == "1"
               or "slow" in (config.getoption("markexpr") or ""))
     if wanted:

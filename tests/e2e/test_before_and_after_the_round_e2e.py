@@ -170,8 +170,14 @@ def test_draw_seat_check_in_relay_agreement_objection_official_reopened(tmp_path
                 sims[b].command(f"edges {button} {t}:1 {t + 80}:0 {t + 600}:1 {t + 1300}:0")
         for b in plan:
             acked: set = set()
-            sims[b].wait_for(lambda r: "acked" in r and (acked.add(r["acked"][1]) or len(acked) >= 16),
-                             timeout=60, start=marks[b])      # a loaded CI machine: 30 s was once short
+            try:
+                sims[b].wait_for(lambda r: "acked" in r and (acked.add(r["acked"][1]) or len(acked) >= 16),
+                                 timeout=60, start=marks[b])      # a loaded CI machine: 30 s was once short
+            except TimeoutError:          # what the board made of the edges it was given (a flake read)
+                seen = [(r["t"] - start, r["input"]) if "input" in r else (r["t"] - start, r["type"], r["journaled"])
+                        for r in sims[b].records[marks[b]:] if "input" in r or "journaled" in r]
+                raise AssertionError(f"board {b}: {len(acked)} of 16 acked; planned {plan[b]} "
+                                     f"(lead {lead} ms); inputs and events after the start: {seen}") from None
         truth = []
         for b in plan:
             for r in sims[b].records[marks[b]:]:

@@ -43,7 +43,7 @@ import hub_order  # noqa: E402
 
 # const() with a leading underscore: folded into the bytecode, no global
 # (each module-level name costs RAM on the board)
-_FW_VERSION = const("0.6.0")
+_FW_VERSION = const("0.6.1")
 _SYNC_BURST = const(6)            # requests right after (re)connecting
 _SYNC_BURST_GAP_MS = const(100)
 _SYNC_INTERVAL_MS = const(30000)
@@ -301,8 +301,7 @@ class App:
 
     # -- sounds --------------------------------------------------------
     def play(self, name):
-        if len(self.sounds) < 4:          # more waiting: late feedback, and a list growing in RAM
-            self.sounds.append(name)
+        signals.add(self.sounds, name)    # at most 4 waiting; an ack's beep gives way
         self.sound.set()
 
     async def player(self):

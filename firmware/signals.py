@@ -43,6 +43,22 @@ _STEPS = const(
 )
 
 LATE_MS = 150      # a scheduled signal later than this (delivery, boot) is skipped
+_WAITING = const(4)  # sounds waiting at most: more is late feedback, and a list growing in RAM
+
+
+def add(sounds, name):
+    """name (a pattern, or an int: that many count blips) into the sounds
+    waiting to play (a list, played from its front), at most _WAITING.  When
+    it is full, a sound for the person at the button takes the place of the
+    first waiting "acked" (the hub's beep: a board sending its journal again
+    after a reboot fills the list with them, and a referee counting missing
+    pieces must hear each count's blip, or counts one twice); else it is
+    dropped."""
+    if len(sounds) >= _WAITING:
+        if name == "acked" or "acked" not in sounds:
+            return
+        sounds.remove("acked")
+    sounds.append(name)
 
 
 def steps(name):

@@ -1,6 +1,6 @@
 # Portable tests of firmware/signals.py: the patterns, packed in one bytes
 # string, come back whole and in range (docs/firmware.md lists them).
-from signals import LATE_MS, steps
+from signals import LATE_MS, add, steps
 
 NAMES = ("call", "acked", "count", "confirm_armed", "void_armed", "confirmed", "voided", "stray",
          "start", "rotate", "warn", "time_up", "offline", "config_error", "identify")
@@ -31,3 +31,18 @@ def test_unknown_name_is_an_error():
     except ValueError:
         return
     raise AssertionError("an unknown pattern played")
+
+
+def test_at_most_four_sounds_wait_and_an_acks_beep_gives_way_to_the_person_at_the_button():
+    waiting = []
+    for _ in range(5):
+        add(waiting, "acked")
+    assert waiting == ["acked"] * 4                  # a fifth ack: dropped
+    add(waiting, "count")                          # a referee's count: heard, an ack's beep not
+    add(waiting, 3)                                # the confirm's three blips
+    assert waiting == ["acked", "acked", "count", 3]
+    add(waiting, "acked")
+    assert waiting == ["acked", "acked", "count", 3]
+    full = ["call", "stray", "count", 2]
+    add(full, "count")                             # nothing to give way: dropped
+    assert full == ["call", "stray", "count", 2]

@@ -238,9 +238,8 @@ var TT = (function () {
   // a hall view's armed start still ahead (nobody solving yet), and an entrant's status as shown:
   // once the start has come the waiting are solving, before the next view says so
   function armed(view) { return view.start !== null && now() < view.start; }
-  // a status as the hall's pages show it, in the page's language (DNS, DQ as they are)
-  var STATUS = { finished: t("finished"), solving: t("solving"), unfinished: t("unfinished"), waiting: t("waiting") };
-  function statusText(st) { return STATUS[st] || st; }
+  // a status as the hall's pages show it, in the page's language (translate.js)
+  var statusText = TT_WORDS_OF.status;
   function shownStatus(view, r) { return r.status === "waiting" && view.start !== null && !armed(view) ? "solving" : r.status; }
 
   // a source round's live marks for the round it feeds (hall_view's rows' advance and its

@@ -7,7 +7,7 @@
   const url = body.dataset.json, poll = Number(body.dataset.poll || 5) * 1000;
   let doc = null, shown = "", fetched = 0, failing = 0;
   const t = TT_WORDS_OF.t, n = TT_WORDS_OF.n, timeOfDay = TT_WORDS_OF.clock;  // translate.js: the site's words.js
-  const STATUS = {finished: t("finished"), solving: t("solving"), unfinished: t("unfinished"), waiting: t("waiting")};
+  const statusText = TT_WORDS_OF.status;
   const STATE = {before: t("not started"), running: t("running"), over: t("time up")};
 
   function el(tag, attrs, text) {
@@ -44,7 +44,7 @@
       const name = el("td", {class: "name"}, r.name);
       if (r.members && r.members.length) name.appendChild(el("div", {class: "members"}, r.members.join(", ")));
       tr.appendChild(name);
-      const st = el("td", {class: "status"}, STATUS[r.status] || r.status);
+      const st = el("td", {class: "status"}, statusText(r.status));
       if (r.provisional) st.appendChild(el("span", {class: "prov"}, t("provisional")));
       tr.appendChild(st);
       tr.appendChild(el("td", {class: "num time"}, dur(r.time_ms)));

@@ -43,8 +43,9 @@ QUICK = ("rules/", "event/", "i18n/", "test_import_arrows.py", "protocol/test_hu
          "console/test_console_table.py")
 TESTS = Path(__file__).parent
 # Seconds each long test took in a measured whole-suite run (tools/testing/durations.py writes it
-# from pytest's --durations=0): these go first, the longest first, so a pool's workers end together instead of one starting a minute-long test when the others are done
-# (longest processing time first; xdist's loadgroup hands out one test at a time).
+# from pytest's --durations=0): these go first, the longest first, so a pool's workers end
+# together instead of one starting a minute-long test when the others are done (longest
+# processing time first; xdist's loadgroup hands out one unit at a time).
 DURATIONS = TESTS / "durations.json"
 
 
@@ -76,7 +77,8 @@ def run_order(items):
         return ("group:" + str(mark.args[0])) if mark and mark.args else _where(item)
     weight: dict[str, float] = {}
     for item in items:
-        weight[unit(item)] = weight.get(unit(item), 0.0) + took.get(_where(item), 0.0)
+        u = unit(item)
+        weight[u] = weight.get(u, 0.0) + took.get(_where(item), 0.0)
 
     def key(item) -> tuple:
         where, u = _where(item), unit(item)

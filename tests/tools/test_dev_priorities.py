@@ -3,6 +3,7 @@ suite (TT_HALL_BESIDE=0: alone first), the rest at SCHED_IDLE (so the hall gets 
 and puts the rest back to the normal policy once the hall is done; not
 where a container's CPU quota would stop the hall with the rest."""
 
+import json
 import os
 import subprocess
 import sys
@@ -83,22 +84,45 @@ def test_the_hall_runs_beside_the_rest_unless_asked_alone(monkeypatch):
     assert dev.why_not_beside() == "TT_HALL_BESIDE=0"
 
 
-def collected(marks: str) -> set[str]:
-    """The test ids the whole suite's run collects under -m marks."""
+def collected(marks: str) -> list[str]:
+    """The test ids the whole suite's run collects under -m marks, in its order."""
     out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                           "-m", marks, str(dev.ROOT / "tests")], capture_output=True, text=True, cwd=dev.ROOT,
                          env={**os.environ, "TT_SLOW": "1"}, timeout=120)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    return {ln for ln in out.stdout.splitlines() if "::" in ln}
+    return [ln for ln in out.stdout.splitlines() if "::" in ln]
 
 
 def test_the_three_runs_of_the_whole_suite_hold_every_test_once():
     """The hall, the tests that wait and those that compute: no test in two
     of them, none left out (what -m selects is what the three commands of
     hall_beside_the_rest run)."""
-    everything = collected("slow or not slow")
-    hall, waiting, rest = collected("hall"), collected("waits and not hall"), collected("not hall and not waits")
+    everything = set(collected("slow or not slow"))
+    hall, waiting, rest = (set(collected(m)) for m in ("hall", "waits and not hall", "not hall and not waits"))
     assert hall == {dev.HALL_TEST} and len(waiting) > 200 and len(rest) > 1000
     assert not (hall & waiting or hall & rest or waiting & rest)
     assert hall | waiting | rest == everything
     assert all(t.startswith(("tests/e2e/", "tests/firmware/")) for t in waiting)
+
+
+def test_the_waiting_tests_start_with_the_longest_measured():
+    """tests/durations.json's tests go first, the longest first (the waiting
+    pool has no module sharing a browser: each test is its own unit)."""
+    took = json.loads((dev.ROOT / "tests" / "durations.json").read_text(encoding="utf-8"))
+    order = [t.removeprefix("tests/") for t in collected("waits and not hall")]
+    measured = [t for t in order if t in took]
+    assert len(measured) > 50 and order[:len(measured)] == measured
+    assert [took[t] for t in measured] == sorted((took[t] for t in measured), reverse=True)
+
+
+def test_durations_adds_a_tests_phases_and_leaves_out_the_short_ones():
+    from tabletimer.tools.testing.durations import durations
+    lines = ["============ slowest durations ============",
+             "1.50s call     tests/e2e/test_a.py::test_one",
+             "0.60s setup    tests/e2e/test_a.py::test_one",
+             "0.90s call     tests/web/test_b.py::test_short",
+             "3.00s teardown tests/core/test_c.py::test_two[x-1]",
+             "(12 durations < 0.005s hidden.)"]
+    got = durations(lines)
+    assert got == {"core/test_c.py::test_two[x-1]": 3.0, "e2e/test_a.py::test_one": 2.1}
+    assert list(got) == ["core/test_c.py::test_two[x-1]", "e2e/test_a.py::test_one"]

@@ -239,7 +239,7 @@ var TT = (function () {
   // once the start has come the waiting are solving, before the next view says so
   function armed(view) { return view.start !== null && now() < view.start; }
   // a status as the hall's pages show it, in the page's language (translate.js)
-  var statusText = TT_WORDS_OF.status;
+  var statusText = W.status;
   function shownStatus(view, r) { return r.status === "waiting" && view.start !== null && !armed(view) ? "solving" : r.status; }
 
   // a source round's live marks for the round it feeds (hall_view's rows' advance and its

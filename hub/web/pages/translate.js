@@ -1,7 +1,8 @@
 // The pages' gettext: the page's catalogue (/r/words/LANG.js, /h/words/LANG.js, or the public
 // site's words.js, each made by the hub from its gettext catalogues: hub/i18n/catalogue.py)
 // sets TT_WORDS; t() and n() are gettext and ngettext, with {name} placeholders; clock() a time
-// of day as the language writes it; status() an entrant's status.  Loaded before the page's own script (common.js, site.js).
+// of day as the language writes it; status() an entrant's status.  Loaded before the page's own
+// script (common.js, site.js).
 "use strict";
 var TT_WORDS_OF = (function () {
   var W = window.TT_WORDS || { lang: "en", plural: function (n) { return n !== 1 ? 1 : 0; }, decimal: ".", messages: {} };

@@ -86,6 +86,14 @@ def standings(hall: Path, name: str) -> dict:
     return json.loads(tt("replay", str(hall), "--round", name, "--json"))
 
 
+def made(sims: dict[str, SimBoard], marks: dict[str, int], start: int) -> dict[str, list[tuple]]:
+    """What each board made of its gestures since marks (a flake's read): its inputs, events, acks
+    and logs, at ms after the start."""
+    keys = ("input", "journaled", "acked", "log")
+    return {b: [(r.get("t", start) - start, *(r[k] for k in keys if k in r)) for r in s.records[marks[b]:]
+                if any(k in r for k in keys)] for b, s in sims.items()}
+
+
 def play(hall: Path, name: str, sims: dict[str, SimBoard], port: int, calls: dict[str, float]) -> list[tuple]:
     """The round run on the boards: its start, each entrant's call at its second, each confirmed,
     time-up, made official; its standings (entrant, status, place, time)."""
@@ -108,7 +116,8 @@ def play(hall: Path, name: str, sims: dict[str, SimBoard], port: int, calls: dic
             t = lead + int(at * 1000)
             sims[board].command(f"edges {button} {t}:1 {t + 80}:0")
         stored = until(lambda: (lambda got: got if len(got) >= len(calls) else None)(presses(hall, name)),
-                       f"round {name}'s {len(calls)} calls in its log", timeout=30, seen=lambda: presses(hall, name))
+                       f"round {name}'s {len(calls)} calls in its log", timeout=30,
+                       seen=lambda: (presses(hall, name), made(sims, marks, start)))
         assert [e["type"] for e in stored] == ["press"] * len(calls), stored      # no stray of the round before
         for e in stored:
             tt("act", str(hall), "confirm", f"press_id={e['board']}/{e['payload']['boot']}/{e['payload']['seq']}",

@@ -80,7 +80,8 @@ def test_two_rounds_on_one_board_one_after_another_without_touching_it(tmp_path,
             board.wait_for(lambda rec: "sched" in rec, timeout=30, start=mark)     # this round's schedule
             board.press(1)                                                       # the finish call
             log = hall / "rounds" / name / "events.sqlite"
-            until(lambda: presses(log), f"the press stored in round {name}'s log", timeout=30)
+            until(lambda: presses(log), f"the press stored in round {name}'s log", timeout=30,
+                  seen=lambda: [r for r in board.records[mark:] if "sim" not in r])   # what the board made of it
             board.press(1, 2500)                                                 # the referee confirms
             until(lambda: results(hall, "--round", name)[0]["status"] == "finished",
                   f"{entrant} finished in round {name}", timeout=30,

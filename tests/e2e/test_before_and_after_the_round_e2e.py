@@ -168,8 +168,8 @@ def test_draw_seat_check_in_relay_agreement_objection_official_reopened(tmp_path
                 # (300 ms later, a board 220 ms late on a loaded machine took the release and the
                 # hold's press between for bounce, and made one long press of them: a call, no
                 # confirm; 600 ms and 1 s later, in CI-like runs, a board made one long press of a call
-                # and its hold all the same: its simulated chip could hand a release over after the
-                # next press, now in time order, firmware/hardware_sim.py, test_sim_contacts.py)
+                # and its hold all the same, its release and the hold's press never seen: cause not
+                # known (the simulated chip's order of changes, fixed since, does not fit its records)
                 sims[b].command(f"edges {button} {t}:1 {t + 80}:0 {t + 1100}:1 {t + 1800}:0")
         for b in plan:
             acked: set = set()

@@ -2,8 +2,8 @@
 late the host runs the board's process: a release told ahead and then a
 stall of the board's event loop must not reach the firmware after the next
 press: its debouncer would make one long press of the two, and a referee's
-confirming hold is lost.  (A board in a loaded CI run once made one long
-press of a release and a hold and lost a confirm; this is one way to it.)"""
+confirming hold is lost.  (Found while chasing a CI run's lost confirm; that
+run's board records do not show this was its cause.)"""
 
 from __future__ import annotations
 

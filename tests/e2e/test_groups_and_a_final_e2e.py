@@ -99,9 +99,10 @@ def play(hall: Path, name: str, sims: dict[str, SimBoard], port: int, calls: dic
     time-up, made official; its standings (entrant, status, place, time)."""
     ev = event_folder.load(hall, name)
     seat = {s.entrant: (s.board, s.button) for s in ev.stations}
-    # 6 s ahead: the hub's start and both boards' schedule and syncs took over 3 s beside the
-    # whole suite on 8 workers (2026-12-06: the start passed 25 ms before they were told)
-    start = int(time.time() * 1000) + 6000
+    # 9 s ahead: the hub's start and both boards' schedule and syncs took over 3 s beside the
+    # whole suite on 8 workers (2026-12-06: the start passed 25 ms before they were told), and
+    # 6.55 s in a whole run of 2026-12-07 (6 s ahead: the start passed 551 ms before)
+    start = int(time.time() * 1000) + 9000
     tt("act", str(hall), "round_start", f"at={start}", "--round", name)
     marks = {b: len(s.records) for b, s in sims.items()}
     hub = Hub(hall, port, "--round", name)

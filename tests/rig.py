@@ -130,6 +130,14 @@ def within_stated_error(press: dict, true_ms: int) -> bool:
     return True
 
 
+def made(sim: SimBoard, start: int, t0: int) -> list[tuple]:
+    """What a simulated board made of its gestures from its record `start` on (a flake's read):
+    its inputs, events, acks and logs, at ms after t0 (host ms)."""
+    keys = ("input", "type", "journaled", "acked", "log")
+    return [(r.get("t", t0) - t0, *(r[k] for k in keys if k in r)) for r in sim.records[start:]
+            if any(k in r for k in ("input", "journaled", "acked", "log"))]
+
+
 def synced(sim: SimBoard, samples: int = 3) -> None:
     """Wait for a few clock-sync samples (the board keeps the best one), as
     a board has had long before a real round starts."""

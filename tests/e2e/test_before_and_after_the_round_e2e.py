@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from rig import synced
+from rig import made, synced
 from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.fleet.simulator import SimBoard
 from tabletimer.hub.protocol.keys import BoardKeys
@@ -177,11 +177,9 @@ def test_draw_seat_check_in_relay_agreement_objection_official_reopened(tmp_path
                 sims[b].wait_for(lambda r: "acked" in r and (acked.add(r["acked"][1]) or len(acked) >= 16),
                                  timeout=60, start=marks[b])      # a loaded CI machine: 30 s was once short
             except TimeoutError:          # what the board made of the edges it was given (a flake read)
-                seen = [(r["t"] - start, r["input"]) if "input" in r else
-                        (r["t"] - start, r["type"], r["journaled"]) if "journaled" in r else (r["t"] - start, r["log"])
-                        for r in sims[b].records[marks[b]:] if "input" in r or "journaled" in r or "log" in r]
-                raise AssertionError(f"board {b}: {len(acked)} of 16 acked; planned {plan[b]} "
-                                     f"(lead {lead} ms); inputs, events and logs after the start: {seen}") from None
+                raise AssertionError(f"board {b}: {len(acked)} of 16 acked; planned {plan[b]} (lead {lead} ms); "
+                                     f"inputs, events, acks and logs after the start: {made(sims[b], marks[b], start)}"
+                                     ) from None
         truth = []
         for b in plan:
             for r in sims[b].records[marks[b]:]:

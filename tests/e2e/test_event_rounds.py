@@ -18,6 +18,7 @@ import pytest
 
 from brokers import free_port
 from hall import TT, Hub
+from rig import made
 from tabletimer.hub.protocol.keys import BoardKeys, mqtt_password
 from tabletimer.hub.event.folder import event_folder, rounds
 from tabletimer.hub.event.log.store import EventStore
@@ -78,10 +79,11 @@ def test_two_rounds_on_one_board_one_after_another_without_touching_it(tmp_path,
                                  broker_user="T01", broker_password=mqtt_password(key)).start()
             mark = len(board.records)
             board.wait_for(lambda rec: "sched" in rec, timeout=30, start=mark)     # this round's schedule
+            pressed = int(time.time() * 1000)
             board.press(1)                                                       # the finish call
             log = hall / "rounds" / name / "events.sqlite"
             until(lambda: presses(log), f"the press stored in round {name}'s log", timeout=30,
-                  seen=lambda: [r for r in board.records[mark:] if "sim" not in r])   # what the board made of it
+                  seen=lambda: made(board, mark, pressed))                     # what the board made of it
             board.press(1, 2500)                                                 # the referee confirms
             until(lambda: results(hall, "--round", name)[0]["status"] == "finished",
                   f"{entrant} finished in round {name}", timeout=30,

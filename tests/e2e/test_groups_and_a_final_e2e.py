@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from rig import synced
+from rig import made, synced
 from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.fleet.simulator import SimBoard
@@ -86,14 +86,6 @@ def standings(hall: Path, name: str) -> dict:
     return json.loads(tt("replay", str(hall), "--round", name, "--json"))
 
 
-def made(sims: dict[str, SimBoard], marks: dict[str, int], start: int) -> dict[str, list[tuple]]:
-    """What each board made of its gestures since marks (a flake's read): its inputs, events, acks
-    and logs, at ms after the start."""
-    keys = ("input", "journaled", "acked", "log")
-    return {b: [(r.get("t", start) - start, *(r[k] for k in keys if k in r)) for r in s.records[marks[b]:]
-                if any(k in r for k in keys)] for b, s in sims.items()}
-
-
 def play(hall: Path, name: str, sims: dict[str, SimBoard], port: int, calls: dict[str, float]) -> list[tuple]:
     """The round run on the boards: its start, each entrant's call at its second, each confirmed,
     time-up, made official; its standings (entrant, status, place, time)."""
@@ -118,7 +110,7 @@ def play(hall: Path, name: str, sims: dict[str, SimBoard], port: int, calls: dic
             sims[board].command(f"edges {button} {t}:1 {t + 80}:0")
         stored = until(lambda: (lambda got: got if len(got) >= len(calls) else None)(presses(hall, name)),
                        f"round {name}'s {len(calls)} calls in its log", timeout=30,
-                       seen=lambda: (presses(hall, name), made(sims, marks, start)))
+                       seen=lambda: (presses(hall, name), {b: made(s, marks[b], start) for b, s in sims.items()}))
         assert [e["type"] for e in stored] == ["press"] * len(calls), stored      # no stray of the round before
         for e in stored:
             tt("act", str(hall), "confirm", f"press_id={e['board']}/{e['payload']['boot']}/{e['payload']['seq']}",

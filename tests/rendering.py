@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from needs import require_tool
+from tabletimer.tools.testing.browser import HEADLESS_ARGS
 
 
 def chromium_or_skip() -> str:
@@ -30,7 +31,7 @@ def run_chromium(exe: str, profile: Path, *args: str, timeout: float = 60) -> by
     left (renderer, zygote) is killed by group id afterwards."""
     cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio",
+           "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio", *HEADLESS_ARGS,
            f"--user-data-dir={profile}", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             start_new_session=True)

@@ -29,6 +29,7 @@ from tabletimer.hub.web.hall_pages import HallPages
 from tabletimer.hub.web.referee_pages import RefereePages
 from tabletimer.hub.web.referees import RefereeBook
 from tabletimer.hub.web.server import start_hub_web
+from tabletimer.tools.testing.browser import launch
 
 OTHERS = ["Anna Horáková", "Jakub Beneš", "Lucie Marková", "Martin Černý", "Tereza Veselá",
           "Ondřej Pokorný", "Kateřina Němcová", "Jan Procházka", "Veronika Kučerová", "David Fiala",
@@ -76,7 +77,7 @@ def main(argv: list[str]) -> int:
                                pages.routes() + hall.routes())
         try:
             with sync_playwright() as p:
-                b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+                b = launch(p, exe)
                 page = b.new_context(**PHONE).new_page()
                 page.goto(f"{server.url()}/signin?token={token}")
                 page.locator("#calls li").first.wait_for()

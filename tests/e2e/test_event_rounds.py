@@ -23,6 +23,7 @@ from tabletimer.hub.protocol.keys import BoardKeys, mqtt_password
 from tabletimer.hub.event.folder import event_folder, rounds
 from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.fleet.simulator import SimBoard
+from tabletimer.tools.testing.browser import launch
 from waiting import Output, until
 
 
@@ -280,7 +281,7 @@ def test_a_phone_picks_another_round_and_stays_on_it(tmp_path):
     try:
         base = hub.hall_url()
         with sync_playwright() as p:
-            b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+            b = launch(p, exe)
             try:
                 page = b.new_context(viewport={"width": 390, "height": 844}).new_page()
                 page.set_default_timeout(20_000)

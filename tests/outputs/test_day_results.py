@@ -25,6 +25,7 @@ from rendering import chromium_or_skip
 from tabletimer.hub.cli import main as cli
 from tabletimer.hub.event.folder import event_folder
 from tabletimer.hub.outputs import day_results
+from tabletimer.tools.testing.browser import launch
 from event_log import finish, record
 
 S, M = 1000, 60_000
@@ -179,7 +180,7 @@ def test_the_days_page_renders_in_chromium_every_podium_visible_on_one_a4_page(t
     assert cli.main(["results", str(hall), "--day", "--html", str(page_file)]) == 0
     exe = chromium_or_skip()
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        browser = launch(p, exe)
         try:
             page = browser.new_page(viewport={"width": 794, "height": 1123})     # A4 at 96 dpi
             page.goto(page_file.resolve().as_uri())

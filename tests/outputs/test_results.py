@@ -42,6 +42,7 @@ from tabletimer.hub.core.service import HubService
 from tabletimer.hub.event.log.store import EventStore
 from tabletimer.hub.rules.formats import load_format
 from clocks import FixedClock
+from tabletimer.tools.testing.browser import HEADLESS_ARGS
 
 T0 = 1_796_000_000_000          # the round start (hub ms)
 S, M = 1000, 60_000
@@ -637,7 +638,7 @@ def write_readme_screenshot(png: Path) -> None:
         exe = shutil.which("chromium") or "/usr/bin/chromium"
         png.parent.mkdir(parents=True, exist_ok=True)
         cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-               "--disable-dev-shm-usage", "--hide-scrollbars", f"--user-data-dir={t / 'profile'}",
+               "--disable-dev-shm-usage", "--hide-scrollbars", *HEADLESS_ARGS, f"--user-data-dir={t / 'profile'}",
                f"--screenshot={png.resolve()}", "--window-size=1240,640", (t / "sheet.html").as_uri()]
         subprocess.run(cmd, check=True, timeout=120, capture_output=True, start_new_session=True)
     print(f"wrote {png} ({png.stat().st_size // 1024} KB)")

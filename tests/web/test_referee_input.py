@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from web_rig import PHONE, WebHub, chromium
+from tabletimer.tools.testing.browser import launch
 
 
 @pytest.fixture
@@ -146,7 +147,7 @@ def test_another_sites_page_cannot_act_for_a_signed_in_phone(hub):
               body: '{{"action":"dns","payload":{{"entrant":"2"}}}}'}}).finally(() => document.getElementById("f").submit());
       </script>"""
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        b = launch(p, chromium())
         ctx = b.new_context(**PHONE)
         page = ctx.new_page()
         page.goto(f"{hub.url}/signin?token={hub.anna}")

@@ -17,6 +17,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from brokers import free_port
 from tabletimer.hub.event.folder import event_folder
+from tabletimer.tools.testing.browser import launch
 from waiting import Output
 from web_rig import PHONE, chromium
 
@@ -45,7 +46,7 @@ def test_a_rehearsed_call_is_confirmed_from_a_phone(tmp_path):
         out.wait_for(lambda ln: ln.startswith("board T01 online"), "the simulated board online")
         subprocess.run([TT, "act", str(rehearsal), "round_start"], check=True, capture_output=True)
         with sync_playwright() as p:
-            b = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+            b = launch(p, chromium())
             page = b.new_context(**PHONE).new_page()
             page.set_default_timeout(20_000)
             page.goto(signin)

@@ -28,6 +28,7 @@ from tabletimer.hub.web.referees import RefereeBook
 from tabletimer.hub.web.round_views import EventRounds
 from tabletimer.shared import protocol as P
 from tabletimer.shared.auth import Signer
+from tabletimer.tools.testing.browser import launch
 
 EVIL = '<img src=x onerror="document.title=\'pwned\'">Eve'
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True,
@@ -49,7 +50,7 @@ def browser():
     """Debian's Chromium through Playwright, for a test module."""
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        b = launch(p, chromium())
         yield b
         b.close()
 

@@ -138,16 +138,17 @@ def made(sim: SimBoard, start: int, t0: int) -> list[tuple]:
             if any(k in r for k in ("input", "journaled", "acked", "log"))]
 
 
-def synced(sim: SimBoard, samples: int = 3) -> None:
+def synced(sim: SimBoard, samples: int = 3, start: int = 0, timeout: float = 10.0) -> None:
     """Wait for a few clock-sync samples (the board keeps the best one), as
-    a board has had long before a real round starts."""
+    a board has had long before a real round starts; those from its record
+    `start` on (a new hub's: its records' count before)."""
     n = 0
 
     def count(rec: dict) -> bool:
         nonlocal n
         n += "sync" in rec
         return n >= samples
-    sim.wait_for(count)
+    sim.wait_for(count, timeout=timeout, start=start)
 
 
 def ready(sim: SimBoard) -> None:

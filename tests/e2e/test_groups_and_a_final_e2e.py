@@ -91,17 +91,20 @@ def play(hall: Path, name: str, sims: dict[str, SimBoard], port: int, calls: dic
     time-up, made official; its standings (entrant, status, place, time)."""
     ev = event_folder.load(hall, name)
     seat = {s.entrant: (s.board, s.button) for s in ev.stations}
-    # 9 s ahead: the hub's start and both boards' schedule and syncs took over 3 s beside the
-    # whole suite on 8 workers (2026-12-06: the start passed 25 ms before they were told), and
-    # 6.55 s in a whole run of 2026-12-07 (6 s ahead: the start passed 551 ms before)
-    start = int(time.time() * 1000) + 9000
-    tt("act", str(hall), "round_start", f"at={start}", "--round", name)
     marks = {b: len(s.records) for b, s in sims.items()}
     hub = Hub(hall, port, "--round", name)
     try:
+        # the round's hub first, the boards on it (3 clock syncs each), then the desk's start 3 s
+        # ahead: the act, the hub taking the row and telling both boards took 0.3-0.6 s beside 3 CPU
+        # burners (2026-12-07); set before the hub started, the start had to cover the hub's start
+        # and the boards' syncs too: 3-6.5 s beside the whole suite, so it was 9 s ahead
+        for b, s in sims.items():
+            synced(s, start=marks[b], timeout=30)
+        start = int(time.time() * 1000) + 3000
+        marks = {b: len(s.records) for b, s in sims.items()}
+        tt("act", str(hall), "round_start", f"at={start}", "--round", name)
         for b, s in sims.items():
             s.wait_for(lambda r: "sched" in r, timeout=30, start=marks[b])
-            synced(s)
         lead = start - int(time.time() * 1000)
         assert lead > 300, f"the start passed before the boards were told ({lead} ms)"
         for entrant, at in calls.items():
@@ -115,7 +118,9 @@ def play(hall: Path, name: str, sims: dict[str, SimBoard], port: int, calls: dic
         for e in stored:
             tt("act", str(hall), "confirm", f"press_id={e['board']}/{e['payload']['boot']}/{e['payload']['seq']}",
                "missing_found=0", "--round", name)
-        until(lambda: not standings(hall, name)["in_progress"], f"round {name}'s time-up", timeout=LIMIT_S + 15)
+        # (its standings asked of `tabletimer replay` only once the limit is past: a process each)
+        until(lambda: time.time() * 1000 > start + LIMIT_S * 1000 and not standings(hall, name)["in_progress"],
+              f"round {name}'s time-up", timeout=LIMIT_S + 15)
         tt("results", str(hall), "--round", name, "--official", "--who", "Head")
     finally:
         hub.stop()

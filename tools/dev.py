@@ -281,7 +281,8 @@ def hall_beside_the_rest(pytest_args: list[str]) -> int:
     hall was starved in CI; alone, its idle cores made CI's run 6 minutes;
     in one pool, the waiting tests held workers the computing ones could
     have used: 290 s, the cores a third idle).  Once the hall is done the
-    others go back to the normal policy where this may (root).  Where that
+    waiting tests go back to the normal policy where this may (root), ahead
+    of the computing ones, which stay idle to the end.  Where that
     is not safe (why_not_beside): the hall alone, then the two others."""
     py = [str(BIN / "python"), "-m", "pytest"]
     os.chdir(ROOT)
@@ -314,8 +315,12 @@ def hall_beside_the_rest(pytest_args: list[str]) -> int:
         try:
             if not why_not:
                 first = hall.wait()
-                if not all([normal_priority_again(waiting.pid), normal_priority_again(others.pid)]):
-                    print("tools/dev.py: the rest stays at idle priority (leaving it needs root)", flush=True)
+                # the waiting tests only: the computing ones stay idle, so a waiting test's steps (a
+                # hub's start, a board's reply) take the CPU from them at once and its rounds run on
+                # time; the computing tests have the rest, as much CPU in all (docs/testing.md)
+                if not normal_priority_again(waiting.pid):
+                    print("tools/dev.py: the waiting tests stay at idle priority (leaving it needs root)",
+                          flush=True)
             rest = others.wait()
             waited = waiting.wait()
         finally:

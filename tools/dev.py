@@ -166,6 +166,9 @@ def whole_suite(pytest_args: list[str]) -> bool:
 
 
 HALL_TEST = "tests/e2e/test_chaos.py::test_chaos_hall"
+# the -m of the whole suite's other two runs (tests/conftest.py marks every test hall or not, waits or not)
+WAITING_MARKS = "waits and not hall"
+COMPUTING_MARKS = "not hall and not waits"
 
 
 def idle_priority() -> None:
@@ -290,8 +293,8 @@ def hall_beside_the_rest(pytest_args: list[str]) -> int:
     keep_rewritten_tests(py)
     hall_cmd = py + [HALL_TEST, "-p", "no:xdist", *pytest_args]
     waiting_n, rest_n = waiting_workers(), rest_workers()
-    waiting_cmd = py + parallel(["-m", "waits and not hall", *pytest_args], waiting_n)
-    rest_cmd = py + parallel(["-m", "not hall and not waits", *pytest_args], rest_n)
+    waiting_cmd = py + parallel(["-m", WAITING_MARKS, *pytest_args], waiting_n)
+    rest_cmd = py + parallel(["-m", COMPUTING_MARKS, *pytest_args], rest_n)
     # each run's servers on ports of its own (hub/broker/ports.py: the three runs' workers have the
     # same names, gw0, gw1, ...; two of them took one port, a test's hub could not listen)
     slices = {"waiting": 0, "rest": waiting_n, "hall": waiting_n + rest_n}

@@ -3,6 +3,7 @@ suite (TT_HALL_BESIDE=0: alone first), the rest at SCHED_IDLE (so the hall gets 
 and puts the rest back to the normal policy once the hall is done; not
 where a container's CPU quota would stop the hall with the rest."""
 
+import functools
 import json
 import os
 import subprocess
@@ -84,24 +85,46 @@ def test_the_hall_runs_beside_the_rest_unless_asked_alone(monkeypatch):
     assert dev.why_not_beside() == "TT_HALL_BESIDE=0"
 
 
-def collected(marks: str) -> list[str]:
-    """The test ids the whole suite's run collects under -m marks, in its order."""
-    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                          "-m", marks, str(dev.ROOT / "tests")], capture_output=True, text=True, cwd=dev.ROOT,
-                         env={**os.environ, "TT_SLOW": "1"}, timeout=120)
+# one collection of the whole suite (a pytest of its own): each test's id, in the order a run takes
+# them, and which of the marks hall and waits it has
+COLLECT = """
+import sys, pytest
+class Marks:
+    def pytest_collection_finish(self, session):
+        for item in session.items:
+            print("item", item.nodeid, *(m for m in ("hall", "waits") if item.get_closest_marker(m)), sep="\\t")
+sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", sys.argv[1]], plugins=[Marks()]))
+"""
+
+
+@functools.cache
+def whole_suite() -> tuple[tuple[str, frozenset[str]], ...]:
+    """(test id, its marks of hall and waits) for every test of the whole
+    suite, in its order (once per process: it is the suite's longest
+    collection, 2 s of CPU, and was taken five times)."""
+    out = subprocess.run([sys.executable, "-c", COLLECT, str(dev.ROOT / "tests")], capture_output=True, text=True,
+                         cwd=dev.ROOT, env={**os.environ, "TT_SLOW": "1"}, timeout=120)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    return [ln for ln in out.stdout.splitlines() if "::" in ln]
+    lines = [ln.split("\t") for ln in out.stdout.splitlines() if ln.startswith("item\t")]
+    return tuple((w[1], frozenset(w[2:])) for w in lines)
+
+
+def collected(marks: str) -> list[str]:
+    """The test ids the whole suite's run collects under -m marks (an
+    expression of hall and waits, as tools/dev.py gives pytest), in its order."""
+    return [t for t, have in whole_suite() if eval(marks, {}, {m: m in have for m in ("hall", "waits")})]
 
 
 def test_the_three_runs_of_the_whole_suite_hold_every_test_once():
     """The hall, the tests that wait and those that compute: no test in two
     of them, none left out (what -m selects is what the three commands of
     hall_beside_the_rest run)."""
-    everything = set(collected("slow or not slow"))
-    hall, waiting, rest = (set(collected(m)) for m in ("hall", "waits and not hall", "not hall and not waits"))
+    everything = [t for t, _ in whole_suite()]
+    hall, waiting, rest = (set(collected(m)) for m in ("hall", dev.WAITING_MARKS, dev.COMPUTING_MARKS))
+    assert len(everything) == len(set(everything)) > 1200
     assert hall == {dev.HALL_TEST} and len(waiting) > 200 and len(rest) > 1000
     assert not (hall & waiting or hall & rest or waiting & rest)
-    assert hall | waiting | rest == everything
+    assert hall | waiting | rest == set(everything)
     assert all(t.startswith(("tests/e2e/", "tests/firmware/")) for t in waiting)
 
 
@@ -109,7 +132,7 @@ def test_the_waiting_tests_start_with_the_longest_measured():
     """tests/durations.json's tests go first, the longest first (the waiting
     pool has no module sharing a browser: each test is its own unit)."""
     took = json.loads((dev.ROOT / "tests" / "durations.json").read_text(encoding="utf-8"))
-    order = [t.removeprefix("tests/") for t in collected("waits and not hall")]
+    order = [t.removeprefix("tests/") for t in collected(dev.WAITING_MARKS)]
     measured = [t for t in order if t in took]
     assert len(measured) > 50 and order[:len(measured)] == measured
     assert [took[t] for t in measured] == sorted((took[t] for t in measured), reverse=True)

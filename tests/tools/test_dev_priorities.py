@@ -1,7 +1,8 @@
 """tools/dev.py runs the hall-scale rehearsal beside the rest of the
 suite (TT_HALL_BESIDE=0: alone first), the rest at SCHED_IDLE (so the hall gets the CPU the instant it wants it),
-and puts the rest back to the normal policy once the hall is done; not
-where a container's CPU quota would stop the hall with the rest."""
+and puts the waiting tests back to the normal policy once the hall is done
+(the computing ones stay idle); not where a container's CPU quota would
+stop the hall with the rest."""
 
 import functools
 import json

@@ -115,12 +115,14 @@ def workers() -> int:
 def rest_workers() -> int:
     """Workers for the tests that compute (the pages, the consoles, the
     command line, the units), beside the hall and the waiting tests:
-    TT_TEST_WORKERS, else three per 2 cores, at most 4.  They compute: on 2
+    TT_TEST_WORKERS, else two per core, at most 4.  They compute: on 2
     cores (2026-12-04, one run each, then the whole rest in one pool) 6
     workers took 194 s and 294 s of CPU, 8 took 215 s and 331 s, 10 took
     221 s and 342 s (each worker collects the suite, and they slow each
-    other down)."""
-    return workers() if os.environ.get("TT_TEST_WORKERS") else min(4, max(2, 3 * (os.cpu_count() or 2) // 2))
+    other down).  But they wait too (a demo's round, a page's clock): at
+    idle priority beside the waiting tests (2026-12-07), 3 workers ended
+    in 205-268 s, 4 in 180 s, the waiting pool's end the same (238 s)."""
+    return workers() if os.environ.get("TT_TEST_WORKERS") else min(4, 2 * (os.cpu_count() or 2))
 
 
 def waiting_workers() -> int:

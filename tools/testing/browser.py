@@ -12,7 +12,7 @@ without; two web test modules' Chromium 39 s, 22 s; a one-shot screenshot
 0.87-1.03 s, 0.64-0.68 s.  The suite opens hundreds of contexts.
 
 Chromium keeps only the last `--disable-features` of its command line, and
-Playwright passes its own list first: so DISABLED repeats Playwright's list
+Playwright passes its own list first: so PLAYWRIGHT_ARGS repeats Playwright's list
 (of the pinned playwright, 1.65.2) before this file's.
 tests/web/test_browser_args.py reads the running browser's command line
 and fails when Playwright's list is no longer all in it."""

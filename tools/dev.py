@@ -121,7 +121,8 @@ def rest_workers() -> int:
     221 s and 342 s (each worker collects the suite, and they slow each
     other down).  But they wait too (a demo's round, a page's clock): at
     idle priority beside the waiting tests (2026-12-07), 3 workers ended
-    in 205-268 s, 4 in 180 s, the waiting pool's end the same (238 s)."""
+    in 205-268 s (last of the three runs once: 268 s of 4 min 55 s), 4 in
+    180-248 s, each time before the waiting pool."""
     return workers() if os.environ.get("TT_TEST_WORKERS") else min(4, 2 * (os.cpu_count() or 2))
 
 
